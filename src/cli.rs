@@ -1,0 +1,217 @@
+//! The process boundary: parse the command line, build the one [`Ctx`] of this process, run
+//! the command, and map its outcome to an exit code in exactly one place.
+//!
+//! This is the only module that reads the environment (`EPIPHANY_*` variables) and the clock;
+//! everything below receives them through `Ctx`.
+
+use std::path::Path;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use anyhow::Result;
+use clap::Parser;
+
+use crate::cmd::Command;
+use crate::error;
+use crate::error::Failure;
+use crate::state::git;
+use crate::state::rollout::Record;
+use crate::state::snapshot::Snapshot;
+use crate::state::store::Draft;
+use crate::state::store::Store;
+use crate::state::store::WriteStamp;
+use crate::ui::Ui;
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success; for checks: fresh/valid; for queries: answered (an empty answer is still 0)
+  1  the command worked and the answer is \"no\" (a check found staleness, verify found a
+     mismatch, promote rejected the patch, reorient says regather)
+  2  usage or input error, missing or unreadable store, corrupt file, I/O or git failure
+  3  conflict: --expected-revision does not match, or the store lock could not be taken
+
+Environment:
+  EPIPHANY_NOW              RFC 3339 time to use as \"now\" (for reproducible tests)
+  EPIPHANY_LOCK_TIMEOUT_MS  how long a writer waits for the store lock (default 10000)";
+
+/// Durable, typed, reviewable understanding of a codebase for coding agents.
+///
+/// `epiphany` keeps the objective, subgoals, invariants, architecture and dataflow graphs with
+/// code references, observations, evidence, churn and an investigation checkpoint in a
+/// git-tracked `.epiphany/` directory, and gives fast hybrid code retrieval over the same
+/// repository. `update` is the one write path; `distill` and `propose` draft patches,
+/// `promote` gates them; every projection is read-only.
+#[derive(Debug, Parser)]
+#[command(name = "epiphany", version, after_long_help = EXIT_CODES, max_term_width = 100)]
+pub struct Cli {
+    /// Run as if started in DIR
+    #[arg(short = 'C', global = true, value_name = "DIR")]
+    pub directory: Option<PathBuf>,
+    /// Print machine-readable JSON on stdout (one document)
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Print nothing but errors; the exit code carries the answer
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// The command to run
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// What a command reports besides its output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Status {
+    /// Success; a check passed.
+    Ok,
+    /// The command worked and the answer is "no" (exit 1).
+    No,
+}
+
+/// Per-process context: where we run, how to print, what time it is, how long to wait.
+#[derive(Debug)]
+pub struct Ctx {
+    /// The directory the command runs in (after `-C`).
+    pub cwd: PathBuf,
+    /// The printer.
+    pub ui: Ui,
+    /// "Now", from the clock or `EPIPHANY_NOW`.
+    pub now: jiff::Timestamp,
+    /// How long a writer waits for the store lock.
+    pub lock_timeout: Duration,
+}
+
+impl Ctx {
+    /// Builds the context from the global arguments and the environment.
+    #[allow(clippy::disallowed_methods)]
+    fn from_env(cli: &Cli) -> Result<Ctx> {
+        let ui = Ui::new(cli.json, cli.quiet);
+        let base = std::env::current_dir().context("failed to read the current directory")?;
+        let cwd = match &cli.directory {
+            Some(dir) => base.join(dir),
+            None => base,
+        };
+        if !cwd.is_dir() {
+            return Err(
+                Failure::usage(format!("`-C {}`: no such directory", cwd.display())).into(),
+            );
+        }
+        let now = match std::env::var("EPIPHANY_NOW") {
+            Ok(text) if !text.trim().is_empty() => text.trim().parse().map_err(|err| {
+                Failure::usage(format!(
+                    "EPIPHANY_NOW=`{text}` is not an RFC 3339 time: {err}"
+                ))
+            })?,
+            _ => jiff::Timestamp::now(),
+        };
+        let lock_timeout = match std::env::var("EPIPHANY_LOCK_TIMEOUT_MS") {
+            Ok(text) => Duration::from_millis(text.trim().parse().map_err(|_| {
+                Failure::usage(format!(
+                    "EPIPHANY_LOCK_TIMEOUT_MS=`{text}` is not a number of milliseconds"
+                ))
+            })?),
+            Err(_) => Duration::from_secs(10),
+        };
+        Ok(Ctx {
+            cwd,
+            ui,
+            now,
+            lock_timeout,
+        })
+    }
+
+    /// The store that contains the working directory.
+    pub fn store(&self) -> Result<Store> {
+        Store::discover(&self.cwd)
+    }
+
+    /// "Now" as RFC 3339 UTC, whole seconds.
+    pub fn now_rfc3339(&self) -> String {
+        self.now
+            .round(jiff::Unit::Second)
+            .map_or_else(|_| self.now.to_string(), |t| t.to_string())
+    }
+
+    /// Runs one locked write: reads the head under the lock, lets `decide` draft the change,
+    /// and commits it. `decide` may refuse (an error) or find nothing to do (`None`); either
+    /// way nothing is written.
+    pub fn write(
+        &self,
+        store: &Store,
+        decide: impl FnOnce(&Snapshot) -> Result<Option<Draft>>,
+    ) -> Result<Written> {
+        let lock = store.lock(self.lock_timeout)?;
+        let head = lock.head()?;
+        let Some(draft) = decide(&head)? else {
+            return Ok(Written { record: None, head });
+        };
+        let stamp = WriteStamp {
+            at: self.now_rfc3339(),
+            git_head: git::head_commit(store.root()),
+        };
+        let (head, record) = lock.commit(head, draft, stamp)?;
+        Ok(Written {
+            record: Some(record),
+            head,
+        })
+    }
+}
+
+/// The outcome of [`Ctx::write`].
+#[derive(Debug)]
+pub struct Written {
+    /// The record written, or `None` when there was nothing to write.
+    pub record: Option<Record>,
+    /// The head after the write.
+    pub head: Snapshot,
+}
+
+/// Runs the command line and returns the process exit code.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(err) => {
+            let code = if err.use_stderr() { 2 } else { 0 };
+            let _ = err.print();
+            return ExitCode::from(code);
+        }
+    };
+    let json = cli.json;
+    let ctx = match Ctx::from_env(&cli) {
+        Ok(ctx) => ctx,
+        Err(err) => return report_error(&Ui::new(json, cli.quiet), &err),
+    };
+    match crate::cmd::run(&ctx, &cli.command) {
+        Ok(Status::Ok) => ExitCode::SUCCESS,
+        Ok(Status::No) => ExitCode::from(1),
+        Err(err) => report_error(&ctx.ui, &err),
+    }
+}
+
+fn report_error(ui: &Ui, err: &anyhow::Error) -> ExitCode {
+    if error::is_broken_pipe(err) {
+        return ExitCode::SUCCESS;
+    }
+    let failure = error::classify(err);
+    let causes: Vec<String> = err.chain().skip(1).map(ToString::to_string).collect();
+    ui.error(&failure, &causes);
+    ExitCode::from(failure.kind.exit_code())
+}
+
+/// Resolves a path given on the command line against the working directory.
+pub fn resolve_path(ctx: &Ctx, path: &Path) -> PathBuf {
+    ctx.cwd.join(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use super::*;
+
+    #[test]
+    fn verify_cli() {
+        Cli::command().debug_assert();
+    }
+}

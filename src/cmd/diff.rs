@@ -1,0 +1,76 @@
+//! `epiphany diff`: a readable line diff of the state between two revisions.
+
+use std::io::Write;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::cli::Ctx;
+use crate::cli::Status;
+use crate::policy::update::changed_fields_between;
+use crate::state::patch::ChangedField;
+use crate::ui::Report;
+
+/// Show what changed in the state between two revisions.
+///
+/// With no revisions, compares the previous revision with the head; with one, compares it with
+/// the head; with two, compares the first with the second. The diff is a unified line diff of
+/// the pretty-printed JSON state.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The older revision (default: the one before the head)
+    pub from: Option<u64>,
+    /// The newer revision (default: the head)
+    pub to: Option<u64>,
+}
+
+/// The difference between two revisions.
+#[derive(Debug, Serialize)]
+pub struct DiffReport {
+    from: u64,
+    to: u64,
+    changed_fields: Vec<ChangedField>,
+    diff: String,
+}
+
+impl Report for DiffReport {
+    fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        if self.diff.is_empty() {
+            return writeln!(
+                out,
+                "no differences between revision {} and revision {}",
+                self.from, self.to
+            );
+        }
+        out.write_all(self.diff.as_bytes())
+    }
+}
+
+/// Runs `diff`.
+pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
+    let Args { from, to } = args;
+    let store = ctx.store()?;
+    let head = store.head()?.state.revision;
+    let to = to.unwrap_or(head);
+    let from = from.unwrap_or(to.saturating_sub(1));
+    let (before, after) = (store.state_at(from)?, store.state_at(to)?);
+    let pretty = |state| serde_json::to_string_pretty(state).map(|text| text + "\n");
+    let (old_text, new_text) = (pretty(&before)?, pretty(&after)?);
+    let diff = similar::TextDiff::from_lines(&old_text, &new_text);
+    let unified = if old_text == new_text {
+        String::new()
+    } else {
+        diff.unified_diff()
+            .context_radius(3)
+            .header(&format!("revision {from}"), &format!("revision {to}"))
+            .to_string()
+    };
+    let report = DiffReport {
+        from,
+        to,
+        changed_fields: changed_fields_between(&before, &after),
+        diff: unified,
+    };
+    ctx.ui.emit(&report)?;
+    Ok(Status::Ok)
+}

@@ -1,0 +1,97 @@
+//! `epiphany init`: create the store at the root of the git work tree (or here, outside git).
+
+use std::io::Write;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::cli::Ctx;
+use crate::cli::Status;
+use crate::cmd::update::PatchWrite;
+use crate::cmd::update::commit_patch;
+use crate::error::Failure;
+use crate::policy::text::is_blank;
+use crate::state::git;
+use crate::state::patch::Patch;
+use crate::state::rollout::Source;
+use crate::state::store::Store;
+use crate::ui::Report;
+
+/// Create the `.epiphany/` store.
+///
+/// The store goes at the root of the enclosing git work tree, or in the current directory when
+/// there is none. It holds `state.msgpack` (the head snapshot) and `rollout.jsonl` (the
+/// append-only log), both meant to be committed, and a `.gitignore` for the derived `cache/`
+/// and the lock file. Running `init` again is harmless: it says the store exists and exits 0.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Record this objective as the first revision (only when the store is new)
+    #[arg(long, value_name = "TEXT")]
+    pub objective: Option<String>,
+}
+
+/// What `init` did.
+#[derive(Debug, Serialize)]
+pub struct InitReport {
+    /// The directory that holds `.epiphany/`.
+    pub root: String,
+    /// The head revision.
+    pub revision: u64,
+    /// Whether this call created the store.
+    pub created: bool,
+}
+
+impl Report for InitReport {
+    fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        if self.created {
+            writeln!(
+                out,
+                "created {}/.epiphany at revision {}",
+                self.root, self.revision
+            )
+        } else {
+            writeln!(
+                out,
+                "{}/.epiphany already exists (revision {})",
+                self.root, self.revision
+            )
+        }
+    }
+}
+
+/// Runs `init`.
+pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
+    let Args { objective } = args;
+    if objective.as_deref().is_some_and(is_blank) {
+        return Err(Failure::usage("`--objective` must not be empty").into());
+    }
+    let root = git::work_tree_root(&ctx.cwd).unwrap_or_else(|| ctx.cwd.clone());
+    let (store, created) = Store::create(&root)?;
+    let mut revision = store.head()?.state.revision;
+    match objective {
+        Some(objective) if created => {
+            let patch = Patch {
+                objective: Some(objective.clone()),
+                ..Patch::default()
+            };
+            let write = PatchWrite {
+                source: Source::Init,
+                changed_fields: patch.changed_fields(),
+                patch,
+                expected_revision: Some(0),
+                turn_id: None,
+            };
+            revision = commit_patch(ctx, &store, write)?.revision;
+        }
+        Some(_) => ctx
+            .ui
+            .warn("the store already exists; `--objective` was ignored (use `epiphany update`)"),
+        None => {}
+    }
+    ctx.ui.emit(&InitReport {
+        root: root.display().to_string(),
+        revision,
+        created,
+    })?;
+    Ok(Status::Ok)
+}

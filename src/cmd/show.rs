@@ -1,0 +1,49 @@
+//! `epiphany show`: the full typed state, at the head or as of an earlier revision.
+
+use std::io::Write;
+
+use anyhow::Result;
+
+use crate::cli::Ctx;
+use crate::cli::Status;
+use crate::state::model::State;
+use crate::ui::Report;
+
+/// Print the full typed state as JSON.
+///
+/// Without `--revision`, prints the head. With it, rebuilds the state as of that revision by
+/// replaying the rollout. The output is the state object itself (snake_case), pretty-printed
+/// for a person and compact with `--json`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Show the state as of this revision instead of the head
+    #[arg(long, value_name = "N")]
+    pub revision: Option<u64>,
+}
+
+struct StateReport(State);
+
+impl serde::Serialize for StateReport {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl Report for StateReport {
+    fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        serde_json::to_writer_pretty(&mut *out, &self.0)?;
+        writeln!(out)
+    }
+}
+
+/// Runs `show`.
+pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
+    let Args { revision } = args;
+    let store = ctx.store()?;
+    let state = match revision {
+        Some(revision) => store.state_at(*revision)?,
+        None => store.head()?.state,
+    };
+    ctx.ui.emit(&StateReport(state))?;
+    Ok(Status::Ok)
+}

@@ -1,0 +1,23 @@
+//! `epiphany` keeps a coding agent's durable, typed understanding of a repository in a
+//! git-tracked `.epiphany/` directory, and gives fast hybrid code retrieval over the same
+//! repository.
+//!
+//! A tour of the crate:
+//! - [`cli`] parses the command line, builds the per-process [`cli::Ctx`] and maps results to
+//!   exit codes; [`ui`] is the only module that prints; [`error`] classifies failures.
+//! - [`cmd`] holds one thin module per subcommand: resolve arguments, read through `state`,
+//!   decide through `policy`, search through `search`, hand a report to `ui`.
+//! - [`state`] owns the typed model and its persistence: the MessagePack snapshot, the
+//!   hash-chained JSONL rollout, the locked write path, the file walker and the git adapter.
+//! - [`search`] owns retrieval: chunking, tokenization, the tantivy index and its manifest.
+//! - [`policy`] is pure decision logic over the state and explicit inputs: validation, the
+//!   patch fold, drafting and gating, and every projection. It never touches the file system,
+//!   the clock, the environment or git.
+
+pub mod cli;
+pub mod cmd;
+pub mod error;
+pub mod policy;
+pub mod search;
+pub mod state;
+pub mod ui;

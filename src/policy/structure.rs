@@ -1,0 +1,532 @@
+//! The structural replacement validator (`behavior.md` §3.4), shared by `update` and
+//! `promote`: required fields, unique ids, and references between subgoals, graphs, frontier,
+//! checkpoints and evidence. Every check runs; the reasons come back in a fixed order.
+
+use std::collections::HashSet;
+
+use crate::policy::text::is_blank;
+use crate::state::model::ChurnState;
+use crate::state::model::Graph;
+use crate::state::model::GraphCheckpoint;
+use crate::state::model::GraphFrontier;
+use crate::state::model::Graphs;
+use crate::state::model::Invariant;
+use crate::state::model::InvestigationCheckpoint;
+use crate::state::model::Subgoal;
+
+/// The replacement fields to check. `None` means "not part of this write".
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Replacements<'a> {
+    /// The active subgoal id.
+    pub active_subgoal_id: Option<&'a str>,
+    /// The subgoal list.
+    pub subgoals: Option<&'a [Subgoal]>,
+    /// The invariant list.
+    pub invariants: Option<&'a [Invariant]>,
+    /// The graphs.
+    pub graphs: Option<&'a Graphs>,
+    /// The graph frontier.
+    pub graph_frontier: Option<&'a GraphFrontier>,
+    /// The graph checkpoint.
+    pub graph_checkpoint: Option<&'a GraphCheckpoint>,
+    /// The investigation checkpoint.
+    pub investigation_checkpoint: Option<&'a InvestigationCheckpoint>,
+    /// Evidence ids a checkpoint may cite; `None` skips that check.
+    pub available_evidence_ids: Option<&'a HashSet<&'a str>>,
+    /// The churn judgment.
+    pub churn: Option<&'a ChurnState>,
+}
+
+/// Collects reasons in order.
+#[derive(Debug, Default)]
+pub struct Reasons(pub Vec<String>);
+
+impl Reasons {
+    /// Reports `<label> must not be empty` when `value` is blank.
+    pub fn require(&mut self, label: &str, value: &str) {
+        if is_blank(value) {
+            self.0.push(format!("{label} must not be empty"));
+        }
+    }
+
+    /// Like [`Reasons::require`], for a value that may be absent.
+    pub fn require_present(&mut self, label: &str, value: Option<&str>) {
+        self.require(label, value.unwrap_or(""));
+    }
+
+    /// Reports a present-but-blank optional value.
+    pub fn non_blank_if_present(&mut self, label: &str, value: Option<&str>) {
+        if let Some(value) = value {
+            self.require(label, value);
+        }
+    }
+
+    /// Every entry non-blank and unique: `duplicate <label> "<value>"` for repeats.
+    pub fn non_blank_unique(&mut self, label: &str, values: &[String]) {
+        let mut seen = HashSet::new();
+        for value in values {
+            self.require(label, value);
+            if !is_blank(value) && !seen.insert(value.as_str()) {
+                self.0.push(format!("duplicate {label} \"{value}\""));
+            }
+        }
+    }
+
+    /// Reports `<message> "<id>"` for each id already seen (blank ids are skipped).
+    pub fn no_repeats<'a>(&mut self, message: &str, ids: impl IntoIterator<Item = &'a str>) {
+        let mut seen = HashSet::new();
+        for id in ids {
+            if !is_blank(id) && !seen.insert(id) {
+                self.0.push(format!("{message} \"{id}\""));
+            }
+        }
+    }
+
+    /// Adds a reason.
+    pub fn push(&mut self, reason: String) {
+        self.0.push(reason);
+    }
+}
+
+/// Runs every structural check of §3.4 and returns the reasons, empty when valid.
+pub fn structural_errors(input: &Replacements<'_>) -> Vec<String> {
+    let mut reasons = Reasons::default();
+    if let Some(subgoals) = input.subgoals {
+        check_subgoals(&mut reasons, subgoals, input.active_subgoal_id);
+    }
+    if let Some(active) = input.active_subgoal_id {
+        reasons.require("patch.active_subgoal_id", active);
+    }
+    if let Some(invariants) = input.invariants {
+        for invariant in invariants {
+            reasons.require("patch.invariants.id", &invariant.id);
+            reasons.require("patch.invariants.description", &invariant.description);
+            reasons.require("patch.invariants.status", &invariant.status);
+        }
+        reasons.no_repeats(
+            "duplicate invariant id",
+            invariants.iter().map(|i| i.id.as_str()),
+        );
+    }
+    match input.graphs {
+        Some(graphs) => check_graphs(&mut reasons, graphs, input),
+        None => {
+            if let Some(frontier) = input.graph_frontier {
+                check_frontier_shape(&mut reasons, frontier);
+            }
+            if let Some(checkpoint) = input.graph_checkpoint {
+                check_graph_checkpoint_shape(&mut reasons, checkpoint);
+            }
+        }
+    }
+    if let Some(checkpoint) = input.investigation_checkpoint {
+        check_investigation_checkpoint(&mut reasons, checkpoint, input.available_evidence_ids);
+    }
+    if let Some(churn) = input.churn {
+        reasons.require(
+            "patch.churn.understanding_status",
+            &churn.understanding_status,
+        );
+        reasons.require("patch.churn.diff_pressure", &churn.diff_pressure);
+    }
+    reasons.0
+}
+
+fn check_subgoals(reasons: &mut Reasons, subgoals: &[Subgoal], active: Option<&str>) {
+    for subgoal in subgoals {
+        reasons.require("patch.subgoals.id", &subgoal.id);
+        reasons.require("patch.subgoals.title", &subgoal.title);
+        reasons.require("patch.subgoals.status", &subgoal.status);
+    }
+    reasons.no_repeats(
+        "duplicate subgoal id",
+        subgoals.iter().map(|s| s.id.as_str()),
+    );
+    if let Some(active) = active.filter(|id| !is_blank(id))
+        && !subgoals.iter().any(|s| s.id == active)
+    {
+        reasons.push(format!(
+            "active subgoal id \"{active}\" is not present in patch.subgoals"
+        ));
+    }
+}
+
+fn check_graph(reasons: &mut Reasons, label: &str, graph: &Graph) {
+    for node in &graph.nodes {
+        reasons.require(&format!("{label}.nodes.id"), &node.id);
+        reasons.require(&format!("{label}.nodes.title"), &node.title);
+        reasons.require(&format!("{label}.nodes.purpose"), &node.purpose);
+    }
+    reasons.no_repeats(
+        &format!("duplicate {label} node id"),
+        graph.nodes.iter().map(|n| n.id.as_str()),
+    );
+    let node_ids: HashSet<&str> = graph.nodes.iter().map(|n| n.id.as_str()).collect();
+    for edge in &graph.edges {
+        reasons.require(&format!("{label}.edges.source_id"), &edge.source_id);
+        reasons.require(&format!("{label}.edges.target_id"), &edge.target_id);
+        reasons.require(&format!("{label}.edges.kind"), &edge.kind);
+        for (end, id) in [("source", &edge.source_id), ("target", &edge.target_id)] {
+            if !is_blank(id) && !node_ids.contains(id.as_str()) {
+                reasons.push(format!(
+                    "{label} edge references missing {end} node \"{id}\""
+                ));
+            }
+        }
+    }
+    reasons.no_repeats(
+        &format!("duplicate {label} edge id"),
+        graph.edges.iter().filter_map(|e| e.id.as_deref()),
+    );
+}
+
+fn check_graphs(reasons: &mut Reasons, graphs: &Graphs, input: &Replacements<'_>) {
+    check_graph(reasons, "patch.graphs.architecture", &graphs.architecture);
+    check_graph(reasons, "patch.graphs.dataflow", &graphs.dataflow);
+    let architecture: HashSet<&str> = graphs
+        .architecture
+        .nodes
+        .iter()
+        .map(|n| n.id.as_str())
+        .collect();
+    let dataflow: HashSet<&str> = graphs
+        .dataflow
+        .nodes
+        .iter()
+        .map(|n| n.id.as_str())
+        .collect();
+    let mut pairs = HashSet::new();
+    for link in &graphs.links {
+        reasons.require(
+            "patch.graphs.links.dataflow_node_id",
+            &link.dataflow_node_id,
+        );
+        reasons.require(
+            "patch.graphs.links.architecture_node_id",
+            &link.architecture_node_id,
+        );
+        let (df, arch) = (&link.dataflow_node_id, &link.architecture_node_id);
+        if !is_blank(df) && !dataflow.contains(df.as_str()) {
+            reasons.push(format!(
+                "graph link references missing dataflow node \"{df}\""
+            ));
+        }
+        if !is_blank(arch) && !architecture.contains(arch.as_str()) {
+            reasons.push(format!(
+                "graph link references missing architecture node \"{arch}\""
+            ));
+        }
+        if !pairs.insert((df.as_str(), arch.as_str())) {
+            reasons.push(format!("duplicate graph link \"{df}\" -> \"{arch}\""));
+        }
+    }
+    let has_node = |id: &str| architecture.contains(id) || dataflow.contains(id);
+    if let Some(frontier) = input.graph_frontier {
+        check_frontier_shape(reasons, frontier);
+        let edge_ids: HashSet<&str> = graphs
+            .each()
+            .into_iter()
+            .flat_map(|(_, graph)| graph.edges.iter().filter_map(|e| e.id.as_deref()))
+            .collect();
+        for id in frontier.active_node_ids.iter().filter(|id| !is_blank(id)) {
+            if !has_node(id) {
+                reasons.push(format!("graph frontier references missing node \"{id}\""));
+            }
+        }
+        for id in frontier.active_edge_ids.iter().filter(|id| !is_blank(id)) {
+            if !edge_ids.contains(id.as_str()) {
+                reasons.push(format!("graph frontier references missing edge \"{id}\""));
+            }
+        }
+    }
+    if let Some(checkpoint) = input.graph_checkpoint {
+        check_graph_checkpoint_shape(reasons, checkpoint);
+        for id in checkpoint
+            .frontier_node_ids
+            .iter()
+            .filter(|id| !is_blank(id))
+        {
+            if !has_node(id) {
+                reasons.push(format!(
+                    "graph checkpoint references missing frontier node \"{id}\""
+                ));
+            }
+        }
+    }
+}
+
+fn check_frontier_shape(reasons: &mut Reasons, frontier: &GraphFrontier) {
+    reasons.non_blank_unique(
+        "patch.graph_frontier.active_node_ids",
+        &frontier.active_node_ids,
+    );
+    reasons.non_blank_unique(
+        "patch.graph_frontier.active_edge_ids",
+        &frontier.active_edge_ids,
+    );
+    reasons.non_blank_unique(
+        "patch.graph_frontier.open_question_ids",
+        &frontier.open_question_ids,
+    );
+    reasons.non_blank_unique("patch.graph_frontier.open_gap_ids", &frontier.open_gap_ids);
+}
+
+fn check_graph_checkpoint_shape(reasons: &mut Reasons, checkpoint: &GraphCheckpoint) {
+    reasons.require(
+        "patch.graph_checkpoint.checkpoint_id",
+        &checkpoint.checkpoint_id,
+    );
+    reasons.non_blank_unique(
+        "patch.graph_checkpoint.frontier_node_ids",
+        &checkpoint.frontier_node_ids,
+    );
+    reasons.non_blank_unique(
+        "patch.graph_checkpoint.open_question_ids",
+        &checkpoint.open_question_ids,
+    );
+    reasons.non_blank_unique(
+        "patch.graph_checkpoint.open_gap_ids",
+        &checkpoint.open_gap_ids,
+    );
+}
+
+fn check_investigation_checkpoint(
+    reasons: &mut Reasons,
+    checkpoint: &InvestigationCheckpoint,
+    available_evidence_ids: Option<&HashSet<&str>>,
+) {
+    let label = "patch.investigation_checkpoint";
+    reasons.require(&format!("{label}.checkpoint_id"), &checkpoint.checkpoint_id);
+    reasons.require(&format!("{label}.kind"), &checkpoint.kind);
+    reasons.require(&format!("{label}.focus"), &checkpoint.focus);
+    reasons.non_blank_if_present(&format!("{label}.summary"), checkpoint.summary.as_deref());
+    reasons.require_present(
+        &format!("{label}.next_action"),
+        checkpoint.next_action.as_deref(),
+    );
+    reasons.non_blank_if_present(
+        &format!("{label}.captured_at_turn_id"),
+        checkpoint.captured_at_turn_id.as_deref(),
+    );
+    reasons.non_blank_unique(
+        &format!("{label}.open_questions"),
+        &checkpoint.open_questions,
+    );
+    reasons.non_blank_unique(&format!("{label}.evidence_ids"), &checkpoint.evidence_ids);
+    if let Some(available) = available_evidence_ids {
+        for id in checkpoint.evidence_ids.iter().filter(|id| !is_blank(id)) {
+            if !available.contains(id.as_str()) {
+                reasons.push(format!(
+                    "investigation checkpoint cites missing evidence id \"{id}\""
+                ));
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::model::Disposition;
+    use crate::state::model::GraphEdge;
+    use crate::state::model::GraphLink;
+    use crate::state::model::GraphNode;
+
+    fn node(id: &str) -> GraphNode {
+        GraphNode {
+            id: id.into(),
+            title: format!("{id} title"),
+            purpose: format!("{id} purpose"),
+            mechanism: None,
+            metaphor: None,
+            status: None,
+            code_refs: vec![],
+        }
+    }
+
+    fn edge(id: Option<&str>, source: &str, target: &str) -> GraphEdge {
+        GraphEdge {
+            id: id.map(Into::into),
+            source_id: source.into(),
+            target_id: target.into(),
+            kind: "calls".into(),
+            label: None,
+            mechanism: None,
+            code_refs: vec![],
+        }
+    }
+
+    #[test]
+    fn subgoal_rules_come_in_order() {
+        let subgoals = vec![
+            Subgoal {
+                id: "a".into(),
+                title: " ".into(),
+                status: "open".into(),
+                summary: None,
+            },
+            Subgoal {
+                id: "a".into(),
+                title: "t".into(),
+                status: "".into(),
+                summary: None,
+            },
+        ];
+        let reasons = structural_errors(&Replacements {
+            subgoals: Some(&subgoals),
+            active_subgoal_id: Some("b"),
+            ..Replacements::default()
+        });
+        assert_eq!(
+            reasons,
+            vec![
+                "patch.subgoals.title must not be empty",
+                "patch.subgoals.status must not be empty",
+                "duplicate subgoal id \"a\"",
+                "active subgoal id \"b\" is not present in patch.subgoals",
+            ]
+        );
+    }
+
+    #[test]
+    fn blank_active_subgoal_is_reported() {
+        let reasons = structural_errors(&Replacements {
+            active_subgoal_id: Some("  "),
+            ..Replacements::default()
+        });
+        assert_eq!(reasons, vec!["patch.active_subgoal_id must not be empty"]);
+    }
+
+    #[test]
+    fn graph_references_are_checked_per_graph() {
+        let graphs = Graphs {
+            architecture: Graph {
+                nodes: vec![node("a"), node("a"), node("b")],
+                edges: vec![edge(Some("e"), "a", "zz"), edge(Some("e"), "b", "a")],
+            },
+            dataflow: Graph {
+                nodes: vec![node("a")],
+                edges: vec![edge(None, "a", "b")],
+            },
+            links: vec![
+                GraphLink {
+                    dataflow_node_id: "a".into(),
+                    architecture_node_id: "q".into(),
+                    relationship: None,
+                    code_refs: vec![],
+                },
+                GraphLink {
+                    dataflow_node_id: "a".into(),
+                    architecture_node_id: "q".into(),
+                    relationship: None,
+                    code_refs: vec![],
+                },
+            ],
+        };
+        let frontier = GraphFrontier {
+            active_node_ids: vec!["a".into(), "ghost".into(), "a".into()],
+            active_edge_ids: vec!["nope".into()],
+            ..GraphFrontier::default()
+        };
+        let checkpoint = GraphCheckpoint {
+            checkpoint_id: "c".into(),
+            graph_revision: 1,
+            summary: None,
+            frontier_node_ids: vec!["ghost".into()],
+            open_question_ids: vec![],
+            open_gap_ids: vec![],
+        };
+        let reasons = structural_errors(&Replacements {
+            graphs: Some(&graphs),
+            graph_frontier: Some(&frontier),
+            graph_checkpoint: Some(&checkpoint),
+            ..Replacements::default()
+        });
+        assert_eq!(
+            reasons,
+            vec![
+                "duplicate patch.graphs.architecture node id \"a\"",
+                "patch.graphs.architecture edge references missing target node \"zz\"",
+                "duplicate patch.graphs.architecture edge id \"e\"",
+                "patch.graphs.dataflow edge references missing target node \"b\"",
+                "graph link references missing architecture node \"q\"",
+                "graph link references missing architecture node \"q\"",
+                "duplicate graph link \"a\" -> \"q\"",
+                "duplicate patch.graph_frontier.active_node_ids \"a\"",
+                "graph frontier references missing node \"ghost\"",
+                "graph frontier references missing edge \"nope\"",
+                "graph checkpoint references missing frontier node \"ghost\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn frontier_without_graphs_gets_shape_checks_only() {
+        let frontier = GraphFrontier {
+            active_node_ids: vec!["ghost".into(), " ".into()],
+            dirty_paths: vec!["".into()],
+            ..GraphFrontier::default()
+        };
+        let reasons = structural_errors(&Replacements {
+            graph_frontier: Some(&frontier),
+            ..Replacements::default()
+        });
+        assert_eq!(
+            reasons,
+            vec!["patch.graph_frontier.active_node_ids must not be empty"]
+        );
+    }
+
+    #[test]
+    fn investigation_checkpoint_needs_next_action_and_known_evidence() {
+        let checkpoint = InvestigationCheckpoint {
+            checkpoint_id: "ck".into(),
+            kind: "bug".into(),
+            disposition: Disposition::ResumeReady,
+            focus: "f".into(),
+            summary: Some(" ".into()),
+            next_action: None,
+            captured_at_turn_id: None,
+            open_questions: vec!["q".into(), "q".into()],
+            code_refs: vec![],
+            evidence_ids: vec!["ev-1".into(), "ev-2".into()],
+        };
+        let available: HashSet<&str> = ["ev-1"].into_iter().collect();
+        let reasons = structural_errors(&Replacements {
+            investigation_checkpoint: Some(&checkpoint),
+            available_evidence_ids: Some(&available),
+            ..Replacements::default()
+        });
+        assert_eq!(
+            reasons,
+            vec![
+                "patch.investigation_checkpoint.summary must not be empty",
+                "patch.investigation_checkpoint.next_action must not be empty",
+                "duplicate patch.investigation_checkpoint.open_questions \"q\"",
+                "investigation checkpoint cites missing evidence id \"ev-2\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn churn_needs_status_and_pressure() {
+        let churn = ChurnState {
+            understanding_status: "".into(),
+            diff_pressure: " ".into(),
+            graph_freshness: None,
+            warning: None,
+            unexplained_writes: None,
+        };
+        let reasons = structural_errors(&Replacements {
+            churn: Some(&churn),
+            ..Replacements::default()
+        });
+        assert_eq!(
+            reasons,
+            vec![
+                "patch.churn.understanding_status must not be empty",
+                "patch.churn.diff_pressure must not be empty",
+            ]
+        );
+    }
+}

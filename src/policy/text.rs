@@ -1,0 +1,87 @@
+//! Text primitives shared by every policy: blank tests, whitespace collapsing, truncation by
+//! Unicode scalars, and the short SHA-1 fingerprints behind deterministic ids (§0.2).
+
+use sha1::Digest;
+use sha1::Sha1;
+
+/// `s` is empty after trimming whitespace at both ends.
+pub fn is_blank(s: &str) -> bool {
+    s.trim().is_empty()
+}
+
+/// Runs of whitespace become one space; leading and trailing whitespace go.
+pub fn collapse(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for word in s.split_whitespace() {
+        if !out.is_empty() {
+            out.push(' ');
+        }
+        out.push_str(word);
+    }
+    out
+}
+
+/// At most `limit` Unicode scalars; a longer text keeps `limit - 3` and gains `...`.
+pub fn truncate(s: &str, limit: usize) -> String {
+    match s.char_indices().nth(limit) {
+        None => s.to_owned(),
+        Some(_) => {
+            let keep = limit.saturating_sub(3);
+            let cut = s.char_indices().nth(keep).map_or(s.len(), |(at, _)| at);
+            format!("{}...", &s[..cut])
+        }
+    }
+}
+
+/// The first 12 hex digits of the SHA-1 of `bytes`.
+pub fn hex12(bytes: &[u8]) -> String {
+    let digest = Sha1::digest(bytes);
+    hex::encode(&digest[..6])
+}
+
+/// Appends each item not already present, keeping first-seen order.
+pub fn uniq_append<T: PartialEq + Clone>(list: &mut Vec<T>, items: impl IntoIterator<Item = T>) {
+    for item in items {
+        if !list.contains(&item) {
+            list.push(item);
+        }
+    }
+}
+
+/// The path as a string with every `\` turned into `/`.
+pub fn slash_key(path: &str) -> String {
+    path.replace('\\', "/")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn collapse_joins_words_with_single_spaces() {
+        assert_eq!(
+            collapse("  live  smoke\treturned\n revision 1  "),
+            "live smoke returned revision 1"
+        );
+        assert_eq!(collapse(" \n\t "), "");
+    }
+
+    #[test]
+    fn truncate_counts_scalars_and_marks_the_cut() {
+        assert_eq!(truncate("abcdef", 6), "abcdef");
+        assert_eq!(truncate("abcdefg", 6), "abc...");
+        assert_eq!(truncate("ééééééé", 5), "éé...");
+        assert_eq!(truncate("ab", 2), "ab");
+    }
+
+    #[test]
+    fn hex12_is_a_short_sha1() {
+        assert_eq!(hex12(b"abc"), "a9993e364706");
+    }
+
+    #[test]
+    fn blank_trims_unicode_whitespace() {
+        assert!(is_blank("\u{2003} \n"));
+        assert!(!is_blank(" x "));
+    }
+}

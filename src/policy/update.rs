@@ -1,0 +1,880 @@
+//! The rules of the one write path (`behavior.md` §9): whether a patch may be applied to a
+//! state, every reason it may not, and the pure fold that applies it.
+//!
+//! `apply_patch` is also what replay uses, so a state rebuilt from the rollout is the state the
+//! writer produced. Deliberate change from the original: a reason is reported once even when
+//! two rules produce it (the original listed a checkpoint's missing evidence twice).
+
+use std::collections::HashSet;
+
+use crate::policy::structure::Reasons;
+use crate::policy::structure::Replacements;
+use crate::policy::structure::structural_errors;
+use crate::policy::text::is_blank;
+use crate::state::model::PlanningSourceRef;
+use crate::state::model::PlanningState;
+use crate::state::model::State;
+use crate::state::patch::ChangedField;
+use crate::state::patch::Patch;
+
+/// Why a patch was refused.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UpdateRefusal {
+    /// The patch changes nothing.
+    EmptyPatch,
+    /// The store is not at the revision the patch was drafted against.
+    RevisionMismatch {
+        /// The revision the caller expected.
+        expected: u64,
+        /// The revision the store is at.
+        found: u64,
+    },
+    /// The patch breaks validation rules; every reason, in order.
+    Invalid(Vec<String>),
+}
+
+impl std::fmt::Display for UpdateRefusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            UpdateRefusal::EmptyPatch => {
+                f.write_str("epiphany update patch must contain at least one mutation")
+            }
+            UpdateRefusal::RevisionMismatch { expected, found } => write!(
+                f,
+                "epiphany state revision mismatch: expected {expected}, found {found}"
+            ),
+            UpdateRefusal::Invalid(reasons) => {
+                write!(f, "invalid epiphany update patch: {}", reasons.join("; "))
+            }
+        }
+    }
+}
+
+/// Decides whether `patch` may be applied to `state` (§9.2 steps 1–4).
+pub fn check_update(
+    state: &State,
+    patch: &Patch,
+    expected_revision: Option<u64>,
+) -> Result<(), UpdateRefusal> {
+    if patch.is_empty() {
+        return Err(UpdateRefusal::EmptyPatch);
+    }
+    if let Some(expected) = expected_revision
+        && expected != state.revision
+    {
+        return Err(UpdateRefusal::RevisionMismatch {
+            expected,
+            found: state.revision,
+        });
+    }
+    let reasons = update_validation_errors(state, patch);
+    if reasons.is_empty() {
+        Ok(())
+    } else {
+        Err(UpdateRefusal::Invalid(reasons))
+    }
+}
+
+/// Every validation reason of §9.3, in order, each reported once.
+pub fn update_validation_errors(state: &State, patch: &Patch) -> Vec<String> {
+    let mut reasons = Reasons::default();
+    let stored_evidence: HashSet<&str> = state
+        .recent_evidence
+        .iter()
+        .map(|e| e.id.as_str())
+        .collect();
+    let known_evidence: HashSet<&str> = stored_evidence
+        .iter()
+        .copied()
+        .chain(patch.evidence.iter().map(|e| e.id.as_str()))
+        .filter(|id| !id.is_empty())
+        .collect();
+
+    for evidence in &patch.evidence {
+        reasons.require("patch.evidence.id", &evidence.id);
+        reasons.require("patch.evidence.kind", &evidence.kind);
+        reasons.require("patch.evidence.status", &evidence.status);
+        reasons.require("patch.evidence.summary", &evidence.summary);
+    }
+    reasons.no_repeats(
+        "duplicate evidence id",
+        patch.evidence.iter().map(|e| e.id.as_str()),
+    );
+    for evidence in &patch.evidence {
+        if stored_evidence.contains(evidence.id.as_str()) {
+            reasons.push(format!(
+                "evidence id \"{}\" already exists in Epiphany state",
+                evidence.id
+            ));
+        }
+    }
+
+    let stored_observations: HashSet<&str> =
+        state.observations.iter().map(|o| o.id.as_str()).collect();
+    for observation in &patch.observations {
+        reasons.require("patch.observations.id", &observation.id);
+        reasons.require("patch.observations.summary", &observation.summary);
+        reasons.require("patch.observations.source_kind", &observation.source_kind);
+        reasons.require("patch.observations.status", &observation.status);
+    }
+    reasons.no_repeats(
+        "duplicate observation id",
+        patch.observations.iter().map(|o| o.id.as_str()),
+    );
+    for observation in &patch.observations {
+        let id = &observation.id;
+        if stored_observations.contains(id.as_str()) {
+            reasons.push(format!(
+                "observation id \"{id}\" already exists in Epiphany state"
+            ));
+        }
+        if observation.evidence_ids.is_empty() {
+            reasons.push(format!(
+                "observation \"{id}\" must cite at least one evidence id"
+            ));
+        }
+        for cited in &observation.evidence_ids {
+            if !known_evidence.contains(cited.as_str()) {
+                reasons.push(format!(
+                    "observation \"{id}\" cites missing evidence id \"{cited}\""
+                ));
+            }
+        }
+    }
+
+    if let Some(checkpoint) = &patch.investigation_checkpoint {
+        for cited in &checkpoint.evidence_ids {
+            if !known_evidence.contains(cited.as_str()) {
+                reasons.push(format!(
+                    "investigation checkpoint cites missing evidence id \"{cited}\""
+                ));
+            }
+        }
+    }
+
+    if let Some(bindings) = &patch.job_bindings {
+        for binding in bindings {
+            reasons.require("job_binding.id", &binding.id);
+            reasons.require("job_binding.scope", &binding.scope);
+            reasons.require("job_binding.owner_role", &binding.owner_role);
+            reasons.non_blank_if_present(
+                "job_binding.authority_scope",
+                binding.authority_scope.as_deref(),
+            );
+            reasons.non_blank_if_present(
+                "job_binding.blocking_reason",
+                binding.blocking_reason.as_deref(),
+            );
+        }
+        reasons.no_repeats(
+            "duplicate job binding id",
+            bindings.iter().map(|b| b.id.as_str()),
+        );
+    }
+
+    check_receipts(&mut reasons, state, patch, &known_evidence);
+    check_runtime_links(&mut reasons, state, patch);
+    if let Some(planning) = &patch.planning {
+        check_planning(&mut reasons, planning);
+    }
+
+    let subgoals_in_play = patch.subgoals.is_some() || patch.active_subgoal_id.is_some();
+    let graphs_in_play = patch.graphs.is_some()
+        || patch.graph_frontier.is_some()
+        || patch.graph_checkpoint.is_some();
+    reasons.0.extend(structural_errors(&Replacements {
+        active_subgoal_id: patch.active_subgoal_id.as_deref(),
+        subgoals: subgoals_in_play.then(|| patch.subgoals.as_deref().unwrap_or(&state.subgoals)),
+        invariants: patch.invariants.as_deref(),
+        graphs: graphs_in_play.then(|| patch.graphs.as_ref().unwrap_or(&state.graphs)),
+        graph_frontier: patch.graph_frontier.as_ref(),
+        graph_checkpoint: patch.graph_checkpoint.as_ref(),
+        investigation_checkpoint: patch.investigation_checkpoint.as_ref(),
+        available_evidence_ids: Some(&known_evidence),
+        churn: patch.churn.as_ref(),
+    }));
+
+    let mut seen = HashSet::new();
+    reasons
+        .0
+        .into_iter()
+        .filter(|reason| seen.insert(reason.clone()))
+        .collect()
+}
+
+fn check_receipts(reasons: &mut Reasons, state: &State, patch: &Patch, known: &HashSet<&str>) {
+    let mut ids: HashSet<&str> = state
+        .acceptance_receipts
+        .iter()
+        .map(|r| r.id.as_str())
+        .collect();
+    let mut results: HashSet<&str> = state
+        .acceptance_receipts
+        .iter()
+        .map(|r| r.result_id.as_str())
+        .collect();
+    for receipt in &patch.acceptance_receipts {
+        for (field, value) in [
+            ("id", &receipt.id),
+            ("result_id", &receipt.result_id),
+            ("job_id", &receipt.job_id),
+            ("binding_id", &receipt.binding_id),
+            ("surface", &receipt.surface),
+            ("role_id", &receipt.role_id),
+            ("status", &receipt.status),
+            ("accepted_at", &receipt.accepted_at),
+        ] {
+            reasons.require(&format!("acceptance_receipt.{field}"), value);
+        }
+        if !is_blank(&receipt.id) && !ids.insert(&receipt.id) {
+            reasons.push(format!(
+                "acceptance receipt id \"{}\" is duplicated",
+                receipt.id
+            ));
+        }
+        if !is_blank(&receipt.result_id) && !results.insert(&receipt.result_id) {
+            reasons.push(format!(
+                "runtime result \"{}\" already has an acceptance receipt",
+                receipt.result_id
+            ));
+        }
+        if let Some(evidence) = &receipt.accepted_evidence_id
+            && !known.contains(evidence.as_str())
+        {
+            reasons.push(format!(
+                "acceptance receipt \"{}\" cites missing evidence id \"{evidence}\"",
+                receipt.id
+            ));
+        }
+    }
+}
+
+fn check_runtime_links(reasons: &mut Reasons, state: &State, patch: &Patch) {
+    let mut ids: HashSet<&str> = state.runtime_links.iter().map(|l| l.id.as_str()).collect();
+    for link in &patch.runtime_links {
+        for (field, value) in [
+            ("id", &link.id),
+            ("binding_id", &link.binding_id),
+            ("surface", &link.surface),
+            ("role_id", &link.role_id),
+            ("authority_scope", &link.authority_scope),
+            ("runtime_job_id", &link.runtime_job_id),
+        ] {
+            reasons.require(&format!("runtime_link.{field}"), value);
+        }
+        if !is_blank(&link.id) && !ids.insert(&link.id) {
+            reasons.push(format!("runtime link id \"{}\" is duplicated", link.id));
+        }
+    }
+}
+
+fn check_source_ref(reasons: &mut Reasons, label: &str, source: &PlanningSourceRef) {
+    reasons.require(&format!("{label}.kind"), &source.kind);
+    if source.kind == "github_issue" {
+        if source.repo.as_deref().is_none_or(is_blank) {
+            reasons.push(format!("{label}.repo is required for github_issue sources"));
+        }
+        if source.issue_number.is_none() {
+            reasons.push(format!(
+                "{label}.issue_number is required for github_issue sources"
+            ));
+        }
+    }
+}
+
+fn check_planning(reasons: &mut Reasons, planning: &PlanningState) {
+    for capture in &planning.captures {
+        reasons.require("planning.captures.id", &capture.id);
+        reasons.require("planning.captures.title", &capture.title);
+        reasons.require("planning.captures.confidence", &capture.confidence);
+        reasons.require("planning.captures.status", &capture.status);
+        check_source_ref(reasons, "planning.captures.source", &capture.source);
+    }
+    reasons.no_repeats(
+        "duplicate planning capture id",
+        planning.captures.iter().map(|c| c.id.as_str()),
+    );
+
+    for item in &planning.backlog_items {
+        for (field, value) in [
+            ("id", &item.id),
+            ("title", &item.title),
+            ("kind", &item.kind),
+            ("summary", &item.summary),
+            ("status", &item.status),
+            ("horizon", &item.horizon),
+            ("priority.value", &item.priority.value),
+            ("priority.rationale", &item.priority.rationale),
+            ("confidence", &item.confidence),
+            ("product_area", &item.product_area),
+        ] {
+            reasons.require(&format!("planning.backlog_items.{field}"), value);
+        }
+        for (index, source) in item.source_refs.iter().enumerate() {
+            check_source_ref(
+                reasons,
+                &format!("planning.backlog_items.source_refs[{index}]"),
+                source,
+            );
+        }
+    }
+    reasons.no_repeats(
+        "duplicate planning backlog item id",
+        planning.backlog_items.iter().map(|b| b.id.as_str()),
+    );
+
+    let backlog: HashSet<&str> = planning
+        .backlog_items
+        .iter()
+        .map(|b| b.id.as_str())
+        .collect();
+    for stream in &planning.roadmap_streams {
+        reasons.require("planning.roadmap_streams.id", &stream.id);
+        reasons.require("planning.roadmap_streams.title", &stream.title);
+        reasons.require("planning.roadmap_streams.purpose", &stream.purpose);
+        reasons.require("planning.roadmap_streams.status", &stream.status);
+        for item in &stream.item_ids {
+            if !backlog.contains(item.as_str()) {
+                reasons.push(format!(
+                    "roadmap stream \"{}\" references missing backlog item \"{item}\"",
+                    stream.id
+                ));
+            }
+        }
+        if let Some(focus) = stream.near_term_focus.as_deref().filter(|f| !is_blank(f))
+            && !backlog.contains(focus)
+        {
+            reasons.push(format!(
+                "roadmap stream \"{}\" has missing near_term_focus \"{focus}\"",
+                stream.id
+            ));
+        }
+    }
+    reasons.no_repeats(
+        "duplicate planning roadmap stream id",
+        planning.roadmap_streams.iter().map(|s| s.id.as_str()),
+    );
+
+    for draft in &planning.objective_drafts {
+        reasons.require("planning.objective_drafts.id", &draft.id);
+        reasons.require("planning.objective_drafts.title", &draft.title);
+        reasons.require("planning.objective_drafts.summary", &draft.summary);
+        reasons.require("planning.objective_drafts.status", &draft.status);
+        if draft.acceptance_criteria.is_empty() {
+            reasons.push(format!(
+                "objective draft \"{}\" must include at least one acceptance criterion",
+                draft.id
+            ));
+        }
+        for item in &draft.source_item_ids {
+            if !backlog.contains(item.as_str()) {
+                reasons.push(format!(
+                    "objective draft \"{}\" references missing source backlog item \"{item}\"",
+                    draft.id
+                ));
+            }
+        }
+    }
+    reasons.no_repeats(
+        "duplicate planning objective draft id",
+        planning.objective_drafts.iter().map(|d| d.id.as_str()),
+    );
+}
+
+/// Applies a patch (§9.2 steps 5–6): replacements where present, append lists in front, the
+/// revision bumped by one and the turn id overwritten. Does not validate.
+pub fn apply_patch(mut state: State, patch: Patch, turn_id: Option<String>) -> State {
+    fn prepend<T>(existing: &mut Vec<T>, mut new: Vec<T>) {
+        if !new.is_empty() {
+            new.append(existing);
+            *existing = new;
+        }
+    }
+    let Patch {
+        objective,
+        active_subgoal_id,
+        subgoals,
+        invariants,
+        graphs,
+        graph_frontier,
+        graph_checkpoint,
+        scratch,
+        investigation_checkpoint,
+        job_bindings,
+        acceptance_receipts,
+        runtime_links,
+        observations,
+        evidence,
+        churn,
+        mode,
+        planning,
+    } = patch;
+    if objective.is_some() {
+        state.objective = objective;
+    }
+    if active_subgoal_id.is_some() {
+        state.active_subgoal_id = active_subgoal_id;
+    }
+    if let Some(subgoals) = subgoals {
+        state.subgoals = subgoals;
+    }
+    if let Some(invariants) = invariants {
+        state.invariants = invariants;
+    }
+    if let Some(graphs) = graphs {
+        state.graphs = graphs;
+    }
+    if graph_frontier.is_some() {
+        state.graph_frontier = graph_frontier;
+    }
+    if graph_checkpoint.is_some() {
+        state.graph_checkpoint = graph_checkpoint;
+    }
+    if scratch.is_some() {
+        state.scratch = scratch;
+    }
+    if investigation_checkpoint.is_some() {
+        state.investigation_checkpoint = investigation_checkpoint;
+    }
+    if let Some(job_bindings) = job_bindings {
+        state.job_bindings = job_bindings;
+    }
+    prepend(&mut state.acceptance_receipts, acceptance_receipts);
+    prepend(&mut state.runtime_links, runtime_links);
+    if churn.is_some() {
+        state.churn = churn;
+    }
+    if mode.is_some() {
+        state.mode = mode;
+    }
+    if let Some(planning) = planning {
+        state.planning = planning;
+    }
+    prepend(&mut state.observations, observations);
+    prepend(&mut state.recent_evidence, evidence);
+    state.revision = state.revision.saturating_add(1);
+    state.last_updated_turn_id = turn_id;
+    state
+}
+
+/// Structural problems of a whole stored state: the §3.4 validator over every replacement
+/// field, plus unique observation and evidence ids and citations that resolve.
+pub fn state_problems(state: &State) -> Vec<String> {
+    let evidence: HashSet<&str> = state
+        .recent_evidence
+        .iter()
+        .map(|e| e.id.as_str())
+        .collect();
+    let mut reasons = Reasons(structural_errors(&Replacements {
+        active_subgoal_id: state.active_subgoal_id.as_deref(),
+        subgoals: Some(&state.subgoals),
+        invariants: Some(&state.invariants),
+        graphs: Some(&state.graphs),
+        graph_frontier: state.graph_frontier.as_ref(),
+        graph_checkpoint: state.graph_checkpoint.as_ref(),
+        investigation_checkpoint: state.investigation_checkpoint.as_ref(),
+        available_evidence_ids: Some(&evidence),
+        churn: state.churn.as_ref(),
+    }));
+    reasons.no_repeats(
+        "duplicate evidence id",
+        state.recent_evidence.iter().map(|e| e.id.as_str()),
+    );
+    reasons.no_repeats(
+        "duplicate observation id",
+        state.observations.iter().map(|o| o.id.as_str()),
+    );
+    for observation in &state.observations {
+        for cited in &observation.evidence_ids {
+            if !evidence.contains(cited.as_str()) {
+                reasons.push(format!(
+                    "observation \"{}\" cites missing evidence id \"{cited}\"",
+                    observation.id
+                ));
+            }
+        }
+    }
+    reasons.0
+}
+
+/// The fields whose values differ between two states, in `changed_fields` order.
+pub fn changed_fields_between(before: &State, after: &State) -> Vec<ChangedField> {
+    use ChangedField as F;
+    let differs = [
+        (F::Objective, before.objective != after.objective),
+        (
+            F::ActiveSubgoalId,
+            before.active_subgoal_id != after.active_subgoal_id,
+        ),
+        (F::Subgoals, before.subgoals != after.subgoals),
+        (F::Invariants, before.invariants != after.invariants),
+        (F::Graphs, before.graphs != after.graphs),
+        (
+            F::GraphFrontier,
+            before.graph_frontier != after.graph_frontier,
+        ),
+        (
+            F::GraphCheckpoint,
+            before.graph_checkpoint != after.graph_checkpoint,
+        ),
+        (F::Scratch, before.scratch != after.scratch),
+        (
+            F::InvestigationCheckpoint,
+            before.investigation_checkpoint != after.investigation_checkpoint,
+        ),
+        (F::JobBindings, before.job_bindings != after.job_bindings),
+        (
+            F::AcceptanceReceipts,
+            before.acceptance_receipts != after.acceptance_receipts,
+        ),
+        (F::RuntimeLinks, before.runtime_links != after.runtime_links),
+        (F::Observations, before.observations != after.observations),
+        (F::Evidence, before.recent_evidence != after.recent_evidence),
+        (F::Churn, before.churn != after.churn),
+        (F::Mode, before.mode != after.mode),
+        (F::Planning, before.planning != after.planning),
+    ];
+    differs
+        .into_iter()
+        .filter(|(_, changed)| *changed)
+        .map(|(field, _)| field)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::model::AcceptanceReceipt;
+    use crate::state::model::BacklogItem;
+    use crate::state::model::Disposition;
+    use crate::state::model::EvidenceRecord;
+    use crate::state::model::InvestigationCheckpoint;
+    use crate::state::model::JobBinding;
+    use crate::state::model::JobKind;
+    use crate::state::model::ObjectiveDraft;
+    use crate::state::model::Observation;
+    use crate::state::model::PlanningCapture;
+    use crate::state::model::PlanningPriority;
+    use crate::state::model::RoadmapStream;
+    use crate::state::model::RuntimeLink;
+    use crate::state::model::Subgoal;
+
+    fn evidence(id: &str) -> EvidenceRecord {
+        EvidenceRecord {
+            id: id.into(),
+            kind: "verification".into(),
+            status: "ok".into(),
+            summary: "seen".into(),
+            code_refs: vec![],
+        }
+    }
+
+    fn observation(id: &str, cites: &[&str]) -> Observation {
+        Observation {
+            id: id.into(),
+            summary: "seen".into(),
+            source_kind: "test".into(),
+            status: "ok".into(),
+            code_refs: vec![],
+            evidence_ids: cites.iter().map(|c| c.to_string()).collect(),
+        }
+    }
+
+    fn stored() -> State {
+        apply_patch(
+            State::default(),
+            Patch {
+                observations: vec![observation("obs-1", &["ev-1"])],
+                evidence: vec![evidence("ev-1")],
+                ..Patch::default()
+            },
+            None,
+        )
+    }
+
+    #[test]
+    fn empty_patch_is_refused_first() {
+        assert_eq!(
+            check_update(&State::default(), &Patch::default(), Some(9)),
+            Err(UpdateRefusal::EmptyPatch)
+        );
+    }
+
+    #[test]
+    fn revision_mismatch_names_both_revisions() {
+        let patch = Patch {
+            objective: Some("o".into()),
+            ..Patch::default()
+        };
+        let refusal = check_update(&stored(), &patch, Some(0)).expect_err("mismatch");
+        assert_eq!(
+            refusal.to_string(),
+            "epiphany state revision mismatch: expected 0, found 1"
+        );
+    }
+
+    #[test]
+    fn evidence_and_observation_rules() {
+        let patch = Patch {
+            evidence: vec![
+                evidence("ev-1"),
+                evidence("ev-2"),
+                evidence("ev-2"),
+                EvidenceRecord {
+                    kind: " ".into(),
+                    ..evidence("ev-3")
+                },
+            ],
+            observations: vec![
+                observation("obs-1", &["ev-2"]),
+                observation("obs-2", &[]),
+                observation("obs-3", &["ev-9"]),
+                observation("obs-3", &["ev-3"]),
+            ],
+            ..Patch::default()
+        };
+        assert_eq!(
+            update_validation_errors(&stored(), &patch),
+            vec![
+                "patch.evidence.kind must not be empty",
+                "duplicate evidence id \"ev-2\"",
+                "evidence id \"ev-1\" already exists in Epiphany state",
+                "duplicate observation id \"obs-3\"",
+                "observation id \"obs-1\" already exists in Epiphany state",
+                "observation \"obs-2\" must cite at least one evidence id",
+                "observation \"obs-3\" cites missing evidence id \"ev-9\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn checkpoint_missing_evidence_is_reported_once() {
+        let patch = Patch {
+            investigation_checkpoint: Some(InvestigationCheckpoint {
+                checkpoint_id: "ck".into(),
+                kind: "k".into(),
+                disposition: Disposition::ResumeReady,
+                focus: "f".into(),
+                summary: None,
+                next_action: Some("go".into()),
+                captured_at_turn_id: None,
+                open_questions: vec![],
+                code_refs: vec![],
+                evidence_ids: vec!["ev-1".into(), "ev-404".into()],
+            }),
+            ..Patch::default()
+        };
+        assert_eq!(
+            update_validation_errors(&stored(), &patch),
+            vec!["investigation checkpoint cites missing evidence id \"ev-404\""]
+        );
+    }
+
+    #[test]
+    fn active_subgoal_alone_is_checked_against_stored_subgoals() {
+        let state = apply_patch(
+            State::default(),
+            Patch {
+                subgoals: Some(vec![Subgoal {
+                    id: "s1".into(),
+                    title: "t".into(),
+                    status: "open".into(),
+                    summary: None,
+                }]),
+                ..Patch::default()
+            },
+            None,
+        );
+        let ok = Patch {
+            active_subgoal_id: Some("s1".into()),
+            ..Patch::default()
+        };
+        assert!(update_validation_errors(&state, &ok).is_empty());
+        let bad = Patch {
+            active_subgoal_id: Some("s2".into()),
+            ..Patch::default()
+        };
+        assert_eq!(
+            update_validation_errors(&state, &bad),
+            vec!["active subgoal id \"s2\" is not present in patch.subgoals"]
+        );
+    }
+
+    #[test]
+    fn job_binding_receipt_and_runtime_link_rules() {
+        let receipt = AcceptanceReceipt {
+            id: "r1".into(),
+            result_id: "res".into(),
+            job_id: "j".into(),
+            binding_id: "b".into(),
+            surface: "s".into(),
+            role_id: "role".into(),
+            status: "accepted".into(),
+            accepted_at: "".into(),
+            accepted_observation_id: None,
+            accepted_evidence_id: Some("ev-x".into()),
+            summary: None,
+        };
+        let link = RuntimeLink {
+            id: "l1".into(),
+            binding_id: "b".into(),
+            surface: "s".into(),
+            role_id: "r".into(),
+            authority_scope: "a".into(),
+            runtime_job_id: " ".into(),
+            runtime_result_id: None,
+            linked_subgoal_ids: vec![],
+            linked_graph_node_ids: vec![],
+        };
+        let binding = JobBinding {
+            id: "b".into(),
+            kind: JobKind::Remap,
+            scope: "".into(),
+            owner_role: "o".into(),
+            authority_scope: Some("".into()),
+            linked_subgoal_ids: vec![],
+            linked_graph_node_ids: vec![],
+            blocking_reason: None,
+        };
+        let patch = Patch {
+            job_bindings: Some(vec![binding.clone(), binding]),
+            acceptance_receipts: vec![receipt.clone(), receipt],
+            runtime_links: vec![link.clone(), link],
+            ..Patch::default()
+        };
+        assert_eq!(
+            update_validation_errors(&State::default(), &patch),
+            vec![
+                "job_binding.scope must not be empty",
+                "job_binding.authority_scope must not be empty",
+                "duplicate job binding id \"b\"",
+                "acceptance_receipt.accepted_at must not be empty",
+                "acceptance receipt \"r1\" cites missing evidence id \"ev-x\"",
+                "acceptance receipt id \"r1\" is duplicated",
+                "runtime result \"res\" already has an acceptance receipt",
+                "runtime_link.runtime_job_id must not be empty",
+                "runtime link id \"l1\" is duplicated",
+            ]
+        );
+    }
+
+    #[test]
+    fn planning_rules() {
+        let priority = PlanningPriority {
+            value: "p1".into(),
+            rationale: "".into(),
+            impact: None,
+            urgency: None,
+            confidence: None,
+            effort: None,
+            unblocks: vec![],
+            blocks: vec![],
+            reason: None,
+        };
+        let planning = PlanningState {
+            workspace_root: None,
+            captures: vec![PlanningCapture {
+                id: "c1".into(),
+                title: "t".into(),
+                confidence: "high".into(),
+                status: "new".into(),
+                source: PlanningSourceRef {
+                    kind: "github_issue".into(),
+                    ..Default::default()
+                },
+                body: None,
+                speaker: None,
+                created_at: None,
+                updated_at: None,
+                tags: vec![],
+            }],
+            backlog_items: vec![BacklogItem {
+                id: "b1".into(),
+                title: "t".into(),
+                kind: "feature".into(),
+                summary: "s".into(),
+                status: "ready".into(),
+                horizon: "now".into(),
+                priority,
+                confidence: "high".into(),
+                product_area: "cli".into(),
+                lane_hints: vec![],
+                dependencies: vec![],
+                blockers: vec![],
+                acceptance_sketch: vec![],
+                evidence_refs: vec![],
+                source_refs: vec![PlanningSourceRef {
+                    kind: "".into(),
+                    ..Default::default()
+                }],
+                duplicate_of: None,
+                updated_at: None,
+            }],
+            roadmap_streams: vec![RoadmapStream {
+                id: "r1".into(),
+                title: "t".into(),
+                purpose: "p".into(),
+                status: "active".into(),
+                item_ids: vec!["b1".into(), "b9".into()],
+                near_term_focus: Some("b8".into()),
+                review_cadence: None,
+                blocked_by: vec![],
+            }],
+            objective_drafts: vec![ObjectiveDraft {
+                id: "d1".into(),
+                title: "t".into(),
+                summary: "s".into(),
+                source_item_ids: vec!["b7".into()],
+                scope: Default::default(),
+                acceptance_criteria: vec![],
+                evidence_required: vec![],
+                lane_plan: Default::default(),
+                dependencies: vec![],
+                risks: vec![],
+                review_gates: vec![],
+                status: "draft".into(),
+            }],
+        };
+        let patch = Patch {
+            planning: Some(planning),
+            ..Patch::default()
+        };
+        assert_eq!(
+            update_validation_errors(&State::default(), &patch),
+            vec![
+                "planning.captures.source.repo is required for github_issue sources",
+                "planning.captures.source.issue_number is required for github_issue sources",
+                "planning.backlog_items.priority.rationale must not be empty",
+                "planning.backlog_items.source_refs[0].kind must not be empty",
+                "roadmap stream \"r1\" references missing backlog item \"b9\"",
+                "roadmap stream \"r1\" has missing near_term_focus \"b8\"",
+                "objective draft \"d1\" must include at least one acceptance criterion",
+                "objective draft \"d1\" references missing source backlog item \"b7\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn apply_prepends_in_patch_order_and_bumps_revision() {
+        let state = stored();
+        let next = apply_patch(
+            state,
+            Patch {
+                observations: vec![
+                    observation("obs-2", &["ev-1"]),
+                    observation("obs-3", &["ev-1"]),
+                ],
+                ..Patch::default()
+            },
+            Some("turn-7".into()),
+        );
+        let ids: Vec<&str> = next.observations.iter().map(|o| o.id.as_str()).collect();
+        assert_eq!(ids, ["obs-2", "obs-3", "obs-1"]);
+        assert_eq!(next.revision, 2);
+        assert_eq!(next.last_updated_turn_id.as_deref(), Some("turn-7"));
+        assert_eq!(
+            changed_fields_between(&stored(), &next),
+            vec![ChangedField::Observations]
+        );
+    }
+}

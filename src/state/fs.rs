@@ -1,0 +1,61 @@
+//! File-system helpers that name the path in every error and write durably.
+//!
+//! Every read and write of the store goes through here so that an error always says which
+//! file failed, and so that snapshot writes are atomic (temporary file, fsync, rename, fsync of
+//! the directory). Writes refuse to go through a symbolic link.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+
+use anyhow::Context;
+use anyhow::Result;
+
+use crate::error::Failure;
+
+/// Reads a whole file.
+pub fn read(path: &Path) -> Result<Vec<u8>> {
+    std::fs::read(path).with_context(|| format!("failed to read `{}`", path.display()))
+}
+
+/// Refuses to write through `path` when it is a symbolic link.
+pub fn refuse_symlink(path: &Path) -> Result<()> {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_symlink() => Err(Failure::corrupt(format!(
+            "`{}` is a symbolic link; epiphany never writes through links in its store",
+            path.display()
+        ))
+        .with_hint("replace the link with a regular file")
+        .into()),
+        _ => Ok(()),
+    }
+}
+
+/// Replaces `path` with `bytes` atomically: a crash leaves either the old or the new file.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    refuse_symlink(path)?;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let context = || format!("failed to write `{}`", path.display());
+    let mut builder = tempfile::Builder::new();
+    builder.prefix(".tmp-");
+    #[cfg(unix)]
+    {
+        // Store files are shared through git like any source file, not private temp files.
+        use std::os::unix::fs::PermissionsExt;
+        builder.permissions(std::fs::Permissions::from_mode(0o644));
+    }
+    let mut temp = builder.tempfile_in(dir).with_context(context)?;
+    temp.write_all(bytes).with_context(context)?;
+    temp.as_file().sync_all().with_context(context)?;
+    temp.persist(path)
+        .map_err(|err| err.error)
+        .with_context(context)?;
+    sync_dir(dir)
+}
+
+/// Flushes a directory entry change (a rename or a new file) to disk.
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    File::open(dir)
+        .and_then(|handle| handle.sync_all())
+        .with_context(|| format!("failed to sync directory `{}`", dir.display()))
+}

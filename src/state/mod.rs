@@ -1,0 +1,11 @@
+//! The typed state and everything that persists it: the model, patches, the snapshot, the
+//! rollout, the store with its one locked write path, plus the file-system, walker and git
+//! adapters the rest of the tool shares.
+
+pub mod fs;
+pub mod git;
+pub mod model;
+pub mod patch;
+pub mod rollout;
+pub mod snapshot;
+pub mod store;

@@ -1,0 +1,354 @@
+//! Patches: the only way the state changes, and the envelope that carries them.
+//!
+//! Owns the patch shape (`behavior.md` §9.1, snake_case), the `changed_fields` enum (§9.5), and
+//! strict decoding from JSON: unknown fields and wrong types are reported all at once, each with
+//! its path, instead of the first one only. It does not validate meaning (ids, references):
+//! that is `policy::update`.
+
+use serde::Deserialize;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::state::model::AcceptanceReceipt;
+use crate::state::model::ChurnState;
+use crate::state::model::EvidenceRecord;
+use crate::state::model::GraphCheckpoint;
+use crate::state::model::GraphFrontier;
+use crate::state::model::Graphs;
+use crate::state::model::Invariant;
+use crate::state::model::InvestigationCheckpoint;
+use crate::state::model::JobBinding;
+use crate::state::model::ModeState;
+use crate::state::model::Observation;
+use crate::state::model::PlanningState;
+use crate::state::model::RuntimeLink;
+use crate::state::model::ScratchPad;
+use crate::state::model::Subgoal;
+
+/// One typed change to the state. Replacement fields replace wholesale when present; the
+/// append lists are placed before the existing records (newest first).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Patch {
+    /// Replace the objective.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub objective: Option<String>,
+    /// Replace the active subgoal id.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub active_subgoal_id: Option<String>,
+    /// Replace the subgoal list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subgoals: Option<Vec<Subgoal>>,
+    /// Replace the invariant list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub invariants: Option<Vec<Invariant>>,
+    /// Replace the graphs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graphs: Option<Graphs>,
+    /// Replace the graph frontier.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph_frontier: Option<GraphFrontier>,
+    /// Replace the graph checkpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graph_checkpoint: Option<GraphCheckpoint>,
+    /// Replace the scratch pad.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scratch: Option<ScratchPad>,
+    /// Replace the investigation checkpoint.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub investigation_checkpoint: Option<InvestigationCheckpoint>,
+    /// Replace the job bindings.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub job_bindings: Option<Vec<JobBinding>>,
+    /// Prepend acceptance receipts.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub acceptance_receipts: Vec<AcceptanceReceipt>,
+    /// Prepend runtime links.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub runtime_links: Vec<RuntimeLink>,
+    /// Prepend observations.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub observations: Vec<Observation>,
+    /// Prepend evidence records.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence: Vec<EvidenceRecord>,
+    /// Replace the churn judgment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub churn: Option<ChurnState>,
+    /// Replace the mode.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mode: Option<ModeState>,
+    /// Replace the planning records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub planning: Option<PlanningState>,
+}
+
+/// The top-level patch field names, in `changed_fields` order.
+pub const PATCH_FIELDS: [&str; 17] = [
+    "objective",
+    "active_subgoal_id",
+    "subgoals",
+    "invariants",
+    "graphs",
+    "graph_frontier",
+    "graph_checkpoint",
+    "scratch",
+    "investigation_checkpoint",
+    "job_bindings",
+    "acceptance_receipts",
+    "runtime_links",
+    "observations",
+    "evidence",
+    "churn",
+    "mode",
+    "planning",
+];
+
+/// A state field a write changed, in the fixed order of §9.5.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[allow(missing_docs)]
+pub enum ChangedField {
+    Objective,
+    ActiveSubgoalId,
+    Subgoals,
+    Invariants,
+    Graphs,
+    GraphFrontier,
+    GraphCheckpoint,
+    Scratch,
+    InvestigationCheckpoint,
+    JobBindings,
+    AcceptanceReceipts,
+    RuntimeLinks,
+    Observations,
+    Evidence,
+    Churn,
+    Mode,
+    Planning,
+}
+
+impl ChangedField {
+    /// The snake_case name, as in JSON.
+    pub fn as_str(self) -> &'static str {
+        PATCH_FIELDS[self as usize]
+    }
+}
+
+impl Patch {
+    /// The fields this patch touches (presence, not value change), in §9.5 order. Append lists
+    /// count only when non-empty.
+    pub fn changed_fields(&self) -> Vec<ChangedField> {
+        use ChangedField as F;
+        let present = [
+            (F::Objective, self.objective.is_some()),
+            (F::ActiveSubgoalId, self.active_subgoal_id.is_some()),
+            (F::Subgoals, self.subgoals.is_some()),
+            (F::Invariants, self.invariants.is_some()),
+            (F::Graphs, self.graphs.is_some()),
+            (F::GraphFrontier, self.graph_frontier.is_some()),
+            (F::GraphCheckpoint, self.graph_checkpoint.is_some()),
+            (F::Scratch, self.scratch.is_some()),
+            (
+                F::InvestigationCheckpoint,
+                self.investigation_checkpoint.is_some(),
+            ),
+            (F::JobBindings, self.job_bindings.is_some()),
+            (F::AcceptanceReceipts, !self.acceptance_receipts.is_empty()),
+            (F::RuntimeLinks, !self.runtime_links.is_empty()),
+            (F::Observations, !self.observations.is_empty()),
+            (F::Evidence, !self.evidence.is_empty()),
+            (F::Churn, self.churn.is_some()),
+            (F::Mode, self.mode.is_some()),
+            (F::Planning, self.planning.is_some()),
+        ];
+        present
+            .into_iter()
+            .filter(|(_, on)| *on)
+            .map(|(field, _)| field)
+            .collect()
+    }
+
+    /// Whether the patch changes anything at all.
+    pub fn is_empty(&self) -> bool {
+        self.changed_fields().is_empty()
+    }
+
+    /// Whether the patch replaces any state field (observations and evidence alone do not).
+    pub fn has_state_replacements(&self) -> bool {
+        self.changed_fields()
+            .iter()
+            .any(|field| !matches!(field, ChangedField::Observations | ChangedField::Evidence))
+    }
+}
+
+/// A patch with the revision it was drafted against, as `distill` and `propose` print it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Envelope {
+    /// The revision the patch was drafted against.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expected_revision: Option<u64>,
+    /// The patch.
+    pub patch: Patch,
+}
+
+/// Decodes patch input: either a bare patch or an `{"expected_revision", "patch"}` envelope.
+/// Every unknown field and every type error is reported, each with its JSON path.
+pub fn decode_patch_input(text: &str) -> Result<Envelope, Vec<String>> {
+    let value: Value = serde_json::from_str(text).map_err(|err| vec![format!("{err}")])?;
+    let Value::Object(mut object) = value else {
+        return Err(vec![format!(
+            "expected a JSON object (a patch or an envelope), found {}",
+            json_type_name(&value)
+        )]);
+    };
+    if !object.contains_key("patch") {
+        return decode_patch_object(Value::Object(object), "").map(|patch| Envelope {
+            expected_revision: None,
+            patch,
+        });
+    }
+    let mut problems = Vec::new();
+    for key in object.keys() {
+        if key != "patch" && key != "expected_revision" {
+            problems.push(format!("unknown envelope field `{key}`"));
+        }
+    }
+    let expected_revision = match object.remove("expected_revision") {
+        None | Some(Value::Null) => None,
+        Some(value) => match value.as_u64() {
+            Some(revision) => Some(revision),
+            None => {
+                problems.push(format!(
+                    "`expected_revision` must be a non-negative integer, found {value}"
+                ));
+                None
+            }
+        },
+    };
+    let patch = object.remove("patch").unwrap_or(Value::Null);
+    match decode_patch_object(patch, "patch.") {
+        Ok(patch) if problems.is_empty() => Ok(Envelope {
+            expected_revision,
+            patch,
+        }),
+        Ok(_) => Err(problems),
+        Err(more) => {
+            problems.extend(more);
+            Err(problems)
+        }
+    }
+}
+
+/// Decodes a patch object, failing on unknown fields. When decoding fails, each top-level
+/// field is decoded on its own so every broken field is reported, not just the first.
+fn decode_patch_object(value: Value, prefix: &str) -> Result<Patch, Vec<String>> {
+    let Value::Object(object) = &value else {
+        return Err(vec![format!(
+            "`{}` must be a JSON object, found {}",
+            prefix.trim_end_matches('.'),
+            json_type_name(&value)
+        )]);
+    };
+    let mut problems = Vec::new();
+    for (key, field) in object {
+        if !PATCH_FIELDS.contains(&key.as_str()) {
+            problems.push(format!(
+                "unknown patch field `{prefix}{key}` (patch fields: {})",
+                PATCH_FIELDS.join(", ")
+            ));
+            continue;
+        }
+        let single = Value::Object([(key.clone(), field.clone())].into_iter().collect());
+        if let Err(problem) = decode_with_paths(single, prefix) {
+            problems.extend(problem);
+        }
+    }
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    decode_with_paths(value, prefix)
+}
+
+/// Decodes a patch, naming the JSON path of a type error and of every ignored field.
+fn decode_with_paths(value: Value, prefix: &str) -> Result<Patch, Vec<String>> {
+    let mut unknown = Vec::new();
+    let decoded: Result<Patch, _> = {
+        let mut note_unknown = |path: serde_ignored::Path| {
+            unknown.push(format!("unknown field `{prefix}{path}`"));
+        };
+        let deserializer = serde_ignored::Deserializer::new(value, &mut note_unknown);
+        serde_path_to_error::deserialize(deserializer)
+    };
+    match decoded {
+        Ok(_) if !unknown.is_empty() => Err(unknown),
+        Ok(patch) => Ok(patch),
+        Err(err) => Err(vec![format!("`{prefix}{}`: {}", err.path(), err.inner())]),
+    }
+}
+
+fn json_type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bare_patch_and_envelope_decode_alike() {
+        let bare = decode_patch_input(r#"{"objective":"x"}"#).expect("bare");
+        assert_eq!(bare.expected_revision, None);
+        assert_eq!(bare.patch.objective.as_deref(), Some("x"));
+        let wrapped = decode_patch_input(r#"{"expected_revision":4,"patch":{"objective":"x"}}"#)
+            .expect("env");
+        assert_eq!(wrapped.expected_revision, Some(4));
+        assert_eq!(wrapped.patch, bare.patch);
+    }
+
+    #[test]
+    fn every_unknown_and_mistyped_field_is_reported() {
+        let problems = decode_patch_input(
+            r#"{"objectiv":"x","subgoals":"nope","observations":[{"id":"o","summary":"s","source_kind":"k","status":"ok","evidence_ids":["e"],"colour":1}]}"#,
+        )
+        .expect_err("invalid");
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert!(
+            problems[0].contains("unknown patch field `objectiv`"),
+            "{problems:?}"
+        );
+        assert!(problems[1].contains("subgoals"), "{problems:?}");
+        assert!(
+            problems[2].contains("unknown field `observations.0.colour`"),
+            "{problems:?}"
+        );
+    }
+
+    #[test]
+    fn changed_fields_follow_the_fixed_order() {
+        let patch = Patch {
+            evidence: vec![],
+            churn: Some(ChurnState {
+                understanding_status: "u".into(),
+                diff_pressure: "low".into(),
+                graph_freshness: None,
+                warning: None,
+                unexplained_writes: None,
+            }),
+            objective: Some("o".into()),
+            ..Patch::default()
+        };
+        assert_eq!(
+            patch.changed_fields(),
+            vec![ChangedField::Objective, ChangedField::Churn]
+        );
+        assert!(patch.has_state_replacements());
+        assert!(Patch::default().is_empty());
+    }
+}

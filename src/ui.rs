@@ -1,0 +1,145 @@
+//! The only place that prints. stdout carries data (one report, as human text or as one JSON
+//! document); stderr carries status, warnings, hints, errors and progress bars.
+//!
+//! Progress bars appear only when stderr is a terminal and neither `--json` nor `--quiet` is
+//! set. Writes to a closed stdout surface as `BrokenPipe` errors, which the top level turns
+//! into a quiet exit 0.
+#![allow(clippy::print_stderr)]
+
+use std::io::IsTerminal;
+use std::io::Write;
+
+use anyhow::Result;
+use indicatif::ProgressBar;
+use indicatif::ProgressDrawTarget;
+use indicatif::ProgressStyle;
+use serde::Serialize;
+
+use crate::error::Failure;
+
+/// A command's result, printable for a person or for a script.
+pub trait Report: Serialize {
+    /// Writes the human rendering.
+    fn human(&self, out: &mut dyn Write) -> std::io::Result<()>;
+}
+
+/// How and where to print.
+#[derive(Debug, Clone)]
+pub struct Ui {
+    json: bool,
+    quiet: bool,
+    stderr_is_terminal: bool,
+}
+
+impl Ui {
+    /// A printer for the global output flags.
+    pub fn new(json: bool, quiet: bool) -> Ui {
+        Ui {
+            json,
+            quiet,
+            stderr_is_terminal: std::io::stderr().is_terminal(),
+        }
+    }
+
+    /// Whether `--json` was given.
+    pub fn json(&self) -> bool {
+        self.json
+    }
+
+    /// Whether `--quiet` was given.
+    pub fn quiet(&self) -> bool {
+        self.quiet
+    }
+
+    /// Prints the report: one JSON document with `--json`, human text otherwise (nothing under
+    /// `--quiet` unless `--json` asked for it explicitly).
+    pub fn emit<R: Report>(&self, report: &R) -> Result<()> {
+        let stdout = std::io::stdout();
+        let mut out = std::io::BufWriter::new(stdout.lock());
+        if self.json {
+            serde_json::to_writer(&mut out, report)?;
+            out.write_all(b"\n")?;
+        } else if !self.quiet {
+            report.human(&mut out)?;
+        }
+        out.flush()?;
+        Ok(())
+    }
+
+    /// Writes raw text to stdout (for payloads such as `prompt` or `textconv`).
+    pub fn emit_text(&self, text: &str) -> Result<()> {
+        let mut out = std::io::stdout().lock();
+        out.write_all(text.as_bytes())?;
+        out.flush()?;
+        Ok(())
+    }
+
+    /// A status line on stderr.
+    pub fn status(&self, message: &str) {
+        if !self.quiet {
+            eprintln!("{message}");
+        }
+    }
+
+    /// A warning on stderr.
+    pub fn warn(&self, message: &str) {
+        if !self.quiet {
+            eprintln!("warning: {message}");
+        }
+    }
+
+    /// A hint on stderr.
+    pub fn hint(&self, message: &str) {
+        if !self.quiet {
+            eprintln!("hint: {message}");
+        }
+    }
+
+    /// A progress bar over `len` steps, hidden unless a person is watching stderr.
+    pub fn progress(&self, len: u64, message: &'static str) -> ProgressBar {
+        if self.json || self.quiet || !self.stderr_is_terminal {
+            return ProgressBar::hidden();
+        }
+        let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+        let style = ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} {wide_msg}")
+            .map(|style| style.progress_chars("=> "));
+        if let Ok(style) = style {
+            bar.set_style(style);
+        }
+        bar.set_message(message);
+        bar
+    }
+
+    /// Reports a failure: always on stderr, and with `--json` also on stdout as
+    /// `{"error": {...}}`.
+    pub fn error(&self, failure: &Failure, causes: &[String]) {
+        let mut message = failure.message.clone();
+        for cause in causes {
+            message.push_str(": ");
+            message.push_str(cause);
+        }
+        if self.json {
+            let document = serde_json::json!({
+                "error": {
+                    "kind": failure.kind,
+                    "message": message,
+                    "hint": failure.hint,
+                    "problems": failure.problems,
+                }
+            });
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "{document}");
+        }
+        let mut err = std::io::stderr().lock();
+        let _ = writeln!(err, "error: {}", failure.message);
+        for problem in &failure.problems {
+            let _ = writeln!(err, "  - {problem}");
+        }
+        for cause in causes {
+            let _ = writeln!(err, "  caused by: {cause}");
+        }
+        if let Some(hint) = &failure.hint {
+            let _ = writeln!(err, "hint: {hint}");
+        }
+    }
+}
