@@ -1,1 +1,0 @@
-//! The integration suite: one binary, one module per command.

@@ -1,0 +1,209 @@
+//! The shared test harness: a temporary git repository, the binary run as a user runs it
+//! (clean environment, pinned clock), and output normalised for snapshots.
+
+#![allow(dead_code)]
+
+use std::cell::Cell;
+use std::fmt;
+use std::path::Path;
+use std::path::PathBuf;
+use std::process::Command as StdCommand;
+
+use assert_cmd::Command;
+use serde_json::Value;
+use tempfile::TempDir;
+
+/// A temporary repository to run `epiphany` in.
+pub struct TestEnv {
+    dir: TempDir,
+    root: PathBuf,
+    clock: Cell<u32>,
+}
+
+/// What one run printed and how it exited.
+#[derive(Debug, Clone)]
+pub struct Output {
+    /// stdout, normalised.
+    pub stdout: String,
+    /// stderr, normalised.
+    pub stderr: String,
+    /// The exit code.
+    pub code: i32,
+}
+
+impl Output {
+    /// stdout parsed as one JSON document.
+    pub fn json(&self) -> Value {
+        serde_json::from_str(&self.stdout)
+            .unwrap_or_else(|err| panic!("stdout is not one JSON document ({err}):\n{self}"))
+    }
+}
+
+impl fmt::Display for Output {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}", self.stdout)?;
+        if !self.stderr.is_empty() {
+            write!(f, "------- stderr -------\n{}", self.stderr)?;
+        }
+        write!(f, "[exit status: {}]", self.code)
+    }
+}
+
+impl TestEnv {
+    /// An empty git repository, no store.
+    pub fn bare() -> TestEnv {
+        let env = TestEnv::plain();
+        env.git(&["init", "-q", "-b", "main"]);
+        env
+    }
+
+    /// A directory outside git, no store.
+    pub fn plain() -> TestEnv {
+        let dir = tempfile::Builder::new()
+            .prefix("epiphany-test-")
+            .tempdir()
+            .expect("tempdir");
+        let root = dir.path().canonicalize().expect("canonical root");
+        TestEnv {
+            dir,
+            root,
+            clock: Cell::new(0),
+        }
+    }
+
+    /// A git repository with an initialised store.
+    pub fn new() -> TestEnv {
+        let env = TestEnv::bare();
+        env.ok(&["init"]);
+        env
+    }
+
+    /// The repository root.
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+
+    /// The binary with a clean environment and a clock that advances one second per run.
+    pub fn command(&self, args: &[&str]) -> Command {
+        let tick = self.clock.get();
+        self.clock.set(tick + 1);
+        let mut command = Command::cargo_bin("epiphany").expect("binary");
+        command
+            .env_clear()
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .env("HOME", &self.root)
+            .env("NO_COLOR", "1")
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_SYSTEM", "/dev/null")
+            .env(
+                "EPIPHANY_NOW",
+                format!("2026-01-01T00:{:02}:{:02}Z", tick / 60 % 60, tick % 60),
+            )
+            .current_dir(&self.root)
+            .args(args);
+        command
+    }
+
+    /// Runs the binary.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.finish(self.command(args).output().expect("run"))
+    }
+
+    /// Runs the binary with `stdin`.
+    pub fn run_with_stdin(&self, args: &[&str], stdin: impl Into<Vec<u8>>) -> Output {
+        self.finish(self.command(args).write_stdin(stdin).output().expect("run"))
+    }
+
+    /// Runs the binary and insists on exit 0.
+    pub fn ok(&self, args: &[&str]) -> Output {
+        let output = self.run(args);
+        assert_eq!(
+            output.code,
+            0,
+            "`epiphany {}` failed:\n{output}",
+            args.join(" ")
+        );
+        output
+    }
+
+    /// Runs `--json ARGS` and insists on exit 0; returns the document.
+    pub fn json(&self, args: &[&str]) -> Value {
+        let mut full = vec!["--json"];
+        full.extend_from_slice(args);
+        self.ok(&full).json()
+    }
+
+    /// Applies a patch through `update` and insists on exit 0.
+    pub fn update(&self, patch: &Value) -> Value {
+        let output = self.run_with_stdin(&["--json", "update"], patch.to_string());
+        assert_eq!(output.code, 0, "update failed:\n{output}");
+        output.json()
+    }
+
+    /// Writes a file under the root, creating directories.
+    pub fn write(&self, relative: &str, contents: impl AsRef<[u8]>) {
+        let path = self.root.join(relative);
+        std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+        std::fs::write(path, contents).expect("write");
+    }
+
+    /// Reads a file under the root.
+    pub fn read(&self, relative: &str) -> Vec<u8> {
+        std::fs::read(self.root.join(relative)).expect("read")
+    }
+
+    /// The bytes of the snapshot and the rollout, to prove a command changed nothing.
+    pub fn store_bytes(&self) -> (Vec<u8>, Vec<u8>) {
+        (
+            self.read(".epiphany/state.msgpack"),
+            self.read(".epiphany/rollout.jsonl"),
+        )
+    }
+
+    /// Runs git with a fixed identity and fixed dates.
+    pub fn git(&self, args: &[&str]) -> String {
+        let output = StdCommand::new("git")
+            .args(args)
+            .current_dir(&self.root)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .env("GIT_CONFIG_SYSTEM", "/dev/null")
+            .env("GIT_AUTHOR_NAME", "Test")
+            .env("GIT_AUTHOR_EMAIL", "test@example.com")
+            .env("GIT_COMMITTER_NAME", "Test")
+            .env("GIT_COMMITTER_EMAIL", "test@example.com")
+            .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+            .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+            .output()
+            .expect("git");
+        assert!(
+            output.status.success(),
+            "git {args:?} failed: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// Stages everything and commits.
+    pub fn commit_all(&self, message: &str) -> String {
+        self.git(&["add", "-A"]);
+        self.git(&["commit", "-q", "-m", message]);
+        self.git(&["rev-parse", "HEAD"]).trim().to_owned()
+    }
+
+    fn finish(&self, output: std::process::Output) -> Output {
+        let normalise = |bytes: &[u8]| {
+            String::from_utf8_lossy(bytes).replace(&self.root.display().to_string(), "[ROOT]")
+        };
+        Output {
+            stdout: normalise(&output.stdout),
+            stderr: normalise(&output.stderr),
+            code: output.status.code().unwrap_or(-1),
+        }
+    }
+}
+
+impl Drop for TestEnv {
+    fn drop(&mut self) {
+        let _ = &self.dir;
+    }
+}
