@@ -2,6 +2,7 @@
 //! (clean environment, pinned clock), and output normalised for snapshots.
 
 #![allow(dead_code)]
+#![allow(clippy::disallowed_methods)] // tests read the real environment on purpose
 
 use std::cell::Cell;
 use std::fmt;
