@@ -274,7 +274,7 @@ fn decode_with_paths(value: Value, prefix: &str) -> Result<Patch, Vec<String>> {
     let mut unknown = Vec::new();
     let decoded: Result<Patch, _> = {
         let mut note_unknown = |path: serde_ignored::Path| {
-            unknown.push(format!("unknown field `{prefix}{path}`"));
+            unknown.push(format!("unknown field `{prefix}{}`", dotted(&path)));
         };
         let deserializer = serde_ignored::Deserializer::new(value, &mut note_unknown);
         serde_path_to_error::deserialize(deserializer)
@@ -283,6 +283,23 @@ fn decode_with_paths(value: Value, prefix: &str) -> Result<Patch, Vec<String>> {
         Ok(_) if !unknown.is_empty() => Err(unknown),
         Ok(patch) => Ok(patch),
         Err(err) => Err(vec![format!("`{prefix}{}`: {}", err.path(), err.inner())]),
+    }
+}
+
+/// A field path as `a.b.0.c`, without the markers serde_ignored puts on optional values.
+fn dotted(path: &serde_ignored::Path<'_>) -> String {
+    use serde_ignored::Path;
+    let join = |parent: &Path<'_>, segment: String| match dotted(parent) {
+        prefix if prefix.is_empty() => segment,
+        prefix => format!("{prefix}.{segment}"),
+    };
+    match path {
+        Path::Root => String::new(),
+        Path::Seq { parent, index } => join(parent, index.to_string()),
+        Path::Map { parent, key } => join(parent, key.clone()),
+        Path::Some { parent }
+        | Path::NewtypeStruct { parent }
+        | Path::NewtypeVariant { parent } => dotted(parent),
     }
 }
 

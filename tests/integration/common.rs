@@ -4,11 +4,12 @@
 #![allow(dead_code)]
 #![allow(clippy::disallowed_methods)] // tests read the real environment on purpose
 
-use std::cell::Cell;
 use std::fmt;
 use std::path::Path;
 use std::path::PathBuf;
 use std::process::Command as StdCommand;
+use std::sync::atomic::AtomicU32;
+use std::sync::atomic::Ordering;
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -16,9 +17,9 @@ use tempfile::TempDir;
 
 /// A temporary repository to run `epiphany` in.
 pub struct TestEnv {
-    dir: TempDir,
+    _dir: TempDir,
     root: PathBuf,
-    clock: Cell<u32>,
+    clock: AtomicU32,
 }
 
 /// What one run printed and how it exited.
@@ -66,9 +67,9 @@ impl TestEnv {
             .expect("tempdir");
         let root = dir.path().canonicalize().expect("canonical root");
         TestEnv {
-            dir,
+            _dir: dir,
             root,
-            clock: Cell::new(0),
+            clock: AtomicU32::new(0),
         }
     }
 
@@ -85,10 +86,9 @@ impl TestEnv {
     }
 
     /// The binary with a clean environment and a clock that advances one second per run.
-    pub fn command(&self, args: &[&str]) -> Command {
-        let tick = self.clock.get();
-        self.clock.set(tick + 1);
-        let mut command = Command::cargo_bin("epiphany").expect("binary");
+    pub fn std_command(&self, args: &[&str]) -> StdCommand {
+        let tick = self.clock.fetch_add(1, Ordering::Relaxed);
+        let mut command = StdCommand::new(assert_cmd::cargo::cargo_bin("epiphany"));
         command
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())
@@ -103,6 +103,11 @@ impl TestEnv {
             .current_dir(&self.root)
             .args(args);
         command
+    }
+
+    /// [`TestEnv::std_command`] with assert_cmd's conveniences (stdin, output capture).
+    pub fn command(&self, args: &[&str]) -> Command {
+        Command::from_std(self.std_command(args))
     }
 
     /// Runs the binary.
@@ -132,6 +137,20 @@ impl TestEnv {
         let mut full = vec!["--json"];
         full.extend_from_slice(args);
         self.ok(&full).json()
+    }
+
+    /// Runs `--json ARGS`, insists on the given exit code, and returns the document.
+    pub fn json_allowing(&self, args: &[&str], code: i32) -> Value {
+        let mut full = vec!["--json"];
+        full.extend_from_slice(args);
+        let output = self.run(&full);
+        assert_eq!(
+            output.code,
+            code,
+            "`epiphany {}`:\n{output}",
+            full.join(" ")
+        );
+        output.json()
     }
 
     /// Applies a patch through `update` and insists on exit 0.
@@ -200,11 +219,5 @@ impl TestEnv {
             stderr: normalise(&output.stderr),
             code: output.status.code().unwrap_or(-1),
         }
-    }
-}
-
-impl Drop for TestEnv {
-    fn drop(&mut self) {
-        let _ = &self.dir;
     }
 }

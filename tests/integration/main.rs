@@ -1,6 +1,7 @@
-//! The integration suite: one test binary, one module per command, all through the binary as
-//! a user runs it.
+//! The integration suite: one test binary, one module per area, all through the binary as a
+//! user runs it.
 
 mod common;
 
+mod test_meta;
 mod test_store;

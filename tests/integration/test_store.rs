@@ -1,8 +1,18 @@
-//! `init`, `update`, `show`: the store and its one write path.
+//! The store and its one write path: `init`, `update`, `show`, `log`, `diff`, `rollback`,
+//! `verify`, and the faults the store must survive.
 
+use serde_json::Value;
 use serde_json::json;
 
 use crate::common::TestEnv;
+
+fn observation_patch(id: &str) -> Value {
+    json!({
+        "observations": [{"id": format!("obs-{id}"), "summary": "seen", "source_kind": "test",
+                          "status": "ok", "evidence_ids": [format!("ev-{id}")]}],
+        "evidence": [{"id": format!("ev-{id}"), "kind": "verification", "status": "ok", "summary": "seen"}]
+    })
+}
 
 #[test]
 fn init_creates_the_store_at_the_work_tree_root_once() {
@@ -25,13 +35,492 @@ fn init_creates_the_store_at_the_work_tree_root_once() {
 }
 
 #[test]
-fn update_applies_a_patch_and_show_prints_it() {
-    let env = TestEnv::new();
-    let report = env.update(&json!({"objective": "ship the store"}));
-    assert_eq!(report["revision"], 1);
-    assert_eq!(report["changed_fields"], json!(["objective"]));
+fn init_outside_git_uses_the_current_directory_and_records_an_objective() {
+    let env = TestEnv::plain();
+    let report = env.json(&["init", "--objective", "map the parser"]);
+    assert_eq!(
+        report,
+        json!({"root": "[ROOT]", "revision": 1, "created": true})
+    );
     assert_eq!(
         env.json(&["show"]),
-        json!({"revision": 1, "objective": "ship the store"})
+        json!({"revision": 1, "objective": "map the parser"})
     );
+    let log = env.json(&["log"]);
+    assert_eq!(log["entries"][0]["source"], "init");
+    assert_eq!(log["entries"][0]["git_head"], Value::Null);
+}
+
+#[test]
+fn commands_find_the_store_by_walking_up() {
+    let env = TestEnv::new();
+    env.write("deep/er/file.rs", "fn main() {}");
+    env.update(&json!({"objective": "o"}));
+    let shown = env.json(&["-C", "deep/er", "show"]);
+    assert_eq!(shown["objective"], "o");
+}
+
+#[test]
+fn missing_store_is_exit_two_with_a_hint() {
+    let env = TestEnv::bare();
+    insta::assert_snapshot!(env.run(&["show"]), @r"
+    ------- stderr -------
+    error: no `.epiphany/` store in `[ROOT]` or any parent
+    hint: run `epiphany init` to create one
+    [exit status: 2]
+    ");
+    let json = env.run(&["--json", "log"]);
+    assert_eq!(json.code, 2);
+    assert_eq!(json.json()["error"]["kind"], "no_store");
+}
+
+#[test]
+fn update_applies_a_patch_and_records_it_in_the_rollout() {
+    let env = TestEnv::new();
+    let head = env.commit_all("first");
+    let report = env.run_with_stdin(
+        &["--json", "update", "--turn-id", "turn-1"],
+        observation_patch("1").to_string(),
+    );
+    assert_eq!(report.code, 0, "{report}");
+    assert_eq!(report.json()["revision"], 1);
+    assert_eq!(
+        report.json()["changed_fields"],
+        json!(["observations", "evidence"])
+    );
+    let state = env.json(&["show"]);
+    assert_eq!(state["last_updated_turn_id"], "turn-1");
+    assert_eq!(state["observations"][0]["id"], "obs-1");
+
+    let rollout = String::from_utf8(env.read(".epiphany/rollout.jsonl")).expect("utf8");
+    let line: Value = serde_json::from_str(rollout.lines().next().expect("line")).expect("json");
+    for field in [
+        "seq",
+        "revision",
+        "at",
+        "source",
+        "turn_id",
+        "git_head",
+        "changed_fields",
+        "patch",
+        "prev_hash",
+        "hash",
+    ] {
+        assert!(
+            line.get(field).is_some(),
+            "rollout line lacks `{field}`: {line}"
+        );
+    }
+    assert_eq!(line["git_head"], head);
+    assert_eq!(line["at"], "2026-01-01T00:00:01Z");
+    assert_eq!(line["turn_id"], "turn-1");
+}
+
+#[test]
+fn update_reads_envelopes_and_files() {
+    let env = TestEnv::new();
+    env.write(
+        "patch.json",
+        json!({"expected_revision": 0, "patch": {"objective": "from a file"}}).to_string(),
+    );
+    let report = env.json(&["update", "patch.json"]);
+    assert_eq!(report["revision"], 1);
+    let again = env.run_with_stdin(&["update", "-"], json!({"objective": "stdin"}).to_string());
+    assert_eq!(again.code, 0, "{again}");
+    assert_eq!(env.json(&["show"])["objective"], "stdin");
+}
+
+#[test]
+fn update_lists_every_problem_and_writes_nothing() {
+    let env = TestEnv::new();
+    env.update(&observation_patch("1"));
+    let before = env.store_bytes();
+    let patch = json!({
+        "evidence": [
+            {"id": "ev-1", "kind": "k", "status": "ok", "summary": "again"},
+            {"id": "ev-2", "kind": " ", "status": "ok", "summary": "s"}
+        ],
+        "observations": [{"id": "obs-2", "summary": "s", "source_kind": "t", "status": "ok", "evidence_ids": ["ev-9"]}],
+        "subgoals": [{"id": "a", "title": "t", "status": "open"}, {"id": "a", "title": "t", "status": "open"}],
+        "active_subgoal_id": "zzz"
+    });
+    let output = env.run_with_stdin(&["update"], patch.to_string());
+    insta::assert_snapshot!(output, @r#"
+    ------- stderr -------
+    error: invalid epiphany update patch
+      - patch.evidence.kind must not be empty
+      - evidence id "ev-1" already exists in Epiphany state
+      - observation "obs-2" cites missing evidence id "ev-9"
+      - duplicate subgoal id "a"
+      - active subgoal id "zzz" is not present in patch.subgoals
+    hint: fix every problem listed; nothing was written
+    [exit status: 2]
+    "#);
+    assert_eq!(env.store_bytes(), before);
+}
+
+#[test]
+fn unknown_fields_and_wrong_types_are_all_reported() {
+    let env = TestEnv::new();
+    let before = env.store_bytes();
+    let output = env.run_with_stdin(
+        &["--json", "update"],
+        r#"{"objective": 7, "colour": "red", "graphs": {"architecture": {"nodes": [{"id": "a", "title": "t", "purpose": "p", "size": 3}]}}}"#,
+    );
+    assert_eq!(output.code, 2);
+    let problems = output.json()["error"]["problems"].clone();
+    assert_eq!(
+        problems,
+        json!([
+            "`objective`: invalid type: integer `7`, expected a string",
+            "unknown patch field `colour` (patch fields: objective, active_subgoal_id, subgoals, invariants, graphs, graph_frontier, graph_checkpoint, scratch, investigation_checkpoint, job_bindings, acceptance_receipts, runtime_links, observations, evidence, churn, mode, planning)",
+            "unknown field `graphs.architecture.nodes.0.size`"
+        ])
+    );
+    assert_eq!(env.store_bytes(), before);
+}
+
+#[test]
+fn bad_documents_are_input_errors() {
+    let env = TestEnv::new();
+    let before = env.store_bytes();
+    for (input, message) in [
+        ("", "stdin is empty; expected a patch or an envelope"),
+        (
+            "[1, 2]",
+            "expected a JSON object (a patch or an envelope), found an array",
+        ),
+        ("{\"objective\": ", "EOF while parsing"),
+        (
+            "{}",
+            "epiphany update patch must contain at least one mutation",
+        ),
+        (
+            "{\"patch\": {\"objective\": \"o\"}, \"expected_revision\": -1}",
+            "`expected_revision` must be a non-negative integer",
+        ),
+    ] {
+        let output = env.run_with_stdin(&["update"], input);
+        assert_eq!(output.code, 2, "{input}: {output}");
+        assert!(output.stderr.contains(message), "{input}: {output}");
+    }
+    let missing = env.run(&["update", "nope.json"]);
+    assert_eq!(missing.code, 2);
+    assert!(
+        missing.stderr.contains("cannot open `nope.json`"),
+        "{missing}"
+    );
+    assert_eq!(env.store_bytes(), before);
+}
+
+#[test]
+fn expected_revision_mismatch_is_a_conflict() {
+    let env = TestEnv::new();
+    env.update(&json!({"objective": "one"}));
+    let before = env.store_bytes();
+    let output = env.run_with_stdin(
+        &["update", "--expected-revision", "0"],
+        json!({"objective": "two"}).to_string(),
+    );
+    insta::assert_snapshot!(output, @r"
+    ------- stderr -------
+    error: epiphany state revision mismatch: expected 0, found 1
+    hint: the store moved on; re-read it (`epiphany show`) and draft the patch again
+    [exit status: 3]
+    ");
+    let envelope = json!({"expected_revision": 0, "patch": {"objective": "two"}});
+    let output = env.run_with_stdin(&["--json", "update"], envelope.to_string());
+    assert_eq!(output.code, 3);
+    assert_eq!(output.json()["error"]["kind"], "conflict");
+    assert_eq!(env.store_bytes(), before);
+    let flag_wins = env.run_with_stdin(
+        &["update", "--expected-revision", "1"],
+        envelope.to_string(),
+    );
+    assert_eq!(flag_wins.code, 0, "{flag_wins}");
+}
+
+#[test]
+fn show_log_and_diff_walk_the_history() {
+    let env = TestEnv::new();
+    env.update(&json!({"objective": "one"}));
+    env.update(&json!({"objective": "two", "scratch": {"summary": "thinking"}}));
+    assert_eq!(
+        env.json(&["show", "--revision", "1"]),
+        json!({"revision": 1, "objective": "one"})
+    );
+    assert_eq!(
+        env.json(&["show", "--revision", "0"]),
+        json!({"revision": 0})
+    );
+    let future = env.run(&["show", "--revision", "9"]);
+    assert_eq!(future.code, 2);
+    assert!(
+        future
+            .stderr
+            .contains("revision 9 does not exist; the head is at revision 2"),
+        "{future}"
+    );
+
+    let log = env.json(&["log", "--limit", "1"]);
+    assert_eq!(log["entries"].as_array().map(Vec::len), Some(1));
+    assert_eq!(log["entries"][0]["revision"], 2);
+    assert_eq!(
+        log["entries"][0]["changed_fields"],
+        json!(["objective", "scratch"])
+    );
+
+    insta::assert_snapshot!(env.run(&["diff"]), @r#"
+    --- revision 1
+    +++ revision 2
+    @@ -1,4 +1,7 @@
+     {
+    -  "revision": 1,
+    -  "objective": "one"
+    +  "revision": 2,
+    +  "objective": "two",
+    +  "scratch": {
+    +    "summary": "thinking"
+    +  }
+     }
+    [exit status: 0]
+    "#);
+    let diff = env.json(&["diff", "0", "1"]);
+    assert_eq!(diff["from"], 0);
+    assert_eq!(diff["to"], 1);
+    assert_eq!(diff["changed_fields"], json!(["objective"]));
+}
+
+#[test]
+fn rollback_writes_a_new_revision_and_never_resurrects() {
+    let env = TestEnv::new();
+    env.update(&json!({"objective": "one"}));
+    env.update(&observation_patch("1"));
+    env.update(&json!({"objective": "three"}));
+    let report = env.json(&["rollback", "--to-revision", "1"]);
+    assert_eq!(report["revision"], 4);
+    assert_eq!(
+        report["changed_fields"],
+        json!(["objective", "observations", "evidence"])
+    );
+    assert_eq!(
+        env.json(&["show"]),
+        json!({"revision": 4, "objective": "one"})
+    );
+    // The rolled-back observation can be written again: it is gone, not hidden.
+    env.update(&observation_patch("1"));
+    assert_eq!(env.json(&["show"])["revision"], 5);
+    assert_eq!(env.json(&["show", "--revision", "3"])["objective"], "three");
+    assert_eq!(env.json(&["verify"])["ok"], true);
+    let unchanged = env.json(&["rollback", "--to-revision", "5"]);
+    assert_eq!(unchanged["changed_fields"], json!([]));
+    assert_eq!(
+        env.json(&["log"])["entries"].as_array().map(Vec::len),
+        Some(5)
+    );
+}
+
+#[test]
+fn verify_reports_an_edited_line_with_its_number() {
+    let env = TestEnv::new();
+    env.update(&json!({"objective": "one"}));
+    env.update(&json!({"objective": "two"}));
+    env.update(&json!({"objective": "three"}));
+    assert_eq!(
+        env.json(&["verify"]),
+        json!({"ok": true, "problems": [], "records": 3, "revision": 3})
+    );
+    let rollout = String::from_utf8(env.read(".epiphany/rollout.jsonl")).expect("utf8");
+    env.write(
+        ".epiphany/rollout.jsonl",
+        rollout.replacen("\"two\"", "\"TWO\"", 1),
+    );
+    let output = env.run(&["verify"]);
+    insta::assert_snapshot!(output, @r"
+    2 problem(s):
+      rollout.jsonl:2: hash does not match the record's content (the line was edited)
+      rollout.jsonl:2: replay stops here; later records cannot be trusted
+    ------- stderr -------
+    hint: restore damaged files from git (`git checkout -- .epiphany/`); a torn last line is removed by the next write
+    [exit status: 1]
+    ");
+}
+
+#[test]
+fn verify_names_a_torn_tail_and_the_next_write_repairs_it() {
+    let env = TestEnv::new();
+    env.update(&json!({"objective": "one"}));
+    let mut rollout = env.read(".epiphany/rollout.jsonl");
+    rollout.extend_from_slice(b"{\"seq\":2,\"revis");
+    env.write(".epiphany/rollout.jsonl", &rollout);
+    let output = env.json_allowing(&["verify"], 1);
+    assert_eq!(output["problems"][0]["line"], 2);
+    assert!(
+        output["problems"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("torn")),
+        "{output}"
+    );
+    assert_eq!(env.json(&["show"])["objective"], "one");
+    env.update(&json!({"objective": "two"}));
+    assert_eq!(env.json(&["verify"])["ok"], true);
+}
+
+#[test]
+fn a_snapshot_that_does_not_decode_is_exit_two_and_left_alone() {
+    let env = TestEnv::new();
+    env.update(&json!({"objective": "one"}));
+    env.write(".epiphany/state.msgpack", b"\x93garbage bytes");
+    let output = env.run(&["show"]);
+    assert_eq!(output.code, 2, "{output}");
+    assert!(
+        output.stderr.contains("state.msgpack` does not decode"),
+        "{output}"
+    );
+    assert!(
+        output.stderr.contains("hint: the file was left untouched"),
+        "{output}"
+    );
+    let write = env.run_with_stdin(&["update"], json!({"objective": "two"}).to_string());
+    assert_eq!(write.code, 2, "{write}");
+    assert_eq!(env.read(".epiphany/state.msgpack"), b"\x93garbage bytes");
+    let verify = env.run(&["verify"]);
+    assert_eq!(verify.code, 1, "{verify}");
+    assert!(verify.stdout.contains("does not decode"), "{verify}");
+}
+
+#[test]
+fn a_rollout_line_that_does_not_parse_past_the_snapshot_is_exit_two() {
+    let env = TestEnv::new();
+    env.update(&json!({"objective": "one"}));
+    let mut rollout = env.read(".epiphany/rollout.jsonl");
+    rollout.extend_from_slice(b"this is not json\n");
+    env.write(".epiphany/rollout.jsonl", &rollout);
+    let output = env.run(&["show"]);
+    assert_eq!(output.code, 2, "{output}");
+    assert!(
+        output
+            .stderr
+            .contains("line 2 is not a valid rollout record"),
+        "{output}"
+    );
+    assert_eq!(env.read(".epiphany/rollout.jsonl"), rollout);
+}
+
+#[test]
+fn a_snapshot_behind_the_rollout_is_rolled_forward() {
+    let env = TestEnv::new();
+    env.update(&json!({"objective": "one"}));
+    let stale_snapshot = env.read(".epiphany/state.msgpack");
+    env.update(&json!({"objective": "two"}));
+    // A crash after the rollout append but before the snapshot rename looks like this.
+    env.write(".epiphany/state.msgpack", &stale_snapshot);
+    assert_eq!(env.json(&["show"])["objective"], "two");
+    assert_eq!(env.json(&["verify"])["ok"], true);
+    env.update(&json!({"objective": "three"}));
+    assert_eq!(
+        env.json(&["show"]),
+        json!({"revision": 3, "objective": "three"})
+    );
+    assert_eq!(env.json(&["verify"])["ok"], true);
+}
+
+#[test]
+fn concurrent_writers_all_land() {
+    const WRITERS: usize = 8;
+    const UPDATES: usize = 25;
+    let env = TestEnv::new();
+    std::thread::scope(|scope| {
+        for writer in 0..WRITERS {
+            let env = &env;
+            scope.spawn(move || {
+                for update in 0..UPDATES {
+                    let id = format!("{writer}-{update}");
+                    let mut command = env.command(&["update"]);
+                    command.env("EPIPHANY_LOCK_TIMEOUT_MS", "60000");
+                    let output = command
+                        .write_stdin(observation_patch(&id).to_string())
+                        .output()
+                        .expect("run");
+                    assert!(
+                        output.status.success(),
+                        "{}",
+                        String::from_utf8_lossy(&output.stderr)
+                    );
+                }
+            });
+        }
+    });
+    let state = env.json(&["show"]);
+    assert_eq!(state["revision"], WRITERS * UPDATES);
+    assert_eq!(
+        state["observations"].as_array().map(Vec::len),
+        Some(WRITERS * UPDATES)
+    );
+    let rollout = String::from_utf8(env.read(".epiphany/rollout.jsonl")).expect("utf8");
+    assert_eq!(rollout.lines().count(), WRITERS * UPDATES);
+    assert_eq!(env.json(&["verify"])["ok"], true);
+}
+
+#[test]
+fn a_held_lock_times_out_with_exit_three() {
+    let env = TestEnv::new();
+    let lock = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(env.root().join(".epiphany/lock"))
+        .expect("open lock");
+    lock.lock().expect("hold the lock");
+    let mut command = env.command(&["update"]);
+    command.env("EPIPHANY_LOCK_TIMEOUT_MS", "100");
+    let output = command
+        .write_stdin(json!({"objective": "o"}).to_string())
+        .output()
+        .expect("run");
+    assert_eq!(output.status.code(), Some(3));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("EPIPHANY_LOCK_TIMEOUT_MS"));
+}
+
+#[test]
+fn a_closed_stdout_exits_zero() {
+    let env = TestEnv::new();
+    let big: Vec<Value> = (0..2000)
+        .map(|i| json!({"id": format!("s{i}"), "title": "a long enough title to fill the pipe", "status": "open"}))
+        .collect();
+    env.update(&json!({"subgoals": big}));
+    let mut child = env
+        .std_command(&["show"])
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("spawn");
+    drop(child.stdout.take());
+    let output = child.wait_with_output().expect("wait");
+    assert_eq!(
+        output.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert!(
+        output.stderr.is_empty(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+#[test]
+fn old_snapshot_formats_keep_decoding() {
+    let env = TestEnv::new();
+    let fixture =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/v1");
+    for file in ["state.msgpack", "rollout.jsonl"] {
+        std::fs::copy(fixture.join(file), env.root().join(".epiphany").join(file))
+            .expect("copy fixture");
+    }
+    let state = env.json(&["show"]);
+    assert_eq!(state["revision"], 2);
+    assert_eq!(state["objective"], "keep old formats readable");
+    assert_eq!(env.json(&["verify"])["ok"], true);
 }

@@ -1,0 +1,76 @@
+//! Rules about the code itself: policy stays pure, and no test file is forgotten.
+
+use std::path::Path;
+
+fn rust_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("read_dir") {
+        let path = entry.expect("entry").path();
+        if path.is_dir() {
+            files.extend(rust_files(&path));
+        } else if path.extension().is_some_and(|ext| ext == "rs") {
+            files.push(path);
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn policy_is_pure() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let forbidden = [
+        "std::fs",
+        "std::env",
+        "std::process",
+        "std::net",
+        "std::io::stdout",
+        "std::io::stdin",
+        "SystemTime",
+        "Instant::now",
+        "Timestamp::now",
+        "git2",
+        "tantivy",
+        "ignore::",
+        "crate::state::store",
+        "crate::state::fs",
+        "crate::state::git",
+        "crate::search",
+        "crate::cmd",
+        "crate::cli",
+        "crate::ui",
+        "println!",
+        "eprintln!",
+        "print!",
+    ];
+    let mut offences = Vec::new();
+    for file in rust_files(&root.join("src/policy")) {
+        let text = std::fs::read_to_string(&file).expect("read");
+        for needle in forbidden {
+            if text.contains(needle) {
+                offences.push(format!("{}: uses `{needle}`", file.display()));
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "src/policy must stay pure:\n{}",
+        offences.join("\n")
+    );
+}
+
+#[test]
+fn no_forgotten_test_files() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration");
+    let main = std::fs::read_to_string(dir.join("main.rs")).expect("main.rs");
+    for file in rust_files(&dir) {
+        let stem = file.file_stem().and_then(|s| s.to_str()).expect("stem");
+        if stem == "main" {
+            continue;
+        }
+        assert!(
+            main.contains(&format!("mod {stem};")),
+            "tests/integration/{stem}.rs is not listed in main.rs"
+        );
+    }
+}
