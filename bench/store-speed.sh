@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Whole-process speed of the store on a large state: 10,000 observations, 10,000 evidence
+# records and a 2,000-node graph. Times `update` (append one observation) and `show --json`
+# with hyperfine and prints the medians. Target: both under 50 ms median.
+#
+# Usage: bench/store-speed.sh [path/to/epiphany]   (default: target/release/epiphany)
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+bin=${1:-$here/target/release/epiphany}
+[ -x "$bin" ] || (cd "$here" && cargo build --release --quiet)
+command -v hyperfine >/dev/null || { echo "hyperfine is required: apt-get install -y hyperfine" >&2; exit 2; }
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cd "$work"
+git init -q .
+"$bin" init -q
+python3 - <<'PY' > big-patch.json
+import json
+obs, ev = [], []
+for i in range(10_000):
+    ev.append({"id": f"ev-{i}", "kind": "verification", "status": "ok",
+               "summary": f"evidence {i}: the parser keeps span {i} intact across retries",
+               "code_refs": [{"path": f"src/module_{i % 300}.rs", "start_line": i % 500 + 1, "end_line": i % 500 + 20}]})
+    obs.append({"id": f"obs-{i}", "summary": f"observation {i} about module {i % 300}",
+                "source_kind": "test", "status": "ok", "evidence_ids": [f"ev-{i}"],
+                "code_refs": [{"path": f"src/module_{i % 300}.rs", "start_line": 1, "end_line": 40, "symbol": f"item_{i}"}]})
+nodes = [{"id": f"node-{i}", "title": f"Node {i}", "purpose": f"handles concern {i}",
+          "mechanism": "a loop over the queue", "status": "verified",
+          "code_refs": [{"path": f"src/module_{i % 300}.rs", "start_line": 1, "end_line": 80}]} for i in range(2_000)]
+edges = [{"id": f"edge-{i}", "source_id": f"node-{i}", "target_id": f"node-{(i + 1) % 2000}", "kind": "calls"} for i in range(2_000)]
+print(json.dumps({"objective": "benchmark", "observations": obs, "evidence": ev,
+                  "graphs": {"architecture": {"nodes": nodes, "edges": edges}}}))
+PY
+"$bin" -q update big-patch.json
+ls -l .epiphany/state.msgpack .epiphany/rollout.jsonl | awk '{print $5, $9}'
+
+cat > append-one.sh <<SH
+#!/usr/bin/env bash
+id=\$(date +%s%N)
+printf '{"observations":[{"id":"obs-b%s","summary":"one more","source_kind":"test","status":"ok","evidence_ids":["ev-1"]}]}' "\$id" | "$bin" -q update
+SH
+chmod +x append-one.sh
+cat > baseline.sh <<'SH'
+#!/usr/bin/env bash
+id=$(date +%s%N)
+printf '{"observations":[]}' | true
+SH
+chmod +x baseline.sh
+
+hyperfine --warmup 3 --runs 30 --export-json results.json \
+  --command-name "update (append one observation)" ./append-one.sh \
+  --command-name "show --json" "$bin --json show > /dev/null" \
+  --command-name "shell overhead of the update wrapper" ./baseline.sh >&2
+python3 - <<'PY'
+import json
+for r in json.load(open("results.json"))["results"]:
+    print(f"{r['command']:<40} median {r['median'] * 1000:7.1f} ms")
+PY
+"$bin" verify -q && echo "verify: ok after $(("$("$bin" --json show | python3 -c 'import json,sys; print(json.load(sys.stdin)["revision"])')")) revisions"
