@@ -18,22 +18,16 @@ pub mod show;
 pub mod update;
 pub mod verify;
 
-/// Every subcommand.
+/// Every subcommand. The help text of each comes from the doc comment of its `Args`.
 #[derive(Debug, clap::Subcommand)]
+#[allow(missing_docs)]
 pub enum Command {
-    /// Create the `.epiphany/` store at the root of the git work tree
     Init(init::Args),
-    /// Print the full typed state (head, or as of a revision)
     Show(show::Args),
-    /// List rollout entries, newest first
     Log(log::Args),
-    /// Show a readable diff of the state between two revisions
     Diff(diff::Args),
-    /// Write a new revision whose state equals an earlier one
     Rollback(rollback::Args),
-    /// Check the hash chain, replay against the snapshot, and structural validity
     Verify(verify::Args),
-    /// Validate and apply one patch: the one write path
     Update(update::Args),
 }
 
