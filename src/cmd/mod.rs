@@ -13,8 +13,10 @@ pub mod diff;
 pub mod init;
 pub mod input;
 pub mod log;
+pub mod merge_driver;
 pub mod rollback;
 pub mod show;
+pub mod textconv;
 pub mod update;
 pub mod verify;
 
@@ -29,6 +31,8 @@ pub enum Command {
     Rollback(rollback::Args),
     Verify(verify::Args),
     Update(update::Args),
+    MergeDriver(merge_driver::Args),
+    Textconv(textconv::Args),
 }
 
 /// Runs one command.
@@ -41,5 +45,7 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<Status> {
         Command::Rollback(args) => rollback::run(ctx, args),
         Command::Verify(args) => verify::run(ctx, args),
         Command::Update(args) => update::run(ctx, args),
+        Command::MergeDriver(args) => merge_driver::run(ctx, args),
+        Command::Textconv(args) => textconv::run(ctx, args),
     }
 }

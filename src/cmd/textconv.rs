@@ -1,0 +1,67 @@
+//! `epiphany textconv`: readable text for `.epiphany/` files, so `git diff` and `git log -p`
+//! show what changed in the state instead of "binary files differ".
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+
+use anyhow::Result;
+
+use crate::cli::Ctx;
+use crate::cli::Status;
+use crate::state::fs;
+use crate::state::rollout;
+use crate::state::snapshot::Snapshot;
+
+/// Print a `.epiphany/` file as readable text (a git textconv filter).
+///
+/// A snapshot (`state.msgpack`) prints as pretty JSON with its bookkeeping; a rollout
+/// (`rollout.jsonl`) prints one header line per record followed by its patch. Registered by
+/// `epiphany hooks install --git` as `diff.epiphany.textconv`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The file to convert
+    pub file: PathBuf,
+}
+
+/// Runs `textconv`.
+pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
+    let Args { file } = args;
+    let bytes = fs::read(&ctx.cwd.join(file))?;
+    let text = match Snapshot::decode(&bytes) {
+        Ok(snapshot) => serde_json::to_string_pretty(&snapshot)? + "\n",
+        Err(_) => rollout_text(&bytes)?,
+    };
+    ctx.ui.emit_text(&text)?;
+    Ok(Status::Ok)
+}
+
+fn rollout_text(bytes: &[u8]) -> Result<String> {
+    let parsed = rollout::parse(bytes, 1);
+    let mut text = String::new();
+    for line in &parsed.records {
+        let record = &line.record;
+        let fields: Vec<&str> = record.changed_fields.iter().map(|f| f.as_str()).collect();
+        writeln!(
+            text,
+            "# revision {} ({}) at {}{}: {}",
+            record.revision,
+            record.source.as_str(),
+            record.at,
+            record
+                .git_head
+                .as_deref()
+                .map_or(String::new(), |head| format!(" on {head}")),
+            fields.join(", ")
+        )?;
+        let body = match (&record.patch, &record.restore) {
+            (_, Some(restore)) => serde_json::to_string_pretty(restore)?,
+            (Some(patch), None) => serde_json::to_string_pretty(patch)?,
+            (None, None) => "null".to_owned(),
+        };
+        writeln!(text, "{body}")?;
+    }
+    for problem in parsed.problems.iter().chain(&parsed.torn_tail) {
+        writeln!(text, "# {}", problem.message)?;
+    }
+    Ok(text)
+}
