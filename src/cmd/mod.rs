@@ -10,6 +10,7 @@ use crate::cli::Ctx;
 use crate::cli::Status;
 
 pub mod diff;
+pub mod hooks;
 pub mod init;
 pub mod input;
 pub mod log;
@@ -31,6 +32,7 @@ pub enum Command {
     Rollback(rollback::Args),
     Verify(verify::Args),
     Update(update::Args),
+    Hooks(hooks::Args),
     MergeDriver(merge_driver::Args),
     Textconv(textconv::Args),
 }
@@ -45,6 +47,7 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<Status> {
         Command::Rollback(args) => rollback::run(ctx, args),
         Command::Verify(args) => verify::run(ctx, args),
         Command::Update(args) => update::run(ctx, args),
+        Command::Hooks(args) => hooks::run(ctx, args),
         Command::MergeDriver(args) => merge_driver::run(ctx, args),
         Command::Textconv(args) => textconv::run(ctx, args),
     }

@@ -3,6 +3,7 @@
 //! system, the clock, the environment, git, tantivy or stdout; `tests/integration.rs` checks
 //! that mechanically.
 
+pub mod hooks;
 pub mod merge;
 pub mod structure;
 pub mod text;

@@ -22,3 +22,35 @@ pub fn head_commit(dir: &Path) -> Option<String> {
     let head = repo.head().ok()?;
     head.target().map(|oid| oid.to_string())
 }
+
+/// Where git looks for hook scripts in the repository that contains `dir` (honours
+/// `core.hooksPath`).
+pub fn hooks_dir(dir: &Path) -> Result<PathBuf, git2::Error> {
+    let repo = Repository::discover(dir)?;
+    let configured = repo.config()?.get_path("core.hooksPath").ok();
+    Ok(match configured {
+        Some(path) if path.is_absolute() => path,
+        Some(path) => repo.workdir().unwrap_or(repo.path()).join(path),
+        None => repo.path().join("hooks"),
+    })
+}
+
+/// A value of the repository's local git config.
+pub fn local_config(dir: &Path, key: &str) -> Result<Option<String>, git2::Error> {
+    let repo = Repository::discover(dir)?;
+    let config = repo.config()?.open_level(git2::ConfigLevel::Local)?;
+    Ok(config.get_string(key).ok())
+}
+
+/// Sets (`Some`) or removes (`None`) a key of the repository's local git config.
+pub fn set_local_config(dir: &Path, key: &str, value: Option<&str>) -> Result<(), git2::Error> {
+    let repo = Repository::discover(dir)?;
+    let mut config = repo.config()?.open_level(git2::ConfigLevel::Local)?;
+    match value {
+        Some(value) => config.set_str(key, value),
+        None => match config.remove(key) {
+            Err(err) if err.code() == git2::ErrorCode::NotFound => Ok(()),
+            other => other,
+        },
+    }
+}

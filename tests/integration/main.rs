@@ -3,5 +3,6 @@
 
 mod common;
 
+mod test_hooks;
 mod test_meta;
 mod test_store;

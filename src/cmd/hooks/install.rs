@@ -1,0 +1,110 @@
+//! `epiphany hooks install`.
+
+use anyhow::Context;
+use anyhow::Result;
+
+use crate::cli::Ctx;
+use crate::cli::Status;
+use crate::cmd::hooks::CLAUDE_HOOKS;
+use crate::cmd::hooks::CODEX_HOOKS;
+use crate::cmd::hooks::ConfigChange;
+use crate::cmd::hooks::FileChange;
+use crate::cmd::hooks::INDEX_HOOKS;
+use crate::cmd::hooks::PRE_PUSH_HOOK;
+use crate::cmd::hooks::Plan;
+use crate::cmd::hooks::Targets;
+use crate::cmd::hooks::attribute_lines;
+use crate::cmd::hooks::carry_out;
+use crate::cmd::hooks::claude_settings;
+use crate::cmd::hooks::codex_hooks;
+use crate::cmd::hooks::git_config_entries;
+use crate::cmd::hooks::plan_settings;
+use crate::cmd::hooks::read_optional;
+use crate::cmd::hooks::repository_root;
+use crate::policy::hooks::with_agent_hooks;
+use crate::policy::hooks::with_hook_block;
+use crate::policy::hooks::with_lines;
+use crate::state::git;
+
+/// Install git hooks, the merge driver, and agent session hooks.
+///
+/// `--git` (the default when no target is named) adds `post-commit`, `post-merge` and
+/// `post-checkout` hooks that refresh the retrieval index in the background without slowing
+/// git, registers the merge driver and diff textconv for `.epiphany/` files
+/// (`.gitattributes` plus local git config), and with `--pre-push` a freshness check that
+/// blocks a push while the map is stale. Existing hooks are kept: epiphany's block is chained
+/// in, marked, and removed again by `hooks uninstall`. `--claude` and `--codex` register
+/// `epiphany hook session-start` (and, for Claude Code, `epiphany hook pre-compact`) in the
+/// project's host settings. Running it twice changes nothing.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Which integrations to install
+    #[command(flatten)]
+    pub targets: Targets,
+    /// With git: also check freshness before every push
+    #[arg(long)]
+    pub pre_push: bool,
+}
+
+/// Runs `hooks install`.
+pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
+    let Args { targets, pre_push } = args;
+    let root = repository_root(ctx)?;
+    let nothing_named = !(targets.git || targets.claude || targets.codex);
+    let mut plan = Plan::default();
+    if targets.git || nothing_named {
+        let exe = std::env::current_exe().context("failed to locate the epiphany binary")?;
+        let exe = shell_quote(&exe.display().to_string());
+        let hooks = git::hooks_dir(&root)?;
+        for name in INDEX_HOOKS {
+            let body = format!("( {exe} -q index >/dev/null 2>&1 & )");
+            plan.files.push(script_change(hooks.join(name), &body)?);
+        }
+        if *pre_push {
+            let body = format!(
+                "{exe} -q freshness --check || {{ echo 'epiphany: the map is stale; see `epiphany freshness` (skip with git push --no-verify)' >&2; exit 1; }}"
+            );
+            plan.files
+                .push(script_change(hooks.join(PRE_PUSH_HOOK), &body)?);
+        }
+        let attributes = root.join(".gitattributes");
+        let before = read_optional(&attributes)?;
+        let after = with_lines(before.as_deref().unwrap_or(""), &attribute_lines());
+        plan.files
+            .push(FileChange::new(attributes, before, Some(after)));
+        for (key, value) in git_config_entries(&exe) {
+            plan.config
+                .push(ConfigChange::plan(&root, key, Some(value))?);
+        }
+    }
+    if targets.claude {
+        plan.files.push(plan_settings(claude_settings(&root), |s| {
+            with_agent_hooks(s, &CLAUDE_HOOKS)
+        })?);
+    }
+    if targets.codex {
+        plan.files.push(plan_settings(codex_hooks(&root), |s| {
+            with_agent_hooks(s, &CODEX_HOOKS)
+        })?);
+        ctx.ui.hint("Codex runs project hooks once `[features] codex_hooks = true` is set in its config.toml and the hook is trusted");
+    }
+    carry_out(ctx, &root, plan, targets.dry_run)
+}
+
+fn script_change(path: std::path::PathBuf, body: &str) -> Result<FileChange> {
+    let before = read_optional(&path)?;
+    let after = with_hook_block(before.as_deref(), body);
+    Ok(FileChange::new(path, before, Some(after)).executable())
+}
+
+/// Quotes a path for a POSIX shell command line.
+fn shell_quote(text: &str) -> String {
+    if text
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
+    {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}

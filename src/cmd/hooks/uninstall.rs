@@ -1,0 +1,75 @@
+//! `epiphany hooks uninstall`.
+
+use anyhow::Result;
+
+use crate::cli::Ctx;
+use crate::cli::Status;
+use crate::cmd::hooks::ConfigChange;
+use crate::cmd::hooks::FileChange;
+use crate::cmd::hooks::INDEX_HOOKS;
+use crate::cmd::hooks::PRE_PUSH_HOOK;
+use crate::cmd::hooks::Plan;
+use crate::cmd::hooks::Targets;
+use crate::cmd::hooks::attribute_lines;
+use crate::cmd::hooks::carry_out;
+use crate::cmd::hooks::claude_settings;
+use crate::cmd::hooks::codex_hooks;
+use crate::cmd::hooks::git_config_entries;
+use crate::cmd::hooks::plan_settings;
+use crate::cmd::hooks::read_optional;
+use crate::cmd::hooks::repository_root;
+use crate::policy::hooks::without_agent_hooks;
+use crate::policy::hooks::without_hook_block;
+use crate::policy::hooks::without_lines;
+use crate::state::git;
+
+/// Remove what `hooks install` added, and nothing else.
+///
+/// Takes epiphany's marked block out of git hook scripts (deleting a script only when nothing
+/// else is left in it), its lines out of `.gitattributes`, its keys out of the local git config,
+/// and its commands out of the Claude Code and Codex hook settings. With no target named, all
+/// of them.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Which integrations to remove
+    #[command(flatten)]
+    pub targets: Targets,
+}
+
+/// Runs `hooks uninstall`.
+pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
+    let Args { targets } = args;
+    let root = repository_root(ctx)?;
+    let all = !(targets.git || targets.claude || targets.codex);
+    let mut plan = Plan::default();
+    if targets.git || all {
+        let hooks = git::hooks_dir(&root)?;
+        for name in INDEX_HOOKS.into_iter().chain([PRE_PUSH_HOOK]) {
+            let path = hooks.join(name);
+            if let Some(before) = read_optional(&path)? {
+                let after = without_hook_block(&before);
+                plan.files
+                    .push(FileChange::new(path, Some(before), after).executable());
+            }
+        }
+        let attributes = root.join(".gitattributes");
+        if let Some(before) = read_optional(&attributes)? {
+            let after = without_lines(&before, &attribute_lines());
+            let after = (!after.trim().is_empty()).then_some(after);
+            plan.files
+                .push(FileChange::new(attributes, Some(before), after));
+        }
+        for (key, _) in git_config_entries("") {
+            plan.config.push(ConfigChange::plan(&root, key, None)?);
+        }
+    }
+    for (wanted, path) in [
+        (targets.claude, claude_settings(&root)),
+        (targets.codex, codex_hooks(&root)),
+    ] {
+        if (wanted || all) && path.exists() {
+            plan.files.push(plan_settings(path, without_agent_hooks)?);
+        }
+    }
+    carry_out(ctx, &root, plan, targets.dry_run)
+}
