@@ -81,7 +81,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
                 expected_revision: Some(0),
                 turn_id: None,
             };
-            revision = commit_patch(ctx, &store, write)?.revision;
+            revision = commit_patch(ctx, &store, write)?.record.revision;
         }
         Some(_) => ctx
             .ui

@@ -10,6 +10,8 @@ use serde::Serialize;
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::error::Failure;
+use crate::policy::secrets::Redaction;
+use crate::policy::secrets::redact_patch;
 use crate::policy::update::UpdateRefusal;
 use crate::policy::update::check_update;
 use crate::state::patch::ChangedField;
@@ -48,6 +50,9 @@ pub struct Args {
 /// What a write did.
 #[derive(Debug, Serialize)]
 pub struct WriteReport {
+    /// Secrets found in the patch and redacted before writing.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub redactions: Vec<Redaction>,
     /// The new revision.
     pub revision: u64,
     /// The fields the write changed.
@@ -62,6 +67,7 @@ impl WriteReport {
     /// The report of a committed record.
     pub fn of(record: &Record) -> WriteReport {
         WriteReport {
+            redactions: Vec::new(),
             revision: record.revision,
             changed_fields: record.changed_fields.clone(),
             seq: record.seq,
@@ -72,6 +78,7 @@ impl WriteReport {
     /// The report of a write that found nothing to change.
     pub fn unchanged(head: &Snapshot, source: Source) -> WriteReport {
         WriteReport {
+            redactions: Vec::new(),
             revision: head.state.revision,
             changed_fields: vec![],
             seq: head.rollout_seq,
@@ -106,8 +113,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         expected_revision: expected_revision.or(envelope.expected_revision),
         turn_id: turn_id.clone(),
     };
-    let record = commit_patch(ctx, &store, write)?;
-    ctx.ui.emit(&WriteReport::of(&record))?;
+    let committed = commit_patch(ctx, &store, write)?;
+    ctx.ui.emit(&committed.report())?;
     Ok(Status::Ok)
 }
 
@@ -126,9 +133,29 @@ pub struct PatchWrite {
     pub turn_id: Option<String>,
 }
 
-/// Validates the patch against the head under the store lock and commits it. On any refusal
-/// nothing is written and the error says why (exit 2, or 3 for a revision conflict).
-pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<Record> {
+/// A patch that made it into the store.
+#[derive(Debug)]
+pub struct Committed {
+    /// The rollout record written.
+    pub record: Record,
+    /// Secrets redacted from the patch before it was written.
+    pub redactions: Vec<Redaction>,
+}
+
+impl Committed {
+    /// The `update` report of this write.
+    pub fn report(&self) -> WriteReport {
+        WriteReport {
+            redactions: self.redactions.clone(),
+            ..WriteReport::of(&self.record)
+        }
+    }
+}
+
+/// Redacts secrets from the patch, validates it against the head under the store lock, and
+/// commits it. On any refusal nothing is written and the error says why (exit 2, or 3 for a
+/// revision conflict).
+pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<Committed> {
     let PatchWrite {
         source,
         patch,
@@ -136,6 +163,13 @@ pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<Recor
         expected_revision,
         turn_id,
     } = write;
+    let (patch, redactions) = redact_patch(patch);
+    for redaction in &redactions {
+        ctx.ui.warn(&format!(
+            "redacted {} {} secret(s) from the patch before writing",
+            redaction.count, redaction.kind
+        ));
+    }
     let written = ctx.write(store, |head| {
         check_update(&head.state, &patch, expected_revision).map_err(refusal_error)?;
         Ok(Some(Draft {
@@ -145,9 +179,10 @@ pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<Recor
             payload: Payload::Patch(patch),
         }))
     })?;
-    written
+    let record = written
         .record
-        .ok_or_else(|| anyhow::anyhow!("a validated patch was not written"))
+        .ok_or_else(|| anyhow::anyhow!("a validated patch was not written"))?;
+    Ok(Committed { record, redactions })
 }
 
 fn refusal_error(refusal: UpdateRefusal) -> anyhow::Error {

@@ -5,6 +5,7 @@
 
 pub mod hooks;
 pub mod merge;
+pub mod secrets;
 pub mod structure;
 pub mod text;
 pub mod update;

@@ -178,6 +178,14 @@ pub fn update_validation_errors(state: &State, patch: &Patch) -> Vec<String> {
         check_planning(&mut reasons, planning);
     }
 
+    for path in code_ref_paths(patch) {
+        if escapes_repository(path) {
+            reasons.push(format!(
+                "code ref path \"{path}\" escapes the repository (use a path relative to the repository root, without `..`)"
+            ));
+        }
+    }
+
     let subgoals_in_play = patch.subgoals.is_some() || patch.active_subgoal_id.is_some();
     let graphs_in_play = patch.graphs.is_some()
         || patch.graph_frontier.is_some()
@@ -200,6 +208,41 @@ pub fn update_validation_errors(state: &State, patch: &Patch) -> Vec<String> {
         .into_iter()
         .filter(|reason| seen.insert(reason.clone()))
         .collect()
+}
+
+/// Every code-ref path a patch carries.
+fn code_ref_paths(patch: &Patch) -> impl Iterator<Item = &str> {
+    let graphs = patch.graphs.iter().flat_map(|graphs| {
+        let nodes = graphs.each().into_iter().flat_map(|(_, graph)| {
+            graph
+                .nodes
+                .iter()
+                .flat_map(|n| &n.code_refs)
+                .chain(graph.edges.iter().flat_map(|e| &e.code_refs))
+        });
+        nodes.chain(graphs.links.iter().flat_map(|l| &l.code_refs))
+    });
+    patch
+        .observations
+        .iter()
+        .flat_map(|o| &o.code_refs)
+        .chain(patch.evidence.iter().flat_map(|e| &e.code_refs))
+        .chain(
+            patch
+                .investigation_checkpoint
+                .iter()
+                .flat_map(|c| &c.code_refs),
+        )
+        .chain(graphs)
+        .map(|code_ref| code_ref.path.as_str())
+}
+
+/// Whether a code-ref path leaves the repository: absolute, or climbing with `..`.
+pub fn escapes_repository(path: &str) -> bool {
+    let absolute = path.starts_with('/')
+        || path.starts_with('\\')
+        || path.as_bytes().get(1) == Some(&b':') && path.as_bytes()[0].is_ascii_alphabetic();
+    absolute || path.split(['/', '\\']).any(|part| part == "..")
 }
 
 fn check_receipts(reasons: &mut Reasons, state: &State, patch: &Patch, known: &HashSet<&str>) {
@@ -850,6 +893,36 @@ mod tests {
                 "roadmap stream \"r1\" has missing near_term_focus \"b8\"",
                 "objective draft \"d1\" must include at least one acceptance criterion",
                 "objective draft \"d1\" references missing source backlog item \"b7\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn code_refs_that_escape_the_repository_are_refused() {
+        for (path, escapes) in [
+            ("src/lib.rs", false),
+            ("./src/lib.rs", false),
+            ("src/..hidden/x.rs", false),
+            ("../secrets.txt", true),
+            ("src/../../etc/passwd", true),
+            ("/etc/passwd", true),
+            ("C:\\Windows\\x", true),
+            ("src\\..\\..\\x", true),
+        ] {
+            assert_eq!(escapes_repository(path), escapes, "{path}");
+        }
+        let mut patch = Patch {
+            evidence: vec![evidence("ev-9")],
+            observations: vec![observation("obs-9", &["ev-9"])],
+            ..Patch::default()
+        };
+        patch.observations[0]
+            .code_refs
+            .push(crate::state::model::CodeRef::to_path("../outside.rs"));
+        assert_eq!(
+            update_validation_errors(&State::default(), &patch),
+            vec![
+                "code ref path \"../outside.rs\" escapes the repository (use a path relative to the repository root, without `..`)"
             ]
         );
     }

@@ -368,4 +368,16 @@ mod tests {
         assert!(patch.has_state_replacements());
         assert!(Patch::default().is_empty());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_text_never_panics(text in "\\PC{0,300}") {
+            let _ = decode_patch_input(&text);
+        }
+
+        #[test]
+        fn arbitrary_json_shapes_never_panic(text in "[{}\\[\\]\":,0-9a-z_ .-]{0,300}") {
+            let _ = decode_patch_input(&text);
+        }
+    }
 }

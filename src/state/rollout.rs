@@ -241,4 +241,12 @@ mod tests {
             one.len() + "not json\n".len()
         );
     }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_lines_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..1024)) {
+            let parsed = parse(&bytes, 1);
+            proptest::prop_assert!(parsed.complete_bytes as usize <= bytes.len());
+        }
+    }
 }

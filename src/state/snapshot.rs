@@ -250,4 +250,18 @@ mod tests {
         assert!(Snapshot::decode(b"").is_err());
         assert!(Snapshot::decode(b"\xc1garbage").is_err());
     }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..512)) {
+            let _ = Snapshot::decode(&bytes);
+        }
+
+        #[test]
+        fn truncated_snapshots_are_errors(cut in 1usize..200) {
+            let bytes = Snapshot::default().encode().expect("encode");
+            let cut = cut.min(bytes.len() - 1);
+            proptest::prop_assert!(Snapshot::decode(&bytes[..cut]).is_err());
+        }
+    }
 }

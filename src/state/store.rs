@@ -263,6 +263,7 @@ impl Store {
     /// Takes the exclusive write lock, waiting up to `timeout`.
     pub fn lock(&self, timeout: Duration) -> Result<WriteLock<'_>> {
         let path = self.dir.join(LOCK_FILE);
+        fs::refuse_symlink(&self.dir)?;
         fs::refuse_symlink(&path)?;
         let file = OpenOptions::new()
             .create(true)

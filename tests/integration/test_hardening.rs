@@ -1,0 +1,268 @@
+//! Faults a shared store must survive: writers killed at random points, readers racing
+//! writers, hostile input, secrets, paths that escape, links out of the store, huge input.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use proptest::prelude::*;
+use serde_json::Value;
+use serde_json::json;
+
+use crate::common::TestEnv;
+
+fn observation_patch(id: &str) -> Value {
+    json!({
+        "observations": [{"id": format!("obs-{id}"), "summary": id, "source_kind": "test",
+                          "status": "ok", "evidence_ids": [format!("ev-{id}")]}],
+        "evidence": [{"id": format!("ev-{id}"), "kind": "test", "status": "ok", "summary": id}]
+    })
+}
+
+/// Kills writers with SIGKILL at spread-out points of their run, hundreds of times. After
+/// every kill the store loads; at the end `verify` passes (or names only a torn tail), and the
+/// state holds exactly the records the rollout holds: nothing fully written was lost.
+#[test]
+fn writers_killed_at_random_points_never_break_the_store() {
+    const ITERATIONS: u64 = 240;
+    let env = TestEnv::new();
+    // Spread the kills over the whole life of one write on this machine, however fast it is.
+    let started = std::time::Instant::now();
+    env.update(&observation_patch("warm-up"));
+    let span_micros = (started.elapsed().as_micros() as u64 * 5 / 4).max(1);
+    let mut seed: u64 = 0x9e37_79b9_7f4a_7c15;
+    for iteration in 0..ITERATIONS {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        let mut child = env
+            .std_command(&["update"])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn");
+        let patch = observation_patch(&format!("k{iteration}")).to_string();
+        if let Some(mut stdin) = child.stdin.take() {
+            use std::io::Write;
+            let _ = stdin.write_all(patch.as_bytes());
+        }
+        std::thread::sleep(Duration::from_micros(seed % span_micros));
+        let _ = child.kill();
+        let _ = child.wait();
+        let shown = env.run(&["--json", "show"]);
+        assert_eq!(
+            shown.code, 0,
+            "after kill {iteration} the store must load:\n{shown}"
+        );
+    }
+    let verify = env.run(&["--json", "verify"]);
+    let report = verify.json();
+    for problem in report["problems"].as_array().expect("problems") {
+        let message = problem["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("torn"),
+            "only a torn tail may remain: {report}"
+        );
+    }
+    let rollout = String::from_utf8(env.read(".epiphany/rollout.jsonl")).expect("utf8");
+    let complete = rollout
+        .split_inclusive('\n')
+        .filter(|line| line.ends_with('\n'))
+        .count();
+    let state = env.json(&["show"]);
+    assert_eq!(state["revision"].as_u64(), Some(complete as u64));
+    assert_eq!(
+        state["observations"].as_array().map_or(0, Vec::len),
+        complete
+    );
+    assert!(
+        complete > 1,
+        "no kill landed after a write: the test exercised nothing"
+    );
+    // The next write cuts any torn tail and the store verifies clean.
+    env.update(&observation_patch("after"));
+    assert_eq!(env.json(&["verify"])["ok"], true);
+}
+
+/// Writers and readers in separate processes at once: no write is lost and no reader ever
+/// sees a half-written state (every state a reader sees has one observation per revision).
+#[test]
+fn readers_never_see_a_half_written_state() {
+    const WRITERS: usize = 4;
+    const UPDATES: usize = 20;
+    let env = TestEnv::new();
+    let done = std::sync::atomic::AtomicBool::new(false);
+    std::thread::scope(|scope| {
+        let readers: Vec<_> = (0..3)
+            .map(|_| {
+                let (env, done) = (&env, &done);
+                scope.spawn(move || {
+                    let mut last = 0;
+                    let mut reads = 0;
+                    while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                        let output = env.run(&["--json", "show"]);
+                        assert_eq!(output.code, 0, "{output}");
+                        let state = output.json();
+                        let revision = state["revision"].as_u64().expect("revision");
+                        let observations =
+                            state["observations"].as_array().map_or(0, Vec::len) as u64;
+                        assert_eq!(observations, revision, "a reader saw a torn state: {state}");
+                        assert!(
+                            revision >= last,
+                            "revisions went backwards: {last} -> {revision}"
+                        );
+                        last = revision;
+                        reads += 1;
+                    }
+                    reads
+                })
+            })
+            .collect();
+        let writers: Vec<_> = (0..WRITERS)
+            .map(|writer| {
+                let env = &env;
+                scope.spawn(move || {
+                    for update in 0..UPDATES {
+                        let mut command = env.command(&["update"]);
+                        command.env("EPIPHANY_LOCK_TIMEOUT_MS", "60000");
+                        let output = command
+                            .write_stdin(
+                                observation_patch(&format!("{writer}-{update}")).to_string(),
+                            )
+                            .output()
+                            .expect("run");
+                        assert!(
+                            output.status.success(),
+                            "{}",
+                            String::from_utf8_lossy(&output.stderr)
+                        );
+                    }
+                })
+            })
+            .collect();
+        for writer in writers {
+            writer.join().expect("writer");
+        }
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        for reader in readers {
+            assert!(reader.join().expect("reader") > 0);
+        }
+    });
+    assert_eq!(env.json(&["show"])["revision"], WRITERS * UPDATES);
+    assert_eq!(env.json(&["verify"])["ok"], true);
+}
+
+#[test]
+fn secrets_are_redacted_before_they_reach_the_store_and_reported() {
+    let env = TestEnv::new();
+    let patch = json!({
+        "objective": "rotate the key AKIAIOSFODNN7EXAMPLE",
+        "scratch": {"notes": ["curl -H 'Authorization: Bearer abcdefghijklmnop0123456789'", "db password=hunter2hunter2"]}
+    });
+    let output = env.run_with_stdin(&["--json", "update"], patch.to_string());
+    assert_eq!(output.code, 0, "{output}");
+    assert_eq!(
+        output.json()["redactions"],
+        json!([
+            {"kind": "aws_access_key", "count": 1},
+            {"kind": "bearer_token", "count": 1},
+            {"kind": "password_assignment", "count": 1}
+        ])
+    );
+    assert!(
+        output
+            .stderr
+            .contains("warning: redacted 1 aws_access_key secret(s)"),
+        "{output}"
+    );
+    let stored = String::from_utf8(env.read(".epiphany/rollout.jsonl")).expect("utf8")
+        + &String::from_utf8_lossy(&env.read(".epiphany/state.msgpack"));
+    for secret in [
+        "AKIAIOSFODNN7EXAMPLE",
+        "abcdefghijklmnop0123456789",
+        "hunter2hunter2",
+    ] {
+        assert!(!stored.contains(secret), "`{secret}` reached the store");
+    }
+    assert_eq!(
+        env.json(&["show"])["objective"],
+        "rotate the key [REDACTED:aws_access_key]"
+    );
+}
+
+#[test]
+fn code_refs_that_escape_the_repository_are_refused() {
+    let env = TestEnv::new();
+    let before = env.store_bytes();
+    let mut patch = observation_patch("x");
+    patch["observations"][0]["code_refs"] =
+        json!([{"path": "../../etc/passwd"}, {"path": "/etc/shadow"}]);
+    let output = env.run_with_stdin(&["update"], patch.to_string());
+    assert_eq!(output.code, 2, "{output}");
+    assert!(
+        output
+            .stderr
+            .contains("code ref path \"../../etc/passwd\" escapes the repository"),
+        "{output}"
+    );
+    assert!(
+        output
+            .stderr
+            .contains("code ref path \"/etc/shadow\" escapes the repository"),
+        "{output}"
+    );
+    assert_eq!(env.store_bytes(), before);
+}
+
+#[test]
+fn the_store_never_writes_through_a_symlink() {
+    let env = TestEnv::new();
+    env.update(&json!({"objective": "one"}));
+    let outside = env.root().join("outside.jsonl");
+    std::fs::copy(env.root().join(".epiphany/rollout.jsonl"), &outside).expect("copy");
+    let original = std::fs::read(&outside).expect("read");
+    std::fs::remove_file(env.root().join(".epiphany/rollout.jsonl")).expect("remove");
+    std::os::unix::fs::symlink(&outside, env.root().join(".epiphany/rollout.jsonl"))
+        .expect("symlink");
+    let output = env.run_with_stdin(&["update"], json!({"objective": "two"}).to_string());
+    assert_eq!(output.code, 2, "{output}");
+    assert!(output.stderr.contains("is a symbolic link"), "{output}");
+    assert_eq!(std::fs::read(&outside).expect("read"), original);
+}
+
+#[test]
+fn a_huge_patch_is_refused_with_a_message() {
+    let env = TestEnv::new();
+    let before = env.store_bytes();
+    let mut huge = br#"{"objective": ""#.to_vec();
+    huge.resize(100 * 1024 * 1024, b'a');
+    huge.extend_from_slice(br#""}"#);
+    let output = env.run_with_stdin(&["update"], huge);
+    assert_eq!(output.code, 2, "{output}");
+    assert!(
+        output
+            .stderr
+            .contains("stdin is larger than 64 MiB; refusing to read it"),
+        "{output}"
+    );
+    assert_eq!(env.store_bytes(), before);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    /// Arbitrary bytes and arbitrary JSON on stdin are input errors, never a crash.
+    #[test]
+    fn hostile_update_input_is_exit_two(bytes in proptest::collection::vec(any::<u8>(), 0..512), json_like in "[{}\\[\\]\":,a-z0-9 ]{0,200}") {
+        let env = TestEnv::new();
+        let before = env.store_bytes();
+        for input in [bytes.clone(), json_like.clone().into_bytes()] {
+            let output = env.run_with_stdin(&["update"], input);
+            prop_assert!(output.code == 2 || output.code == 0, "{}", output);
+            prop_assert!(!output.stderr.contains("panicked"), "{}", output);
+            if output.code == 2 {
+                prop_assert_eq!(&env.store_bytes(), &before);
+            }
+        }
+    }
+}
