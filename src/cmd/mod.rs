@@ -9,6 +9,7 @@ use anyhow::Result;
 use crate::cli::Ctx;
 use crate::cli::Status;
 
+pub mod completions;
 pub mod diff;
 pub mod hooks;
 pub mod init;
@@ -34,6 +35,7 @@ pub enum Command {
     Update(update::Args),
     Hooks(hooks::Args),
     MergeDriver(merge_driver::Args),
+    Completions(completions::Args),
     Textconv(textconv::Args),
 }
 
@@ -48,6 +50,7 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<Status> {
         Command::Verify(args) => verify::run(ctx, args),
         Command::Update(args) => update::run(ctx, args),
         Command::Hooks(args) => hooks::run(ctx, args),
+        Command::Completions(args) => completions::run(ctx, args),
         Command::MergeDriver(args) => merge_driver::run(ctx, args),
         Command::Textconv(args) => textconv::run(ctx, args),
     }

@@ -524,3 +524,14 @@ fn old_snapshot_formats_keep_decoding() {
     assert_eq!(state["objective"], "keep old formats readable");
     assert_eq!(env.json(&["verify"])["ok"], true);
 }
+
+#[test]
+fn completions_are_generated_for_common_shells() {
+    let env = TestEnv::plain();
+    for shell in ["bash", "zsh", "fish"] {
+        let output = env.ok(&["completions", shell]);
+        assert!(output.stdout.contains("update"), "{shell}: {output}");
+        assert!(output.stdout.contains("rollback"), "{shell}: {output}");
+    }
+    assert_eq!(env.run(&["completions", "tcsh"]).code, 2);
+}
