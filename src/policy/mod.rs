@@ -3,6 +3,8 @@
 //! system, the clock, the environment, git, tantivy or stdout; `tests/integration.rs` checks
 //! that mechanically.
 
+pub mod code_ref;
+pub mod distill;
 pub mod structure;
 pub mod text;
 pub mod update;
