@@ -3,8 +3,10 @@
 //! system, the clock, the environment, git, tantivy or stdout; `tests/integration.rs` checks
 //! that mechanically.
 
+pub mod churn;
 pub mod code_ref;
 pub mod distill;
+pub mod propose;
 pub mod structure;
 pub mod text;
 pub mod update;
