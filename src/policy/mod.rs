@@ -6,6 +6,7 @@
 pub mod churn;
 pub mod code_ref;
 pub mod distill;
+pub mod promote;
 pub mod propose;
 pub mod structure;
 pub mod text;
