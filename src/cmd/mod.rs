@@ -10,9 +10,13 @@ use crate::cli::Ctx;
 use crate::cli::Status;
 
 pub mod diff;
+pub mod distill;
+pub mod draft;
 pub mod init;
 pub mod input;
 pub mod log;
+pub mod promote;
+pub mod propose;
 pub mod rollback;
 pub mod show;
 pub mod update;
@@ -35,6 +39,12 @@ pub enum Command {
     Verify(verify::Args),
     /// Validate and apply one patch: the one write path
     Update(update::Args),
+    /// Draft an observation and its evidence from text; writes nothing
+    Distill(distill::Args),
+    /// Draft a map/frontier/churn patch from verified observations; writes nothing
+    Propose(propose::Args),
+    /// Gate a drafted patch with verifier evidence; on acceptance apply it like `update`
+    Promote(promote::Args),
 }
 
 /// Runs one command.
@@ -47,5 +57,8 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<Status> {
         Command::Rollback(args) => rollback::run(ctx, args),
         Command::Verify(args) => verify::run(ctx, args),
         Command::Update(args) => update::run(ctx, args),
+        Command::Distill(args) => distill::run(ctx, args),
+        Command::Propose(args) => propose::run(ctx, args),
+        Command::Promote(args) => promote::run(ctx, args),
     }
 }

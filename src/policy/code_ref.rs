@@ -29,12 +29,12 @@ pub fn code_ref_key(code_ref: &CodeRef) -> String {
 /// Parses `PATH[:START[-END]][#SYMBOL]`. The symbol is everything after the first `#`; the line
 /// range is everything after the first `:` before it, so a path cannot contain `:` or `#`. The
 /// path is normalised to `/` separators without empty or `.` components. The error says what is
-/// wrong, for the caller to put next to the argument.
+/// wrong, for the caller to put next to the argument and its value.
 pub fn parse_code_ref(text: &str) -> Result<CodeRef, String> {
     let (location, symbol) = match text.split_once('#') {
         Some((_, symbol)) if is_blank(symbol) => {
             return Err(format!(
-                "`{text}` has an empty symbol after `#` (expected {CODE_REF_SYNTAX})"
+                "the symbol after `#` is empty (expected {CODE_REF_SYNTAX})"
             ));
         }
         Some((location, symbol)) => (location, Some(symbol.trim().to_owned())),
@@ -44,10 +44,10 @@ pub fn parse_code_ref(text: &str) -> Result<CodeRef, String> {
         Some((path, range)) => (path, Some(range)),
         None => (location, None),
     };
-    let path = normalise_path(path).map_err(|why| format!("`{text}`: {why}"))?;
+    let path = normalise_path(path)?;
     let (start_line, end_line) = match range {
         None => (None, None),
-        Some(range) => parse_range(range).map_err(|why| format!("`{text}`: {why}"))?,
+        Some(range) => parse_range(range)?,
     };
     Ok(CodeRef {
         path,
@@ -172,7 +172,7 @@ mod tests {
             ("src/x.rs:0", "the start line must be 1 or more"),
             ("src/x.rs:99999999999", "is not a line number"),
             ("src/x.rs:9-3", "the start line 9 is after the end line 3"),
-            ("src/x.rs#", "empty symbol"),
+            ("src/x.rs#", "the symbol after `#` is empty"),
             ("/etc/passwd", "is absolute"),
             ("\\share\\x", "is absolute"),
             ("../secret.rs", "leaves the repository"),
