@@ -6,6 +6,7 @@ use std::io::Write;
 
 use serde::Serialize;
 
+use crate::policy::code_ref::format_code_ref;
 use crate::state::patch::Patch;
 use crate::ui::Report;
 
@@ -34,7 +35,7 @@ impl Report for DraftReport {
             )?;
             writeln!(out, "  {}", observation.summary)?;
             for code_ref in &observation.code_refs {
-                writeln!(out, "  code ref: {}", code_ref.path)?;
+                writeln!(out, "  code ref: {}", format_code_ref(code_ref))?;
             }
         }
         for evidence in &patch.evidence {

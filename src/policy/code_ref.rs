@@ -26,6 +26,21 @@ pub fn code_ref_key(code_ref: &CodeRef) -> String {
     )
 }
 
+/// Spells a code reference the way [`parse_code_ref`] reads it (the note is left out).
+pub fn format_code_ref(code_ref: &CodeRef) -> String {
+    let mut text = code_ref.path.clone();
+    if let Some(start) = code_ref.start_line {
+        text.push_str(&format!(":{start}"));
+        if let Some(end) = code_ref.end_line.filter(|end| *end != start) {
+            text.push_str(&format!("-{end}"));
+        }
+    }
+    if let Some(symbol) = &code_ref.symbol {
+        text.push_str(&format!("#{symbol}"));
+    }
+    text
+}
+
 /// Parses `PATH[:START[-END]][#SYMBOL]`. The symbol is everything after the first `#`; the line
 /// range is everything after the first `:` before it, so a path cannot contain `:` or `#`. The
 /// path is normalised to `/` separators without empty or `.` components. The error says what is
@@ -183,6 +198,23 @@ mod tests {
             let err = parse_code_ref(text).expect_err(text);
             assert!(err.contains(expected), "{text}: {err}");
         }
+    }
+
+    #[test]
+    fn formatting_reads_back() {
+        for text in [
+            "src/lib.rs",
+            "src/lib.rs:7",
+            "src/lib.rs:7-9#f",
+            "a/b.rs#Store::commit",
+        ] {
+            let parsed = parse_code_ref(text).expect(text);
+            assert_eq!(format_code_ref(&parsed), text);
+        }
+        assert_eq!(
+            format_code_ref(&code_ref("x.rs", Some(4), Some(4), None)),
+            "x.rs:4"
+        );
     }
 
     #[test]

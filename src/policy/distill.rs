@@ -225,12 +225,22 @@ impl TextDigest {
     /// Feeds the next chunk. Lines end at `\n`; every other whitespace (including `\r`)
     /// separates words.
     pub fn push(&mut self, chunk: &str) {
+        if self.is_settled() {
+            return;
+        }
         for (index, part) in chunk.split('\n').enumerate() {
             if index > 0 {
                 self.end_line();
             }
             self.push_line_part(part);
         }
+    }
+
+    /// Whether more text can no longer change the result: the fingerprint text is complete and
+    /// the salient-line selection is full (high-signal lines outrank every other line).
+    fn is_settled(&self) -> bool {
+        self.collapsed.scalars == FINGERPRINT_TEXT_LIMIT + 1
+            && self.high_signal.len() == SALIENT_LINES
     }
 
     fn push_line_part(&mut self, part: &str) {
@@ -314,10 +324,18 @@ struct Capped<const N: usize> {
 
 impl<const N: usize> Capped<N> {
     fn push(&mut self, piece: &str) {
-        for ch in piece.chars().take(N - self.scalars) {
-            self.text.push(ch);
-            self.scalars += 1;
-        }
+        let room = N - self.scalars;
+        // A piece has no more scalars than bytes.
+        let cut = if piece.len() <= room {
+            piece.len()
+        } else {
+            piece
+                .char_indices()
+                .nth(room)
+                .map_or(piece.len(), |(at, _)| at)
+        };
+        self.text.push_str(&piece[..cut]);
+        self.scalars += piece[..cut].chars().count();
     }
 
     fn is_empty(&self) -> bool {
@@ -533,6 +551,21 @@ mod tests {
             .and_then(|request| request.distill(digest))
             .expect("distill");
         assert_eq!(distilled.observation.summary, "noise then test result: ok");
+    }
+
+    #[test]
+    fn a_settled_digest_ignores_the_rest() {
+        let head = format!("{}\nerror 1\nerror 2\nerror 3\n", "word ".repeat(1000));
+        let mut digest = TextDigest::of(&head);
+        assert!(digest.is_settled());
+        digest.push("error 4\nwarning\n");
+        let request = DistillRequest::new("tool", "ok", None, None, vec![]).expect("request");
+        let settled = request.clone().distill(digest).expect("distill");
+        let whole = request
+            .distill(TextDigest::of(&format!("{head}error 4\nwarning\n")))
+            .expect("distill");
+        assert_eq!(settled, whole);
+        assert_eq!(settled.observation.summary, "error 1 | error 2 | error 3");
     }
 
     #[test]

@@ -3,4 +3,5 @@
 
 mod common;
 
+mod test_draft;
 mod test_store;
