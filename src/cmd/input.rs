@@ -63,12 +63,28 @@ pub fn read_envelope(ctx: &Ctx, path: Option<&Path>) -> Result<Envelope> {
                 .into(),
         );
     }
+    if let Some(message) = upstream_error(&text) {
+        return Err(Failure::input(format!(
+            "{name} holds an error from the command before it, not a patch: {message}"
+        ))
+        .with_hint("fix the command that drafts the patch; nothing was written")
+        .into());
+    }
     decode_patch_input(&text).map_err(|problems| {
         Failure::input(format!("{name} is not a valid patch"))
             .with_problems(problems)
             .with_hint("patch fields are snake_case; see `epiphany update --help`")
             .into()
     })
+}
+
+/// The message of an `{"error": {...}}` document, which a failed `--json` command prints in
+/// place of its report (so a broken pipeline says what broke upstream).
+fn upstream_error(text: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    let object = value.as_object().filter(|object| object.len() == 1)?;
+    let message = object.get("error")?.get("message")?.as_str()?;
+    Some(message.to_owned())
 }
 
 /// Streams text from `reader` to `sink` in chunks of at most 64 KiB, however long the text is.
@@ -139,6 +155,20 @@ mod tests {
         let mut out = String::new();
         stream_text(reader, |chunk| out.push_str(chunk)).expect("stream");
         out
+    }
+
+    #[test]
+    fn error_documents_are_recognised() {
+        assert_eq!(
+            upstream_error(r#"{"error": {"kind": "usage", "message": "bad flag"}}"#),
+            Some("bad flag".to_owned())
+        );
+        assert_eq!(upstream_error(r#"{"error": "x"}"#), None);
+        assert_eq!(
+            upstream_error(r#"{"error": {"message": "m"}, "patch": {}}"#),
+            None
+        );
+        assert_eq!(upstream_error("not json"), None);
     }
 
     #[test]

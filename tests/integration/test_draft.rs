@@ -216,10 +216,11 @@ fn distill_pipes_into_update_once() {
 #[test]
 fn distill_pipes_into_promote() {
     let env = TestEnv::new();
-    let draft = json_with_stdin(
-        &env,
+    // Spelled as in `cli.md`: `cargo test 2>&1 | epiphany distill --json ... | epiphany promote`.
+    let draft = env.run_with_stdin(
         &[
             "distill",
+            "--json",
             "--source-kind",
             "test",
             "--status",
@@ -595,6 +596,23 @@ fn promote_refuses_malformed_and_empty_input() {
         assert!(output.stderr.contains(message), "{output}");
         assert_unchanged(&env, &before, &output);
     }
+    // A failed `--json` draft upstream is named as such.
+    let failed = json_with_stdin(
+        &env,
+        &["distill", "--source-kind", "tool", "--status", "ok"],
+        "",
+    );
+    assert_eq!(failed.code, 2);
+    let piped = env.run_with_stdin(&STRONG_VERIFIER, failed.stdout.clone());
+    assert_eq!(piped.code, 2, "{piped}");
+    assert!(
+        piped.stderr.starts_with(
+            "error: stdin holds an error from the command before it, not a patch: failed to \
+             distill Epiphany observation: text must not be empty\n"
+        ),
+        "{piped}"
+    );
+    assert_unchanged(&env, &before, &piped);
     let empty_patch = json_with_stdin(&env, &STRONG_VERIFIER, "{\"patch\": {}}");
     assert_eq!(empty_patch.code, 1, "{empty_patch}");
     assert_eq!(
