@@ -3,7 +3,8 @@
 //!
 //! Owns normalisation, the evidence-kind defaults, salient-line selection for tool and model
 //! output, the summary limit and the `obs-<hex12>` / `ev-<hex12>` fingerprint. It reads no
-//! state and writes nothing: the result is a draft patch for `update` or `promote`.
+//! state and writes nothing: the result is a draft patch for `update` or `promote`. Validation
+//! messages are §6.2's with field names in snake_case (`source_kind must not be empty`).
 //!
 //! The text can be any size, so it is fed to a [`TextDigest`] in chunks and only what the
 //! result depends on is kept: the collapsed text up to one scalar past the fingerprint limit

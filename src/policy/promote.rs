@@ -6,6 +6,7 @@
 //! evidence, and the changed fields to report. The gate sees only the patch and the verifier,
 //! never the stored state, and it writes nothing: the caller applies an accepted promotion
 //! through the same path as `update`, which may still refuse it (revision, stored ids).
+//! Reasons keep the specification's wording, including its `verifierEvidence.<field>` labels.
 
 use std::collections::HashSet;
 

@@ -5,7 +5,8 @@
 //! cluster), its quality judgment, the four node-matching rules, link closure and incident
 //! edges, the proposal observation/evidence pair and the match-kind-aware churn judgment. It
 //! reads the state and returns a draft; nothing is written until the draft passes `promote`.
-//! Every failure is one of the messages of §7.2.
+//! Every failure is one of the messages of §7.2; the one that names the request field
+//! (`observationIds was omitted ...`) names the `--observation` flag instead.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -207,7 +208,8 @@ struct Focus {
 
 impl Focus {
     fn of(state: &State) -> Focus {
-        let frontier = state.graph_frontier.clone().unwrap_or_default();
+        let no_frontier = GraphFrontier::default();
+        let frontier = state.graph_frontier.as_ref().unwrap_or(&no_frontier);
         let is_active = |id: &str| frontier.active_node_ids.iter().any(|a| a == id);
         let keys = |refs: &[CodeRef]| refs.iter().map(|r| slash_key(&r.path)).collect::<Vec<_>>();
         let mut focus = Focus {
