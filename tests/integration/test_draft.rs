@@ -651,3 +651,56 @@ fn distill_streams_a_large_stdin() {
         small["patch"]["observations"][0]["id"]
     );
 }
+
+#[test]
+fn propose_reads_well_for_a_person() {
+    let env = TestEnv::new();
+    record_verified(&env);
+    let output = env.run(&["propose"]);
+    insta::assert_snapshot!(output, @r"
+    drafted against revision 1 (nothing was written)
+    observation obs-map-proposal-451f417b6124 [epiphany-map-proposal, candidate]
+      Map/churn proposal from 1 evidence-backed observation(s), 1 accepting evidence record(s), 1 code path(s), high-priority verified selection, primary observation: obs-443e1ad007f7, source kind(s): smoke: obs-443e1ad007f7
+      code ref: epiphany-state-model/src/prompt.rs:10-20#demo
+    evidence ev-map-proposal-451f417b6124 [proposal, candidate]
+    graphs: 1 architecture node(s), 0 dataflow node(s)
+    frontier: nodes arch-path-5b3f3c8187a8; edges (none)
+    churn: proposal_expands_map, pressure medium, freshness proposal-expanded
+      Map/churn proposal derived from 1 evidence-backed observation(s), 1 accepting evidence record(s), 1 code path(s), high-priority verified selection, primary observation: obs-443e1ad007f7, source kind(s): smoke; delta judgment: 1 new candidate node(s); 1 touched path(s), 1 selected observation(s); promote only after verifier acceptance.
+    ------- stderr -------
+    hint: to apply it, rerun with `--json` and pipe it into `epiphany promote --verifier-kind K --verifier-status S --verifier-summary T`
+    [exit status: 0]
+    ");
+}
+
+#[test]
+fn an_accepted_promotion_can_still_be_refused_by_the_write_path() {
+    let env = TestEnv::new();
+    record_verified(&env);
+    let stored = env.json(&["show"])["recent_evidence"][0]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let draft = env.ok(&[
+        "--json",
+        "distill",
+        "--source-kind",
+        "note",
+        "--status",
+        "ok",
+        "--text",
+        "another finding",
+    ]);
+    let before = env.store_bytes();
+    let mut args = STRONG_VERIFIER.to_vec();
+    args.extend(["--verifier-id", &stored]);
+    let refused = env.run_with_stdin(&args, draft.stdout.clone());
+    assert_eq!(refused.code, 2, "{refused}");
+    assert!(
+        refused.stderr.contains(&format!(
+            "evidence id \"{stored}\" already exists in Epiphany state"
+        )),
+        "{refused}"
+    );
+    assert_unchanged(&env, &before, &refused);
+}
