@@ -1,5 +1,6 @@
 //! Reading command input: patch and envelope documents from a file or stdin, with a size
-//! ceiling so a runaway pipe is refused with a message instead of exhausting memory.
+//! ceiling so a runaway pipe is refused with a message instead of exhausting memory; and text
+//! of any size streamed in bounded chunks, for commands that digest rather than keep it.
 
 use std::io::Read;
 use std::path::Path;
@@ -14,6 +15,9 @@ use crate::state::patch::decode_patch_input;
 
 /// The largest patch or envelope document accepted.
 pub const MAX_DOCUMENT_BYTES: u64 = 64 * 1024 * 1024;
+
+/// How much streamed text is held at once.
+const TEXT_CHUNK_BYTES: usize = 64 * 1024;
 
 /// Reads a whole document from `path`, or stdin when it is absent or `-`.
 pub fn read_document(ctx: &Ctx, path: Option<&Path>) -> Result<(String, String)> {
@@ -59,10 +63,142 @@ pub fn read_envelope(ctx: &Ctx, path: Option<&Path>) -> Result<Envelope> {
                 .into(),
         );
     }
+    if let Some(message) = upstream_error(&text) {
+        return Err(Failure::input(format!(
+            "{name} holds an error from the command before it, not a patch: {message}"
+        ))
+        .with_hint("fix the command that drafts the patch; nothing was written")
+        .into());
+    }
     decode_patch_input(&text).map_err(|problems| {
         Failure::input(format!("{name} is not a valid patch"))
             .with_problems(problems)
             .with_hint("patch fields are snake_case; see `epiphany update --help`")
             .into()
     })
+}
+
+/// The message of an `{"error": {...}}` document, which a failed `--json` command prints in
+/// place of its report (so a broken pipeline says what broke upstream).
+fn upstream_error(text: &str) -> Option<String> {
+    let value: serde_json::Value = serde_json::from_str(text).ok()?;
+    let object = value.as_object().filter(|object| object.len() == 1)?;
+    let message = object.get("error")?.get("message")?.as_str()?;
+    Some(message.to_owned())
+}
+
+/// Streams text from `reader` to `sink` in chunks of at most 64 KiB, however long the text is.
+/// Chunks end anywhere except inside a character. Invalid UTF-8 becomes U+FFFD, exactly as
+/// `String::from_utf8_lossy` on the whole text would make it.
+pub fn stream_text(mut reader: impl Read, mut sink: impl FnMut(&str)) -> std::io::Result<()> {
+    let mut buf = vec![0u8; TEXT_CHUNK_BYTES];
+    // Bytes of a character cut by the previous read, moved to the front of `buf`.
+    let mut carry = 0;
+    loop {
+        let read = match reader.read(&mut buf[carry..]) {
+            Ok(read) => read,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        };
+        if read == 0 {
+            if carry > 0 {
+                sink(&String::from_utf8_lossy(&buf[..carry]));
+            }
+            return Ok(());
+        }
+        let filled = carry + read;
+        let mut start = 0;
+        carry = loop {
+            match std::str::from_utf8(&buf[start..filled]) {
+                Ok(text) => {
+                    sink(text);
+                    break 0;
+                }
+                Err(err) => {
+                    let valid_end = start + err.valid_up_to();
+                    sink(&String::from_utf8_lossy(&buf[start..valid_end]));
+                    match err.error_len() {
+                        Some(invalid) => {
+                            sink("\u{FFFD}");
+                            start = valid_end + invalid;
+                        }
+                        None => {
+                            buf.copy_within(valid_end..filled, 0);
+                            break filled - valid_end;
+                        }
+                    }
+                }
+            }
+        };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A reader that hands out one byte per call, to cut every character.
+    struct OneByteAtATime<'a>(&'a [u8]);
+
+    impl Read for OneByteAtATime<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let Some((first, rest)) = self.0.split_first() else {
+                return Ok(0);
+            };
+            buf[0] = *first;
+            self.0 = rest;
+            Ok(1)
+        }
+    }
+
+    fn streamed(reader: impl Read) -> String {
+        let mut out = String::new();
+        stream_text(reader, |chunk| out.push_str(chunk)).expect("stream");
+        out
+    }
+
+    #[test]
+    fn error_documents_are_recognised() {
+        assert_eq!(
+            upstream_error(r#"{"error": {"kind": "usage", "message": "bad flag"}}"#),
+            Some("bad flag".to_owned())
+        );
+        assert_eq!(upstream_error(r#"{"error": "x"}"#), None);
+        assert_eq!(
+            upstream_error(r#"{"error": {"message": "m"}, "patch": {}}"#),
+            None
+        );
+        assert_eq!(upstream_error("not json"), None);
+    }
+
+    #[test]
+    fn streaming_decodes_like_lossy_utf8() {
+        let cases: [&[u8]; 5] = [
+            b"plain ascii\nlines\n",
+            "é ü 日本 🦀".as_bytes(),
+            b"bad \xff byte and \xe6\x97 cut char then more",
+            b"ends inside a char \xf0\x9f\xa6",
+            b"",
+        ];
+        for bytes in cases {
+            let expected = String::from_utf8_lossy(bytes);
+            assert_eq!(streamed(OneByteAtATime(bytes)), expected);
+            assert_eq!(streamed(bytes), expected);
+        }
+    }
+
+    #[test]
+    fn long_input_arrives_in_bounded_chunks() {
+        let text = "line of text\n".repeat(20_000);
+        let mut chunks = 0;
+        let mut total = 0;
+        stream_text(text.as_bytes(), |chunk| {
+            assert!(chunk.len() <= TEXT_CHUNK_BYTES);
+            chunks += 1;
+            total += chunk.len();
+        })
+        .expect("stream");
+        assert_eq!(total, text.len());
+        assert!(chunks > 1);
+    }
 }

@@ -11,11 +11,15 @@ use crate::cli::Status;
 
 pub mod completions;
 pub mod diff;
+pub mod distill;
+pub mod draft;
 pub mod hooks;
 pub mod init;
 pub mod input;
 pub mod log;
 pub mod merge_driver;
+pub mod promote;
+pub mod propose;
 pub mod rollback;
 pub mod show;
 pub mod textconv;
@@ -33,10 +37,13 @@ pub enum Command {
     Rollback(rollback::Args),
     Verify(verify::Args),
     Update(update::Args),
+    Distill(distill::Args),
+    Propose(propose::Args),
+    Promote(promote::Args),
     Hooks(hooks::Args),
     MergeDriver(merge_driver::Args),
-    Completions(completions::Args),
     Textconv(textconv::Args),
+    Completions(completions::Args),
 }
 
 /// Runs one command.
@@ -49,9 +56,12 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<Status> {
         Command::Rollback(args) => rollback::run(ctx, args),
         Command::Verify(args) => verify::run(ctx, args),
         Command::Update(args) => update::run(ctx, args),
+        Command::Distill(args) => distill::run(ctx, args),
+        Command::Propose(args) => propose::run(ctx, args),
+        Command::Promote(args) => promote::run(ctx, args),
         Command::Hooks(args) => hooks::run(ctx, args),
-        Command::Completions(args) => completions::run(ctx, args),
         Command::MergeDriver(args) => merge_driver::run(ctx, args),
         Command::Textconv(args) => textconv::run(ctx, args),
+        Command::Completions(args) => completions::run(ctx, args),
     }
 }

@@ -1,5 +1,6 @@
 //! Text primitives shared by every policy: blank tests, whitespace collapsing, truncation by
-//! Unicode scalars, and the short SHA-1 fingerprints behind deterministic ids (§0.2).
+//! Unicode scalars, the short SHA-1 fingerprints behind deterministic ids, and the accepting
+//! status set (§0.2).
 
 use sha1::Digest;
 use sha1::Sha1;
@@ -48,6 +49,15 @@ pub fn uniq_append<T: PartialEq + Clone>(list: &mut Vec<T>, items: impl IntoIter
     }
 }
 
+/// Whether a status accepts: `ok`, `accepted`, `verified`, `pass` or `passed`, trimmed and
+/// ASCII-case-insensitive. (Jobs use a different set.)
+pub fn is_accepting_status(status: &str) -> bool {
+    matches!(
+        status.trim().to_ascii_lowercase().as_str(),
+        "ok" | "accepted" | "verified" | "pass" | "passed"
+    )
+}
+
 /// The path as a string with every `\` turned into `/`.
 pub fn slash_key(path: &str) -> String {
     path.replace('\\', "/")
@@ -77,6 +87,16 @@ mod tests {
     #[test]
     fn hex12_is_a_short_sha1() {
         assert_eq!(hex12(b"abc"), "a9993e364706");
+    }
+
+    #[test]
+    fn accepting_statuses_ignore_case_and_padding() {
+        for status in ["ok", " OK ", "Accepted", "verified", "PASS", "passed"] {
+            assert!(is_accepting_status(status), "{status}");
+        }
+        for status in ["", "candidate", "failed", "okay", "passing"] {
+            assert!(!is_accepting_status(status), "{status}");
+        }
     }
 
     #[test]

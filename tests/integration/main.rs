@@ -3,6 +3,7 @@
 
 mod common;
 
+mod test_draft;
 mod test_hardening;
 mod test_hooks;
 mod test_meta;

@@ -1,0 +1,138 @@
+//! `epiphany distill`: draft one observation and its evidence record from text, typically tool
+//! output piped in. Writes nothing.
+//!
+//! The text comes from `--text` or stdin; stdin is streamed through the policy's text digest,
+//! so input of any size is read in bounded memory. All decisions (ids, summary, kinds) are
+//! `policy::distill`'s; this module only gathers the input and prints the draft.
+
+use std::io::IsTerminal;
+
+use anyhow::Context;
+use anyhow::Result;
+
+use crate::cli::Ctx;
+use crate::cli::Status;
+use crate::cmd::draft::DraftReport;
+use crate::cmd::input::stream_text;
+use crate::error::ErrorKind;
+use crate::error::Failure;
+use crate::policy::code_ref::parse_code_ref;
+use crate::policy::distill::DistillError;
+use crate::policy::distill::DistillRequest;
+use crate::policy::distill::TextDigest;
+use crate::state::model::CodeRef;
+
+/// Draft an observation and its evidence from text; writes nothing.
+///
+/// The text comes from `--text`, or from stdin when `--text` is absent, so tool output can be
+/// piped in: `cargo test 2>&1 | epiphany --json distill --source-kind shell-tool --status ok
+/// --subject "cargo test"`. For tool, command, shell, model and assistant sources the summary
+/// keeps the salient lines (results and failures first, then warnings). The ids are derived
+/// from the normalised input, so the same input always drafts the same ids.
+///
+/// The output is the `{"expected_revision", "patch"}` envelope that `update` and `promote`
+/// read on stdin. `expected_revision` is the store's head revision, or 0 when there is no
+/// store (or no write) yet. Code refs are `PATH[:START[-END]][#SYMBOL]`, relative to the
+/// repository root.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Where the text comes from (`shell-tool`, `test`, `smoke`, `model`, ...)
+    #[arg(long, value_name = "KIND")]
+    pub source_kind: String,
+    /// Status of what was observed (`ok`, `pass`, `failed`, ...)
+    #[arg(long, value_name = "STATUS")]
+    pub status: String,
+    /// What the text is about; prefixes the summary (`cargo test`)
+    #[arg(long, value_name = "TEXT")]
+    pub subject: Option<String>,
+    /// Evidence kind; defaults from the source kind (`verification`, `tool-output`, ...)
+    #[arg(long, value_name = "KIND")]
+    pub evidence_kind: Option<String>,
+    /// Code the observation concerns: PATH[:START[-END]][#SYMBOL] (repeatable)
+    #[arg(long = "code-ref", value_name = "REF", value_parser = parse_code_ref)]
+    pub code_refs: Vec<CodeRef>,
+    /// The observed text; read from stdin when absent
+    #[arg(long, value_name = "TEXT")]
+    pub text: Option<String>,
+}
+
+/// Runs `distill`.
+pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
+    let Args {
+        source_kind,
+        status,
+        subject,
+        evidence_kind,
+        code_refs,
+        text,
+    } = args;
+    let request = DistillRequest::new(
+        source_kind,
+        status,
+        subject.as_deref(),
+        evidence_kind.as_deref(),
+        code_refs.clone(),
+    )
+    .map_err(distill_failure)?;
+    let digest = match text {
+        Some(text) => TextDigest::of(text),
+        None => digest_stdin()?,
+    };
+    let patch = request
+        .distill(digest)
+        .map_err(distill_failure)?
+        .into_patch();
+    let report = DraftReport {
+        expected_revision: head_revision(ctx)?,
+        patch,
+    };
+    ctx.ui.emit(&report)?;
+    if !ctx.ui.json() {
+        ctx.ui.hint(
+            "to record it, rerun with `--json` and pipe it into `epiphany update`, or into \
+             `epiphany promote --verifier-kind K --verifier-status S --verifier-summary T`",
+        );
+    }
+    Ok(Status::Ok)
+}
+
+fn digest_stdin() -> Result<TextDigest> {
+    let stdin = std::io::stdin();
+    if stdin.is_terminal() {
+        return Err(Failure::usage("no text to distill")
+            .with_hint(
+                "pass `--text TEXT`, or pipe the text in: `cargo test 2>&1 | epiphany distill ...`",
+            )
+            .into());
+    }
+    let mut digest = TextDigest::default();
+    stream_text(stdin.lock(), |chunk| digest.push(chunk)).context("failed to read stdin")?;
+    Ok(digest)
+}
+
+/// The head revision, or 0 when there is no store: a draft needs no store, only applying it
+/// does.
+fn head_revision(ctx: &Ctx) -> Result<u64> {
+    match ctx.store() {
+        Ok(store) => Ok(store.head()?.state.revision),
+        Err(err)
+            if err
+                .downcast_ref::<Failure>()
+                .is_some_and(|failure| failure.kind == ErrorKind::NoStore) =>
+        {
+            Ok(0)
+        }
+        Err(err) => Err(err),
+    }
+}
+
+fn distill_failure(err: DistillError) -> anyhow::Error {
+    let hint = match err {
+        DistillError::EmptySourceKind => "pass a non-blank `--source-kind`, e.g. `shell-tool`",
+        DistillError::EmptyStatus => "pass a non-blank `--status`, e.g. `ok` or `failed`",
+        DistillError::EmptyText => "pass a non-blank `--text`, or pipe non-blank text on stdin",
+    };
+    Failure::usage(format!("failed to distill Epiphany observation: {err}"))
+        .with_hint(hint)
+        .into()
+}

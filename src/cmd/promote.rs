@@ -1,0 +1,185 @@
+//! `epiphany promote`: the verifier gate in front of the one write path.
+//!
+//! Reads the drafted patch and the verifier evidence, lets `policy::promote` judge them, and
+//! on acceptance applies the result through [`commit_patch`], the same writer `update` uses,
+//! recorded as `source: promote`. A rejection is an answer, not an error: the report lists
+//! every reason, nothing is written, and the exit code is 1.
+
+use std::io::Write;
+use std::path::Path;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::cli::Ctx;
+use crate::cli::Status;
+use crate::cmd::input::read_document;
+use crate::cmd::input::read_envelope;
+use crate::cmd::update::PatchWrite;
+use crate::cmd::update::commit_patch;
+use crate::error::Failure;
+use crate::policy::promote::promote;
+use crate::policy::promote::verifier_record;
+use crate::policy::secrets::Redaction;
+use crate::state::model::EvidenceRecord;
+use crate::state::patch::ChangedField;
+use crate::state::rollout::Source;
+use crate::ui::Report;
+
+/// Gate a drafted patch with verifier evidence; on acceptance apply it like `update`.
+///
+/// Reads a bare patch or the `{"expected_revision", "patch"}` envelope that `distill` and
+/// `propose` print, from FILE or stdin. The verifier evidence comes from `--verifier-kind`,
+/// `--verifier-status` and `--verifier-summary` (with `--verifier-id`, or a stable id derived
+/// from the verdict and the patch), or from `--verifier-file`, a JSON evidence record.
+///
+/// Every promotion rule runs and every reason is listed. Rejected: exit 1, nothing written.
+/// Accepted: the verifier record is appended to the patch evidence and the patch is applied
+/// through the `update` path. The verifier status must be accepting (ok, accepted, verified,
+/// pass, passed); medium/high churn needs a `churn.warning` and a verifier kind with a
+/// verification, verifier, test(s), smoke or review token. When the store moved past the
+/// expected revision (the envelope's, or `--expected-revision`), exit 3 and nothing is
+/// written.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Patch or envelope file; `-` or absent reads stdin
+    pub file: Option<PathBuf>,
+    /// Verifier kind (`test`, `smoke-test`, `code-review`, `verification`, ...)
+    #[arg(long, value_name = "KIND", required_unless_present = "verifier_file")]
+    pub verifier_kind: Option<String>,
+    /// Verifier status; must be accepting (`ok`, `pass`, `verified`, ...)
+    #[arg(long, value_name = "STATUS", required_unless_present = "verifier_file")]
+    pub verifier_status: Option<String>,
+    /// What the verifier established
+    #[arg(long, value_name = "TEXT", required_unless_present = "verifier_file")]
+    pub verifier_summary: Option<String>,
+    /// Id of the verifier evidence record (default: derived from the verdict and the patch)
+    #[arg(long, value_name = "ID")]
+    pub verifier_id: Option<String>,
+    /// Read the verifier evidence record from this JSON file instead
+    #[arg(
+        long,
+        value_name = "FILE",
+        conflicts_with_all = ["verifier_kind", "verifier_status", "verifier_summary", "verifier_id"]
+    )]
+    pub verifier_file: Option<PathBuf>,
+    /// Refuse with exit 3 unless the store is at this revision (overrides the envelope's)
+    #[arg(long, value_name = "N")]
+    pub expected_revision: Option<u64>,
+}
+
+/// What a promotion decided, and what it wrote.
+#[derive(Debug, Serialize)]
+pub struct PromoteReport {
+    /// Whether the gate accepted the patch.
+    pub accepted: bool,
+    /// Why it did not, every reason in rule order.
+    pub reasons: Vec<String>,
+    /// The revision written, when accepted.
+    pub revision: Option<u64>,
+    /// The fields the write changed (empty when rejected).
+    pub changed_fields: Vec<ChangedField>,
+    /// Secrets redacted from the patch before it was written.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub redactions: Vec<Redaction>,
+}
+
+impl Report for PromoteReport {
+    fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        match self.revision {
+            Some(revision) if self.accepted => {
+                let fields: Vec<&str> = self.changed_fields.iter().map(|f| f.as_str()).collect();
+                writeln!(out, "accepted: revision {revision}: {}", fields.join(", "))
+            }
+            _ => {
+                writeln!(out, "rejected:")?;
+                for reason in &self.reasons {
+                    writeln!(out, "  - {reason}")?;
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+/// Runs `promote`.
+pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
+    let Args {
+        file,
+        verifier_kind,
+        verifier_status,
+        verifier_summary,
+        verifier_id,
+        verifier_file,
+        expected_revision,
+    } = args;
+    let store = ctx.store()?;
+    let envelope = read_envelope(ctx, file.as_deref())?;
+    let verifier = match verifier_file {
+        Some(path) => read_verifier(ctx, path, file.as_deref())?,
+        // clap insists on the three flags when there is no file; absent would read as blank
+        // and be refused by the gate.
+        None => verifier_record(
+            verifier_kind.as_deref().unwrap_or(""),
+            verifier_status.as_deref().unwrap_or(""),
+            verifier_summary.as_deref().unwrap_or(""),
+            verifier_id.as_deref(),
+            &envelope.patch,
+        ),
+    };
+    let promotion = match promote(envelope.patch, verifier) {
+        Ok(promotion) => promotion,
+        Err(reasons) => {
+            ctx.ui.emit(&PromoteReport {
+                accepted: false,
+                reasons,
+                revision: None,
+                changed_fields: Vec::new(),
+                redactions: Vec::new(),
+            })?;
+            ctx.ui
+                .hint("nothing was written; address every reason and promote again");
+            return Ok(Status::No);
+        }
+    };
+    let committed = commit_patch(
+        ctx,
+        &store,
+        PatchWrite {
+            source: Source::Promote,
+            patch: promotion.patch,
+            changed_fields: promotion.changed_fields,
+            expected_revision: expected_revision.or(envelope.expected_revision),
+            turn_id: None,
+        },
+    )?;
+    ctx.ui.emit(&PromoteReport {
+        accepted: true,
+        reasons: Vec::new(),
+        revision: Some(committed.record.revision),
+        changed_fields: committed.record.changed_fields,
+        redactions: committed.redactions,
+    })?;
+    Ok(Status::Ok)
+}
+
+/// Reads a JSON evidence record. Stdin can carry the patch or the verifier, not both.
+fn read_verifier(ctx: &Ctx, path: &Path, patch_file: Option<&Path>) -> Result<EvidenceRecord> {
+    let is_stdin = |path: Option<&Path>| path.is_none_or(|p| p == Path::new("-"));
+    if is_stdin(Some(path)) && is_stdin(patch_file) {
+        return Err(Failure::usage(
+            "`--verifier-file -` and the patch cannot both come from stdin",
+        )
+        .with_hint("pass the patch as a file argument, or the verifier record as a file")
+        .into());
+    }
+    let (name, text) = read_document(ctx, Some(path))?;
+    serde_json::from_str(&text).map_err(|err| {
+        Failure::input(format!("{name} is not a valid evidence record: {err}"))
+            .with_hint(
+                r#"expected {"id": "...", "kind": "...", "status": "...", "summary": "..."}"#,
+            )
+            .into()
+    })
+}

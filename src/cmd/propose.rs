@@ -1,0 +1,63 @@
+//! `epiphany propose`: draft a graph / frontier / churn patch from verified observations.
+//! Writes nothing; the draft goes through `promote`.
+//!
+//! Reads the head state and hands it to `policy::propose`, which makes every decision.
+
+use anyhow::Result;
+
+use crate::cli::Ctx;
+use crate::cli::Status;
+use crate::cmd::draft::DraftReport;
+use crate::error::Failure;
+use crate::policy::propose::propose;
+
+/// Draft a map/frontier/churn patch from verified observations; writes nothing.
+///
+/// Takes the observations named with `--observation`, or, without any, picks up to four
+/// proposal-ready ones (accepted status, accepting evidence, code refs) that share a path
+/// with the strongest. Each code path is anchored on an existing architecture node (same code
+/// ref, same path, path-derived id, or a unique semantic match on an unanchored node) or on a
+/// new candidate node; the frontier gains those nodes, their linked nodes and their edges; the
+/// churn judgment says how much the map moved.
+///
+/// The output is the `{"expected_revision", "patch"}` envelope; apply it with
+/// `epiphany promote`, which demands verifier evidence.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// An observation to build on (repeatable); without any, observations are picked
+    #[arg(long = "observation", value_name = "ID")]
+    pub observations: Vec<String>,
+}
+
+/// Runs `propose`.
+pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
+    let Args { observations } = args;
+    let state = ctx.store()?.head()?.state;
+    if state.revision == 0 {
+        return Err(Failure::input(
+            "failed to propose Epiphany map update: the store has no Epiphany state yet",
+        )
+        .with_hint(
+            "record verified observations first: `epiphany --json distill ... | epiphany update`",
+        )
+        .into());
+    }
+    let patch = propose(&state, observations).map_err(|message| {
+        Failure::input(format!("failed to propose Epiphany map update: {message}")).with_hint(
+            "propose builds on observations with an accepted status (ok, accepted, verified, \
+             pass, passed) that cite accepting evidence and carry code refs; see them with \
+             `epiphany show`",
+        )
+    })?;
+    ctx.ui.emit(&DraftReport {
+        expected_revision: state.revision,
+        patch,
+    })?;
+    if !ctx.ui.json() {
+        ctx.ui.hint(
+            "to apply it, rerun with `--json` and pipe it into `epiphany promote --verifier-kind \
+             K --verifier-status S --verifier-summary T`",
+        );
+    }
+    Ok(Status::Ok)
+}

@@ -1,0 +1,600 @@
+//! `promote` (`behavior.md` §8): the verifier gate in front of the one write path.
+//!
+//! Owns every promotion rule, evaluated in order with all reasons collected, the token-aware
+//! strong verifier kinds, the verifier record built from command-line fields, and what an
+//! accepted promotion hands to `update`: the patch with the verifier appended last to its
+//! evidence, and the changed fields to report. The gate sees only the patch and the verifier,
+//! never the stored state, and it writes nothing: the caller applies an accepted promotion
+//! through the same path as `update`, which may still refuse it (revision, stored ids).
+//! Reasons keep the specification's wording, including its `verifierEvidence.<field>` labels.
+
+use std::collections::HashSet;
+
+use crate::policy::churn::DiffPressure;
+use crate::policy::churn::diff_pressure_rank;
+use crate::policy::structure::Reasons;
+use crate::policy::structure::Replacements;
+use crate::policy::structure::structural_errors;
+use crate::policy::text::hex12;
+use crate::policy::text::is_accepting_status;
+use crate::policy::text::is_blank;
+use crate::state::model::ChurnState;
+use crate::state::model::EvidenceRecord;
+use crate::state::patch::ChangedField;
+use crate::state::patch::Patch;
+
+/// Verifier-kind tokens strong enough to vouch for a risky churn delta.
+pub const STRONG_VERIFIER_TOKENS: [&str; 6] = [
+    "verification",
+    "verifier",
+    "test",
+    "tests",
+    "smoke",
+    "review",
+];
+
+/// Freshness labels that make a churn delta risky whatever its pressure.
+const RISKY_FRESHNESS: [&str; 4] = ["broadened", "expanded", "semantic", "updated"];
+
+/// An accepted promotion, ready for the write path.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Promotion {
+    /// The patch with the verifier record appended at the end of its evidence.
+    pub patch: Patch,
+    /// The original patch's changed fields, with `evidence` added at the end when missing.
+    pub changed_fields: Vec<ChangedField>,
+}
+
+/// Gates `patch` with `verifier` (§8.3–§8.4): every reason it is refused, or the promotion to
+/// apply.
+pub fn promote(patch: Patch, verifier: EvidenceRecord) -> Result<Promotion, Vec<String>> {
+    let reasons = evaluate_promotion(&patch, &verifier);
+    if !reasons.is_empty() {
+        return Err(reasons);
+    }
+    let mut changed_fields = patch.changed_fields();
+    if !changed_fields.contains(&ChangedField::Evidence) {
+        changed_fields.push(ChangedField::Evidence);
+    }
+    let mut patch = patch;
+    patch.evidence.push(verifier);
+    Ok(Promotion {
+        patch,
+        changed_fields,
+    })
+}
+
+/// Every rule of §8.3, in order; empty means accepted.
+pub fn evaluate_promotion(patch: &Patch, verifier: &EvidenceRecord) -> Vec<String> {
+    let mut reasons = Reasons::default();
+    let replaces = patch.has_state_replacements();
+    if !replaces && patch.observations.is_empty() && patch.evidence.is_empty() {
+        reasons.push("promotion patch must contain at least one mutation".into());
+    }
+    if replaces && patch.observations.is_empty() {
+        reasons.push("state replacement promotions must include at least one observation".into());
+    }
+    if replaces && patch.evidence.is_empty() {
+        reasons.push(
+            "state replacement promotions must include at least one patch evidence record".into(),
+        );
+    }
+
+    reasons.require("verifierEvidence.id", &verifier.id);
+    reasons.require("verifierEvidence.kind", &verifier.kind);
+    reasons.require("verifierEvidence.status", &verifier.status);
+    reasons.require("verifierEvidence.summary", &verifier.summary);
+    if !is_accepting_status(&verifier.status) {
+        reasons.push(format!(
+            "verifierEvidence.status must be accepting, got \"{}\"",
+            verifier.status
+        ));
+    }
+
+    let mut evidence_ids: HashSet<&str> = HashSet::from([verifier.id.as_str()]);
+    for evidence in &patch.evidence {
+        reasons.require("patch.evidence.id", &evidence.id);
+        reasons.require("patch.evidence.kind", &evidence.kind);
+        reasons.require("patch.evidence.status", &evidence.status);
+        reasons.require("patch.evidence.summary", &evidence.summary);
+        if !is_blank(&evidence.id) && !evidence_ids.insert(&evidence.id) {
+            reasons.push(format!("duplicate evidence id \"{}\"", evidence.id));
+        }
+    }
+
+    let mut observation_ids = HashSet::new();
+    for observation in &patch.observations {
+        let id = &observation.id;
+        reasons.require("patch.observations.id", id);
+        reasons.require("patch.observations.summary", &observation.summary);
+        reasons.require("patch.observations.source_kind", &observation.source_kind);
+        reasons.require("patch.observations.status", &observation.status);
+        if observation.evidence_ids.is_empty() {
+            reasons.push(format!(
+                "observation \"{id}\" must cite at least one evidence id"
+            ));
+        }
+        for cited in &observation.evidence_ids {
+            if !evidence_ids.contains(cited.as_str()) {
+                reasons.push(format!(
+                    "observation \"{id}\" cites missing evidence id \"{cited}\""
+                ));
+            }
+        }
+        if !is_blank(id) && !observation_ids.insert(id.as_str()) {
+            reasons.push(format!("duplicate observation id \"{id}\""));
+        }
+    }
+
+    reasons.0.extend(structural_errors(&Replacements {
+        active_subgoal_id: patch.active_subgoal_id.as_deref(),
+        subgoals: patch.subgoals.as_deref(),
+        invariants: patch.invariants.as_deref(),
+        graphs: patch.graphs.as_ref(),
+        graph_frontier: patch.graph_frontier.as_ref(),
+        graph_checkpoint: patch.graph_checkpoint.as_ref(),
+        investigation_checkpoint: patch.investigation_checkpoint.as_ref(),
+        available_evidence_ids: Some(&evidence_ids),
+        churn: patch.churn.as_ref(),
+    }));
+
+    if let Some(churn) = patch.churn.as_ref().filter(|churn| is_risky(churn)) {
+        if churn.warning.as_deref().is_none_or(is_blank) {
+            reasons.push(
+                "medium/high churn promotions must include patch.churn.warning explaining the \
+                 delta"
+                    .into(),
+            );
+        }
+        if !is_strong_verifier_kind(&verifier.kind) {
+            reasons.push(format!(
+                "medium/high churn promotions require verifierEvidence.kind to be \
+                 verification/test/smoke/review, got \"{}\"",
+                verifier.kind
+            ));
+        }
+    }
+    reasons.0
+}
+
+/// A churn delta is risky when its pressure is medium or more, or its freshness label says the
+/// map was broadened, expanded, semantically anchored or updated.
+fn is_risky(churn: &ChurnState) -> bool {
+    let freshness = churn
+        .graph_freshness
+        .as_deref()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    diff_pressure_rank(&churn.diff_pressure) >= DiffPressure::Medium as u8
+        || RISKY_FRESHNESS
+            .iter()
+            .any(|label| freshness.contains(label))
+}
+
+/// Whether a verifier kind is strong: one of its whole tokens (split on anything not ASCII
+/// alphanumeric, lowercased) is in [`STRONG_VERIFIER_TOKENS`]. `smoke-test` is strong,
+/// `contest` is not.
+pub fn is_strong_verifier_kind(kind: &str) -> bool {
+    kind.split(|c: char| !c.is_ascii_alphanumeric())
+        .filter(|token| !token.is_empty())
+        .any(|token| STRONG_VERIFIER_TOKENS.contains(&token.to_ascii_lowercase().as_str()))
+}
+
+/// The verifier record for command-line fields. Without an id, the id is
+/// `ev-verifier-<hex12>` of kind, status, summary and the patch, so the same verdict on the
+/// same patch always gets the same id.
+pub fn verifier_record(
+    kind: &str,
+    status: &str,
+    summary: &str,
+    id: Option<&str>,
+    patch: &Patch,
+) -> EvidenceRecord {
+    let id = id.map(str::to_owned).unwrap_or_else(|| {
+        let mut bytes = [kind, status, summary].join("\0").into_bytes();
+        bytes.push(0);
+        // A patch of plain strings, numbers and lists always serializes.
+        bytes.extend(serde_json::to_vec(patch).unwrap_or_default());
+        format!("ev-verifier-{}", hex12(&bytes))
+    });
+    EvidenceRecord {
+        id,
+        kind: kind.to_owned(),
+        status: status.to_owned(),
+        summary: summary.to_owned(),
+        code_refs: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::propose::propose;
+    use crate::state::model::CodeRef;
+    use crate::state::model::GraphFrontier;
+    use crate::state::model::Observation;
+    use crate::state::model::State;
+
+    fn evidence(id: &str) -> EvidenceRecord {
+        EvidenceRecord {
+            id: id.into(),
+            kind: "tool-output".into(),
+            status: "ok".into(),
+            summary: "cargo test passed".into(),
+            code_refs: vec![],
+        }
+    }
+
+    fn observation(id: &str, cites: &[&str]) -> Observation {
+        Observation {
+            id: id.into(),
+            summary: "tests pass".into(),
+            source_kind: "shell-tool".into(),
+            status: "ok".into(),
+            code_refs: vec![],
+            evidence_ids: cites.iter().map(|c| c.to_string()).collect(),
+        }
+    }
+
+    fn verifier(kind: &str) -> EvidenceRecord {
+        EvidenceRecord {
+            id: "ev-verifier".into(),
+            kind: kind.into(),
+            status: "pass".into(),
+            summary: "suite green".into(),
+            code_refs: vec![],
+        }
+    }
+
+    fn churn(pressure: &str, freshness: Option<&str>, warning: Option<&str>) -> ChurnState {
+        ChurnState {
+            understanding_status: "proposal_refines_map".into(),
+            diff_pressure: pressure.into(),
+            graph_freshness: freshness.map(Into::into),
+            warning: warning.map(Into::into),
+            unexplained_writes: None,
+        }
+    }
+
+    fn churn_patch(churn: ChurnState) -> Patch {
+        Patch {
+            observations: vec![observation("obs-1", &["ev-1"])],
+            evidence: vec![evidence("ev-1")],
+            churn: Some(churn),
+            ..Patch::default()
+        }
+    }
+
+    #[test]
+    fn token_aware_strong_kinds() {
+        for kind in [
+            "verification",
+            "Verifier",
+            "test",
+            "unit_tests",
+            "smoke-test",
+            "code-review",
+            "ci/SMOKE",
+        ] {
+            assert!(is_strong_verifier_kind(kind), "{kind}");
+        }
+        for kind in ["contest", "testing", "reviewer", "observation", "", "--"] {
+            assert!(!is_strong_verifier_kind(kind), "{kind}");
+        }
+    }
+
+    #[test]
+    fn an_observation_with_its_evidence_is_accepted() {
+        let patch = Patch {
+            observations: vec![observation("obs-1", &["ev-1", "ev-verifier"])],
+            evidence: vec![evidence("ev-1")],
+            ..Patch::default()
+        };
+        let promotion = promote(patch.clone(), verifier("observation")).expect("accepted");
+        assert_eq!(
+            promotion.changed_fields,
+            vec![ChangedField::Observations, ChangedField::Evidence]
+        );
+        assert_eq!(
+            promotion.patch.evidence,
+            vec![evidence("ev-1"), verifier("observation")]
+        );
+        assert_eq!(promotion.patch.observations, patch.observations);
+    }
+
+    #[test]
+    fn evidence_is_reported_last_when_the_patch_had_none() {
+        let patch = Patch {
+            objective: Some("ship".into()),
+            observations: vec![observation("obs-1", &["ev-verifier"])],
+            ..Patch::default()
+        };
+        let reasons = evaluate_promotion(&patch, &verifier("test"));
+        assert_eq!(
+            reasons,
+            vec!["state replacement promotions must include at least one patch evidence record"]
+        );
+        let observations_only = Patch {
+            observations: vec![observation("obs-1", &["ev-verifier"])],
+            churn: None,
+            ..Patch::default()
+        };
+        let promotion = promote(observations_only, verifier("test")).expect("accepted");
+        assert_eq!(
+            promotion.changed_fields,
+            vec![ChangedField::Observations, ChangedField::Evidence]
+        );
+        let with_churn = churn_patch(churn("low", None, None));
+        let promotion = promote(with_churn, verifier("note")).expect("accepted");
+        assert_eq!(
+            promotion.changed_fields,
+            vec![
+                ChangedField::Observations,
+                ChangedField::Evidence,
+                ChangedField::Churn
+            ]
+        );
+        let patch = Patch {
+            churn: Some(churn("low", None, None)),
+            observations: vec![observation("obs-1", &["ev-verifier"])],
+            evidence: vec![],
+            ..Patch::default()
+        };
+        let reasons = evaluate_promotion(&patch, &verifier("test"));
+        assert_eq!(reasons.len(), 1);
+    }
+
+    #[test]
+    fn an_empty_patch_is_refused() {
+        assert_eq!(
+            evaluate_promotion(&Patch::default(), &verifier("test")),
+            vec!["promotion patch must contain at least one mutation"]
+        );
+    }
+
+    #[test]
+    fn replacements_need_an_observation_and_evidence() {
+        let patch = Patch {
+            objective: Some("ship".into()),
+            ..Patch::default()
+        };
+        assert_eq!(
+            evaluate_promotion(&patch, &verifier("test")),
+            vec![
+                "state replacement promotions must include at least one observation",
+                "state replacement promotions must include at least one patch evidence record",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_blank_verifier_gets_every_reason() {
+        let blank = EvidenceRecord {
+            id: " ".into(),
+            kind: "".into(),
+            status: "".into(),
+            summary: "\n".into(),
+            code_refs: vec![],
+        };
+        let patch = Patch {
+            observations: vec![observation("obs-1", &["ev-1"])],
+            evidence: vec![evidence("ev-1")],
+            ..Patch::default()
+        };
+        assert_eq!(
+            evaluate_promotion(&patch, &blank),
+            vec![
+                "verifierEvidence.id must not be empty",
+                "verifierEvidence.kind must not be empty",
+                "verifierEvidence.status must not be empty",
+                "verifierEvidence.summary must not be empty",
+                "verifierEvidence.status must be accepting, got \"\"",
+            ]
+        );
+        let failed = EvidenceRecord {
+            status: "failed".into(),
+            ..verifier("test")
+        };
+        assert_eq!(
+            evaluate_promotion(&patch, &failed),
+            vec!["verifierEvidence.status must be accepting, got \"failed\""]
+        );
+    }
+
+    #[test]
+    fn patch_records_are_checked_against_the_patch_and_the_verifier_only() {
+        let patch = Patch {
+            observations: vec![
+                observation("obs-1", &["ev-1", "ev-stored"]),
+                Observation {
+                    summary: " ".into(),
+                    ..observation("obs-1", &[])
+                },
+            ],
+            evidence: vec![
+                evidence("ev-1"),
+                EvidenceRecord {
+                    kind: "".into(),
+                    ..evidence("ev-1")
+                },
+                evidence("ev-verifier"),
+            ],
+            ..Patch::default()
+        };
+        assert_eq!(
+            evaluate_promotion(&patch, &verifier("test")),
+            vec![
+                "patch.evidence.kind must not be empty",
+                "duplicate evidence id \"ev-1\"",
+                "duplicate evidence id \"ev-verifier\"",
+                "observation \"obs-1\" cites missing evidence id \"ev-stored\"",
+                "patch.observations.summary must not be empty",
+                "observation \"obs-1\" must cite at least one evidence id",
+                "duplicate observation id \"obs-1\"",
+            ]
+        );
+    }
+
+    #[test]
+    fn structural_rules_see_the_patch_alone() {
+        let patch = Patch {
+            observations: vec![observation("obs-1", &["ev-1"])],
+            evidence: vec![evidence("ev-1")],
+            graph_frontier: Some(GraphFrontier {
+                active_node_ids: vec!["a".into(), "a".into()],
+                ..GraphFrontier::default()
+            }),
+            active_subgoal_id: Some("sg-missing".into()),
+            ..Patch::default()
+        };
+        assert_eq!(
+            evaluate_promotion(&patch, &verifier("test")),
+            vec!["duplicate patch.graph_frontier.active_node_ids \"a\""]
+        );
+    }
+
+    #[test]
+    fn risky_churn_needs_a_warning_and_a_strong_verifier() {
+        let contest = evaluate_promotion(
+            &churn_patch(churn("medium", None, Some("why"))),
+            &verifier("contest"),
+        );
+        assert_eq!(
+            contest,
+            vec![
+                "medium/high churn promotions require verifierEvidence.kind to be \
+                 verification/test/smoke/review, got \"contest\""
+            ]
+        );
+        let expanded_low = evaluate_promotion(
+            &churn_patch(churn("low", Some("proposal-expanded"), None)),
+            &verifier("smoke-test"),
+        );
+        assert_eq!(
+            expanded_low,
+            vec![
+                "medium/high churn promotions must include patch.churn.warning explaining the \
+                 delta"
+            ]
+        );
+        for freshness in [
+            " Proposal-Broadened",
+            "proposal-semantically-anchored",
+            "proposal-updated",
+        ] {
+            let reasons = evaluate_promotion(
+                &churn_patch(churn("low", Some(freshness), Some(" "))),
+                &verifier("reviewer"),
+            );
+            assert_eq!(reasons.len(), 2, "{freshness}: {reasons:?}");
+        }
+        for safe in [
+            churn("low", Some("proposal-refined"), None),
+            churn(" LOW ", None, None),
+            churn("unknown", Some("fresh"), None),
+        ] {
+            assert_eq!(
+                evaluate_promotion(&churn_patch(safe), &verifier("observation")),
+                Vec::<String>::new()
+            );
+        }
+        assert!(
+            evaluate_promotion(
+                &churn_patch(churn("CRITICAL", None, Some("why"))),
+                &verifier("unit_tests"),
+            )
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn every_reason_comes_back_at_once() {
+        let patch = Patch {
+            objective: Some("ship".into()),
+            churn: Some(churn("high", None, None)),
+            ..Patch::default()
+        };
+        let reasons = evaluate_promotion(
+            &patch,
+            &EvidenceRecord {
+                status: "nope".into(),
+                ..verifier("contest")
+            },
+        );
+        assert_eq!(reasons.len(), 5, "{reasons:?}");
+    }
+
+    #[test]
+    fn a_fresh_proposal_passes_with_a_strong_verifier() {
+        let code_ref = CodeRef {
+            start_line: Some(10),
+            end_line: Some(20),
+            symbol: Some("demo".into()),
+            ..CodeRef::to_path("epiphany-state-model/src/prompt.rs")
+        };
+        let state = State {
+            revision: 4,
+            observations: vec![Observation {
+                code_refs: vec![code_ref],
+                ..observation("obs-verified", &["ev-1"])
+            }],
+            recent_evidence: vec![evidence("ev-1")],
+            ..State::default()
+        };
+        let patch = propose(&state, &[]).expect("proposal");
+        let promotion = promote(patch.clone(), verifier("smoke-test")).expect("accepted");
+        assert_eq!(
+            promotion.changed_fields,
+            vec![
+                ChangedField::Graphs,
+                ChangedField::GraphFrontier,
+                ChangedField::Observations,
+                ChangedField::Evidence,
+                ChangedField::Churn,
+            ]
+        );
+        let evidence_ids: Vec<&str> = promotion
+            .patch
+            .evidence
+            .iter()
+            .map(|e| e.id.as_str())
+            .collect();
+        assert_eq!(
+            evidence_ids,
+            vec!["ev-map-proposal-945cb66bdb6d", "ev-verifier"]
+        );
+        assert!(promote(patch, verifier("contest")).is_err());
+    }
+
+    #[test]
+    fn derived_verifier_ids_are_stable_and_distinct() {
+        let patch = churn_patch(churn("low", None, None));
+        let first = verifier_record("test", "pass", "green", None, &patch);
+        assert_eq!(
+            first,
+            verifier_record("test", "pass", "green", None, &patch)
+        );
+        assert!(
+            first.id.starts_with("ev-verifier-") && first.id.len() == "ev-verifier-".len() + 12
+        );
+        assert_ne!(
+            first.id,
+            verifier_record("test", "pass", "red", None, &patch).id
+        );
+        assert_ne!(
+            first.id,
+            verifier_record("test", "pass", "green", None, &Patch::default()).id
+        );
+        let named = verifier_record("test", "pass", "green", Some("ev-mine"), &patch);
+        assert_eq!(named.id, "ev-mine");
+        assert_eq!(
+            (
+                named.kind.as_str(),
+                named.status.as_str(),
+                named.summary.as_str()
+            ),
+            ("test", "pass", "green")
+        );
+    }
+}

@@ -1,0 +1,1382 @@
+//! `propose` (`behavior.md` §7): verified, evidence-backed observations with code refs become a
+//! candidate graph / frontier / churn patch.
+//!
+//! Owns the selection (explicit ids, or auto-selection of the strongest coherent path
+//! cluster), its quality judgment, the four node-matching rules, link closure and incident
+//! edges, the proposal observation/evidence pair and the match-kind-aware churn judgment. It
+//! reads the state and returns a draft; nothing is written until the draft passes `promote`.
+//! Every failure is one of the messages of §7.2; the one that names the request field
+//! (`observationIds was omitted ...`) names the `--observation` flag instead.
+
+use std::collections::HashSet;
+use std::path::Path;
+
+use crate::policy::churn::DiffPressure;
+use crate::policy::churn::diff_pressure_rank;
+use crate::policy::code_ref::code_ref_key;
+use crate::policy::text::hex12;
+use crate::policy::text::is_accepting_status;
+use crate::policy::text::is_blank;
+use crate::policy::text::slash_key;
+use crate::policy::text::truncate;
+use crate::policy::text::uniq_append;
+use crate::state::model::ChurnState;
+use crate::state::model::CodeRef;
+use crate::state::model::EvidenceRecord;
+use crate::state::model::GraphFrontier;
+use crate::state::model::GraphNode;
+use crate::state::model::Graphs;
+use crate::state::model::Observation;
+use crate::state::model::State;
+use crate::state::patch::Patch;
+
+/// The longest summary, purpose or warning fragment the proposal writes, in Unicode scalars.
+pub const SUMMARY_LIMIT: usize = 220;
+/// The fewest shared terms for a semantic reuse of an unanchored node.
+pub const SEMANTIC_REUSE_MIN_SCORE: usize = 4;
+/// The most observations auto-selection picks.
+pub const AUTO_OBSERVATION_SELECTION_LIMIT: usize = 4;
+/// The score from which an observation counts as a strong signal.
+const STRONG_SIGNAL_SCORE: usize = 8;
+
+const STOP_WORDS: [&str; 17] = [
+    "and", "are", "but", "can", "for", "from", "has", "into", "not", "now", "one", "out", "the",
+    "this", "that", "through", "with",
+];
+
+/// Drafts a map/frontier/churn patch from the observations named by `observation_ids` (blank
+/// and repeated ids ignored), or from auto-selected ones when none are named.
+pub fn propose(state: &State, observation_ids: &[String]) -> Result<Patch, String> {
+    let mut ids = Vec::new();
+    uniq_append(
+        &mut ids,
+        observation_ids
+            .iter()
+            .map(|id| id.trim().to_owned())
+            .filter(|id| !id.is_empty()),
+    );
+    if ids.is_empty() {
+        ids = auto_select(state)?;
+    }
+    let observations = resolve(state, &ids)?;
+    let selection = Selection::assess(state, &observations)?;
+
+    let mut code_refs: Vec<CodeRef> = Vec::new();
+    let mut keys = HashSet::new();
+    for code_ref in observations.iter().flat_map(|o| &o.code_refs) {
+        if keys.insert(code_ref_key(code_ref)) {
+            code_refs.push(code_ref.clone());
+        }
+    }
+    if code_refs.is_empty() {
+        return Err(
+            "map proposals require at least one code ref on the selected observations".into(),
+        );
+    }
+    let mut paths: Vec<String> = Vec::new();
+    uniq_append(&mut paths, code_refs.iter().map(|r| r.path.clone()));
+    let summary = selection.summary(paths.len());
+
+    let mut graphs = state.graphs.clone();
+    let mut counts = MatchCounts::default();
+    let mut direct_ids = Vec::new();
+    for path in &paths {
+        let path_refs: Vec<CodeRef> = code_refs
+            .iter()
+            .filter(|r| Path::new(&r.path) == Path::new(path))
+            .cloned()
+            .collect();
+        direct_ids.push(anchor_path(
+            &mut graphs,
+            path,
+            path_refs,
+            &selection,
+            &ids,
+            &mut counts,
+        ));
+    }
+    let graph_frontier =
+        expand_frontier(state.graph_frontier.as_ref(), &graphs, direct_ids, &paths);
+
+    let fingerprint = proposal_fingerprint(state.revision, &ids, &code_refs);
+    let evidence_id = format!("ev-map-proposal-{fingerprint}");
+    let joined_ids = ids.join(", ");
+    let observation = Observation {
+        id: format!("obs-map-proposal-{fingerprint}"),
+        summary: truncate(
+            &format!("Map/churn proposal from {summary}: {joined_ids}"),
+            SUMMARY_LIMIT,
+        ),
+        source_kind: "epiphany-map-proposal".into(),
+        status: "candidate".into(),
+        code_refs: code_refs.clone(),
+        evidence_ids: vec![evidence_id.clone()],
+    };
+    let evidence = EvidenceRecord {
+        id: evidence_id,
+        kind: "proposal".into(),
+        status: "candidate".into(),
+        summary: truncate(
+            &format!(
+                "Proposed graph frontier and churn update from {summary}: {joined_ids}; reused {} \
+                 existing node(s), {} by semantic graph signal, created {} new node(s)",
+                counts.reused(),
+                counts.semantic,
+                counts.created
+            ),
+            SUMMARY_LIMIT,
+        ),
+        code_refs,
+    };
+    let churn = judge_churn(
+        state.churn.as_ref(),
+        &counts,
+        paths.len(),
+        ids.len(),
+        &summary,
+    );
+    Ok(Patch {
+        observations: vec![observation],
+        evidence: vec![evidence],
+        graphs: Some(graphs),
+        graph_frontier: Some(graph_frontier),
+        churn: Some(churn),
+        ..Patch::default()
+    })
+}
+
+/// The id of the architecture node a proposal creates for `path`: `arch-path-<hex12>` of the
+/// raw path string.
+pub fn path_node_id(path: &str) -> String {
+    format!("arch-path-{}", hex12(path.as_bytes()))
+}
+
+/// The fingerprint behind the proposal ids (§7.9).
+fn proposal_fingerprint(revision: u64, ids: &[String], code_refs: &[CodeRef]) -> String {
+    let mut bytes = revision.to_string().into_bytes();
+    for part in ids
+        .iter()
+        .cloned()
+        .chain(code_refs.iter().map(code_ref_key))
+    {
+        bytes.push(0);
+        bytes.extend_from_slice(part.as_bytes());
+    }
+    hex12(&bytes)
+}
+
+/// How strongly a source or evidence kind signals verification (plain substrings, §7.3).
+fn signal_kind_weight(kind: &str) -> usize {
+    let kind = kind.trim().to_ascii_lowercase();
+    let has = |needles: &[&str]| needles.iter().any(|needle| kind.contains(needle));
+    if has(&["verification", "verifier"]) {
+        4
+    } else if has(&["test", "smoke"]) {
+        3
+    } else if has(&["tool", "review"]) {
+        2
+    } else if has(&["observation"]) {
+        1
+    } else {
+        0
+    }
+}
+
+fn observation_priority(observation: &Observation) -> usize {
+    signal_kind_weight(&observation.source_kind)
+        + observation.code_refs.len().min(3)
+        + usize::from(!is_blank(&observation.summary))
+}
+
+fn evidence_priority(evidence: &EvidenceRecord) -> usize {
+    signal_kind_weight(&evidence.kind)
+        + evidence.code_refs.len().min(2)
+        + usize::from(!is_blank(&evidence.summary))
+}
+
+fn find_evidence<'a>(state: &'a State, id: &str) -> Option<&'a EvidenceRecord> {
+    state.recent_evidence.iter().find(|e| e.id == id)
+}
+
+/// The code-ref paths the graph already pays attention to (§7.4 step 1), as slash-keys.
+#[derive(Debug, Default)]
+struct Focus {
+    dirty: HashSet<String>,
+    active: HashSet<String>,
+    mapped: HashSet<String>,
+}
+
+impl Focus {
+    fn of(state: &State) -> Focus {
+        let no_frontier = GraphFrontier::default();
+        let frontier = state.graph_frontier.as_ref().unwrap_or(&no_frontier);
+        let is_active = |id: &str| frontier.active_node_ids.iter().any(|a| a == id);
+        let keys = |refs: &[CodeRef]| refs.iter().map(|r| slash_key(&r.path)).collect::<Vec<_>>();
+        let mut focus = Focus {
+            dirty: frontier.dirty_paths.iter().map(|p| slash_key(p)).collect(),
+            ..Focus::default()
+        };
+        for (_, graph) in state.graphs.each() {
+            for node in &graph.nodes {
+                if is_active(&node.id) {
+                    focus.active.extend(keys(&node.code_refs));
+                }
+                focus.mapped.extend(keys(&node.code_refs));
+            }
+        }
+        for link in &state.graphs.links {
+            if is_active(&link.architecture_node_id) || is_active(&link.dataflow_node_id) {
+                focus.active.extend(keys(&link.code_refs));
+            }
+            focus.mapped.extend(keys(&link.code_refs));
+        }
+        focus
+    }
+
+    fn score(&self, key: &str) -> usize {
+        4 * usize::from(self.dirty.contains(key))
+            + 3 * usize::from(self.active.contains(key))
+            + 2 * usize::from(self.mapped.contains(key))
+    }
+}
+
+/// An observation auto-selection could use.
+struct Candidate<'a> {
+    index: usize,
+    id: &'a str,
+    score: usize,
+    path_keys: Vec<String>,
+}
+
+/// Picks the strongest coherent path cluster (§7.4): at most
+/// [`AUTO_OBSERVATION_SELECTION_LIMIT`] ids sharing a path with the best candidate, newest
+/// first.
+fn auto_select(state: &State) -> Result<Vec<String>, String> {
+    let focus = Focus::of(state);
+    let mut candidates: Vec<Candidate<'_>> = state
+        .observations
+        .iter()
+        .enumerate()
+        .filter_map(|(index, observation)| {
+            if !is_accepting_status(&observation.status)
+                || observation.code_refs.is_empty()
+                || observation.evidence_ids.is_empty()
+            {
+                return None;
+            }
+            let mut evidence_score = 0;
+            for id in &observation.evidence_ids {
+                let evidence =
+                    find_evidence(state, id).filter(|e| is_accepting_status(&e.status))?;
+                evidence_score += evidence_priority(evidence);
+            }
+            let mut path_keys = Vec::new();
+            uniq_append(
+                &mut path_keys,
+                observation.code_refs.iter().map(|r| slash_key(&r.path)),
+            );
+            let focus_score: usize = path_keys.iter().map(|key| focus.score(key)).sum();
+            Some(Candidate {
+                index,
+                id: &observation.id,
+                score: observation_priority(observation) + evidence_score + focus_score,
+                path_keys,
+            })
+        })
+        .collect();
+    candidates.sort_by(|a, b| {
+        (b.score.cmp(&a.score))
+            .then(a.index.cmp(&b.index))
+            .then(a.id.cmp(b.id))
+    });
+    let Some(anchor) = candidates.first() else {
+        return Err(
+            "`--observation` was omitted and no proposal-ready observations were found".into(),
+        );
+    };
+    let mut cluster: Vec<&Candidate<'_>> = candidates
+        .iter()
+        .filter(|c| c.path_keys.iter().any(|key| anchor.path_keys.contains(key)))
+        .take(AUTO_OBSERVATION_SELECTION_LIMIT)
+        .collect();
+    cluster.sort_by_key(|c| c.index);
+    Ok(cluster.iter().map(|c| c.id.to_owned()).collect())
+}
+
+/// Looks the ids up, in order; each must exist and be accepted (§7.2 step 2).
+fn resolve<'a>(state: &'a State, ids: &[String]) -> Result<Vec<&'a Observation>, String> {
+    ids.iter()
+        .map(|id| {
+            let observation = state
+                .observations
+                .iter()
+                .find(|o| &o.id == id)
+                .ok_or_else(|| format!("observation id \"{id}\" not found in state"))?;
+            if !is_accepting_status(&observation.status) {
+                return Err(format!(
+                    "observation id \"{id}\" must have verified/accepted status, got \"{}\"",
+                    observation.status
+                ));
+            }
+            Ok(observation)
+        })
+        .collect()
+}
+
+/// What the selected observations amount to (§7.5).
+struct Selection<'a> {
+    count: usize,
+    primary: &'a Observation,
+    terms: Vec<String>,
+    evidence_count: usize,
+    label: &'static str,
+    source_kinds: Vec<String>,
+}
+
+impl<'a> Selection<'a> {
+    fn assess(state: &State, observations: &[&'a Observation]) -> Result<Selection<'a>, String> {
+        let mut terms = Vec::new();
+        let mut evidence_ids: Vec<&str> = Vec::new();
+        let mut source_kinds = Vec::new();
+        let mut strong = 0;
+        let mut primary: Option<(&Observation, usize)> = None;
+        for &observation in observations {
+            let id = &observation.id;
+            if observation.evidence_ids.is_empty() {
+                return Err(format!(
+                    "observation id \"{id}\" must cite at least one evidence record"
+                ));
+            }
+            let mut score = observation_priority(observation);
+            add_terms(&mut terms, &observation.summary);
+            add_terms(&mut terms, &observation.source_kind);
+            add_code_ref_terms(&mut terms, &observation.code_refs);
+            for cited in &observation.evidence_ids {
+                let evidence = find_evidence(state, cited).ok_or_else(|| {
+                    format!("observation id \"{id}\" cites missing evidence id \"{cited}\"")
+                })?;
+                if !is_accepting_status(&evidence.status) {
+                    return Err(format!(
+                        "observation id \"{id}\" cites non-accepting evidence id \"{cited}\" \
+                         with status \"{}\"",
+                        evidence.status
+                    ));
+                }
+                score += evidence_priority(evidence);
+                uniq_append(&mut evidence_ids, [cited.as_str()]);
+                add_terms(&mut terms, &evidence.summary);
+                add_terms(&mut terms, &evidence.kind);
+                add_code_ref_terms(&mut terms, &evidence.code_refs);
+            }
+            let kind = observation.source_kind.trim();
+            if !kind.is_empty() {
+                uniq_append(&mut source_kinds, [kind.to_owned()]);
+            }
+            if score >= STRONG_SIGNAL_SCORE {
+                strong += 1;
+            }
+            if primary.is_none_or(|(_, best)| score > best) {
+                primary = Some((observation, score));
+            }
+        }
+        let Some((primary, _)) = primary else {
+            return Err("no observations were selected".into());
+        };
+        let label = if strong == observations.len() {
+            "high-priority verified selection"
+        } else if strong > 0 {
+            "mixed-priority verified selection"
+        } else {
+            "low-priority accepted selection"
+        };
+        Ok(Selection {
+            count: observations.len(),
+            primary,
+            terms,
+            evidence_count: evidence_ids.len(),
+            label,
+            source_kinds,
+        })
+    }
+
+    /// The `selection_summary` of §7.5, given the number of unique code paths.
+    fn summary(&self, path_count: usize) -> String {
+        let kinds = if self.source_kinds.is_empty() {
+            "unknown sources".to_owned()
+        } else {
+            self.source_kinds.join("/")
+        };
+        format!(
+            "{} evidence-backed observation(s), {} accepting evidence record(s), {path_count} \
+             code path(s), {}, primary observation: {}, source kind(s): {kinds}",
+            self.count, self.evidence_count, self.label, self.primary.id
+        )
+    }
+}
+
+/// Adds the semantic terms of `text` (§3.3): ASCII-alphanumeric runs of 3 bytes or more,
+/// lowercased, without stop-words, each once.
+fn add_terms(terms: &mut Vec<String>, text: &str) {
+    uniq_append(
+        terms,
+        text.split(|c: char| !c.is_ascii_alphanumeric())
+            .filter(|piece| piece.len() >= 3)
+            .map(str::to_ascii_lowercase)
+            .filter(|term| !STOP_WORDS.contains(&term.as_str())),
+    );
+}
+
+/// Adds the terms of code refs: file stem, parent directory, symbol, note.
+fn add_code_ref_terms(terms: &mut Vec<String>, code_refs: &[CodeRef]) {
+    for code_ref in code_refs {
+        let path = Path::new(&code_ref.path);
+        if let Some(stem) = path.file_stem() {
+            add_terms(terms, &stem.to_string_lossy());
+        }
+        if let Some(parent) = path.parent() {
+            add_terms(terms, &parent.to_string_lossy());
+        }
+        for text in [&code_ref.symbol, &code_ref.note].into_iter().flatten() {
+            add_terms(terms, text);
+        }
+    }
+}
+
+fn node_terms(node: &GraphNode) -> HashSet<String> {
+    let mut terms = Vec::new();
+    for text in [&node.id, &node.title, &node.purpose] {
+        add_terms(&mut terms, text);
+    }
+    for text in [&node.mechanism, &node.metaphor, &node.status]
+        .into_iter()
+        .flatten()
+    {
+        add_terms(&mut terms, text);
+    }
+    add_code_ref_terms(&mut terms, &node.code_refs);
+    terms.into_iter().collect()
+}
+
+/// How a path found its architecture node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum MatchKind {
+    ExactCodeRef,
+    SamePath,
+    DeterministicId,
+    Semantic,
+}
+
+/// How many paths each rule anchored, and how many nodes were created.
+#[derive(Debug, Default, PartialEq, Eq)]
+struct MatchCounts {
+    exact: usize,
+    same_path: usize,
+    deterministic: usize,
+    semantic: usize,
+    created: usize,
+}
+
+impl MatchCounts {
+    fn reused(&self) -> usize {
+        self.exact + self.same_path + self.deterministic + self.semantic
+    }
+
+    fn count(&mut self, kind: MatchKind) {
+        match kind {
+            MatchKind::ExactCodeRef => self.exact += 1,
+            MatchKind::SamePath => self.same_path += 1,
+            MatchKind::DeterministicId => self.deterministic += 1,
+            MatchKind::Semantic => self.semantic += 1,
+        }
+    }
+}
+
+/// Finds the architecture node for `path` by the first rule that matches (§7.7).
+fn match_node(
+    nodes: &[GraphNode],
+    path: &str,
+    path_refs: &[CodeRef],
+    terms: &[String],
+) -> Option<(usize, MatchKind)> {
+    let keys: HashSet<String> = path_refs.iter().map(code_ref_key).collect();
+    let exact = nodes
+        .iter()
+        .position(|n| n.code_refs.iter().any(|r| keys.contains(&code_ref_key(r))));
+    if let Some(index) = exact {
+        return Some((index, MatchKind::ExactCodeRef));
+    }
+    let same_path = nodes.iter().position(|n| {
+        n.code_refs
+            .iter()
+            .any(|r| Path::new(&r.path) == Path::new(path))
+    });
+    if let Some(index) = same_path {
+        return Some((index, MatchKind::SamePath));
+    }
+    let deterministic_id = path_node_id(path);
+    if let Some(index) = nodes.iter().position(|n| n.id == deterministic_id) {
+        return Some((index, MatchKind::DeterministicId));
+    }
+    let scores: Vec<(usize, usize)> = nodes
+        .iter()
+        .enumerate()
+        .filter(|(_, node)| node.code_refs.is_empty())
+        .map(|(index, node)| {
+            let node_terms = node_terms(node);
+            let score = terms.iter().filter(|t| node_terms.contains(*t)).count();
+            (index, score)
+        })
+        .filter(|&(_, score)| score >= SEMANTIC_REUSE_MIN_SCORE)
+        .collect();
+    let best = scores.iter().map(|&(_, score)| score).max()?;
+    match scores
+        .iter()
+        .filter(|&&(_, score)| score == best)
+        .collect::<Vec<_>>()[..]
+    {
+        [&(index, _)] => Some((index, MatchKind::Semantic)),
+        _ => None,
+    }
+}
+
+/// Anchors `path` on a matching architecture node (merging its refs) or a new candidate node,
+/// and returns the node id.
+fn anchor_path(
+    graphs: &mut Graphs,
+    path: &str,
+    path_refs: Vec<CodeRef>,
+    selection: &Selection<'_>,
+    ids: &[String],
+    counts: &mut MatchCounts,
+) -> String {
+    let nodes = &mut graphs.architecture.nodes;
+    if let Some((index, kind)) = match_node(nodes, path, &path_refs, &selection.terms) {
+        counts.count(kind);
+        let node = &mut nodes[index];
+        let mut keys: HashSet<String> = node.code_refs.iter().map(code_ref_key).collect();
+        for code_ref in path_refs {
+            if keys.insert(code_ref_key(&code_ref)) {
+                node.code_refs.push(code_ref);
+            }
+        }
+        return node.id.clone();
+    }
+    counts.created += 1;
+    let title = Path::new(path)
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .filter(|name| !is_blank(name))
+        .unwrap_or_else(|| path.to_owned());
+    let node = GraphNode {
+        id: path_node_id(path),
+        title,
+        purpose: truncate(
+            &format!(
+                "Candidate implementation surface from verified observation: {}",
+                selection.primary.summary
+            ),
+            SUMMARY_LIMIT,
+        ),
+        mechanism: Some(format!(
+            "Proposed from prioritized observation {:?} and selected observation ids: {}",
+            selection.primary.id,
+            ids.join(", ")
+        )),
+        metaphor: None,
+        status: Some("candidate".into()),
+        code_refs: path_refs,
+    };
+    let id = node.id.clone();
+    nodes.push(node);
+    id
+}
+
+/// The new frontier (§7.8): the anchored nodes and everything linked to them, the edges that
+/// touch them, and the proposal's paths as dirty.
+fn expand_frontier(
+    existing: Option<&GraphFrontier>,
+    graphs: &Graphs,
+    direct_ids: Vec<String>,
+    paths: &[String],
+) -> GraphFrontier {
+    let mut closure = Vec::new();
+    uniq_append(&mut closure, direct_ids);
+    loop {
+        let before = closure.len();
+        for link in &graphs.links {
+            if closure.contains(&link.architecture_node_id) {
+                uniq_append(&mut closure, [link.dataflow_node_id.clone()]);
+            }
+            if closure.contains(&link.dataflow_node_id) {
+                uniq_append(&mut closure, [link.architecture_node_id.clone()]);
+            }
+        }
+        if closure.len() == before {
+            break;
+        }
+    }
+    let mut edge_ids = Vec::new();
+    for (_, graph) in graphs.each() {
+        for edge in &graph.edges {
+            let touches = closure.contains(&edge.source_id) || closure.contains(&edge.target_id);
+            let id = edge
+                .id
+                .as_deref()
+                .map(str::trim)
+                .filter(|id| !id.is_empty());
+            if let Some(id) = id.filter(|_| touches) {
+                uniq_append(&mut edge_ids, [id.to_owned()]);
+            }
+        }
+    }
+    let mut frontier = existing.cloned().unwrap_or_default();
+    uniq_append(&mut frontier.active_node_ids, closure);
+    uniq_append(&mut frontier.active_edge_ids, edge_ids);
+    uniq_append(&mut frontier.dirty_paths, paths.iter().cloned());
+    frontier
+}
+
+/// The churn judgment of §7.10.
+fn judge_churn(
+    existing: Option<&ChurnState>,
+    counts: &MatchCounts,
+    touched: usize,
+    selected: usize,
+    selection_summary: &str,
+) -> ChurnState {
+    let reused = counts.reused();
+    let created = counts.created;
+    let mixed = reused > 0 && created > 0;
+    let broadening = counts.same_path > 0 || counts.semantic > 0;
+    let unexplained = existing
+        .and_then(|churn| churn.unexplained_writes)
+        .is_some_and(|writes| writes > 0);
+    let understanding_status = match (reused > 0, created > 0) {
+        (true, false) => "proposal_refines_map",
+        (false, true) => "proposal_expands_map",
+        (true, true) => "proposal_updates_map",
+        (false, false) => "proposal_ready",
+    };
+    let graph_freshness = if mixed {
+        "proposal-updated"
+    } else if created > 0 {
+        "proposal-expanded"
+    } else if counts.semantic > 0 {
+        "proposal-semantically-anchored"
+    } else if counts.same_path > 0 {
+        "proposal-broadened"
+    } else if reused > 0 {
+        "proposal-refined"
+    } else {
+        "proposal"
+    };
+    let proposal_pressure = if created > 1 || mixed || touched > 2 || selected > 3 || unexplained {
+        DiffPressure::High
+    } else if created > 0 || broadening || touched > 1 || selected > 1 {
+        DiffPressure::Medium
+    } else {
+        DiffPressure::Low
+    };
+    let existing_pressure = existing
+        .map(|churn| churn.diff_pressure.trim())
+        .filter(|pressure| !pressure.is_empty())
+        .unwrap_or(DiffPressure::Low.as_str());
+    let diff_pressure = if diff_pressure_rank(existing_pressure) >= proposal_pressure as u8 {
+        existing_pressure
+    } else {
+        proposal_pressure.as_str()
+    };
+    let parts: Vec<String> = [
+        (counts.exact, "exact-ref refinement(s)"),
+        (counts.same_path, "same-path broadening reuse(s)"),
+        (counts.deterministic, "deterministic-node reuse(s)"),
+        (counts.semantic, "semantic unanchored-node reuse(s)"),
+        (created, "new candidate node(s)"),
+    ]
+    .into_iter()
+    .filter(|&(count, _)| count > 0)
+    .map(|(count, what)| format!("{count} {what}"))
+    .collect();
+    let parts = if parts.is_empty() {
+        "no graph node delta".to_owned()
+    } else {
+        parts.join(", ")
+    };
+    ChurnState {
+        understanding_status: understanding_status.into(),
+        diff_pressure: diff_pressure.into(),
+        graph_freshness: Some(graph_freshness.into()),
+        warning: Some(format!(
+            "Map/churn proposal derived from {selection_summary}; delta judgment: {parts}; \
+             {touched} touched path(s), {selected} selected observation(s); promote only after \
+             verifier acceptance."
+        )),
+        unexplained_writes: existing.and_then(|churn| churn.unexplained_writes),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::model::Graph;
+    use crate::state::model::GraphEdge;
+    use crate::state::model::GraphLink;
+
+    const PROMPT: &str = "epiphany-state-model/src/prompt.rs";
+
+    fn code_ref(path: &str, start: u32, end: u32, symbol: &str) -> CodeRef {
+        CodeRef {
+            path: path.into(),
+            start_line: Some(start),
+            end_line: Some(end),
+            symbol: Some(symbol.into()),
+            note: None,
+        }
+    }
+
+    fn observation(
+        id: &str,
+        status: &str,
+        code_refs: Vec<CodeRef>,
+        evidence: &[&str],
+    ) -> Observation {
+        Observation {
+            id: id.into(),
+            summary: format!("{id} rendered the prompt state"),
+            source_kind: "smoke".into(),
+            status: status.into(),
+            code_refs,
+            evidence_ids: evidence.iter().map(|e| e.to_string()).collect(),
+        }
+    }
+
+    fn evidence(id: &str, status: &str) -> EvidenceRecord {
+        EvidenceRecord {
+            id: id.into(),
+            kind: "verification".into(),
+            status: status.into(),
+            summary: format!("{id} checked"),
+            code_refs: vec![],
+        }
+    }
+
+    fn node(id: &str, code_refs: Vec<CodeRef>) -> GraphNode {
+        GraphNode {
+            id: id.into(),
+            title: format!("{id} title"),
+            purpose: "renders things".into(),
+            mechanism: None,
+            metaphor: None,
+            status: Some("verified".into()),
+            code_refs,
+        }
+    }
+
+    fn edge(id: &str, source: &str, target: &str) -> GraphEdge {
+        GraphEdge {
+            id: Some(id.into()),
+            source_id: source.into(),
+            target_id: target.into(),
+            kind: "feeds".into(),
+            label: None,
+            mechanism: None,
+            code_refs: vec![],
+        }
+    }
+
+    fn churn(pressure: &str) -> ChurnState {
+        ChurnState {
+            understanding_status: "understood".into(),
+            diff_pressure: pressure.into(),
+            graph_freshness: None,
+            warning: None,
+            unexplained_writes: None,
+        }
+    }
+
+    /// A state at revision 4 with one verified observation `obs-verified` on `refs`.
+    fn verified_state(refs: Vec<CodeRef>) -> State {
+        State {
+            revision: 4,
+            observations: vec![observation("obs-verified", "verified", refs, &["ev-ok"])],
+            recent_evidence: vec![evidence("ev-ok", "ok")],
+            ..State::default()
+        }
+    }
+
+    fn with_nodes(mut state: State, nodes: Vec<GraphNode>) -> State {
+        state.graphs.architecture.nodes = nodes;
+        state
+    }
+
+    fn propose_all(state: &State) -> Patch {
+        propose(state, &[]).expect("propose")
+    }
+
+    fn churn_of(patch: &Patch) -> &ChurnState {
+        patch.churn.as_ref().expect("churn")
+    }
+
+    fn nodes_of(patch: &Patch) -> &[GraphNode] {
+        &patch.graphs.as_ref().expect("graphs").architecture.nodes
+    }
+
+    fn ids(list: &[&str]) -> Vec<String> {
+        list.iter().map(|id| id.to_string()).collect()
+    }
+
+    #[test]
+    fn vectors_match_the_specification() {
+        assert_eq!(path_node_id(PROMPT), "arch-path-5b3f3c8187a8");
+        let patch = propose_all(&verified_state(vec![code_ref(PROMPT, 10, 20, "demo")]));
+        assert_eq!(patch.observations[0].id, "obs-map-proposal-945cb66bdb6d");
+        assert_eq!(patch.evidence[0].id, "ev-map-proposal-945cb66bdb6d");
+        assert_eq!(
+            patch.observations[0].evidence_ids,
+            vec!["ev-map-proposal-945cb66bdb6d"]
+        );
+    }
+
+    #[test]
+    fn a_new_path_creates_a_candidate_node() {
+        let mut state = verified_state(vec![code_ref(PROMPT, 10, 20, "demo")]);
+        state.churn = Some(churn("medium"));
+        let patch = propose_all(&state);
+        let nodes = nodes_of(&patch);
+        assert_eq!(nodes.len(), 1);
+        let created = &nodes[0];
+        assert_eq!(created.id, "arch-path-5b3f3c8187a8");
+        assert_eq!(created.title, "prompt.rs");
+        assert_eq!(
+            created.purpose,
+            "Candidate implementation surface from verified observation: obs-verified rendered \
+             the prompt state"
+        );
+        assert_eq!(
+            created.mechanism.as_deref(),
+            Some(
+                "Proposed from prioritized observation \"obs-verified\" and selected observation \
+                 ids: obs-verified"
+            )
+        );
+        assert_eq!(created.status.as_deref(), Some("candidate"));
+        assert_eq!(created.code_refs, vec![code_ref(PROMPT, 10, 20, "demo")]);
+        let frontier = patch.graph_frontier.as_ref().expect("frontier");
+        assert_eq!(frontier.active_node_ids, vec!["arch-path-5b3f3c8187a8"]);
+        assert_eq!(frontier.dirty_paths, vec![PROMPT]);
+        let churn = churn_of(&patch);
+        assert_eq!(churn.understanding_status, "proposal_expands_map");
+        assert_eq!(churn.diff_pressure, "medium");
+        assert_eq!(churn.graph_freshness.as_deref(), Some("proposal-expanded"));
+        assert_eq!(
+            churn.warning.as_deref(),
+            Some(
+                "Map/churn proposal derived from 1 evidence-backed observation(s), 1 accepting \
+                 evidence record(s), 1 code path(s), high-priority verified selection, primary \
+                 observation: obs-verified, source kind(s): smoke; delta judgment: 1 new \
+                 candidate node(s); 1 touched path(s), 1 selected observation(s); promote only \
+                 after verifier acceptance."
+            )
+        );
+    }
+
+    #[test]
+    fn proposal_records_summarise_the_selection() {
+        let patch = propose_all(&verified_state(vec![code_ref(PROMPT, 10, 20, "demo")]));
+        let observation = &patch.observations[0];
+        assert_eq!(observation.source_kind, "epiphany-map-proposal");
+        assert_eq!(observation.status, "candidate");
+        assert_eq!(
+            observation.code_refs,
+            vec![code_ref(PROMPT, 10, 20, "demo")]
+        );
+        assert_eq!(
+            observation.summary,
+            "Map/churn proposal from 1 evidence-backed observation(s), 1 accepting evidence \
+             record(s), 1 code path(s), high-priority verified selection, primary observation: \
+             obs-verified, source kind(s): smoke: obs-verified"
+        );
+        let evidence = &patch.evidence[0];
+        assert_eq!(evidence.kind, "proposal");
+        assert_eq!(evidence.status, "candidate");
+        assert!(evidence.summary.starts_with(
+            "Proposed graph frontier and churn update from 1 evidence-backed observation(s)"
+        ));
+        // The counts fall past the limit here: the summary is cut, as the original cut it.
+        assert_eq!(evidence.summary.chars().count(), SUMMARY_LIMIT);
+        assert!(evidence.summary.ends_with("..."));
+    }
+
+    #[test]
+    fn an_identical_ref_refines_the_existing_node() {
+        let refs = vec![
+            code_ref(PROMPT, 10, 20, "demo"),
+            code_ref(PROMPT, 30, 40, "more"),
+        ];
+        let mut state = with_nodes(
+            verified_state(refs),
+            vec![node(
+                "prompt-renderer",
+                vec![code_ref(PROMPT, 10, 20, "demo")],
+            )],
+        );
+        state.churn = Some(churn("low"));
+        let patch = propose_all(&state);
+        let nodes = nodes_of(&patch);
+        assert_eq!(nodes.len(), 1);
+        assert_eq!(nodes[0].status.as_deref(), Some("verified"));
+        assert_eq!(nodes[0].title, "prompt-renderer title");
+        assert_eq!(nodes[0].code_refs.len(), 2);
+        let churn = churn_of(&patch);
+        assert_eq!(churn.understanding_status, "proposal_refines_map");
+        assert_eq!(churn.graph_freshness.as_deref(), Some("proposal-refined"));
+        assert_eq!(churn.diff_pressure, "low");
+        assert!(
+            churn
+                .warning
+                .as_deref()
+                .is_some_and(|w| w.contains("delta judgment: 1 exact-ref refinement(s);"))
+        );
+    }
+
+    #[test]
+    fn another_span_on_the_same_path_broadens_the_node() {
+        let state = with_nodes(
+            verified_state(vec![code_ref(PROMPT, 10, 20, "demo")]),
+            vec![node(
+                "prompt-renderer",
+                vec![code_ref(PROMPT, 1, 5, "head")],
+            )],
+        );
+        let patch = propose_all(&state);
+        assert_eq!(nodes_of(&patch)[0].code_refs.len(), 2);
+        let churn = churn_of(&patch);
+        assert_eq!(churn.understanding_status, "proposal_refines_map");
+        assert_eq!(churn.graph_freshness.as_deref(), Some("proposal-broadened"));
+        assert_eq!(churn.diff_pressure, "medium");
+    }
+
+    #[test]
+    fn the_deterministic_id_is_reused() {
+        let state = with_nodes(
+            verified_state(vec![code_ref(PROMPT, 10, 20, "demo")]),
+            vec![
+                node("unrelated", vec![]),
+                node(&path_node_id(PROMPT), vec![]),
+            ],
+        );
+        let patch = propose_all(&state);
+        let nodes = nodes_of(&patch);
+        assert_eq!(nodes.len(), 2);
+        assert_eq!(nodes[1].code_refs, vec![code_ref(PROMPT, 10, 20, "demo")]);
+        let churn = churn_of(&patch);
+        assert_eq!(churn.graph_freshness.as_deref(), Some("proposal-refined"));
+        assert_eq!(churn.diff_pressure, "low");
+        assert!(
+            churn
+                .warning
+                .as_deref()
+                .is_some_and(|w| w.contains("1 deterministic-node reuse(s)"))
+        );
+    }
+
+    /// An unanchored node sharing the terms `prompt`, `rendered`, `state`, `epiphany`, `model`.
+    fn semantic_node(id: &str) -> GraphNode {
+        GraphNode {
+            purpose: "the rendered prompt state of the epiphany model".into(),
+            status: None,
+            ..node(id, vec![])
+        }
+    }
+
+    #[test]
+    fn a_unique_semantic_match_anchors_an_unanchored_node() {
+        let state = with_nodes(
+            verified_state(vec![code_ref(PROMPT, 10, 20, "demo")]),
+            vec![semantic_node("renderer"), node("weak", vec![])],
+        );
+        let patch = propose_all(&state);
+        let nodes = nodes_of(&patch);
+        assert_eq!(nodes.len(), 2);
+        assert_eq!(nodes[0].code_refs.len(), 1);
+        let churn = churn_of(&patch);
+        assert_eq!(
+            churn.graph_freshness.as_deref(),
+            Some("proposal-semantically-anchored")
+        );
+        assert_eq!(churn.diff_pressure, "medium");
+        assert!(
+            churn
+                .warning
+                .as_deref()
+                .is_some_and(|w| w.contains("delta judgment: 1 semantic unanchored-node reuse(s);"))
+        );
+    }
+
+    #[test]
+    fn a_semantic_tie_creates_a_new_node() {
+        let state = with_nodes(
+            verified_state(vec![code_ref(PROMPT, 10, 20, "demo")]),
+            vec![semantic_node("renderer-a"), semantic_node("renderer-b")],
+        );
+        let patch = propose_all(&state);
+        let nodes = nodes_of(&patch);
+        assert_eq!(nodes.len(), 3);
+        assert_eq!(nodes[2].id, path_node_id(PROMPT));
+        assert!(nodes[0].code_refs.is_empty() && nodes[1].code_refs.is_empty());
+        assert_eq!(
+            churn_of(&patch).understanding_status,
+            "proposal_expands_map"
+        );
+    }
+
+    #[test]
+    fn anchored_nodes_are_not_semantic_candidates() {
+        let mut anchored = semantic_node("renderer");
+        anchored.code_refs = vec![code_ref("elsewhere.rs", 1, 2, "x")];
+        let state = with_nodes(
+            verified_state(vec![code_ref(PROMPT, 10, 20, "demo")]),
+            vec![anchored],
+        );
+        let patch = propose_all(&state);
+        assert_eq!(nodes_of(&patch).len(), 2);
+    }
+
+    #[test]
+    fn reuse_and_creation_across_paths_updates_the_map() {
+        let refs = vec![
+            code_ref(PROMPT, 10, 20, "demo"),
+            code_ref("src/new.rs", 1, 9, "fresh"),
+        ];
+        let state = with_nodes(
+            verified_state(refs),
+            vec![node(
+                "prompt-renderer",
+                vec![code_ref(PROMPT, 10, 20, "demo")],
+            )],
+        );
+        let patch = propose_all(&state);
+        assert_eq!(nodes_of(&patch).len(), 2);
+        let churn = churn_of(&patch);
+        assert_eq!(churn.understanding_status, "proposal_updates_map");
+        assert_eq!(churn.graph_freshness.as_deref(), Some("proposal-updated"));
+        assert_eq!(churn.diff_pressure, "high");
+        assert!(churn.warning.as_deref().is_some_and(|w| w.contains(
+            "delta judgment: 1 exact-ref refinement(s), 1 new candidate node(s); 2 touched \
+             path(s), 1 selected observation(s)"
+        )));
+    }
+
+    #[test]
+    fn the_frontier_follows_links_and_incident_edges() {
+        let mut state = with_nodes(
+            verified_state(vec![code_ref(PROMPT, 10, 20, "demo")]),
+            vec![
+                node("prompt-renderer", vec![code_ref(PROMPT, 10, 20, "demo")]),
+                node("state-store", vec![]),
+                node("far-away", vec![]),
+            ],
+        );
+        state.graphs.architecture.edges = vec![
+            edge("far-edge", "state-store", "far-away"),
+            edge("renderer-reads-store", "state-store", "prompt-renderer"),
+            GraphEdge {
+                id: Some("  ".into()),
+                ..edge("x", "prompt-renderer", "far-away")
+            },
+        ];
+        state.graphs.dataflow = Graph {
+            nodes: vec![node("epiphany-state-fragment", vec![])],
+            edges: vec![edge(
+                "fragment-to-prompt",
+                "epiphany-state-fragment",
+                "epiphany-state-fragment",
+            )],
+        };
+        state.graphs.links = vec![GraphLink {
+            dataflow_node_id: "epiphany-state-fragment".into(),
+            architecture_node_id: "prompt-renderer".into(),
+            relationship: None,
+            code_refs: vec![],
+        }];
+        state.graph_frontier = Some(GraphFrontier {
+            active_node_ids: vec!["state-store".into()],
+            open_question_ids: vec!["q-1".into()],
+            dirty_paths: vec![PROMPT.into()],
+            ..GraphFrontier::default()
+        });
+        let patch = propose_all(&state);
+        let frontier = patch.graph_frontier.as_ref().expect("frontier");
+        assert_eq!(
+            frontier.active_node_ids,
+            vec!["state-store", "prompt-renderer", "epiphany-state-fragment"]
+        );
+        assert_eq!(
+            frontier.active_edge_ids,
+            vec!["renderer-reads-store", "fragment-to-prompt"]
+        );
+        assert_eq!(frontier.open_question_ids, vec!["q-1"]);
+        assert_eq!(frontier.dirty_paths, vec![PROMPT]);
+    }
+
+    #[test]
+    fn pressure_keeps_the_stronger_value() {
+        let refs = vec![code_ref(PROMPT, 10, 20, "demo")];
+        let pressure_after = |existing: Option<ChurnState>| {
+            let mut state = verified_state(refs.clone());
+            state.churn = existing;
+            churn_of(&propose_all(&state)).clone()
+        };
+        assert_eq!(pressure_after(None).diff_pressure, "medium");
+        assert_eq!(pressure_after(Some(churn("  "))).diff_pressure, "medium");
+        assert_eq!(
+            pressure_after(Some(churn(" Medium "))).diff_pressure,
+            "Medium"
+        );
+        assert_eq!(
+            pressure_after(Some(churn("critical"))).diff_pressure,
+            "critical"
+        );
+        assert_eq!(
+            pressure_after(Some(churn("severe"))).diff_pressure,
+            "medium"
+        );
+        let unexplained = pressure_after(Some(ChurnState {
+            unexplained_writes: Some(2),
+            ..churn("low")
+        }));
+        assert_eq!(unexplained.diff_pressure, "high");
+        assert_eq!(unexplained.unexplained_writes, Some(2));
+    }
+
+    #[test]
+    fn selection_quality_labels_and_primary() {
+        // Score of `obs-verified`: smoke 3 + 1 ref + summary 1 + evidence (4 + 0 + 1) = 10.
+        let strong = verified_state(vec![code_ref(PROMPT, 10, 20, "demo")]);
+        assert!(
+            propose_all(&strong).observations[0]
+                .summary
+                .contains("high-priority")
+        );
+        let mut weak = strong.clone();
+        weak.observations[0].source_kind = "note".into();
+        weak.recent_evidence[0].kind = "note".into();
+        let summary = &propose_all(&weak).observations[0].summary;
+        assert!(
+            summary.contains("low-priority accepted selection"),
+            "{summary}"
+        );
+        let mut mixed = strong.clone();
+        mixed.observations.push(Observation {
+            source_kind: " ".into(),
+            ..observation(
+                "obs-weak",
+                "ok",
+                vec![code_ref(PROMPT, 1, 2, "x")],
+                &["ev-weak"],
+            )
+        });
+        mixed.recent_evidence.push(EvidenceRecord {
+            kind: "note".into(),
+            ..evidence("ev-weak", "pass")
+        });
+        let patch = propose(&mixed, &ids(&["obs-weak", "obs-verified"])).expect("propose");
+        let warning = churn_of(&patch).warning.clone().expect("warning");
+        assert!(
+            warning.contains(
+                "2 evidence-backed observation(s), 2 accepting evidence record(s), 1 code path(s), \
+             mixed-priority verified selection, primary observation: obs-verified, source \
+             kind(s): smoke;"
+            ),
+            "{warning}"
+        );
+    }
+
+    #[test]
+    fn explicit_ids_are_trimmed_and_deduplicated() {
+        let state = verified_state(vec![code_ref(PROMPT, 10, 20, "demo")]);
+        let patch = propose(&state, &ids(&[" obs-verified ", "", "obs-verified"])).expect("ok");
+        assert_eq!(patch, propose_all(&state));
+    }
+
+    #[test]
+    fn every_error_of_the_step_order() {
+        let refs = vec![code_ref(PROMPT, 10, 20, "demo")];
+        let mut state = verified_state(refs.clone());
+        state.observations.extend([
+            observation("obs-candidate", "candidate", refs.clone(), &["ev-ok"]),
+            observation("obs-bare", "ok", refs.clone(), &[]),
+            observation("obs-ghost", "ok", refs.clone(), &["ev-ghost"]),
+            observation("obs-failing", "ok", refs.clone(), &["ev-bad"]),
+            observation("obs-no-refs", "ok", vec![], &["ev-ok"]),
+        ]);
+        state.recent_evidence.push(evidence("ev-bad", "failed"));
+        let error = |list: &[&str]| propose(&state, &ids(list)).expect_err("must fail");
+        assert_eq!(
+            error(&["nope", "obs-candidate"]),
+            "observation id \"nope\" not found in state"
+        );
+        assert_eq!(
+            error(&["obs-candidate"]),
+            "observation id \"obs-candidate\" must have verified/accepted status, got \"candidate\""
+        );
+        assert_eq!(
+            error(&["obs-bare"]),
+            "observation id \"obs-bare\" must cite at least one evidence record"
+        );
+        assert_eq!(
+            error(&["obs-ghost"]),
+            "observation id \"obs-ghost\" cites missing evidence id \"ev-ghost\""
+        );
+        assert_eq!(
+            error(&["obs-failing"]),
+            "observation id \"obs-failing\" cites non-accepting evidence id \"ev-bad\" with \
+             status \"failed\""
+        );
+        assert_eq!(
+            error(&["obs-no-refs"]),
+            "map proposals require at least one code ref on the selected observations"
+        );
+        let mut empty = state.clone();
+        empty.observations.retain(|o| o.id != "obs-verified");
+        assert_eq!(
+            propose(&empty, &[]).expect_err("nothing ready"),
+            "`--observation` was omitted and no proposal-ready observations were found"
+        );
+    }
+
+    #[test]
+    fn auto_selection_takes_the_strongest_path_cluster_newest_first() {
+        let shared = |start| code_ref("src/shared.rs", start, start + 1, "s");
+        let mut state = State {
+            revision: 9,
+            recent_evidence: vec![evidence("ev-ok", "ok"), evidence("ev-weak", "candidate")],
+            ..State::default()
+        };
+        state.observations = vec![
+            // Index 0 (newest): on another path only.
+            observation(
+                "obs-other",
+                "ok",
+                vec![code_ref("src/other.rs", 1, 2, "o")],
+                &["ev-ok"],
+            ),
+            // Index 1: cites non-accepting evidence, never a candidate.
+            observation("obs-unproven", "ok", vec![shared(1)], &["ev-weak"]),
+            observation("obs-a", "ok", vec![shared(1)], &["ev-ok"]),
+            observation("obs-b", "ok", vec![shared(3)], &["ev-ok"]),
+            observation("obs-c", "ok", vec![shared(5)], &["ev-ok"]),
+            observation("obs-d", "ok", vec![shared(7)], &["ev-ok"]),
+            // The anchor: strongest thanks to a second ref on the dirty path.
+            observation(
+                "obs-anchor",
+                "ok",
+                vec![shared(9), code_ref("src/dirty.rs", 1, 2, "d")],
+                &["ev-ok"],
+            ),
+        ];
+        state.graph_frontier = Some(GraphFrontier {
+            dirty_paths: vec!["src\\dirty.rs".into()],
+            ..GraphFrontier::default()
+        });
+        assert_eq!(
+            auto_select(&state),
+            Ok(ids(&["obs-a", "obs-b", "obs-c", "obs-anchor"]))
+        );
+    }
+
+    #[test]
+    fn auto_selection_breaks_ties_by_recency() {
+        let mut state = State {
+            recent_evidence: vec![evidence("ev-ok", "ok")],
+            ..State::default()
+        };
+        state.observations = vec![
+            observation(
+                "obs-new",
+                "ok",
+                vec![code_ref("a.rs", 1, 2, "x")],
+                &["ev-ok"],
+            ),
+            observation(
+                "obs-old",
+                "ok",
+                vec![code_ref("b.rs", 1, 2, "x")],
+                &["ev-ok"],
+            ),
+        ];
+        assert_eq!(auto_select(&state), Ok(ids(&["obs-new"])));
+        // Mapped paths pull an older observation ahead.
+        state.graphs.links = vec![GraphLink {
+            dataflow_node_id: "d".into(),
+            architecture_node_id: "a".into(),
+            relationship: None,
+            code_refs: vec![CodeRef::to_path("b.rs")],
+        }];
+        assert_eq!(auto_select(&state), Ok(ids(&["obs-old"])));
+    }
+
+    #[test]
+    fn active_nodes_pull_their_paths_into_focus() {
+        let mut state = State {
+            recent_evidence: vec![evidence("ev-ok", "ok")],
+            ..State::default()
+        };
+        state.observations = vec![
+            observation(
+                "obs-mapped",
+                "ok",
+                vec![code_ref("a.rs", 1, 2, "x")],
+                &["ev-ok"],
+            ),
+            observation(
+                "obs-active",
+                "ok",
+                vec![code_ref("b.rs", 1, 2, "x")],
+                &["ev-ok"],
+            ),
+        ];
+        state.graphs.architecture.nodes = vec![
+            node("mapped", vec![CodeRef::to_path("a.rs")]),
+            node("active", vec![CodeRef::to_path("b.rs")]),
+        ];
+        state.graph_frontier = Some(GraphFrontier {
+            active_node_ids: vec!["active".into()],
+            ..GraphFrontier::default()
+        });
+        assert_eq!(auto_select(&state), Ok(ids(&["obs-active"])));
+    }
+
+    #[test]
+    fn signal_weights_use_plain_substrings() {
+        assert_eq!(signal_kind_weight(" Verifier "), 4);
+        assert_eq!(signal_kind_weight("contest"), 3);
+        assert_eq!(signal_kind_weight("code-review"), 2);
+        assert_eq!(signal_kind_weight("observation"), 1);
+        assert_eq!(signal_kind_weight("note"), 0);
+    }
+
+    #[test]
+    fn terms_follow_the_semantic_rules() {
+        let mut terms = Vec::new();
+        add_terms(
+            &mut terms,
+            "The state_model has-an Epiphany, and the STATE again; ok",
+        );
+        assert_eq!(terms, vec!["state", "model", "epiphany", "again"]);
+        add_code_ref_terms(
+            &mut terms,
+            &[CodeRef {
+                note: Some("renderer note".into()),
+                ..code_ref(PROMPT, 1, 2, "render_prompt")
+            }],
+        );
+        assert_eq!(
+            terms,
+            vec![
+                "state", "model", "epiphany", "again", "prompt", "src", "render", "renderer",
+                "note"
+            ]
+        );
+    }
+}

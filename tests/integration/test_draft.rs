@@ -1,0 +1,706 @@
+//! `distill`, `propose`, `promote`: drafting writes nothing, promotion gates the one write
+//! path, and the three compose in shell pipelines.
+
+use serde_json::json;
+
+use crate::common::Output;
+use crate::common::TestEnv;
+
+const PROMPT_REF: &str = "epiphany-state-model/src/prompt.rs:10-20#demo";
+const PROMPT_NODE: &str = "arch-path-5b3f3c8187a8";
+
+const CARGO_TEST_OUTPUT: &str = "   Compiling epiphany v0.1.0\n\
+    running 36 tests\n\
+    lots of harmless output\n\
+    test result: ok. 36 passed; 0 failed; 0 ignored\n\
+    \x20   Finished `test` profile\n";
+
+/// Runs `--json ARGS` with `stdin`, whatever the exit code.
+fn json_with_stdin(env: &TestEnv, args: &[&str], stdin: &str) -> Output {
+    let mut full = vec!["--json"];
+    full.extend_from_slice(args);
+    env.run_with_stdin(&full, stdin)
+}
+
+/// `epiphany --json distill ARGS` with a verified smoke observation on the prompt code ref.
+fn distill_verified(env: &TestEnv, text: &str) -> Output {
+    env.ok(&[
+        "--json",
+        "distill",
+        "--source-kind",
+        "smoke",
+        "--status",
+        "ok",
+        "--subject",
+        "thread/epiphany/update",
+        "--code-ref",
+        PROMPT_REF,
+        "--text",
+        text,
+    ])
+}
+
+/// Records one verified observation on the prompt code ref; returns its id.
+fn record_verified(env: &TestEnv) -> String {
+    let draft = distill_verified(env, "live smoke returned revision 1");
+    let applied = json_with_stdin(env, &["update"], &draft.stdout);
+    assert_eq!(applied.code, 0, "{applied}");
+    draft.json()["patch"]["observations"][0]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned()
+}
+
+const STRONG_VERIFIER: [&str; 7] = [
+    "promote",
+    "--verifier-kind",
+    "smoke-test",
+    "--verifier-status",
+    "pass",
+    "--verifier-summary",
+    "prompt smoke is green",
+];
+
+fn assert_unchanged(env: &TestEnv, before: &(Vec<u8>, Vec<u8>), output: &Output) {
+    assert!(env.store_bytes() == *before, "the store changed:\n{output}");
+}
+
+#[test]
+fn distill_drafts_the_specified_ids_and_writes_nothing() {
+    let env = TestEnv::new();
+    let before = env.store_bytes();
+    let draft = env.json(&[
+        "distill",
+        "--source-kind",
+        "smoke",
+        "--status",
+        "ok",
+        "--subject",
+        "thread/epiphany/update",
+        "--text",
+        "  live smoke returned revision 1  ",
+    ]);
+    let summary = "thread/epiphany/update: live smoke returned revision 1";
+    assert_eq!(
+        draft,
+        json!({
+            "expected_revision": 0,
+            "patch": {
+                "observations": [{
+                    "id": "obs-443e1ad007f7",
+                    "summary": summary,
+                    "source_kind": "smoke",
+                    "status": "ok",
+                    "evidence_ids": ["ev-443e1ad007f7"],
+                }],
+                "evidence": [{
+                    "id": "ev-443e1ad007f7",
+                    "kind": "verification",
+                    "status": "ok",
+                    "summary": summary,
+                }],
+            },
+        })
+    );
+    assert!(env.store_bytes() == before);
+    let tool = env.json(&[
+        "distill",
+        "--source-kind",
+        "tool",
+        "--status",
+        "ok",
+        "--text",
+        "hello world",
+    ]);
+    assert_eq!(tool["patch"]["observations"][0]["id"], "obs-1562498e2366");
+    assert_eq!(tool["patch"]["evidence"][0]["kind"], "tool-output");
+    assert_eq!(tool["patch"]["evidence"][0]["summary"], "hello world");
+}
+
+#[test]
+fn distill_reads_tool_output_on_stdin() {
+    let env = TestEnv::new();
+    let output = env.run_with_stdin(
+        &[
+            "distill",
+            "--source-kind",
+            "shell-tool",
+            "--status",
+            "ok",
+            "--subject",
+            "cargo test",
+            "--code-ref",
+            "src/state/store.rs:10-42#Store::commit",
+        ],
+        CARGO_TEST_OUTPUT,
+    );
+    insta::assert_snapshot!(output, @r"
+    drafted against revision 0 (nothing was written)
+    observation obs-56a8f82604fd [shell-tool, ok]
+      cargo test: test result: ok. 36 passed; 0 failed; 0 ignored | Finished `test` profile
+      code ref: src/state/store.rs:10-42#Store::commit
+    evidence ev-56a8f82604fd [tool-output, ok]
+    ------- stderr -------
+    hint: to record it, rerun with `--json` and pipe it into `epiphany update`, or into `epiphany promote --verifier-kind K --verifier-status S --verifier-summary T`
+    [exit status: 0]
+    ");
+    let draft = json_with_stdin(
+        &env,
+        &[
+            "distill",
+            "--source-kind",
+            "shell-tool",
+            "--status",
+            "ok",
+            "--subject",
+            "cargo test",
+            "--code-ref",
+            "src/state/store.rs:10-42#Store::commit",
+        ],
+        CARGO_TEST_OUTPUT,
+    )
+    .json();
+    assert_eq!(
+        draft["patch"]["observations"][0]["code_refs"],
+        json!([{"path": "src/state/store.rs", "start_line": 10, "end_line": 42, "symbol": "Store::commit"}])
+    );
+    assert_eq!(
+        draft["patch"]["evidence"][0]["code_refs"],
+        draft["patch"]["observations"][0]["code_refs"]
+    );
+}
+
+#[test]
+fn distill_works_without_a_store() {
+    let env = TestEnv::plain();
+    let draft = env.json(&[
+        "distill",
+        "--source-kind",
+        "note",
+        "--status",
+        "ok",
+        "--text",
+        "no store here",
+    ]);
+    assert_eq!(draft["expected_revision"], 0);
+    assert!(!env.root().join(".epiphany").exists());
+}
+
+#[test]
+fn distill_pipes_into_update_once() {
+    let env = TestEnv::new();
+    env.update(&json!({"objective": "map the prompt renderer"}));
+    let draft = distill_verified(&env, "live smoke returned revision 1");
+    assert_eq!(draft.json()["expected_revision"], 1);
+    let applied = json_with_stdin(&env, &["update"], &draft.stdout);
+    assert_eq!(
+        applied.json(),
+        json!({"revision": 2, "changed_fields": ["observations", "evidence"], "seq": 2, "source": "update"})
+    );
+    // The same input drafts the same ids, so recording it twice is refused.
+    let before = env.store_bytes();
+    let again = distill_verified(&env, "live smoke returned revision 1");
+    assert_eq!(again.json()["expected_revision"], 2);
+    let refused = env.run_with_stdin(&["update"], again.stdout.clone());
+    assert_eq!(refused.code, 2, "{refused}");
+    let id = again.json()["patch"]["evidence"][0]["id"].clone();
+    assert!(
+        refused.stderr.contains(&format!(
+            "evidence id {id} already exists in Epiphany state"
+        )),
+        "{refused}"
+    );
+    assert_unchanged(&env, &before, &refused);
+}
+
+#[test]
+fn distill_pipes_into_promote() {
+    let env = TestEnv::new();
+    // Spelled as in `cli.md`: `cargo test 2>&1 | epiphany distill --json ... | epiphany promote`.
+    let draft = env.run_with_stdin(
+        &[
+            "distill",
+            "--json",
+            "--source-kind",
+            "test",
+            "--status",
+            "ok",
+            "--subject",
+            "cargo test",
+        ],
+        CARGO_TEST_OUTPUT,
+    );
+    let promoted = json_with_stdin(
+        &env,
+        &[
+            "promote",
+            "--verifier-kind",
+            "test",
+            "--verifier-status",
+            "pass",
+            "--verifier-summary",
+            "suite green",
+        ],
+        &draft.stdout,
+    );
+    assert_eq!(
+        promoted.json(),
+        json!({"accepted": true, "reasons": [], "revision": 1, "changed_fields": ["observations", "evidence"]})
+    );
+    let state = env.json(&["show"]);
+    let evidence: Vec<&str> = state["recent_evidence"]
+        .as_array()
+        .expect("evidence")
+        .iter()
+        .map(|e| e["id"].as_str().expect("id"))
+        .collect();
+    let drafted = draft.json()["patch"]["evidence"][0]["id"].clone();
+    assert_eq!(evidence.len(), 2);
+    assert_eq!(evidence[0], drafted);
+    assert!(evidence[1].starts_with("ev-verifier-"), "{evidence:?}");
+    let log = env.json(&["log"]);
+    assert_eq!(log["entries"][0]["source"], "promote");
+}
+
+#[test]
+fn propose_pipes_into_promote() {
+    let env = TestEnv::new();
+    let observation = record_verified(&env);
+    let before = env.store_bytes();
+    let proposal = env.ok(&["--json", "propose"]);
+    assert_unchanged(&env, &before, &proposal);
+    let draft = proposal.json();
+    assert_eq!(draft["expected_revision"], 1);
+    let patch = &draft["patch"];
+    assert_eq!(
+        patch["graphs"]["architecture"]["nodes"][0]["id"],
+        PROMPT_NODE
+    );
+    assert_eq!(
+        patch["graphs"]["architecture"]["nodes"][0]["title"],
+        "prompt.rs"
+    );
+    assert_eq!(
+        patch["graph_frontier"],
+        json!({"active_node_ids": [PROMPT_NODE], "dirty_paths": ["epiphany-state-model/src/prompt.rs"]})
+    );
+    assert_eq!(
+        patch["churn"]["understanding_status"],
+        "proposal_expands_map"
+    );
+    assert_eq!(patch["churn"]["diff_pressure"], "medium");
+    assert_eq!(patch["churn"]["graph_freshness"], "proposal-expanded");
+    // Naming the observation drafts the same patch.
+    let named = env.json(&["propose", "--observation", &observation]);
+    assert_eq!(named, draft);
+
+    let promoted = json_with_stdin(&env, &STRONG_VERIFIER, &proposal.stdout);
+    assert_eq!(
+        promoted.json(),
+        json!({
+            "accepted": true,
+            "reasons": [],
+            "revision": 2,
+            "changed_fields": ["graphs", "graph_frontier", "observations", "evidence", "churn"],
+        })
+    );
+    let state = env.json(&["show"]);
+    assert_eq!(
+        state["graphs"]["architecture"]["nodes"][0]["id"],
+        PROMPT_NODE
+    );
+    assert_eq!(state["churn"]["diff_pressure"], "medium");
+    assert_eq!(
+        state["observations"][0]["id"],
+        patch["observations"][0]["id"]
+    );
+    assert_eq!(state["observations"][1]["id"], observation.as_str());
+    let verify = env.run(&["verify"]);
+    assert_eq!(verify.code, 0, "{verify}");
+}
+
+#[test]
+fn a_rejected_promotion_exits_1_and_writes_nothing() {
+    let env = TestEnv::new();
+    record_verified(&env);
+    let proposal = env.ok(&["--json", "propose"]);
+    let before = env.store_bytes();
+    let rejected = json_with_stdin(
+        &env,
+        &[
+            "promote",
+            "--verifier-kind",
+            "contest",
+            "--verifier-status",
+            "pass",
+            "--verifier-summary",
+            "looked fine",
+        ],
+        &proposal.stdout,
+    );
+    assert_eq!(rejected.code, 1, "{rejected}");
+    assert_eq!(
+        rejected.json(),
+        json!({
+            "accepted": false,
+            "reasons": [
+                "medium/high churn promotions require verifierEvidence.kind to be verification/test/smoke/review, got \"contest\""
+            ],
+            "revision": null,
+            "changed_fields": [],
+        })
+    );
+    assert_unchanged(&env, &before, &rejected);
+    let human = env.run_with_stdin(
+        &[
+            "promote",
+            "--verifier-kind",
+            " ",
+            "--verifier-status",
+            "failed",
+            "--verifier-summary",
+            "",
+        ],
+        proposal.stdout.clone(),
+    );
+    insta::assert_snapshot!(human, @r#"
+    rejected:
+      - verifierEvidence.kind must not be empty
+      - verifierEvidence.summary must not be empty
+      - verifierEvidence.status must be accepting, got "failed"
+      - medium/high churn promotions require verifierEvidence.kind to be verification/test/smoke/review, got " "
+    ------- stderr -------
+    hint: nothing was written; address every reason and promote again
+    [exit status: 1]
+    "#);
+    assert_unchanged(&env, &before, &human);
+}
+
+#[test]
+fn promote_refuses_a_draft_the_store_moved_past() {
+    let env = TestEnv::new();
+    record_verified(&env);
+    let proposal = env.ok(&["--json", "propose"]);
+    env.update(&json!({"objective": "moved on"}));
+    let before = env.store_bytes();
+    let stale = env.run_with_stdin(&STRONG_VERIFIER, proposal.stdout.clone());
+    assert_eq!(stale.code, 3, "{stale}");
+    assert!(
+        stale
+            .stderr
+            .contains("epiphany state revision mismatch: expected 1, found 2"),
+        "{stale}"
+    );
+    assert_unchanged(&env, &before, &stale);
+    // An explicit expected revision wins over the envelope's.
+    let mut forced = STRONG_VERIFIER.to_vec();
+    forced.extend(["--expected-revision", "2"]);
+    let applied = env.run_with_stdin(&forced, proposal.stdout.clone());
+    assert_eq!(applied.code, 0, "{applied}");
+}
+
+#[test]
+fn promote_reads_a_verifier_file() {
+    let env = TestEnv::new();
+    let draft = distill_verified(&env, "live smoke returned revision 1");
+    env.write("draft.json", &draft.stdout);
+    env.write(
+        "verifier.json",
+        r#"{"id": "ev-ci-run-7", "kind": "ci smoke", "status": "passed", "summary": "ci run 7 green"}"#,
+    );
+    let promoted = env.json(&["promote", "draft.json", "--verifier-file", "verifier.json"]);
+    assert_eq!(promoted["accepted"], true);
+    let state = env.json(&["show"]);
+    assert_eq!(state["recent_evidence"][1]["id"], "ev-ci-run-7");
+
+    env.write("broken.json", r#"{"id": "ev-x", "kind": "test"}"#);
+    let before = env.store_bytes();
+    let broken = env.run(&["promote", "draft.json", "--verifier-file", "broken.json"]);
+    assert_eq!(broken.code, 2, "{broken}");
+    assert!(
+        broken
+            .stderr
+            .contains("`broken.json` is not a valid evidence record: missing field `status`"),
+        "{broken}"
+    );
+    let both_stdin = env.run_with_stdin(&["promote", "--verifier-file", "-"], "{}");
+    assert_eq!(both_stdin.code, 2, "{both_stdin}");
+    assert!(
+        both_stdin.stderr.contains("cannot both come from stdin"),
+        "{both_stdin}"
+    );
+    assert_unchanged(&env, &before, &both_stdin);
+}
+
+#[test]
+fn distill_refuses_blank_input() {
+    let env = TestEnv::new();
+    let before = env.store_bytes();
+    let cases: [(&[&str], &str, &str); 5] = [
+        (
+            &[
+                "distill",
+                "--source-kind",
+                " ",
+                "--status",
+                "ok",
+                "--text",
+                "x",
+            ],
+            "",
+            "error: failed to distill Epiphany observation: source_kind must not be empty\nhint: pass a non-blank `--source-kind`, e.g. `shell-tool`\n",
+        ),
+        (
+            &[
+                "distill",
+                "--source-kind",
+                "tool",
+                "--status",
+                "",
+                "--text",
+                "x",
+            ],
+            "",
+            "error: failed to distill Epiphany observation: status must not be empty\nhint: pass a non-blank `--status`, e.g. `ok` or `failed`\n",
+        ),
+        (
+            &[
+                "distill",
+                "--source-kind",
+                "tool",
+                "--status",
+                "ok",
+                "--text",
+                " \n ",
+            ],
+            "",
+            "error: failed to distill Epiphany observation: text must not be empty\nhint: pass a non-blank `--text`, or pipe non-blank text on stdin\n",
+        ),
+        (
+            &["distill", "--source-kind", "tool", "--status", "ok"],
+            "\n\r\n  \n",
+            "error: failed to distill Epiphany observation: text must not be empty\nhint: pass a non-blank `--text`, or pipe non-blank text on stdin\n",
+        ),
+        (
+            &[
+                "distill",
+                "--source-kind",
+                "tool",
+                "--status",
+                "ok",
+                "--code-ref",
+                "../outside.rs",
+                "--text",
+                "x",
+            ],
+            "",
+            "error: invalid value '../outside.rs' for '--code-ref <REF>': the path `../outside.rs` leaves the repository (`..` is not allowed)\n\nFor more information, try '--help'.\n",
+        ),
+    ];
+    for (args, stdin, stderr) in cases {
+        let output = env.run_with_stdin(args, stdin);
+        assert_eq!(output.code, 2, "{output}");
+        assert_eq!(output.stderr, stderr, "{output}");
+        assert_eq!(output.stdout, "");
+    }
+    let json = json_with_stdin(
+        &env,
+        &["distill", "--source-kind", "tool", "--status", "ok"],
+        "",
+    );
+    assert_eq!(json.code, 2);
+    assert_eq!(json.json()["error"]["kind"], "usage");
+    assert_unchanged(&env, &before, &json);
+}
+
+#[test]
+fn propose_refuses_what_it_cannot_build_on() {
+    let env = TestEnv::new();
+    let empty = env.run(&["propose"]);
+    assert_eq!(empty.code, 2, "{empty}");
+    assert!(
+        empty.stderr.contains("the store has no Epiphany state yet"),
+        "{empty}"
+    );
+
+    let verified = record_verified(&env);
+    env.update(&json!({
+        "observations": [
+            {"id": "obs-failing", "summary": "s", "source_kind": "test", "status": "failed",
+             "code_refs": [{"path": "src/a.rs"}], "evidence_ids": ["ev-failing"]},
+            {"id": "obs-unbacked", "summary": "s", "source_kind": "test", "status": "ok",
+             "code_refs": [{"path": "src/a.rs"}], "evidence_ids": ["ev-failing"]},
+            {"id": "obs-no-refs", "summary": "s", "source_kind": "test", "status": "ok",
+             "evidence_ids": ["ev-passing"]},
+        ],
+        "evidence": [
+            {"id": "ev-failing", "kind": "test", "status": "failed", "summary": "red"},
+            {"id": "ev-passing", "kind": "test", "status": "pass", "summary": "green"},
+        ],
+    }));
+    let before = env.store_bytes();
+    let cases: [(&[&str], &str); 4] = [
+        (
+            &[&verified, "obs-ghost"],
+            "observation id \"obs-ghost\" not found in state",
+        ),
+        (
+            &[&verified, "obs-failing"],
+            "observation id \"obs-failing\" must have verified/accepted status, got \"failed\"",
+        ),
+        (
+            &[&verified, "obs-unbacked"],
+            "observation id \"obs-unbacked\" cites non-accepting evidence id \"ev-failing\" with \
+             status \"failed\"",
+        ),
+        (
+            &["obs-no-refs"],
+            "map proposals require at least one code ref on the selected observations",
+        ),
+    ];
+    for (ids, message) in cases {
+        let mut args = vec!["propose"];
+        for id in ids {
+            args.extend(["--observation", id]);
+        }
+        let output = env.run(&args);
+        assert_eq!(output.code, 2, "{output}");
+        let expected = format!("error: failed to propose Epiphany map update: {message}\nhint: ");
+        assert!(output.stderr.starts_with(&expected), "{output}");
+        assert_unchanged(&env, &before, &output);
+    }
+}
+
+#[test]
+fn promote_refuses_malformed_and_empty_input() {
+    let env = TestEnv::new();
+    let before = env.store_bytes();
+    let cases = [
+        ("", "error: stdin is empty; expected a patch or an envelope"),
+        (
+            "{\"expected_revision\": 0, \"patch\": ",
+            "error: stdin is not a valid patch",
+        ),
+        (
+            "{\"expected_revision\": -1, \"patch\": {}, \"extra\": 1}",
+            "unknown envelope field `extra`",
+        ),
+        (
+            "{\"patch\": {\"observation\": []}}",
+            "unknown patch field `patch.observation`",
+        ),
+    ];
+    for (stdin, message) in cases {
+        let output = env.run_with_stdin(&STRONG_VERIFIER, stdin);
+        assert_eq!(output.code, 2, "{output}");
+        assert!(output.stderr.contains(message), "{output}");
+        assert_unchanged(&env, &before, &output);
+    }
+    // A failed `--json` draft upstream is named as such.
+    let failed = json_with_stdin(
+        &env,
+        &["distill", "--source-kind", "tool", "--status", "ok"],
+        "",
+    );
+    assert_eq!(failed.code, 2);
+    let piped = env.run_with_stdin(&STRONG_VERIFIER, failed.stdout.clone());
+    assert_eq!(piped.code, 2, "{piped}");
+    assert!(
+        piped.stderr.starts_with(
+            "error: stdin holds an error from the command before it, not a patch: failed to \
+             distill Epiphany observation: text must not be empty\n"
+        ),
+        "{piped}"
+    );
+    assert_unchanged(&env, &before, &piped);
+    let empty_patch = json_with_stdin(&env, &STRONG_VERIFIER, "{\"patch\": {}}");
+    assert_eq!(empty_patch.code, 1, "{empty_patch}");
+    assert_eq!(
+        empty_patch.json()["reasons"],
+        json!(["promotion patch must contain at least one mutation"])
+    );
+    let no_store = TestEnv::plain().run_with_stdin(&STRONG_VERIFIER, "{\"patch\": {}}");
+    assert_eq!(no_store.code, 2, "{no_store}");
+    assert!(
+        no_store.stderr.contains("no `.epiphany/` store"),
+        "{no_store}"
+    );
+}
+
+#[test]
+fn distill_streams_a_large_stdin() {
+    let env = TestEnv::new();
+    let line = "building module with a fairly long line of harmless output text\n";
+    let lines = 50 * 1024 * 1024 / line.len();
+    let mut input = line.repeat(lines);
+    input.push_str("test result: ok. 1 passed; 0 failed\n");
+    let args = ["distill", "--source-kind", "shell-tool", "--status", "ok"];
+    let big = json_with_stdin(&env, &args, &input);
+    assert_eq!(big.code, 0, "{}", big.stderr);
+    let big = big.json();
+    // The last line was seen: it is the only high-signal line.
+    assert_eq!(
+        big["patch"]["observations"][0]["summary"],
+        "test result: ok. 1 passed; 0 failed"
+    );
+    // The ids hash only the first 4096 scalars of the collapsed text.
+    let head = line.repeat(100);
+    let small = env.json(&[&args[..], &["--text", &head]].concat());
+    assert_eq!(
+        big["patch"]["observations"][0]["id"],
+        small["patch"]["observations"][0]["id"]
+    );
+}
+
+#[test]
+fn propose_reads_well_for_a_person() {
+    let env = TestEnv::new();
+    record_verified(&env);
+    let output = env.run(&["propose"]);
+    insta::assert_snapshot!(output, @r"
+    drafted against revision 1 (nothing was written)
+    observation obs-map-proposal-451f417b6124 [epiphany-map-proposal, candidate]
+      Map/churn proposal from 1 evidence-backed observation(s), 1 accepting evidence record(s), 1 code path(s), high-priority verified selection, primary observation: obs-443e1ad007f7, source kind(s): smoke: obs-443e1ad007f7
+      code ref: epiphany-state-model/src/prompt.rs:10-20#demo
+    evidence ev-map-proposal-451f417b6124 [proposal, candidate]
+    graphs: 1 architecture node(s), 0 dataflow node(s)
+    frontier: nodes arch-path-5b3f3c8187a8; edges (none)
+    churn: proposal_expands_map, pressure medium, freshness proposal-expanded
+      Map/churn proposal derived from 1 evidence-backed observation(s), 1 accepting evidence record(s), 1 code path(s), high-priority verified selection, primary observation: obs-443e1ad007f7, source kind(s): smoke; delta judgment: 1 new candidate node(s); 1 touched path(s), 1 selected observation(s); promote only after verifier acceptance.
+    ------- stderr -------
+    hint: to apply it, rerun with `--json` and pipe it into `epiphany promote --verifier-kind K --verifier-status S --verifier-summary T`
+    [exit status: 0]
+    ");
+}
+
+#[test]
+fn an_accepted_promotion_can_still_be_refused_by_the_write_path() {
+    let env = TestEnv::new();
+    record_verified(&env);
+    let stored = env.json(&["show"])["recent_evidence"][0]["id"]
+        .as_str()
+        .expect("id")
+        .to_owned();
+    let draft = env.ok(&[
+        "--json",
+        "distill",
+        "--source-kind",
+        "note",
+        "--status",
+        "ok",
+        "--text",
+        "another finding",
+    ]);
+    let before = env.store_bytes();
+    let mut args = STRONG_VERIFIER.to_vec();
+    args.extend(["--verifier-id", &stored]);
+    let refused = env.run_with_stdin(&args, draft.stdout.clone());
+    assert_eq!(refused.code, 2, "{refused}");
+    assert!(
+        refused.stderr.contains(&format!(
+            "evidence id \"{stored}\" already exists in Epiphany state"
+        )),
+        "{refused}"
+    );
+    assert_unchanged(&env, &before, &refused);
+}
