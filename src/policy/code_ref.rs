@@ -73,27 +73,28 @@ pub fn parse_code_ref(text: &str) -> Result<CodeRef, String> {
     })
 }
 
+/// Why a code-ref path leaves the repository (absolute, or climbing with `..`), if it does.
+pub fn escape_reason(path: &str) -> Option<&'static str> {
+    let drive = path.as_bytes().get(1) == Some(&b':') && path.as_bytes()[0].is_ascii_alphabetic();
+    if path.starts_with(['/', '\\']) || drive {
+        return Some("is absolute; give it relative to the repository root");
+    }
+    path.split(['/', '\\'])
+        .any(|part| part == "..")
+        .then_some("leaves the repository (`..` is not allowed)")
+}
+
 fn normalise_path(path: &str) -> Result<String, String> {
     if is_blank(path) {
         return Err(format!("the path is empty (expected {CODE_REF_SYNTAX})"));
     }
-    if path.starts_with(['/', '\\']) {
-        return Err(format!(
-            "the path `{path}` is absolute; give it relative to the repository root"
-        ));
+    if let Some(reason) = escape_reason(path) {
+        return Err(format!("the path `{path}` {reason}"));
     }
-    let mut parts = Vec::new();
-    for part in path.split(['/', '\\']) {
-        match part {
-            "" | "." => {}
-            ".." => {
-                return Err(format!(
-                    "the path `{path}` leaves the repository (`..` is not allowed)"
-                ));
-            }
-            part => parts.push(part),
-        }
-    }
+    let parts: Vec<&str> = path
+        .split(['/', '\\'])
+        .filter(|part| !matches!(*part, "" | "."))
+        .collect();
     if parts.is_empty() {
         return Err(format!("the path `{path}` names no file"));
     }
