@@ -3,6 +3,15 @@
 //! system, the clock, the environment, git, tantivy or stdout; `tests/integration.rs` checks
 //! that mechanically.
 
+pub mod context;
+pub mod freshness;
+pub mod graph_query;
+pub mod planning;
+pub mod pressure;
+pub mod projection;
+pub mod prompt;
+pub mod reorient;
+pub mod scene;
 pub mod structure;
 pub mod text;
 pub mod update;
