@@ -414,7 +414,8 @@ fn ids(ids: &[String]) -> String {
         .join(", ")
 }
 
-fn code_ref(r: &CodeRef) -> String {
+/// A code ref as the prompt writes it (§5.5): `` `path:start-end` (symbol: s; note) ``.
+pub fn code_ref(r: &CodeRef) -> String {
     let mut out = format!("`{}", slash_key(&r.path));
     match (r.start_line, r.end_line) {
         (Some(start), Some(end)) if start != end => out.push_str(&format!(":{start}-{end}")),

@@ -67,6 +67,24 @@ pub enum ReorientReason {
     UnanchoredCheckpointWhileStateStale,
 }
 
+impl ReorientReason {
+    /// The snake_case name, as in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ReorientReason::MissingState => "missing_state",
+            ReorientReason::MissingCheckpoint => "missing_checkpoint",
+            ReorientReason::CheckpointReady => "checkpoint_ready",
+            ReorientReason::CheckpointRequestedRegather => "checkpoint_requested_regather",
+            ReorientReason::CheckpointPathsDirty => "checkpoint_paths_dirty",
+            ReorientReason::CheckpointPathsChanged => "checkpoint_paths_changed",
+            ReorientReason::FrontierChanged => "frontier_changed",
+            ReorientReason::UnanchoredCheckpointWhileStateStale => {
+                "unanchored_checkpoint_while_state_stale"
+            }
+        }
+    }
+}
+
 /// The verdict.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct Reorientation {

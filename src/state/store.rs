@@ -219,6 +219,37 @@ impl Store {
         Ok(rollout::parse(&bytes, 1))
     }
 
+    /// The newest complete record of the rollout (the one that produced the head), if any.
+    /// Parses only that line.
+    pub fn last_record(&self) -> Result<Option<Record>> {
+        let path = self.rollout_path();
+        let bytes = fs::read(&path)?;
+        let Some(end) = bytes.iter().rposition(|b| *b == b'\n') else {
+            return Ok(None);
+        };
+        let start = bytes[..end]
+            .iter()
+            .rposition(|b| *b == b'\n')
+            .map_or(0, |at| at + 1);
+        serde_json::from_slice(&bytes[start..end])
+            .map(Some)
+            .map_err(|err| self.corrupt_rollout(&format!("the last line does not parse: {err}")))
+    }
+
+    /// The record that produced `revision`.
+    pub fn record_at(&self, revision: u64) -> Result<Record> {
+        self.history()?
+            .records
+            .into_iter()
+            .map(|line| line.record)
+            .find(|record| record.revision == revision)
+            .ok_or_else(|| {
+                Failure::usage(format!("no write produced revision {revision}"))
+                    .with_hint("list revisions with `epiphany log`")
+                    .into()
+            })
+    }
+
     /// The state as of `revision`: the head, or a fold of the rollout up to that revision.
     pub fn state_at(&self, revision: u64) -> Result<State> {
         let head = self.head()?;
