@@ -4,3 +4,4 @@
 mod common;
 
 mod test_store;
+mod test_views;
