@@ -69,7 +69,7 @@ pub fn watcher_input(
                 "revision {revision} was written outside git or before the first commit; it has no commit to compare with"
             ))
         })?),
-        None => store.last_record()?.and_then(|record| record.git_head),
+        None => store.last_git_head()?,
     };
     let Some(base_commit) = base_commit else {
         return Ok(WatcherInput::Unavailable(

@@ -3,5 +3,7 @@
 
 mod common;
 
+mod bench_views;
+
 mod test_store;
 mod test_views;
