@@ -27,7 +27,7 @@ use crate::ui::Report;
 /// the command that fetches it. Lines are never cut. Prints nothing before the first write.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The most characters to print (at least 2000)
+    /// The most characters to print (at least 2500)
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CHARS, value_parser = parse_max_chars)]
     pub max_chars: usize,
 }

@@ -24,7 +24,7 @@ use crate::state::model::State;
 pub const DEFAULT_MAX_CHARS: usize = 9000;
 /// The smallest ceiling that always leaves room for the intro, the operating discipline and
 /// the left-out line.
-pub const MIN_MAX_CHARS: usize = 2000;
+pub const MIN_MAX_CHARS: usize = 2500;
 
 const SUBGOAL_LIMIT: usize = 4;
 const INVARIANT_LIMIT: usize = 4;
@@ -1200,15 +1200,30 @@ mod tests {
 
     #[test]
     fn worst_case_still_fits_the_minimum_ceiling() {
-        let mut state = rich(500, &"y".repeat(500));
+        let mut state = rich(100_000, "y");
         state.scratch = Some(crate::state::model::ScratchPad {
             summary: Some("z".repeat(5000)),
             ..Default::default()
         });
         state.objective = Some("o".repeat(5000));
+        state.planning.workspace_root = Some("/ws".into());
+        state.invariants = (0..100_000)
+            .map(|i| Invariant {
+                id: format!("i{i}"),
+                description: "d".into(),
+                status: "ok".into(),
+                rationale: None,
+            })
+            .collect();
+        if let Some(checkpoint) = state.investigation_checkpoint.as_mut() {
+            checkpoint.open_questions = (0..100_000).map(|i| format!("q{i}")).collect();
+        }
         let rendered = render(&state, MIN_MAX_CHARS);
         assert!(!rendered.text.is_empty());
         assert!(rendered.chars <= MIN_MAX_CHARS);
         assert!(rendered.text.contains("## Operating Discipline"));
+        let every_part = render(&state, 0);
+        assert_eq!(every_part.text, "");
+        assert_eq!(every_part.left_out.len(), CUT_ORDER.len() + 1);
     }
 }
