@@ -1200,14 +1200,14 @@ mod tests {
 
     #[test]
     fn worst_case_still_fits_the_minimum_ceiling() {
-        let mut state = rich(100_000, "y");
+        let mut state = rich(10_000, "y");
         state.scratch = Some(crate::state::model::ScratchPad {
             summary: Some("z".repeat(5000)),
             ..Default::default()
         });
         state.objective = Some("o".repeat(5000));
         state.planning.workspace_root = Some("/ws".into());
-        state.invariants = (0..100_000)
+        state.invariants = (0..10_000)
             .map(|i| Invariant {
                 id: format!("i{i}"),
                 description: "d".into(),
@@ -1216,7 +1216,7 @@ mod tests {
             })
             .collect();
         if let Some(checkpoint) = state.investigation_checkpoint.as_mut() {
-            checkpoint.open_questions = (0..100_000).map(|i| format!("q{i}")).collect();
+            checkpoint.open_questions = (0..10_000).map(|i| format!("q{i}")).collect();
         }
         let rendered = render(&state, MIN_MAX_CHARS);
         assert!(!rendered.text.is_empty());
