@@ -114,13 +114,17 @@ pub fn watcher_input(
     }))
 }
 
-/// Outside git, the index manifest's dirty paths are the only record of what changed.
+/// Outside git, the index manifest's dirty paths are the only record of what changed. Only a
+/// summary read from a manifest counts: it carries the time of indexing, which the baseline
+/// summary of a workspace without an index (§14.9) does not.
 fn manifest_changes(
     retrieval: Option<&RetrievalState>,
     watched_root: String,
     observed_at_unix_seconds: i64,
 ) -> WatcherInput {
-    match retrieval.filter(|r| r.status != RetrievalStatus::Unavailable) {
+    match retrieval.filter(|r| {
+        r.status != RetrievalStatus::Unavailable && r.last_indexed_at_unix_seconds.is_some()
+    }) {
         None => WatcherInput::Unavailable(
             "not in a git repository, and no retrieval index manifest to compare with (`epiphany index` builds one)".to_owned(),
         ),
@@ -138,5 +142,51 @@ fn manifest_changes(
             since_commit: Default::default(),
             renames: Default::default(),
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(indexed_at: Option<i64>, dirty: &[&str]) -> RetrievalState {
+        RetrievalState {
+            workspace_root: "/ws".into(),
+            index_revision: Some("r".into()),
+            status: RetrievalStatus::Stale,
+            semantic_available: true,
+            last_indexed_at_unix_seconds: indexed_at,
+            indexed_file_count: None,
+            indexed_chunk_count: None,
+            shards: vec![],
+            dirty_paths: dirty.iter().map(|p| (*p).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn outside_git_the_manifest_dirty_paths_are_the_changes() {
+        let observed = manifest_changes(
+            Some(&summary(Some(5), &["/ws/src/a.rs", "./b.rs"])),
+            "/ws".into(),
+            9,
+        );
+        let WatcherInput::Observed(changes) = observed else {
+            panic!("expected observed changes, got {observed:?}");
+        };
+        assert_eq!(changes.source, ChangeSource::Manifest);
+        assert_eq!(
+            changes.since_base.into_iter().collect::<Vec<_>>(),
+            vec!["b.rs", "src/a.rs"]
+        );
+    }
+
+    #[test]
+    fn outside_git_without_a_manifest_the_watcher_is_unavailable() {
+        for retrieval in [None, Some(summary(None, &[]))] {
+            assert!(matches!(
+                manifest_changes(retrieval.as_ref(), "/ws".into(), 9),
+                WatcherInput::Unavailable(_)
+            ));
+        }
     }
 }
