@@ -12,6 +12,7 @@ use crate::policy::context::ContextRequest;
 use crate::policy::context::ContextShard;
 use crate::policy::context::context_shard;
 use crate::policy::projection::StateStatus;
+use crate::policy::prompt::inline_ids;
 use crate::ui::Report;
 
 /// Show the state around named nodes, edges, observations and evidence.
@@ -86,7 +87,7 @@ impl Report for ContextShard {
                 writeln!(out, "  code refs: {}", render::refs(&c.code_refs))?;
             }
             if !c.evidence_ids.is_empty() {
-                writeln!(out, "  evidence: {}", render::ids(&c.evidence_ids))?;
+                writeln!(out, "  evidence: {}", inline_ids(&c.evidence_ids))?;
             }
         }
         for o in &body.observations {
@@ -96,7 +97,7 @@ impl Report for ContextShard {
                 o.id, o.status, o.source_kind, o.summary
             )?;
             if !o.evidence_ids.is_empty() {
-                writeln!(out, "  evidence: {}", render::ids(&o.evidence_ids))?;
+                writeln!(out, "  evidence: {}", inline_ids(&o.evidence_ids))?;
             }
             if !o.code_refs.is_empty() {
                 writeln!(out, "  code refs: {}", render::refs(&o.code_refs))?;

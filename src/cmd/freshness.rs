@@ -8,13 +8,13 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::cmd::render::ids;
 use crate::cmd::signals::retrieval_summary;
 use crate::cmd::signals::watcher_input;
 use crate::policy::freshness::ChangeSource;
 use crate::policy::freshness::Freshness;
 use crate::policy::freshness::StaleReason;
 use crate::policy::freshness::assess_freshness;
+use crate::policy::prompt::inline_ids;
 use crate::ui::Report;
 
 /// Check whether the recorded understanding still matches the code.
@@ -60,12 +60,12 @@ impl Report for Freshness {
         for change in &watcher.changes {
             let mut hits = Vec::new();
             if !change.graph_node_ids.is_empty() {
-                hits.push(format!("nodes {}", ids(&change.graph_node_ids)));
+                hits.push(format!("nodes {}", inline_ids(&change.graph_node_ids)));
             }
             if !change.active_frontier_node_ids.is_empty() {
                 hits.push(format!(
                     "frontier {}",
-                    ids(&change.active_frontier_node_ids)
+                    inline_ids(&change.active_frontier_node_ids)
                 ));
             }
             if change.cited_by_checkpoint {

@@ -5,17 +5,10 @@ use std::io::Write;
 
 use crate::policy::projection::GraphSlice;
 use crate::policy::prompt::code_ref;
+use crate::policy::prompt::inline_ids;
 use crate::state::model::CodeRef;
 use crate::state::model::GraphEdge;
 use crate::state::model::GraphNode;
-
-/// Each id in backticks, joined by `, `.
-pub fn ids(ids: &[String]) -> String {
-    ids.iter()
-        .map(|id| format!("`{id}`"))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
 
 /// Every code ref, joined by `, `.
 pub fn refs(refs: &[CodeRef]) -> String {
@@ -27,7 +20,7 @@ pub fn id_line(out: &mut dyn Write, label: &str, list: &[String]) -> std::io::Re
     if list.is_empty() {
         return Ok(());
     }
-    writeln!(out, "{label}: {}", ids(list))
+    writeln!(out, "{label}: {}", inline_ids(list))
 }
 
 /// The nodes, edges and links of a slice, one per line.

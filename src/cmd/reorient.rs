@@ -8,11 +8,11 @@ use anyhow::Result;
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::cmd::pressure::TokenLimits;
-use crate::cmd::render::ids;
 use crate::cmd::signals::retrieval_summary;
 use crate::cmd::signals::watcher_input;
 use crate::policy::freshness::assess_freshness;
 use crate::policy::pressure::assess_pressure;
+use crate::policy::prompt::inline_ids;
 use crate::policy::reorient::ReorientAction;
 use crate::policy::reorient::Reorientation;
 use crate::policy::reorient::plan_reorientation;
@@ -60,7 +60,7 @@ impl Report for Reorientation {
         ];
         for (label, list) in lists {
             if !list.is_empty() {
-                writeln!(out, "{label}: {}", ids(list))?;
+                writeln!(out, "{label}: {}", inline_ids(list))?;
             }
         }
         let reasons: Vec<&str> = self.reasons.iter().map(|r| r.as_str()).collect();

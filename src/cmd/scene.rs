@@ -7,9 +7,9 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::cmd::render::ids;
 use crate::cmd::signals::retrieval_summary;
 use crate::policy::projection::StateStatus;
+use crate::policy::prompt::inline_ids;
 use crate::policy::scene::Scene;
 use crate::policy::scene::SceneRecords;
 use crate::policy::scene::scene;
@@ -87,7 +87,7 @@ impl Report for Scene {
             writeln!(
                 out,
                 "  frontier: {}",
-                ids(&[g.active_node_ids.clone(), g.active_edge_ids.clone()].concat())
+                inline_ids(&[g.active_node_ids.clone(), g.active_edge_ids.clone()].concat())
             )?;
         }
         if g.open_question_count + g.open_gap_count + g.dirty_paths.len() > 0 {

@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::policy::projection::GraphSlice;
 use crate::policy::projection::StateStatus;
+use crate::policy::projection::not_found;
 use crate::policy::text::uniq_append;
 use crate::state::model::EvidenceRecord;
 use crate::state::model::GraphCheckpoint;
@@ -137,21 +138,11 @@ pub fn context_shard(state: Option<&State>, request: &ContextRequest) -> Context
         .cloned()
         .collect();
 
-    let found_nodes: HashSet<&str> = graph.node_ids().collect();
-    let found_edges: HashSet<&str> = graph.edge_ids().collect();
-    let found_observations: HashSet<&str> = observations.iter().map(|o| o.id.as_str()).collect();
-    let found_evidence: HashSet<&str> = evidence.iter().map(|e| e.id.as_str()).collect();
-    let not_in = |ids: &[String], found: &HashSet<&str>| -> Vec<String> {
-        ids.iter()
-            .filter(|id| !found.contains(id.as_str()))
-            .cloned()
-            .collect()
-    };
     let missing = ContextMissing {
-        graph_node_ids: not_in(&node_ids, &found_nodes),
-        graph_edge_ids: not_in(&edge_ids, &found_edges),
-        observation_ids: not_in(&observation_ids, &found_observations),
-        evidence_ids: not_in(&evidence_ids, &found_evidence),
+        graph_node_ids: not_found(&node_ids, graph.node_ids()),
+        graph_edge_ids: not_found(&edge_ids, graph.edge_ids()),
+        observation_ids: not_found(&observation_ids, observations.iter().map(|o| o.id.as_str())),
+        evidence_ids: not_found(&evidence_ids, evidence.iter().map(|e| e.id.as_str())),
     };
     ContextShard {
         state_status: StateStatus::Ready,
@@ -171,40 +162,19 @@ pub fn context_shard(state: Option<&State>, request: &ContextRequest) -> Context
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::model::GraphEdge;
-    use crate::state::model::GraphNode;
-
-    fn node(id: &str) -> GraphNode {
-        GraphNode {
-            id: id.into(),
-            title: id.into(),
-            purpose: "p".into(),
-            mechanism: None,
-            metaphor: None,
-            status: None,
-            code_refs: vec![],
-        }
-    }
-
-    fn edge(id: &str, from: &str, to: &str) -> GraphEdge {
-        GraphEdge {
-            id: Some(id.into()),
-            source_id: from.into(),
-            target_id: to.into(),
-            kind: "calls".into(),
-            label: None,
-            mechanism: None,
-            code_refs: vec![],
-        }
-    }
+    use crate::policy::fixtures::edge;
+    use crate::policy::fixtures::node;
 
     fn state() -> State {
         let mut state = State {
             revision: 9,
             ..State::default()
         };
-        state.graphs.architecture.nodes = vec![node("a"), node("b"), node("c")];
-        state.graphs.architecture.edges = vec![edge("ab", "a", "b"), edge("bc", "b", "c")];
+        state.graphs.architecture.nodes = vec![node("a", &[]), node("b", &[]), node("c", &[])];
+        state.graphs.architecture.edges = vec![
+            edge(Some("ab"), "a", "b", "calls"),
+            edge(Some("bc"), "b", "c", "calls"),
+        ];
         state.graph_frontier = Some(GraphFrontier {
             active_node_ids: vec!["c".into()],
             ..GraphFrontier::default()

@@ -539,32 +539,21 @@ fn watcher_note(changed: usize, nodes: usize, frontier: usize, checkpoint: usize
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::fixtures::node;
     use crate::state::model::ChurnState;
     use crate::state::model::Disposition;
     use crate::state::model::GraphFrontier;
     use crate::state::model::GraphKind;
-    use crate::state::model::GraphNode;
     use crate::state::model::InvestigationCheckpoint;
-
-    fn node(id: &str, path: &str) -> GraphNode {
-        GraphNode {
-            id: id.into(),
-            title: id.into(),
-            purpose: "p".into(),
-            mechanism: None,
-            metaphor: None,
-            status: None,
-            code_refs: vec![CodeRef::to_path(path)],
-        }
-    }
 
     fn state() -> State {
         let mut state = State {
             revision: 4,
             ..State::default()
         };
-        state.graphs.architecture.nodes = vec![node("a", "src/a.rs"), node("b", "./src/b.rs")];
-        state.graphs.dataflow.nodes = vec![node("flow", "src/a.rs")];
+        state.graphs.architecture.nodes =
+            vec![node("a", &["src/a.rs"]), node("b", &["./src/b.rs"])];
+        state.graphs.dataflow.nodes = vec![node("flow", &["src/a.rs"])];
         state.graph_frontier = Some(GraphFrontier {
             active_node_ids: vec!["b".into(), "a".into()],
             ..GraphFrontier::default()

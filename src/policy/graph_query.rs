@@ -13,6 +13,7 @@ use serde::Serialize;
 
 use crate::policy::projection::GraphSlice;
 use crate::policy::projection::StateStatus;
+use crate::policy::projection::not_found;
 use crate::policy::text::uniq_append;
 use crate::state::model::CodeRef;
 use crate::state::model::GraphCheckpoint;
@@ -260,21 +261,9 @@ pub fn query_graph(state: Option<&State>, query: &GraphQuery) -> GraphQueryResul
     let graph = GraphSlice::select(graphs, &nodes.set(), &edges.set());
     matched.node_ids = graph.node_ids().map(str::to_owned).collect();
     matched.edge_ids = graph.edge_ids().map(str::to_owned).collect();
-    let found_nodes: HashSet<&str> = graph.node_ids().collect();
-    let found_edges: HashSet<&str> = graph.edge_ids().collect();
     let missing = Missing {
-        node_ids: nodes
-            .order
-            .iter()
-            .filter(|id| !found_nodes.contains(id.as_str()))
-            .cloned()
-            .collect(),
-        edge_ids: edges
-            .order
-            .iter()
-            .filter(|id| !found_edges.contains(id.as_str()))
-            .cloned()
-            .collect(),
+        node_ids: not_found(&nodes.order, graph.node_ids()),
+        edge_ids: not_found(&edges.order, graph.edge_ids()),
     };
     GraphQueryResult {
         state_status: StateStatus::Ready,
@@ -318,41 +307,18 @@ fn ref_matches(code_ref: &CodeRef, query: &GraphQuery) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::fixtures::edge;
+    use crate::policy::fixtures::node;
     use crate::state::model::GraphLink;
-    use crate::state::model::GraphNode;
-
-    fn node(id: &str, path: Option<&str>) -> GraphNode {
-        GraphNode {
-            id: id.into(),
-            title: id.into(),
-            purpose: "p".into(),
-            mechanism: None,
-            metaphor: None,
-            status: None,
-            code_refs: path.map(CodeRef::to_path).into_iter().collect(),
-        }
-    }
-
-    fn edge(id: Option<&str>, from: &str, to: &str, kind: &str) -> GraphEdge {
-        GraphEdge {
-            id: id.map(str::to_owned),
-            source_id: from.into(),
-            target_id: to.into(),
-            kind: kind.into(),
-            label: None,
-            mechanism: None,
-            code_refs: vec![],
-        }
-    }
 
     /// a -> b -> c -> d (architecture), plus an anonymous b -> ghost, and dataflow x linked to c.
     fn state() -> State {
         let mut state = State::default();
         state.graphs.architecture.nodes = vec![
-            node("a", Some("src/a.rs")),
-            node("b", None),
-            node("c", None),
-            node("d", None),
+            node("a", &["src/a.rs"]),
+            node("b", &[]),
+            node("c", &[]),
+            node("d", &[]),
         ];
         state.graphs.architecture.edges = vec![
             edge(Some("ab"), "a", "b", "calls"),
@@ -360,7 +326,7 @@ mod tests {
             edge(Some("cd"), "c", "d", "feeds"),
             edge(None, "b", "ghost", "calls"),
         ];
-        state.graphs.dataflow.nodes = vec![node("x", None)];
+        state.graphs.dataflow.nodes = vec![node("x", &[])];
         state.graphs.links = vec![GraphLink {
             dataflow_node_id: "x".into(),
             architecture_node_id: "c".into(),

@@ -4,6 +4,8 @@
 //! that mechanically.
 
 pub mod context;
+#[cfg(test)]
+mod fixtures;
 pub mod freshness;
 pub mod graph_query;
 pub mod planning;

@@ -33,6 +33,16 @@ impl StateStatus {
     }
 }
 
+/// The ids of `wanted` that are not among `found`, in `wanted` order.
+pub fn not_found<'a>(wanted: &[String], found: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    let found: HashSet<&str> = found.into_iter().collect();
+    wanted
+        .iter()
+        .filter(|id| !found.contains(id.as_str()))
+        .cloned()
+        .collect()
+}
+
 /// Part of the graphs, in graph order.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct GraphSlice {

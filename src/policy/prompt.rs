@@ -407,7 +407,8 @@ fn focus_ids(state: &State) -> Vec<String> {
     focus
 }
 
-fn ids(ids: &[String]) -> String {
+/// An inline id list (§5.5): each id in backticks, joined by `, `.
+pub fn inline_ids(ids: &[String]) -> String {
     ids.iter()
         .map(|id| format!("`{id}`"))
         .collect::<Vec<_>>()
@@ -476,7 +477,7 @@ fn overview(state: &State, focus: &[String]) -> Section {
         section.line(format!("- Last updated turn: `{turn}`"));
     }
     if state.graph_frontier.is_some() && !focus.is_empty() {
-        section.line(format!("- Frontier focus: {}", ids(focus)));
+        section.line(format!("- Frontier focus: {}", inline_ids(focus)));
     }
     section
 }
@@ -616,7 +617,7 @@ fn graphs(state: &State, focus: &[String], detail: bool) -> Section {
             ("Open gaps", &frontier.open_gap_ids),
         ] {
             if !list.is_empty() {
-                section.line(format!("- {label}: {}", ids(list)));
+                section.line(format!("- {label}: {}", inline_ids(list)));
             }
         }
         if !frontier.dirty_paths.is_empty() {
@@ -649,7 +650,7 @@ fn graphs(state: &State, focus: &[String], detail: bool) -> Section {
             ("Checkpoint open gaps", &checkpoint.open_gap_ids),
         ] {
             if !list.is_empty() {
-                section.line(format!("- {label}: {}", ids(list)));
+                section.line(format!("- {label}: {}", inline_ids(list)));
             }
         }
     }
@@ -818,7 +819,10 @@ fn investigation_checkpoint(state: &State, detail: bool) -> Section {
         section.line(format!("- Open questions: {}", questions.join(" | ")));
     }
     if detail && !checkpoint.evidence_ids.is_empty() {
-        section.line(format!("- Evidence ids: {}", ids(&checkpoint.evidence_ids)));
+        section.line(format!(
+            "- Evidence ids: {}",
+            inline_ids(&checkpoint.evidence_ids)
+        ));
     }
     if !checkpoint.code_refs.is_empty() {
         section.line(format!("- Code refs: {}", code_refs(&checkpoint.code_refs)));
@@ -853,7 +857,7 @@ fn observations(state: &State) -> Section {
             collapse(&o.summary)
         ));
         if !o.evidence_ids.is_empty() {
-            section.line(format!("  evidence: {}", ids(&o.evidence_ids)));
+            section.line(format!("  evidence: {}", inline_ids(&o.evidence_ids)));
         }
         if !o.code_refs.is_empty() {
             section.line(format!("  code refs: {}", code_refs(&o.code_refs)));
@@ -931,11 +935,11 @@ fn mode(state: &State) -> Section {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::fixtures;
     use crate::state::model::ChurnState;
     use crate::state::model::Disposition;
     use crate::state::model::EvidenceRecord;
     use crate::state::model::GraphCheckpoint;
-    use crate::state::model::GraphEdge;
     use crate::state::model::GraphFrontier;
     use crate::state::model::GraphNode;
     use crate::state::model::Invariant;
@@ -946,11 +950,8 @@ mod tests {
 
     fn node(id: &str, refs: usize) -> GraphNode {
         GraphNode {
-            id: id.into(),
             title: format!("{id}  title"),
             purpose: "does\tthings".into(),
-            mechanism: None,
-            metaphor: None,
             status: Some("verified".into()),
             code_refs: (0..refs)
                 .map(|i| CodeRef {
@@ -960,6 +961,7 @@ mod tests {
                     ..CodeRef::to_path(format!("src\\{id}.rs"))
                 })
                 .collect(),
+            ..fixtures::node(id, &[])
         }
     }
 
@@ -1037,15 +1039,7 @@ mod tests {
         };
         state.graphs.architecture.nodes = (0..5).map(|i| node(&format!("n{i}"), 3)).collect();
         state.graphs.architecture.edges = (1..5)
-            .map(|i| GraphEdge {
-                id: Some(format!("e{i}")),
-                source_id: "n0".into(),
-                target_id: format!("n{i}"),
-                kind: "calls".into(),
-                label: None,
-                mechanism: None,
-                code_refs: vec![],
-            })
+            .map(|i| fixtures::edge(Some(&format!("e{i}")), "n0", &format!("n{i}"), "calls"))
             .collect();
         state.graph_frontier = Some(GraphFrontier {
             active_node_ids: vec!["n4".into()],

@@ -288,6 +288,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
+    use crate::policy::fixtures::node;
     use crate::policy::freshness::ChangeSource;
     use crate::policy::freshness::WatcherInput;
     use crate::policy::freshness::WorkTreeChanges;
@@ -296,7 +297,6 @@ mod tests {
     use crate::policy::pressure::assess_pressure;
     use crate::state::model::CodeRef;
     use crate::state::model::GraphFrontier;
-    use crate::state::model::GraphNode;
     use crate::state::model::InvestigationCheckpoint;
 
     fn checkpoint(disposition: Disposition, refs: &[&str]) -> InvestigationCheckpoint {
@@ -320,15 +320,7 @@ mod tests {
             investigation_checkpoint: checkpoint,
             ..State::default()
         };
-        state.graphs.architecture.nodes = vec![GraphNode {
-            id: "n".into(),
-            title: "n".into(),
-            purpose: "p".into(),
-            mechanism: None,
-            metaphor: None,
-            status: None,
-            code_refs: vec![CodeRef::to_path("src/n.rs")],
-        }];
+        state.graphs.architecture.nodes = vec![node("n", &["src/n.rs"])];
         state
     }
 
