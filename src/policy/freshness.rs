@@ -539,12 +539,12 @@ fn watcher_note(changed: usize, nodes: usize, frontier: usize, checkpoint: usize
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::fixtures::checkpoint;
     use crate::policy::fixtures::node;
     use crate::state::model::ChurnState;
     use crate::state::model::Disposition;
     use crate::state::model::GraphFrontier;
     use crate::state::model::GraphKind;
-    use crate::state::model::InvestigationCheckpoint;
 
     fn state() -> State {
         let mut state = State {
@@ -558,18 +558,8 @@ mod tests {
             active_node_ids: vec!["b".into(), "a".into()],
             ..GraphFrontier::default()
         });
-        state.investigation_checkpoint = Some(InvestigationCheckpoint {
-            checkpoint_id: "ck".into(),
-            kind: "k".into(),
-            disposition: Disposition::ResumeReady,
-            focus: "f".into(),
-            summary: None,
-            next_action: Some("go".into()),
-            captured_at_turn_id: None,
-            open_questions: vec![],
-            code_refs: vec![CodeRef::to_path("/ws/src/b.rs")],
-            evidence_ids: vec![],
-        });
+        state.investigation_checkpoint =
+            Some(checkpoint(Disposition::ResumeReady, &["/ws/src/b.rs"]));
         state
     }
 

@@ -978,16 +978,9 @@ mod tests {
 
     fn checkpoint(questions: usize) -> InvestigationCheckpoint {
         InvestigationCheckpoint {
-            checkpoint_id: "ck-1".into(),
-            kind: "debug".into(),
-            disposition: Disposition::RegatherRequired,
-            focus: "the store seam".into(),
-            summary: None,
-            next_action: Some("rerun the failing test".into()),
-            captured_at_turn_id: None,
             open_questions: (0..questions).map(|i| format!("question {i}?")).collect(),
-            code_refs: vec![CodeRef::to_path("src/store.rs")],
             evidence_ids: vec!["ev-0".into()],
+            ..fixtures::checkpoint(Disposition::RegatherRequired, &["src/store.rs"])
         }
     }
 
@@ -1143,7 +1136,7 @@ mod tests {
         assert!(text.contains("- Objective: ship the store"));
         assert!(text.contains("## Operating Discipline"));
         assert!(text.contains("- Frontier active nodes: `n4`"));
-        assert!(text.contains("- Next action: rerun the failing test"));
+        assert!(text.contains("- Next action: rerun the probe"));
         assert!(!text.contains("## Recent Evidence"));
         let last = text
             .trim_end_matches("\n</epiphany_state>")
@@ -1177,11 +1170,7 @@ mod tests {
         let rendered = render(&state, MIN_MAX_CHARS);
         assert!(rendered.chars <= MIN_MAX_CHARS);
         assert!(!rendered.text.contains("gap-1999"));
-        assert!(
-            rendered
-                .text
-                .contains("- Next action: rerun the failing test")
-        );
+        assert!(rendered.text.contains("- Next action: rerun the probe"));
         assert_eq!(
             rendered.left_out.last().map(|l| l.part),
             Some(PromptPart::Lines)

@@ -288,6 +288,7 @@ mod tests {
     use std::collections::BTreeSet;
 
     use super::*;
+    use crate::policy::fixtures::checkpoint;
     use crate::policy::fixtures::node;
     use crate::policy::freshness::ChangeSource;
     use crate::policy::freshness::WatcherInput;
@@ -295,24 +296,8 @@ mod tests {
     use crate::policy::freshness::assess_freshness;
     use crate::policy::pressure::Telemetry;
     use crate::policy::pressure::assess_pressure;
-    use crate::state::model::CodeRef;
     use crate::state::model::GraphFrontier;
     use crate::state::model::InvestigationCheckpoint;
-
-    fn checkpoint(disposition: Disposition, refs: &[&str]) -> InvestigationCheckpoint {
-        InvestigationCheckpoint {
-            checkpoint_id: "ck".into(),
-            kind: "debug".into(),
-            disposition,
-            focus: "the seam".into(),
-            summary: None,
-            next_action: Some("rerun the probe".into()),
-            captured_at_turn_id: None,
-            open_questions: vec![],
-            code_refs: refs.iter().map(|p| CodeRef::to_path(*p)).collect(),
-            evidence_ids: vec![],
-        }
-    }
 
     fn state(checkpoint: Option<InvestigationCheckpoint>) -> State {
         let mut state = State {
