@@ -8,7 +8,6 @@ use anyhow::Result;
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::cmd::signals::retrieval_summary;
-use crate::policy::projection::StateStatus;
 use crate::policy::prompt::inline_ids;
 use crate::policy::scene::Scene;
 use crate::policy::scene::SceneRecords;
@@ -43,10 +42,7 @@ fn records(out: &mut dyn Write, label: &str, records: &SceneRecords) -> std::io:
 
 impl Report for Scene {
     fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        let Some(revision) = self
-            .revision
-            .filter(|_| self.state_status == StateStatus::Ready)
-        else {
+        let Some(revision) = self.revision else {
             writeln!(
                 out,
                 "no state yet: `epiphany update` writes the first revision"
