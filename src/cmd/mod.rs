@@ -10,18 +10,28 @@ use crate::cli::Ctx;
 use crate::cli::Status;
 
 pub mod completions;
+pub mod context;
 pub mod diff;
 pub mod distill;
 pub mod draft;
+pub mod freshness;
+pub mod graph;
 pub mod hooks;
 pub mod init;
 pub mod input;
 pub mod log;
 pub mod merge_driver;
+pub mod planning;
+pub mod pressure;
 pub mod promote;
+pub mod prompt;
 pub mod propose;
+pub mod render;
+pub mod reorient;
 pub mod rollback;
+pub mod scene;
 pub mod show;
+pub mod signals;
 pub mod textconv;
 pub mod update;
 pub mod verify;
@@ -40,6 +50,14 @@ pub enum Command {
     Distill(distill::Args),
     Propose(propose::Args),
     Promote(promote::Args),
+    Scene(scene::Args),
+    Context(context::Args),
+    Graph(graph::Args),
+    Planning(planning::Args),
+    Freshness(freshness::Args),
+    Pressure(pressure::Args),
+    Reorient(reorient::Args),
+    Prompt(prompt::Args),
     Hooks(hooks::Args),
     MergeDriver(merge_driver::Args),
     Textconv(textconv::Args),
@@ -59,6 +77,14 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<Status> {
         Command::Distill(args) => distill::run(ctx, args),
         Command::Propose(args) => propose::run(ctx, args),
         Command::Promote(args) => promote::run(ctx, args),
+        Command::Scene(args) => scene::run(ctx, args),
+        Command::Context(args) => context::run(ctx, args),
+        Command::Graph(args) => graph::run(ctx, args),
+        Command::Planning(args) => planning::run(ctx, args),
+        Command::Freshness(args) => freshness::run(ctx, args),
+        Command::Pressure(args) => pressure::run(ctx, args),
+        Command::Reorient(args) => reorient::run(ctx, args),
+        Command::Prompt(args) => prompt::run(ctx, args),
         Command::Hooks(args) => hooks::run(ctx, args),
         Command::MergeDriver(args) => merge_driver::run(ctx, args),
         Command::Textconv(args) => textconv::run(ctx, args),

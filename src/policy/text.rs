@@ -1,6 +1,8 @@
 //! Text primitives shared by every policy: blank tests, whitespace collapsing, truncation by
-//! Unicode scalars, the short SHA-1 fingerprints behind deterministic ids, and the accepting
-//! status set (§0.2).
+//! Unicode scalars, path keys, the short SHA-1 fingerprints behind deterministic ids, and the
+//! accepting status set (§0.2).
+
+use std::path::Path;
 
 use sha1::Digest;
 use sha1::Sha1;
@@ -63,6 +65,23 @@ pub fn slash_key(path: &str) -> String {
     path.replace('\\', "/")
 }
 
+/// The key two paths are compared by when one side comes from the work tree (§0.2
+/// fresh-key): relative to `root` when the path lies under it, slash-separated, without
+/// leading `./`.
+pub fn fresh_key(path: &str, root: Option<&str>) -> String {
+    let relative = root
+        .and_then(|root| Path::new(path).strip_prefix(root).ok())
+        .map_or_else(
+            || path.to_owned(),
+            |rest| rest.to_string_lossy().into_owned(),
+        );
+    let mut key = slash_key(&relative);
+    while let Some(rest) = key.strip_prefix("./") {
+        key = rest.to_owned();
+    }
+    key
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -97,6 +116,14 @@ mod tests {
         for status in ["", "candidate", "failed", "okay", "passing"] {
             assert!(!is_accepting_status(status), "{status}");
         }
+    }
+
+    #[test]
+    fn fresh_key_strips_the_root_and_leading_dots() {
+        assert_eq!(fresh_key("/ws/src/a.rs", Some("/ws")), "src/a.rs");
+        assert_eq!(fresh_key("././src/a.rs", Some("/ws")), "src/a.rs");
+        assert_eq!(fresh_key("src\\a.rs", None), "src/a.rs");
+        assert_eq!(fresh_key("/elsewhere/a.rs", Some("/ws")), "/elsewhere/a.rs");
     }
 
     #[test]

@@ -1,11 +1,20 @@
 //! The git adapter: everything the tool asks of git goes through here (git2, no subprocess).
 //!
-//! Owns finding the work-tree root and reading the checked-out commit. Answers `None` outside
-//! git instead of failing: a store works without git, it just cannot anchor to commits.
+//! Owns finding the work-tree root, reading the checked-out commit, and listing the files that
+//! changed between earlier commits and the work tree. Answers `None` outside git instead of
+//! failing: a store works without git, it just cannot anchor to commits.
 
+use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::path::PathBuf;
 
+use anyhow::Context;
+use anyhow::Result;
+use git2::Diff;
+use git2::DiffFindOptions;
+use git2::DiffOptions;
+use git2::Oid;
 use git2::Repository;
 
 /// The root of the git work tree that contains `dir`, if any.
@@ -53,4 +62,122 @@ pub fn set_local_config(dir: &Path, key: &str, value: Option<&str>) -> Result<()
             other => other,
         },
     }
+}
+
+/// Files that differ between commits and the work tree.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WorkTreeChanges {
+    /// For each requested commit this repository has: the paths changed between it and the
+    /// work tree (committed since, staged, unstaged, untracked), relative to the scope,
+    /// `/`-separated.
+    pub since: BTreeMap<String, BTreeSet<String>>,
+    /// Renames seen on the way: old path → new path (both are also listed as changed).
+    pub renames: BTreeMap<String, String>,
+    /// Requested commits the repository does not have (rewritten history, shallow clone).
+    pub unknown_commits: Vec<String>,
+}
+
+/// Lists, for each of `commits`, the files under `scope` that changed between that commit and
+/// the work tree, leaving out `exclude` (a directory relative to `scope`) and ignored files.
+/// `None` when `scope` is not inside a git work tree.
+///
+/// The work tree is compared with HEAD once; each commit adds only a tree-to-tree comparison
+/// with HEAD, so many anchors cost little more than one.
+pub fn work_tree_changes(
+    scope: &Path,
+    commits: &[String],
+    exclude: &Path,
+) -> Result<Option<WorkTreeChanges>> {
+    let Ok(repo) = Repository::discover(scope) else {
+        return Ok(None);
+    };
+    let Some(workdir) = repo.workdir() else {
+        return Ok(None);
+    };
+    let canonical = |path: &Path| {
+        path.canonicalize()
+            .with_context(|| format!("failed to resolve `{}`", path.display()))
+    };
+    let Ok(prefix) = canonical(scope)?
+        .strip_prefix(canonical(workdir)?)
+        .map(Path::to_path_buf)
+    else {
+        return Ok(None);
+    };
+    let context = || format!("failed to compare `{}` with git", scope.display());
+    let head_tree = match repo.head() {
+        Ok(head) => Some(head.peel_to_tree().with_context(context)?),
+        Err(_) => None,
+    };
+
+    let mut changes = WorkTreeChanges::default();
+    let mut options = diff_options(&prefix);
+    options.include_untracked(true).recurse_untracked_dirs(true);
+    let uncommitted = repo
+        .diff_tree_to_workdir_with_index(head_tree.as_ref(), Some(&mut options))
+        .with_context(context)?;
+    let local = changed_paths(uncommitted, &prefix, exclude, &mut changes.renames)?;
+
+    for commit in commits {
+        let tree = Oid::from_str(commit)
+            .and_then(|oid| repo.find_commit(oid))
+            .and_then(|commit| commit.tree());
+        let Ok(tree) = tree else {
+            changes.unknown_commits.push(commit.clone());
+            continue;
+        };
+        let committed = repo
+            .diff_tree_to_tree(
+                Some(&tree),
+                head_tree.as_ref(),
+                Some(&mut diff_options(&prefix)),
+            )
+            .with_context(context)?;
+        let mut paths = changed_paths(committed, &prefix, exclude, &mut changes.renames)?;
+        paths.extend(local.iter().cloned());
+        changes.since.insert(commit.clone(), paths);
+    }
+    Ok(Some(changes))
+}
+
+fn diff_options(prefix: &Path) -> DiffOptions {
+    let mut options = DiffOptions::new();
+    if !prefix.as_os_str().is_empty() {
+        options.pathspec(prefix);
+    }
+    options
+}
+
+/// The old and new path of every delta (renames detected), relative to `prefix`, skipping
+/// anything under `exclude`.
+fn changed_paths(
+    mut diff: Diff<'_>,
+    prefix: &Path,
+    exclude: &Path,
+    renames: &mut BTreeMap<String, String>,
+) -> Result<BTreeSet<String>> {
+    diff.find_similar(Some(
+        DiffFindOptions::new().renames(true).for_untracked(true),
+    ))
+    .context("failed to detect renames")?;
+    let key = |path: Option<&Path>| {
+        let relative = path?.strip_prefix(prefix).ok()?;
+        if relative.starts_with(exclude) {
+            return None;
+        }
+        Some(relative.to_string_lossy().replace('\\', "/"))
+    };
+    let mut paths = BTreeSet::new();
+    for delta in diff.deltas() {
+        let old = key(delta.old_file().path());
+        let new = key(delta.new_file().path());
+        if delta.status() == git2::Delta::Renamed
+            && let (Some(old), Some(new)) = (&old, &new)
+        {
+            renames.insert(old.clone(), new.clone());
+        }
+        paths.extend(old);
+        paths.extend(new);
+    }
+    Ok(paths)
 }

@@ -219,6 +219,58 @@ impl Store {
         Ok(rollout::parse(&bytes, 1))
     }
 
+    /// The commit checked out at the newest complete write (the one that produced the head),
+    /// if any. Reads the rollout backwards from its end, so only the last line is read.
+    pub fn last_git_head(&self) -> Result<Option<String>> {
+        #[derive(serde::Deserialize)]
+        struct Stamp {
+            git_head: Option<String>,
+        }
+        let path = self.rollout_path();
+        let context = || format!("failed to read `{}`", path.display());
+        let mut file = File::open(&path).with_context(context)?;
+        let mut start = file.metadata().with_context(context)?.len();
+        let mut tail: Vec<u8> = Vec::new();
+        loop {
+            if let Some(end) = tail.iter().rposition(|b| *b == b'\n') {
+                let line_start = tail[..end].iter().rposition(|b| *b == b'\n');
+                if line_start.is_some() || start == 0 {
+                    let line = &tail[line_start.map_or(0, |at| at + 1)..end];
+                    return serde_json::from_slice::<Stamp>(line)
+                        .map(|stamp| stamp.git_head)
+                        .map_err(|err| {
+                            self.corrupt_rollout(&format!("the last line does not parse: {err}"))
+                        });
+                }
+            } else if start == 0 {
+                return Ok(None);
+            }
+            // Read the preceding chunk, doubling so a long line costs linear time.
+            let step = start.min((tail.len() as u64).max(64 * 1024));
+            start -= step;
+            let mut chunk = vec![0; step as usize];
+            file.seek(SeekFrom::Start(start))
+                .and_then(|_| file.read_exact(&mut chunk))
+                .with_context(context)?;
+            chunk.extend_from_slice(&tail);
+            tail = chunk;
+        }
+    }
+
+    /// The record that produced `revision`.
+    pub fn record_at(&self, revision: u64) -> Result<Record> {
+        self.history()?
+            .records
+            .into_iter()
+            .map(|line| line.record)
+            .find(|record| record.revision == revision)
+            .ok_or_else(|| {
+                Failure::usage(format!("no write produced revision {revision}"))
+                    .with_hint("list revisions with `epiphany log`")
+                    .into()
+            })
+    }
+
     /// The state as of `revision`: the head, or a fold of the rollout up to that revision.
     pub fn state_at(&self, revision: u64) -> Result<State> {
         let head = self.head()?;
@@ -394,5 +446,25 @@ impl WriteLock<'_> {
         head.advance(&record, line.len() as u64);
         fs::write_atomic(&self.store.snapshot_path(), &head.encode()?)?;
         Ok((head, record))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn last_git_head_reads_the_last_complete_line_from_the_end() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let (store, _) = Store::create(dir.path()).expect("create");
+        assert_eq!(store.last_git_head().expect("read"), None);
+        let long = "x".repeat(200_000);
+        let rollout = format!(
+            "{{\"git_head\":\"c1\"}}\n{{\"pad\":\"{long}\",\"git_head\":\"c2\"}}\n{{\"git_head\":\"torn"
+        );
+        std::fs::write(store.rollout_path(), &rollout).expect("write");
+        assert_eq!(store.last_git_head().expect("read").as_deref(), Some("c2"));
+        std::fs::write(store.rollout_path(), "{\"git_head\":null}\n").expect("write");
+        assert_eq!(store.last_git_head().expect("read"), None);
     }
 }

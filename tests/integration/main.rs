@@ -3,8 +3,10 @@
 
 mod common;
 
+mod bench_views;
 mod test_draft;
 mod test_hardening;
 mod test_hooks;
 mod test_meta;
 mod test_store;
+mod test_views;

@@ -1,0 +1,114 @@
+//! `epiphany graph`: a bounded traversal of the architecture and dataflow graphs. Read-only;
+//! works with or without git.
+
+use std::io::Write;
+
+use anyhow::Result;
+
+use crate::cli::Ctx;
+use crate::cli::Status;
+use crate::cmd::render;
+use crate::policy::graph_query::Direction;
+use crate::policy::graph_query::GraphQuery;
+use crate::policy::graph_query::GraphQueryResult;
+use crate::policy::graph_query::query_graph;
+use crate::policy::projection::StateStatus;
+use crate::ui::Report;
+
+/// Walk the graphs from named nodes, edges, paths, symbols, edge kinds or the frontier.
+///
+/// Starts from the named nodes and edges (an edge starts from both its endpoints), the
+/// nodes, edges and links whose code refs match `--path` (the same file, matched by trailing
+/// path components) and `--symbol`, the edges of each `--edge-kind`, and with `--frontier` the
+/// active frontier. Then follows edges `--depth` hops (1 to 3; 0 reads as 1) in `--direction`,
+/// and each architecture/dataflow link one step. Ids that lead nowhere are listed under
+/// `missing`; they are not an error.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Start from this node (repeatable)
+    #[arg(long = "node", value_name = "ID")]
+    pub nodes: Vec<String>,
+    /// Start from this edge's endpoints (repeatable)
+    #[arg(long = "edge", value_name = "ID")]
+    pub edges: Vec<String>,
+    /// Start from records citing this path (repeatable)
+    #[arg(long = "path", value_name = "P")]
+    pub paths: Vec<String>,
+    /// Start from records citing this symbol (repeatable)
+    #[arg(long = "symbol", value_name = "S")]
+    pub symbols: Vec<String>,
+    /// Start from edges of this kind (repeatable)
+    #[arg(long = "edge-kind", value_name = "K")]
+    pub edge_kinds: Vec<String>,
+    /// Start from the active frontier too
+    #[arg(long)]
+    pub frontier: bool,
+    /// Which way to follow edges
+    #[arg(long, value_enum, default_value_t = DirectionArg::Both)]
+    pub direction: DirectionArg,
+    /// How many hops to walk (clamped to 1-3)
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub depth: u64,
+}
+
+/// `--direction` on the command line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum DirectionArg {
+    /// Against edges: from target to source
+    #[value(name = "in", alias = "incoming")]
+    In,
+    /// Along edges: from source to target
+    #[value(name = "out", alias = "outgoing")]
+    Out,
+    /// Both ways
+    Both,
+}
+
+impl Report for GraphQueryResult {
+    fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        if self.state_status == StateStatus::Missing {
+            writeln!(out, "no state yet")?;
+        } else if self.graph.is_empty() {
+            writeln!(out, "nothing matched")?;
+        } else {
+            render::graph_slice(out, &self.graph)?;
+        }
+        render::id_line(out, "matched paths", &self.matched.paths)?;
+        render::id_line(out, "matched symbols", &self.matched.symbols)?;
+        render::id_line(out, "matched edge kinds", &self.matched.edge_kinds)?;
+        render::id_line(out, "missing nodes", &self.missing.node_ids)?;
+        render::id_line(out, "missing edges", &self.missing.edge_ids)
+    }
+}
+
+/// Runs `graph`.
+pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
+    let Args {
+        nodes,
+        edges,
+        paths,
+        symbols,
+        edge_kinds,
+        frontier,
+        direction,
+        depth,
+    } = args;
+    let query = GraphQuery {
+        node_ids: nodes.clone(),
+        edge_ids: edges.clone(),
+        paths: paths.clone(),
+        symbols: symbols.clone(),
+        edge_kinds: edge_kinds.clone(),
+        frontier: *frontier,
+        direction: match direction {
+            DirectionArg::In => Direction::Incoming,
+            DirectionArg::Out => Direction::Outgoing,
+            DirectionArg::Both => Direction::Both,
+        },
+        depth: *depth,
+    };
+    let head = ctx.store()?.head()?;
+    let state = head.has_state().then_some(&head.state);
+    ctx.ui.emit(&query_graph(state, &query))?;
+    Ok(Status::Ok)
+}

@@ -1,0 +1,82 @@
+//! `epiphany planning`: every planning record with its counts, kept apart from the active
+//! objective. Read-only; works with or without git.
+
+use std::io::Write;
+
+use anyhow::Result;
+
+use crate::cli::Ctx;
+use crate::cli::Status;
+use crate::policy::planning::PlanningView;
+use crate::policy::planning::planning_view;
+use crate::ui::Report;
+
+/// Show captures, backlog, roadmap streams and objective drafts.
+///
+/// Planning records are never the active objective: a draft becomes the objective only when a
+/// person adopts it with `epiphany update`. The view lists every record with its status and
+/// the counts an agent checks first (pending captures, ready backlog items, drafts).
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+impl Report for PlanningView {
+    fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        let s = &self.summary;
+        if let Some(objective) = &s.active_objective {
+            writeln!(out, "active objective: {objective}")?;
+        }
+        writeln!(
+            out,
+            "{} captures ({} pending, {} from GitHub issues), {} backlog items ({} ready), {} roadmap streams, {} objective drafts ({} draft)",
+            s.capture_count,
+            s.pending_capture_count,
+            s.github_issue_capture_count,
+            s.backlog_item_count,
+            s.ready_backlog_item_count,
+            s.roadmap_stream_count,
+            s.objective_draft_count,
+            s.draft_objective_count
+        )?;
+        let p = &self.planning;
+        for draft in &p.objective_drafts {
+            writeln!(
+                out,
+                "objective draft `{}` [{}]: {}",
+                draft.id, draft.status, draft.title
+            )?;
+            for criterion in &draft.acceptance_criteria {
+                writeln!(out, "  acceptance: {criterion}")?;
+            }
+        }
+        for stream in &p.roadmap_streams {
+            writeln!(
+                out,
+                "roadmap stream `{}` [{}]: {}",
+                stream.id, stream.status, stream.title
+            )?;
+        }
+        for item in &p.backlog_items {
+            writeln!(
+                out,
+                "backlog `{}` [{} / {} / {}]: {}",
+                item.id, item.status, item.priority.value, item.horizon, item.title
+            )?;
+        }
+        for capture in &p.captures {
+            writeln!(
+                out,
+                "capture `{}` [{} via {}]: {}",
+                capture.id, capture.status, capture.source.kind, capture.title
+            )?;
+        }
+        writeln!(out, "{}", s.note)
+    }
+}
+
+/// Runs `planning`.
+pub fn run(ctx: &Ctx, _args: &Args) -> Result<Status> {
+    let head = ctx.store()?.head()?;
+    let state = head.has_state().then_some(&head.state);
+    ctx.ui.emit(&planning_view(state))?;
+    Ok(Status::Ok)
+}

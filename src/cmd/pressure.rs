@@ -1,0 +1,89 @@
+//! `epiphany pressure`: how full the agent's context is, from token counts on the command
+//! line, and whether to checkpoint before the host compacts. Needs no store.
+
+use std::io::Write;
+
+use anyhow::Result;
+
+use crate::cli::Ctx;
+use crate::cli::Status;
+use crate::policy::pressure::Pressure;
+use crate::policy::pressure::Telemetry;
+use crate::policy::pressure::assess_pressure;
+use crate::ui::Report;
+
+/// Tell how full the agent's context is and whether to prepare for compaction.
+///
+/// The reading is the tokens in context now (`--used`, the last turn's size) against the
+/// host's auto-compaction limit when given, else the model's context window. Levels: `low`
+/// below 65 %, `elevated` from 65 %, `high` from 80 % (time to save a checkpoint), `critical`
+/// from 95 %. Cumulative spend (`--total`) is never read as pressure on its own.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Tokens in the context now (the last turn's total)
+    #[arg(long, value_name = "N")]
+    pub used: u64,
+    /// Context window and compaction limits
+    #[command(flatten)]
+    pub limits: TokenLimits,
+}
+
+/// The limits and cumulative count that go with a token reading.
+#[derive(Debug, clap::Args)]
+pub struct TokenLimits {
+    /// The model's context window, in tokens
+    #[arg(long, value_name = "N")]
+    pub context_window: Option<u64>,
+    /// The host's auto-compaction threshold, in tokens (preferred over the window)
+    #[arg(long, value_name = "N")]
+    pub auto_compact_limit: Option<u64>,
+    /// Tokens spent over the whole session (cumulative)
+    #[arg(long, value_name = "N")]
+    pub total: Option<u64>,
+}
+
+impl TokenLimits {
+    /// The telemetry for `used` tokens in context; `None` when neither a current nor a
+    /// cumulative count was given.
+    pub fn telemetry(&self, used: Option<u64>) -> Option<Telemetry> {
+        let TokenLimits {
+            context_window,
+            auto_compact_limit,
+            total,
+        } = self;
+        if used.is_none() && total.is_none() {
+            return None;
+        }
+        let signed = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
+        Some(Telemetry {
+            total_tokens: total.map_or(0, signed),
+            last_turn_tokens: used.map_or(0, signed),
+            model_context_window: context_window.map(signed),
+            model_auto_compact_token_limit: auto_compact_limit.map(signed),
+        })
+    }
+}
+
+impl Report for Pressure {
+    fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        writeln!(
+            out,
+            "pressure: {}{}",
+            self.level.as_str(),
+            if self.should_prepare_compaction {
+                " (prepare compaction)"
+            } else {
+                ""
+            }
+        )?;
+        writeln!(out, "{}", self.note)
+    }
+}
+
+/// Runs `pressure`.
+pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
+    let Args { used, limits } = args;
+    ctx.ui
+        .emit(&assess_pressure(limits.telemetry(Some(*used)).as_ref()))?;
+    Ok(Status::Ok)
+}

@@ -1,0 +1,86 @@
+//! `epiphany prompt`: the bounded `<epiphany_state>` block an agent host injects into the
+//! model's context. The raw block goes to stdout, with nothing around it.
+
+use std::io::Write;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::cli::Ctx;
+use crate::cli::Status;
+use crate::policy::projection::StateStatus;
+use crate::policy::prompt::DEFAULT_MAX_CHARS;
+use crate::policy::prompt::MIN_MAX_CHARS;
+use crate::policy::prompt::Rendered;
+use crate::policy::prompt::render;
+use crate::ui::Report;
+
+/// Print the `<epiphany_state>` block for an agent's context.
+///
+/// The block holds the objective, subgoals, invariants, graph focus, investigation checkpoint,
+/// scratch, the newest observations and evidence, churn and mode, each bounded to a few items,
+/// plus a fixed operating-discipline section. Hosts silently cut injected text (Claude Code at
+/// 10,000 characters), so `--max-chars` is a hard ceiling counted in Unicode characters: when
+/// the block does not fit, lower-priority parts are left out first (evidence, observations,
+/// planning, mode, scratch, churn, invariants, subgoals, graph detail), the objective,
+/// checkpoint and frontier last, and the block ends with a line naming what was left out and
+/// the command that fetches it. Lines are never cut. Prints nothing before the first write.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The most characters to print (at least 2500)
+    #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CHARS, value_parser = parse_max_chars)]
+    pub max_chars: usize,
+}
+
+fn parse_max_chars(text: &str) -> Result<usize, String> {
+    let value: usize = text
+        .parse()
+        .map_err(|_| format!("`{text}` is not a number of characters"))?;
+    if value < MIN_MAX_CHARS {
+        return Err(format!(
+            "{value} is too small: the fixed text alone needs up to {MIN_MAX_CHARS} characters"
+        ));
+    }
+    Ok(value)
+}
+
+/// The block and what was left out of it.
+#[derive(Debug, Serialize)]
+pub struct PromptReport {
+    state_status: StateStatus,
+    #[serde(flatten)]
+    rendered: Rendered,
+}
+
+impl Report for PromptReport {
+    fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        out.write_all(self.rendered.text.as_bytes())
+    }
+}
+
+/// Runs `prompt`.
+pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
+    let Args { max_chars } = args;
+    let head = ctx.store()?.head()?;
+    let report = if head.has_state() {
+        PromptReport {
+            state_status: StateStatus::Ready,
+            rendered: render(&head.state, *max_chars),
+        }
+    } else {
+        ctx.ui.status(
+            "no state yet: nothing to inject (`epiphany update` writes the first revision)",
+        );
+        PromptReport {
+            state_status: StateStatus::Missing,
+            rendered: Rendered {
+                text: String::new(),
+                chars: 0,
+                max_chars: *max_chars,
+                left_out: Vec::new(),
+            },
+        }
+    };
+    ctx.ui.emit(&report)?;
+    Ok(Status::Ok)
+}

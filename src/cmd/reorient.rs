@@ -1,0 +1,93 @@
+//! `epiphany reorient`: after a context loss, resume from the investigation checkpoint or
+//! re-gather first? `--check` makes it a gate (exit 1 on regather).
+
+use std::io::Write;
+
+use anyhow::Result;
+
+use crate::cli::Ctx;
+use crate::cli::Status;
+use crate::cmd::pressure::TokenLimits;
+use crate::cmd::signals::retrieval_summary;
+use crate::cmd::signals::watcher_input;
+use crate::policy::freshness::assess_freshness;
+use crate::policy::pressure::assess_pressure;
+use crate::policy::prompt::inline_ids;
+use crate::policy::reorient::ReorientAction;
+use crate::policy::reorient::Reorientation;
+use crate::policy::reorient::plan_reorientation;
+use crate::ui::Report;
+
+/// Decide whether to resume from the investigation checkpoint or re-gather source context.
+///
+/// Regather when there is no state or no checkpoint, when the checkpoint asks for it, when a
+/// file it cites is dirty in the index or on the frontier or changed in the work tree since it
+/// was written, when an active frontier node cites a changed file, or when the checkpoint cites
+/// no code while the state drifted. Otherwise resume. Token counts (`--used` and limits) only
+/// add a compaction warning; they never change the verdict. With `--check`, exits 1 on
+/// regather and 0 on resume.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Exit 1 when the verdict is regather
+    #[arg(long)]
+    pub check: bool,
+    /// Tokens in the context now (the last turn's total)
+    #[arg(long, value_name = "N")]
+    pub used: Option<u64>,
+    /// Context window and compaction limits
+    #[command(flatten)]
+    pub limits: TokenLimits,
+}
+
+impl Report for Reorientation {
+    fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        let action = match self.action {
+            ReorientAction::Resume => "resume",
+            ReorientAction::Regather => "regather",
+        };
+        writeln!(out, "{action}: {}", self.note)?;
+        writeln!(out, "next action: {}", self.next_action)?;
+        if let Some(id) = &self.checkpoint_id {
+            writeln!(out, "checkpoint: `{id}`")?;
+        }
+        let lists = [
+            ("dirty checkpoint paths", &self.checkpoint_dirty_paths),
+            ("changed checkpoint paths", &self.checkpoint_changed_paths),
+            (
+                "frontier nodes citing changed files",
+                &self.active_frontier_node_ids,
+            ),
+        ];
+        for (label, list) in lists {
+            if !list.is_empty() {
+                writeln!(out, "{label}: {}", inline_ids(list))?;
+            }
+        }
+        let reasons: Vec<&str> = self.reasons.iter().map(|r| r.as_str()).collect();
+        writeln!(out, "reasons: {}", reasons.join(", "))
+    }
+}
+
+/// Runs `reorient`.
+pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
+    let Args {
+        check,
+        used,
+        limits,
+    } = args;
+    let store = ctx.store()?;
+    let head = store.head()?;
+    let retrieval = retrieval_summary(&store);
+    let watcher = watcher_input(ctx, &store, &head, retrieval.as_ref(), None)?;
+    let state = head.has_state().then_some(&head.state);
+    // §13.1: the lens uses the live retrieval summary only when the state carries none.
+    let retrieval = state.and_then(|s| s.retrieval.clone()).or(retrieval);
+    let freshness = assess_freshness(state, &head.anchors, retrieval.as_ref(), &watcher);
+    let pressure = assess_pressure(limits.telemetry(*used).as_ref());
+    let verdict = plan_reorientation(state, &freshness, &pressure);
+    ctx.ui.emit(&verdict)?;
+    if *check && verdict.action == ReorientAction::Regather {
+        return Ok(Status::No);
+    }
+    Ok(Status::Ok)
+}

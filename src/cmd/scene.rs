@@ -1,0 +1,167 @@
+//! `epiphany scene`: the compact wall board of the state and the commands that make sense
+//! next. Read-only; works with or without git.
+
+use std::io::Write;
+
+use anyhow::Result;
+
+use crate::cli::Ctx;
+use crate::cli::Status;
+use crate::cmd::signals::retrieval_summary;
+use crate::policy::prompt::inline_ids;
+use crate::policy::scene::Scene;
+use crate::policy::scene::SceneRecords;
+use crate::policy::scene::scene;
+use crate::state::model::RetrievalStatus;
+use crate::ui::Report;
+
+/// Show the wall board: objective, subgoals, invariants, graph focus, checkpoint, latest
+/// records, churn, and what to do next.
+///
+/// A compact summary of the whole state: the objective and active subgoal, invariant counts by
+/// status, graph counts with the frontier, the retrieval index status, the investigation
+/// checkpoint, the five newest observations and evidence records, churn, and the commands
+/// available from here. Before the first write it says so and still lists the commands.
+#[derive(Debug, clap::Args)]
+pub struct Args {}
+
+fn records(out: &mut dyn Write, label: &str, records: &SceneRecords) -> std::io::Result<()> {
+    if records.total_count == 0 {
+        return Ok(());
+    }
+    writeln!(out, "{label}: {} (newest first)", records.total_count)?;
+    for record in &records.latest {
+        writeln!(
+            out,
+            "  `{}` [{} via {}]: {}",
+            record.id, record.status, record.kind, record.summary
+        )?;
+    }
+    Ok(())
+}
+
+impl Report for Scene {
+    fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        let Some(revision) = self.revision else {
+            writeln!(
+                out,
+                "no state yet: `epiphany update` writes the first revision"
+            )?;
+            return actions(out, self);
+        };
+        writeln!(out, "revision {revision}")?;
+        if let Some(objective) = &self.objective {
+            writeln!(out, "objective: {objective}")?;
+        }
+        for subgoal in &self.subgoals {
+            let active = if subgoal.active { "; active" } else { "" };
+            writeln!(
+                out,
+                "subgoal `{}` [{}{active}]: {}",
+                subgoal.id, subgoal.status, subgoal.title
+            )?;
+        }
+        if !self.invariant_status_counts.is_empty() {
+            let counts: Vec<String> = self
+                .invariant_status_counts
+                .iter()
+                .map(|c| format!("{} {}", c.count, c.status))
+                .collect();
+            writeln!(out, "invariants: {}", counts.join(", "))?;
+        }
+        let g = &self.graph;
+        writeln!(
+            out,
+            "graph: architecture {} nodes / {} edges, dataflow {} nodes / {} edges, {} links",
+            g.architecture_node_count,
+            g.architecture_edge_count,
+            g.dataflow_node_count,
+            g.dataflow_edge_count,
+            g.link_count
+        )?;
+        if !g.active_node_ids.is_empty() || !g.active_edge_ids.is_empty() {
+            writeln!(
+                out,
+                "  frontier: {}",
+                inline_ids(&[g.active_node_ids.clone(), g.active_edge_ids.clone()].concat())
+            )?;
+        }
+        if g.open_question_count + g.open_gap_count + g.dirty_paths.len() > 0 {
+            writeln!(
+                out,
+                "  {} open questions, {} open gaps, {} dirty paths",
+                g.open_question_count,
+                g.open_gap_count,
+                g.dirty_paths.len()
+            )?;
+        }
+        if let Some(id) = &g.checkpoint_id {
+            let summary = g
+                .checkpoint_summary
+                .as_ref()
+                .map_or(String::new(), |s| format!(": {s}"));
+            writeln!(out, "  graph checkpoint `{id}`{summary}")?;
+        }
+        if let Some(r) = &self.retrieval {
+            writeln!(
+                out,
+                "retrieval: {}, {} files, {} chunks, {} dirty paths",
+                match r.status {
+                    RetrievalStatus::Unavailable => "unavailable",
+                    RetrievalStatus::Ready => "ready",
+                    RetrievalStatus::Stale => "stale",
+                    RetrievalStatus::Indexing => "indexing",
+                },
+                r.indexed_file_count.unwrap_or(0),
+                r.indexed_chunk_count.unwrap_or(0),
+                r.dirty_path_count
+            )?;
+        }
+        if let Some(c) = &self.investigation_checkpoint {
+            writeln!(
+                out,
+                "checkpoint `{}` ({}, {}): {}",
+                c.checkpoint_id,
+                c.kind,
+                c.disposition.as_str(),
+                c.focus
+            )?;
+            if let Some(next) = &c.next_action {
+                writeln!(out, "  next action: {next}")?;
+            }
+        }
+        records(out, "observations", &self.observations)?;
+        records(out, "evidence", &self.evidence)?;
+        if let Some(churn) = &self.churn {
+            writeln!(
+                out,
+                "churn: {}, diff pressure {}{}",
+                churn.understanding_status,
+                churn.diff_pressure,
+                churn
+                    .graph_freshness
+                    .as_ref()
+                    .map_or(String::new(), |f| format!(", graph freshness {f}"))
+            )?;
+            if let Some(warning) = &churn.warning {
+                writeln!(out, "  warning: {warning}")?;
+            }
+        }
+        actions(out, self)
+    }
+}
+
+fn actions(out: &mut dyn Write, scene: &Scene) -> std::io::Result<()> {
+    let names: Vec<&str> = scene.available_actions.iter().map(|a| a.as_str()).collect();
+    writeln!(out, "next: {}", names.join(", "))
+}
+
+/// Runs `scene`.
+pub fn run(ctx: &Ctx, _args: &Args) -> Result<Status> {
+    let store = ctx.store()?;
+    let head = store.head()?;
+    let state = head.has_state().then_some(&head.state);
+    ctx.ui
+        .emit(&scene(state, retrieval_summary(&store).as_ref()))?;
+    Ok(Status::Ok)
+}

@@ -1,0 +1,192 @@
+//! The live signals projections read besides the state: the retrieval index summary and the
+//! work tree's changes since each anchored record was written.
+//!
+//! This is where `freshness`, `reorient` and `scene` touch the outside world (git and the
+//! index); the policies they feed stay pure. Inside git the changes come from git: committed,
+//! staged, unstaged and untracked files since each anchor commit, `.epiphany/` excluded,
+//! renames followed. Outside git they fall back to the retrieval index manifest's dirty paths.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+use anyhow::Result;
+
+use crate::cli::Ctx;
+use crate::error::Failure;
+use crate::policy::freshness::ChangeSource;
+use crate::policy::freshness::WatcherInput;
+use crate::policy::freshness::WorkTreeChanges;
+use crate::policy::text::fresh_key;
+use crate::state::git;
+use crate::state::model::RetrievalState;
+use crate::state::model::RetrievalStatus;
+use crate::state::snapshot::Snapshot;
+use crate::state::store::STORE_DIR;
+use crate::state::store::Store;
+
+/// The retrieval index summary (§14.9) for this store's work tree, or `None` when there is
+/// none to report.
+///
+/// Retrieval (`src/search/`) is built on another branch; at merge this is wired to its summary
+/// of the index manifest (`search::summary`). Until then no index exists to report, which the
+/// projections treat as "missing": it never fails `freshness --check`.
+pub fn retrieval_summary(_store: &Store) -> Option<RetrievalState> {
+    None
+}
+
+/// What the watcher sees: the work tree's changes since each anchored record of `head` was
+/// written, or since revision `since`'s commit for every record.
+pub fn watcher_input(
+    ctx: &Ctx,
+    store: &Store,
+    head: &Snapshot,
+    retrieval: Option<&RetrievalState>,
+    since: Option<u64>,
+) -> Result<WatcherInput> {
+    let observed_at_unix_seconds = ctx.now.as_second();
+    let watched_root = store.root().display().to_string();
+    if git::work_tree_root(store.root()).is_none() {
+        if since.is_some() {
+            return Err(Failure::usage(
+                "`--since` compares with a commit, but this store is not in a git repository",
+            )
+            .into());
+        }
+        return Ok(manifest_changes(
+            retrieval,
+            watched_root,
+            observed_at_unix_seconds,
+        ));
+    }
+    if !head.has_state() {
+        return Ok(WatcherInput::Unavailable(
+            "no state yet, so nothing is anchored to a commit".to_owned(),
+        ));
+    }
+    let base_commit = match since {
+        Some(revision) => Some(store.record_at(revision)?.git_head.ok_or_else(|| {
+            Failure::usage(format!(
+                "revision {revision} was written outside git or before the first commit; it has no commit to compare with"
+            ))
+        })?),
+        None => store.last_git_head()?,
+    };
+    let Some(base_commit) = base_commit else {
+        return Ok(WatcherInput::Unavailable(
+            "the last write recorded no git commit (it came before the first commit); write the state again after committing".to_owned(),
+        ));
+    };
+    // With `--since` every record is compared with that one commit.
+    let mut commits: BTreeSet<String> = BTreeSet::from([base_commit.clone()]);
+    if since.is_none() {
+        commits.extend(
+            head.anchors
+                .values()
+                .filter_map(|anchor| anchor.git_head.clone()),
+        );
+    }
+    let commits: Vec<String> = commits.into_iter().collect();
+    let Some(mut changes) = git::work_tree_changes(store.root(), &commits, Path::new(STORE_DIR))?
+    else {
+        return Ok(WatcherInput::Unavailable(
+            "the store is not inside its git work tree".to_owned(),
+        ));
+    };
+    for commit in &changes.unknown_commits {
+        ctx.ui.warn(&format!(
+            "commit {commit} recorded in the rollout is not in this repository; records written there are compared with the last write's commit"
+        ));
+    }
+    let Some(since_base) = changes.since.remove(&base_commit) else {
+        return Ok(WatcherInput::Unavailable(format!(
+            "commit {base_commit} recorded in the rollout is not in this repository (rewritten history?)"
+        )));
+    };
+    Ok(WatcherInput::Observed(WorkTreeChanges {
+        source: ChangeSource::Git,
+        watched_root,
+        observed_at_unix_seconds,
+        base_commit: Some(base_commit),
+        since_revision: since,
+        since_base,
+        since_commit: changes.since,
+        renames: changes.renames,
+    }))
+}
+
+/// Outside git, the index manifest's dirty paths are the only record of what changed. Only a
+/// summary read from a manifest counts: it carries the time of indexing, which the baseline
+/// summary of a workspace without an index (§14.9) does not.
+fn manifest_changes(
+    retrieval: Option<&RetrievalState>,
+    watched_root: String,
+    observed_at_unix_seconds: i64,
+) -> WatcherInput {
+    match retrieval.filter(|r| {
+        r.status != RetrievalStatus::Unavailable && r.last_indexed_at_unix_seconds.is_some()
+    }) {
+        None => WatcherInput::Unavailable(
+            "not in a git repository, and no retrieval index manifest to compare with (`epiphany index` builds one)".to_owned(),
+        ),
+        Some(retrieval) => WatcherInput::Observed(WorkTreeChanges {
+            source: ChangeSource::Manifest,
+            since_base: retrieval
+                .dirty_paths
+                .iter()
+                .map(|path| fresh_key(path, Some(&watched_root)))
+                .collect(),
+            watched_root,
+            observed_at_unix_seconds,
+            base_commit: None,
+            since_revision: None,
+            since_commit: Default::default(),
+            renames: Default::default(),
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(indexed_at: Option<i64>, dirty: &[&str]) -> RetrievalState {
+        RetrievalState {
+            workspace_root: "/ws".into(),
+            index_revision: Some("r".into()),
+            status: RetrievalStatus::Stale,
+            semantic_available: true,
+            last_indexed_at_unix_seconds: indexed_at,
+            indexed_file_count: None,
+            indexed_chunk_count: None,
+            shards: vec![],
+            dirty_paths: dirty.iter().map(|p| (*p).to_owned()).collect(),
+        }
+    }
+
+    #[test]
+    fn outside_git_the_manifest_dirty_paths_are_the_changes() {
+        let observed = manifest_changes(
+            Some(&summary(Some(5), &["/ws/src/a.rs", "./b.rs"])),
+            "/ws".into(),
+            9,
+        );
+        let WatcherInput::Observed(changes) = observed else {
+            panic!("expected observed changes, got {observed:?}");
+        };
+        assert_eq!(changes.source, ChangeSource::Manifest);
+        assert_eq!(
+            changes.since_base.into_iter().collect::<Vec<_>>(),
+            vec!["b.rs", "src/a.rs"]
+        );
+    }
+
+    #[test]
+    fn outside_git_without_a_manifest_the_watcher_is_unavailable() {
+        for retrieval in [None, Some(summary(None, &[]))] {
+            assert!(matches!(
+                manifest_changes(retrieval.as_ref(), "/ws".into(), 9),
+                WatcherInput::Unavailable(_)
+            ));
+        }
+    }
+}

@@ -1,0 +1,243 @@
+//! The context shard (`behavior.md` §13.3): the part of the state around the records an agent
+//! names — nodes with their edges and links, observations with the evidence they cite, the
+//! frontier and the checkpoints — plus the ids that were asked for and not found.
+//!
+//! Unknown ids are answers (`missing`), never errors. Never changes the state.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+
+use crate::policy::projection::GraphSlice;
+use crate::policy::projection::StateStatus;
+use crate::policy::projection::not_found;
+use crate::policy::text::uniq_append;
+use crate::state::model::EvidenceRecord;
+use crate::state::model::GraphCheckpoint;
+use crate::state::model::GraphFrontier;
+use crate::state::model::InvestigationCheckpoint;
+use crate::state::model::Observation;
+use crate::state::model::State;
+
+/// What to include.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ContextRequest {
+    /// Graph node ids.
+    pub node_ids: Vec<String>,
+    /// Graph edge ids.
+    pub edge_ids: Vec<String>,
+    /// Observation ids.
+    pub observation_ids: Vec<String>,
+    /// Evidence ids.
+    pub evidence_ids: Vec<String>,
+    /// Also include the active frontier's nodes and edges, and the frontier itself.
+    pub include_active_frontier: bool,
+    /// Also include the evidence the selected observations cite.
+    pub include_linked_evidence: bool,
+}
+
+/// The selected records.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ContextBody {
+    /// Nodes, edges and links.
+    pub graph: GraphSlice,
+    /// The graph frontier (unless left out).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub frontier: Option<GraphFrontier>,
+    /// The graph checkpoint.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<GraphCheckpoint>,
+    /// The full investigation checkpoint.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub investigation_checkpoint: Option<InvestigationCheckpoint>,
+    /// Observations, newest first.
+    pub observations: Vec<Observation>,
+    /// Evidence, newest first.
+    pub evidence: Vec<EvidenceRecord>,
+}
+
+/// Ids asked for and not found, in request order.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct ContextMissing {
+    /// Graph node ids.
+    pub graph_node_ids: Vec<String>,
+    /// Graph edge ids.
+    pub graph_edge_ids: Vec<String>,
+    /// Observation ids.
+    pub observation_ids: Vec<String>,
+    /// Evidence ids (linked ones included).
+    pub evidence_ids: Vec<String>,
+}
+
+/// The context shard.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ContextShard {
+    /// Whether a state exists.
+    pub state_status: StateStatus,
+    /// Its revision.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_revision: Option<u64>,
+    /// The selected records.
+    pub context: ContextBody,
+    /// Ids not found.
+    pub missing: ContextMissing,
+}
+
+fn uniq(ids: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    uniq_append(&mut out, ids.iter().cloned());
+    out
+}
+
+/// Cuts the shard out of the state.
+pub fn context_shard(state: Option<&State>, request: &ContextRequest) -> ContextShard {
+    let Some(state) = state else {
+        return ContextShard {
+            state_status: StateStatus::Missing,
+            state_revision: None,
+            context: ContextBody::default(),
+            missing: ContextMissing {
+                graph_node_ids: uniq(&request.node_ids),
+                graph_edge_ids: uniq(&request.edge_ids),
+                observation_ids: uniq(&request.observation_ids),
+                evidence_ids: uniq(&request.evidence_ids),
+            },
+        };
+    };
+    let frontier = state
+        .graph_frontier
+        .as_ref()
+        .filter(|_| request.include_active_frontier);
+    let mut node_ids = uniq(&request.node_ids);
+    let mut edge_ids = uniq(&request.edge_ids);
+    if let Some(frontier) = frontier {
+        uniq_append(&mut node_ids, frontier.active_node_ids.iter().cloned());
+        uniq_append(&mut edge_ids, frontier.active_edge_ids.iter().cloned());
+    }
+    let node_set: HashSet<&str> = node_ids.iter().map(String::as_str).collect();
+    let edge_set: HashSet<&str> = edge_ids.iter().map(String::as_str).collect();
+    let graph = GraphSlice::select(&state.graphs, &node_set, &edge_set);
+
+    let observation_ids = uniq(&request.observation_ids);
+    let observations: Vec<Observation> = state
+        .observations
+        .iter()
+        .filter(|o| observation_ids.contains(&o.id))
+        .cloned()
+        .collect();
+    let mut evidence_ids = uniq(&request.evidence_ids);
+    if request.include_linked_evidence {
+        for observation in &observations {
+            uniq_append(&mut evidence_ids, observation.evidence_ids.iter().cloned());
+        }
+    }
+    let evidence: Vec<EvidenceRecord> = state
+        .recent_evidence
+        .iter()
+        .filter(|e| evidence_ids.contains(&e.id))
+        .cloned()
+        .collect();
+
+    let missing = ContextMissing {
+        graph_node_ids: not_found(&node_ids, graph.node_ids()),
+        graph_edge_ids: not_found(&edge_ids, graph.edge_ids()),
+        observation_ids: not_found(&observation_ids, observations.iter().map(|o| o.id.as_str())),
+        evidence_ids: not_found(&evidence_ids, evidence.iter().map(|e| e.id.as_str())),
+    };
+    ContextShard {
+        state_status: StateStatus::Ready,
+        state_revision: Some(state.revision),
+        context: ContextBody {
+            frontier: frontier.cloned(),
+            checkpoint: state.graph_checkpoint.clone(),
+            investigation_checkpoint: state.investigation_checkpoint.clone(),
+            graph,
+            observations,
+            evidence,
+        },
+        missing,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::fixtures::edge;
+    use crate::policy::fixtures::node;
+
+    fn state() -> State {
+        let mut state = State {
+            revision: 9,
+            ..State::default()
+        };
+        state.graphs.architecture.nodes = vec![node("a", &[]), node("b", &[]), node("c", &[])];
+        state.graphs.architecture.edges = vec![
+            edge(Some("ab"), "a", "b", "calls"),
+            edge(Some("bc"), "b", "c", "calls"),
+        ];
+        state.graph_frontier = Some(GraphFrontier {
+            active_node_ids: vec!["c".into()],
+            ..GraphFrontier::default()
+        });
+        state.observations = vec![Observation {
+            id: "o1".into(),
+            summary: "s".into(),
+            source_kind: "test".into(),
+            status: "ok".into(),
+            code_refs: vec![],
+            evidence_ids: vec!["e1".into(), "e-gone".into()],
+        }];
+        state.recent_evidence = vec![EvidenceRecord {
+            id: "e1".into(),
+            kind: "test".into(),
+            status: "ok".into(),
+            summary: "s".into(),
+            code_refs: vec![],
+        }];
+        state
+    }
+
+    fn request(nodes: &[&str], frontier: bool, linked: bool) -> ContextRequest {
+        ContextRequest {
+            node_ids: nodes.iter().map(|s| (*s).to_owned()).collect(),
+            edge_ids: vec!["zz".into()],
+            observation_ids: vec!["o1".into(), "o-gone".into(), "o1".into()],
+            evidence_ids: vec![],
+            include_active_frontier: frontier,
+            include_linked_evidence: linked,
+        }
+    }
+
+    #[test]
+    fn frontier_and_linked_evidence_are_included_by_default() {
+        let shard = context_shard(Some(&state()), &request(&["a", "ghost"], true, true));
+        let ids: Vec<&str> = shard.context.graph.node_ids().collect();
+        assert_eq!(ids, vec!["a", "c"]);
+        let edges: Vec<&str> = shard.context.graph.edge_ids().collect();
+        assert_eq!(edges, vec!["ab", "bc"]);
+        assert_eq!(shard.context.evidence.len(), 1);
+        assert!(shard.context.frontier.is_some());
+        assert_eq!(shard.missing.graph_node_ids, vec!["ghost"]);
+        assert_eq!(shard.missing.graph_edge_ids, vec!["zz"]);
+        assert_eq!(shard.missing.observation_ids, vec!["o-gone"]);
+        assert_eq!(shard.missing.evidence_ids, vec!["e-gone"]);
+    }
+
+    #[test]
+    fn opting_out_of_frontier_and_linked_evidence() {
+        let shard = context_shard(Some(&state()), &request(&["a"], false, false));
+        let ids: Vec<&str> = shard.context.graph.node_ids().collect();
+        assert_eq!(ids, vec!["a"]);
+        assert!(shard.context.frontier.is_none());
+        assert!(shard.context.evidence.is_empty());
+        assert!(shard.missing.evidence_ids.is_empty());
+    }
+
+    #[test]
+    fn missing_state_echoes_the_request() {
+        let shard = context_shard(None, &request(&["a", "a"], true, true));
+        assert_eq!(shard.state_status, StateStatus::Missing);
+        assert_eq!(shard.missing.graph_node_ids, vec!["a"]);
+        assert_eq!(shard.missing.observation_ids, vec!["o1", "o-gone"]);
+    }
+}

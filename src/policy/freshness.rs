@@ -1,0 +1,719 @@
+//! Freshness (`behavior.md` §11.1–11.4): is the retrieval index current, is the graph settled,
+//! and which mapped records cite files that changed in the work tree since they were written.
+//!
+//! The watcher of the original becomes the work tree's changes, which the caller observes
+//! (from git, or from the index manifest outside git) and passes in as [`WorkTreeChanges`].
+//! Each graph node and the investigation checkpoint is compared with the changes since *its
+//! own* anchor commit (the last write that changed it), so an unrelated later write never
+//! makes a stale record look fresh. Reads no files and asks no git itself.
+
+use std::collections::BTreeMap;
+use std::collections::BTreeSet;
+
+use serde::Serialize;
+
+use crate::policy::projection::StateStatus;
+use crate::policy::text::fresh_key;
+use crate::policy::text::uniq_append;
+use crate::state::model::CodeRef;
+use crate::state::model::RetrievalState;
+use crate::state::model::RetrievalStatus;
+use crate::state::model::State;
+use crate::state::snapshot::Anchor;
+use crate::state::snapshot::CHECKPOINT_ANCHOR;
+use crate::state::snapshot::node_anchor_key;
+
+/// `churn.graph_freshness` values that read as fresh (exact, case-sensitive).
+pub const FRESH_GRAPH_LABELS: [&str; 4] = ["fresh", "ready", "current", "ok"];
+
+/// Retrieval index status as freshness reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RetrievalFreshnessStatus {
+    /// No retrieval summary at all.
+    Missing,
+    /// The index matches the work tree.
+    Ready,
+    /// Files changed since indexing.
+    Stale,
+    /// An index run is under way.
+    Indexing,
+    /// Retrieval cannot work here.
+    Unavailable,
+}
+
+/// Freshness of the retrieval index (§11.2).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct RetrievalFreshness {
+    /// Index status.
+    pub status: RetrievalFreshnessStatus,
+    /// Whether chunk search is available.
+    pub semantic_available: bool,
+    /// When the index was last written.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_indexed_at_unix_seconds: Option<i64>,
+    /// Files in the index.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub indexed_file_count: Option<u32>,
+    /// Chunks in the index.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub indexed_chunk_count: Option<u32>,
+    /// Files changed since indexing.
+    pub dirty_paths: Vec<String>,
+    /// What it means.
+    pub note: String,
+}
+
+/// Graph status as freshness reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GraphFreshnessStatus {
+    /// No state.
+    Missing,
+    /// Nothing dirty, nothing open, freshness label fresh.
+    Ready,
+    /// Dirty paths, open questions or gaps, or a non-fresh label.
+    Stale,
+}
+
+/// Freshness of the graph as the state itself records it (§11.3).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct GraphFreshness {
+    /// Graph status.
+    pub status: GraphFreshnessStatus,
+    /// Frontier dirty paths.
+    pub dirty_paths: Vec<String>,
+    /// How many.
+    pub dirty_path_count: usize,
+    /// Open questions on the frontier.
+    pub open_question_count: usize,
+    /// Open gaps on the frontier.
+    pub open_gap_count: usize,
+    /// The graph checkpoint.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub checkpoint_id: Option<String>,
+    /// `churn.graph_freshness`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub graph_freshness: Option<String>,
+    /// What it means.
+    pub note: String,
+}
+
+/// Where the changed paths came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ChangeSource {
+    /// git: committed, staged, unstaged and untracked changes.
+    Git,
+    /// The retrieval index manifest (outside git).
+    Manifest,
+}
+
+/// The work tree's changes, as observed by the caller. Paths are keys: relative to the watched
+/// root, `/`-separated, without a leading `./`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkTreeChanges {
+    /// git or the manifest.
+    pub source: ChangeSource,
+    /// The directory the paths are relative to.
+    pub watched_root: String,
+    /// When the changes were observed.
+    pub observed_at_unix_seconds: i64,
+    /// The commit compared against by default: the last write's, or `--since`'s.
+    pub base_commit: Option<String>,
+    /// The revision `--since` named.
+    pub since_revision: Option<u64>,
+    /// Paths changed since the base.
+    pub since_base: BTreeSet<String>,
+    /// Paths changed since each anchor commit; records anchored at a commit not listed here
+    /// (or at none) are compared with the base.
+    pub since_commit: BTreeMap<String, BTreeSet<String>>,
+    /// Renamed paths: old → new.
+    pub renames: BTreeMap<String, String>,
+}
+
+/// The watcher input: observed changes, or why there are none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WatcherInput {
+    /// No changes can be observed; the reason.
+    Unavailable(String),
+    /// Observed changes.
+    Observed(WorkTreeChanges),
+}
+
+/// Watcher status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WatcherStatus {
+    /// Changes cannot be observed.
+    Unavailable,
+    /// Nothing changed.
+    Clean,
+    /// Something changed.
+    Changed,
+}
+
+/// One changed path and the mapped records that cite it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PathChange {
+    /// The path, relative to the watched root.
+    pub path: String,
+    /// Where it went, when it was renamed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub renamed_to: Option<String>,
+    /// Graph nodes citing it that were written before it changed.
+    pub graph_node_ids: Vec<String>,
+    /// Those of them on the active frontier.
+    pub active_frontier_node_ids: Vec<String>,
+    /// Whether the investigation checkpoint cites it and was written before it changed.
+    pub cited_by_checkpoint: bool,
+}
+
+/// Work-tree changes mapped onto the graph and the checkpoint (§11.4).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct WatcherFreshness {
+    /// Watcher status.
+    pub status: WatcherStatus,
+    /// git or the manifest.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<ChangeSource>,
+    /// The directory the paths are relative to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub watched_root: Option<String>,
+    /// When the changes were observed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub observed_at_unix_seconds: Option<i64>,
+    /// The commit compared against by default.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub base_commit: Option<String>,
+    /// The revision `--since` named.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub since_revision: Option<u64>,
+    /// How many paths changed.
+    pub changed_path_count: usize,
+    /// Paths changed since the base, plus cited paths changed since their record's anchor.
+    pub changed_paths: Vec<String>,
+    /// Each changed path with the records it hits.
+    pub changes: Vec<PathChange>,
+    /// Graph nodes citing a changed file (architecture then dataflow, graph order).
+    pub graph_node_ids: Vec<String>,
+    /// Those on the active frontier (frontier order).
+    pub active_frontier_node_ids: Vec<String>,
+    /// Checkpoint-cited paths that changed since the checkpoint was written.
+    pub checkpoint_changed_paths: Vec<String>,
+    /// What it means.
+    pub note: String,
+}
+
+impl WatcherFreshness {
+    /// Whether any mapped record cites a file that changed after it was written.
+    pub fn cited_files_changed(&self) -> bool {
+        !self.graph_node_ids.is_empty() || !self.checkpoint_changed_paths.is_empty()
+    }
+}
+
+/// Why a freshness check fails.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StaleReason {
+    /// A graph node or the checkpoint cites a file that changed after it was written.
+    CitedFilesChanged,
+    /// The graph itself records dirt, open questions or gaps, or a non-fresh label.
+    GraphStale,
+    /// The retrieval index is behind the work tree.
+    IndexStale,
+}
+
+/// The freshness report.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Freshness {
+    /// Whether a state exists.
+    pub state_status: StateStatus,
+    /// Its revision.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state_revision: Option<u64>,
+    /// No reason to be stale.
+    pub fresh: bool,
+    /// Why not.
+    pub stale_reasons: Vec<StaleReason>,
+    /// The retrieval index.
+    pub retrieval: RetrievalFreshness,
+    /// The graph.
+    pub graph: GraphFreshness,
+    /// The work tree's changes against the mapped records.
+    pub watcher: WatcherFreshness,
+}
+
+/// Assesses freshness. `live_retrieval` (the index summary computed now) wins over a
+/// retrieval summary stored in the state.
+pub fn assess_freshness(
+    state: Option<&State>,
+    anchors: &BTreeMap<String, Anchor>,
+    live_retrieval: Option<&RetrievalState>,
+    watcher: &WatcherInput,
+) -> Freshness {
+    let retrieval =
+        retrieval_freshness(live_retrieval.or(state.and_then(|s| s.retrieval.as_ref())));
+    let graph = graph_freshness(state);
+    let watcher = watch(state, anchors, watcher);
+    let mut stale_reasons = Vec::new();
+    if watcher.cited_files_changed() {
+        stale_reasons.push(StaleReason::CitedFilesChanged);
+    }
+    if graph.status == GraphFreshnessStatus::Stale {
+        stale_reasons.push(StaleReason::GraphStale);
+    }
+    if retrieval.status == RetrievalFreshnessStatus::Stale {
+        stale_reasons.push(StaleReason::IndexStale);
+    }
+    Freshness {
+        state_status: StateStatus::of(state),
+        state_revision: state.map(|s| s.revision),
+        fresh: stale_reasons.is_empty(),
+        stale_reasons,
+        retrieval,
+        graph,
+        watcher,
+    }
+}
+
+/// Freshness of the retrieval index summary (§11.2).
+pub fn retrieval_freshness(retrieval: Option<&RetrievalState>) -> RetrievalFreshness {
+    let Some(retrieval) = retrieval else {
+        return RetrievalFreshness {
+            status: RetrievalFreshnessStatus::Missing,
+            semantic_available: false,
+            last_indexed_at_unix_seconds: None,
+            indexed_file_count: None,
+            indexed_chunk_count: None,
+            dirty_paths: Vec::new(),
+            note: "no retrieval freshness available".to_owned(),
+        };
+    };
+    let dirty = retrieval.dirty_paths.len();
+    let (status, note) = match retrieval.status {
+        RetrievalStatus::Ready if dirty == 0 => (
+            RetrievalFreshnessStatus::Ready,
+            "retrieval catalog is ready".to_owned(),
+        ),
+        RetrievalStatus::Ready => (
+            RetrievalFreshnessStatus::Ready,
+            format!("retrieval catalog is ready; {dirty} dirty paths noted"),
+        ),
+        RetrievalStatus::Stale => (
+            RetrievalFreshnessStatus::Stale,
+            format!(
+                "retrieval index is stale; {dirty} dirty paths to refresh with `epiphany index`"
+            ),
+        ),
+        RetrievalStatus::Indexing => (
+            RetrievalFreshnessStatus::Indexing,
+            "retrieval index is being built".to_owned(),
+        ),
+        RetrievalStatus::Unavailable => (
+            RetrievalFreshnessStatus::Unavailable,
+            "retrieval is unavailable for this workspace".to_owned(),
+        ),
+    };
+    RetrievalFreshness {
+        status,
+        semantic_available: retrieval.semantic_available,
+        last_indexed_at_unix_seconds: retrieval.last_indexed_at_unix_seconds,
+        indexed_file_count: retrieval.indexed_file_count,
+        indexed_chunk_count: retrieval.indexed_chunk_count,
+        dirty_paths: retrieval.dirty_paths.clone(),
+        note,
+    }
+}
+
+/// Freshness of the graph as the state records it (§11.3).
+pub fn graph_freshness(state: Option<&State>) -> GraphFreshness {
+    let Some(state) = state else {
+        return GraphFreshness {
+            status: GraphFreshnessStatus::Missing,
+            dirty_paths: Vec::new(),
+            dirty_path_count: 0,
+            open_question_count: 0,
+            open_gap_count: 0,
+            checkpoint_id: None,
+            graph_freshness: None,
+            note: "no state, so no graph".to_owned(),
+        };
+    };
+    let frontier = state.graph_frontier.clone().unwrap_or_default();
+    let label = state.churn.as_ref().and_then(|c| c.graph_freshness.clone());
+    let (dirty, questions, gaps) = (
+        frontier.dirty_paths.len(),
+        frontier.open_question_ids.len(),
+        frontier.open_gap_ids.len(),
+    );
+    let label_stale = label
+        .as_deref()
+        .is_some_and(|label| !FRESH_GRAPH_LABELS.contains(&label));
+    let stale = dirty > 0 || questions > 0 || gaps > 0 || label_stale;
+    let note = if stale {
+        let mut note = format!(
+            "graph is stale: {dirty} dirty paths, {questions} open questions, {gaps} open gaps"
+        );
+        if let Some(label) = label.as_deref().filter(|_| label_stale) {
+            note.push_str(&format!(", graph freshness `{label}`"));
+        }
+        note
+    } else {
+        "graph freshness is ready".to_owned()
+    };
+    GraphFreshness {
+        status: if stale {
+            GraphFreshnessStatus::Stale
+        } else {
+            GraphFreshnessStatus::Ready
+        },
+        dirty_path_count: dirty,
+        dirty_paths: frontier.dirty_paths,
+        open_question_count: questions,
+        open_gap_count: gaps,
+        checkpoint_id: state
+            .graph_checkpoint
+            .as_ref()
+            .map(|c| c.checkpoint_id.clone()),
+        graph_freshness: label,
+        note,
+    }
+}
+
+/// What one changed path hits, while the hits are collected.
+#[derive(Default)]
+struct Hits {
+    node_ids: Vec<String>,
+    checkpoint: bool,
+}
+
+/// Maps the work tree's changes onto the graph nodes and the checkpoint (§11.4), each against
+/// its own anchor.
+fn watch(
+    state: Option<&State>,
+    anchors: &BTreeMap<String, Anchor>,
+    input: &WatcherInput,
+) -> WatcherFreshness {
+    let changes = match input {
+        WatcherInput::Unavailable(reason) => {
+            return WatcherFreshness {
+                status: WatcherStatus::Unavailable,
+                source: None,
+                watched_root: None,
+                observed_at_unix_seconds: None,
+                base_commit: None,
+                since_revision: None,
+                changed_path_count: 0,
+                changed_paths: Vec::new(),
+                changes: Vec::new(),
+                graph_node_ids: Vec::new(),
+                active_frontier_node_ids: Vec::new(),
+                checkpoint_changed_paths: Vec::new(),
+                note: reason.clone(),
+            };
+        }
+        WatcherInput::Observed(changes) => changes,
+    };
+    let root = Some(changes.watched_root.as_str());
+    let changed_since = |anchor_key: &str| {
+        anchors
+            .get(anchor_key)
+            .and_then(|anchor| anchor.git_head.as_ref())
+            .and_then(|commit| changes.since_commit.get(commit))
+            .unwrap_or(&changes.since_base)
+    };
+    let cited_changes = |refs: &[CodeRef], anchor_key: &str| -> Vec<String> {
+        let changed = changed_since(anchor_key);
+        let mut keys = Vec::new();
+        uniq_append(
+            &mut keys,
+            refs.iter()
+                .map(|r| fresh_key(&r.path, root))
+                .filter(|key| changed.contains(key)),
+        );
+        keys
+    };
+
+    let mut hits: BTreeMap<String, Hits> = changes
+        .since_base
+        .iter()
+        .map(|path| (path.clone(), Hits::default()))
+        .collect();
+    let mut graph_node_ids = Vec::new();
+    let mut active_frontier_node_ids = Vec::new();
+    if let Some(state) = state {
+        for (kind, graph) in state.graphs.each() {
+            for node in &graph.nodes {
+                let paths = cited_changes(&node.code_refs, &node_anchor_key(kind, &node.id));
+                for path in &paths {
+                    let hit = hits.entry(path.clone()).or_default();
+                    uniq_append(&mut hit.node_ids, [node.id.clone()]);
+                }
+                if !paths.is_empty() {
+                    uniq_append(&mut graph_node_ids, [node.id.clone()]);
+                }
+            }
+        }
+        if let Some(checkpoint) = &state.investigation_checkpoint {
+            for path in cited_changes(&checkpoint.code_refs, CHECKPOINT_ANCHOR) {
+                hits.entry(path).or_default().checkpoint = true;
+            }
+        }
+        if let Some(frontier) = &state.graph_frontier {
+            active_frontier_node_ids = frontier
+                .active_node_ids
+                .iter()
+                .filter(|id| graph_node_ids.contains(id))
+                .cloned()
+                .collect();
+        }
+    }
+
+    let changes_list: Vec<PathChange> = hits
+        .into_iter()
+        .map(|(path, hit)| PathChange {
+            renamed_to: changes.renames.get(&path).cloned(),
+            active_frontier_node_ids: active_frontier_node_ids
+                .iter()
+                .filter(|id| hit.node_ids.contains(id))
+                .cloned()
+                .collect(),
+            graph_node_ids: hit.node_ids,
+            cited_by_checkpoint: hit.checkpoint,
+            path,
+        })
+        .collect();
+    let changed_paths: Vec<String> = changes_list.iter().map(|c| c.path.clone()).collect();
+    let checkpoint_changed_paths: Vec<String> = changes_list
+        .iter()
+        .filter(|c| c.cited_by_checkpoint)
+        .map(|c| c.path.clone())
+        .collect();
+    let note = watcher_note(
+        changed_paths.len(),
+        graph_node_ids.len(),
+        active_frontier_node_ids.len(),
+        checkpoint_changed_paths.len(),
+    );
+    WatcherFreshness {
+        status: if changed_paths.is_empty() {
+            WatcherStatus::Clean
+        } else {
+            WatcherStatus::Changed
+        },
+        source: Some(changes.source),
+        watched_root: Some(changes.watched_root.clone()),
+        observed_at_unix_seconds: Some(changes.observed_at_unix_seconds),
+        base_commit: changes.base_commit.clone(),
+        since_revision: changes.since_revision,
+        changed_path_count: changed_paths.len(),
+        changed_paths,
+        changes: changes_list,
+        graph_node_ids,
+        active_frontier_node_ids,
+        checkpoint_changed_paths,
+        note,
+    }
+}
+
+fn watcher_note(changed: usize, nodes: usize, frontier: usize, checkpoint: usize) -> String {
+    if changed == 0 {
+        return "no changed files".to_owned();
+    }
+    let mut note = match (nodes, frontier) {
+        (0, _) => format!("{changed} changed paths; no mapped node cites one since it was written"),
+        (nodes, 0) => format!("{changed} changed paths hit {nodes} graph nodes"),
+        (nodes, frontier) => format!(
+            "{changed} changed paths hit {nodes} graph nodes, including {frontier} frontier nodes"
+        ),
+    };
+    if checkpoint > 0 {
+        note.push_str(&format!(
+            "; {checkpoint} paths cited by the investigation checkpoint changed"
+        ));
+    }
+    note
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::fixtures::checkpoint;
+    use crate::policy::fixtures::node;
+    use crate::state::model::ChurnState;
+    use crate::state::model::Disposition;
+    use crate::state::model::GraphFrontier;
+    use crate::state::model::GraphKind;
+
+    fn state() -> State {
+        let mut state = State {
+            revision: 4,
+            ..State::default()
+        };
+        state.graphs.architecture.nodes =
+            vec![node("a", &["src/a.rs"]), node("b", &["./src/b.rs"])];
+        state.graphs.dataflow.nodes = vec![node("flow", &["src/a.rs"])];
+        state.graph_frontier = Some(GraphFrontier {
+            active_node_ids: vec!["b".into(), "a".into()],
+            ..GraphFrontier::default()
+        });
+        state.investigation_checkpoint =
+            Some(checkpoint(Disposition::ResumeReady, &["/ws/src/b.rs"]));
+        state
+    }
+
+    fn anchor(commit: &str) -> Anchor {
+        Anchor {
+            revision: 1,
+            git_head: Some(commit.into()),
+        }
+    }
+
+    fn changes(base: &[&str], since: &[(&str, &[&str])]) -> WatcherInput {
+        let set = |paths: &[&str]| paths.iter().map(|p| (*p).to_owned()).collect();
+        WatcherInput::Observed(WorkTreeChanges {
+            source: ChangeSource::Git,
+            watched_root: "/ws".into(),
+            observed_at_unix_seconds: 7,
+            base_commit: Some("c2".into()),
+            since_revision: None,
+            since_base: set(base),
+            since_commit: since
+                .iter()
+                .map(|(commit, paths)| ((*commit).to_owned(), set(paths)))
+                .collect(),
+            renames: BTreeMap::new(),
+        })
+    }
+
+    #[test]
+    fn each_record_is_compared_with_its_own_anchor() {
+        let state = state();
+        let anchors: BTreeMap<String, Anchor> = [
+            (node_anchor_key(GraphKind::Architecture, "a"), anchor("c1")),
+            (node_anchor_key(GraphKind::Architecture, "b"), anchor("c2")),
+            (node_anchor_key(GraphKind::Dataflow, "flow"), anchor("c2")),
+            (CHECKPOINT_ANCHOR.to_owned(), anchor("c1")),
+        ]
+        .into();
+        // src/a.rs changed between c1 and c2 only: `a` (written at c1) is stale, `flow`
+        // (written again at c2) is not.
+        let input = changes(&["README.md"], &[("c1", &["src/a.rs", "README.md"])]);
+        let freshness = assess_freshness(Some(&state), &anchors, None, &input);
+        let watcher = &freshness.watcher;
+        assert_eq!(watcher.status, WatcherStatus::Changed);
+        assert_eq!(watcher.graph_node_ids, vec!["a"]);
+        assert_eq!(watcher.active_frontier_node_ids, vec!["a"]);
+        assert_eq!(watcher.changed_paths, vec!["README.md", "src/a.rs"]);
+        assert!(watcher.checkpoint_changed_paths.is_empty());
+        assert_eq!(watcher.changes[1].graph_node_ids, vec!["a"]);
+        assert!(watcher.changes[0].graph_node_ids.is_empty());
+        assert_eq!(
+            freshness.stale_reasons,
+            vec![StaleReason::CitedFilesChanged]
+        );
+        assert!(!freshness.fresh);
+    }
+
+    #[test]
+    fn unanchored_records_use_the_base_and_root_prefixes_are_stripped() {
+        let state = state();
+        let input = changes(&["src/b.rs"], &[]);
+        let freshness = assess_freshness(Some(&state), &BTreeMap::new(), None, &input);
+        assert_eq!(freshness.watcher.graph_node_ids, vec!["b"]);
+        assert_eq!(freshness.watcher.checkpoint_changed_paths, vec!["src/b.rs"]);
+        assert!(freshness.watcher.changes[0].cited_by_checkpoint);
+        assert!(freshness.watcher.note.contains("including 1 frontier"));
+    }
+
+    #[test]
+    fn clean_and_unavailable_watchers() {
+        let state = state();
+        let clean = assess_freshness(Some(&state), &BTreeMap::new(), None, &changes(&[], &[]));
+        assert_eq!(clean.watcher.status, WatcherStatus::Clean);
+        assert!(clean.fresh);
+        let unavailable = assess_freshness(
+            Some(&state),
+            &BTreeMap::new(),
+            None,
+            &WatcherInput::Unavailable("not in git".into()),
+        );
+        assert_eq!(unavailable.watcher.status, WatcherStatus::Unavailable);
+        assert_eq!(unavailable.watcher.note, "not in git");
+        assert!(unavailable.fresh);
+    }
+
+    #[test]
+    fn graph_staleness_rules() {
+        assert_eq!(graph_freshness(None).status, GraphFreshnessStatus::Missing);
+        let mut state = State::default();
+        assert_eq!(
+            graph_freshness(Some(&state)).status,
+            GraphFreshnessStatus::Ready
+        );
+        state.churn = Some(ChurnState {
+            understanding_status: "u".into(),
+            diff_pressure: "low".into(),
+            graph_freshness: Some("ok".into()),
+            warning: None,
+            unexplained_writes: None,
+        });
+        assert_eq!(
+            graph_freshness(Some(&state)).status,
+            GraphFreshnessStatus::Ready
+        );
+        if let Some(churn) = state.churn.as_mut() {
+            churn.graph_freshness = Some("proposal-expanded".into());
+        }
+        assert_eq!(
+            graph_freshness(Some(&state)).status,
+            GraphFreshnessStatus::Stale
+        );
+        if let Some(churn) = state.churn.as_mut() {
+            churn.graph_freshness = Some("OK".into());
+        }
+        assert_eq!(
+            graph_freshness(Some(&state)).status,
+            GraphFreshnessStatus::Stale,
+            "labels are case-sensitive"
+        );
+        state.churn = None;
+        state.graph_frontier = Some(GraphFrontier {
+            open_gap_ids: vec!["gap".into()],
+            ..GraphFrontier::default()
+        });
+        let graph = graph_freshness(Some(&state));
+        assert_eq!(graph.status, GraphFreshnessStatus::Stale);
+        assert_eq!(graph.open_gap_count, 1);
+    }
+
+    #[test]
+    fn retrieval_status_mapping_and_index_staleness() {
+        assert_eq!(
+            retrieval_freshness(None).status,
+            RetrievalFreshnessStatus::Missing
+        );
+        let summary = RetrievalState {
+            workspace_root: "/ws".into(),
+            index_revision: None,
+            status: RetrievalStatus::Stale,
+            semantic_available: true,
+            last_indexed_at_unix_seconds: Some(5),
+            indexed_file_count: Some(2),
+            indexed_chunk_count: Some(3),
+            shards: vec![],
+            dirty_paths: vec!["src/a.rs".into()],
+        };
+        let freshness = assess_freshness(
+            None,
+            &BTreeMap::new(),
+            Some(&summary),
+            &WatcherInput::Unavailable("no state".into()),
+        );
+        assert_eq!(freshness.retrieval.status, RetrievalFreshnessStatus::Stale);
+        assert_eq!(freshness.stale_reasons, vec![StaleReason::IndexStale]);
+        assert_eq!(freshness.state_status, StateStatus::Missing);
+        assert_eq!(freshness.graph.status, GraphFreshnessStatus::Missing);
+    }
+}
