@@ -77,6 +77,12 @@ struct VersionProbe {
     format_version: u32,
 }
 
+fn newer_format(version: u32) -> anyhow::Error {
+    anyhow::anyhow!(
+        "snapshot format {version} is newer than this binary understands (format {FORMAT_VERSION}); upgrade epiphany"
+    )
+}
+
 impl Snapshot {
     /// Whether any write has happened yet (a fresh store has no state).
     pub fn has_state(&self) -> bool {
@@ -88,19 +94,26 @@ impl Snapshot {
         Ok(rmp_serde::to_vec_named(self)?)
     }
 
-    /// Decodes a snapshot of this or an older format version.
+    /// Decodes a snapshot of this or an older format version. The bytes are parsed once; only
+    /// when they do not decode is the version looked at, to explain why.
     pub fn decode(bytes: &[u8]) -> Result<Snapshot> {
         if bytes.is_empty() {
             bail!("the file is empty");
         }
-        let probe: VersionProbe = rmp_serde::from_slice(bytes)
-            .map_err(|err| anyhow::anyhow!("not an epiphany snapshot: {err}"))?;
-        match probe.format_version {
-            1 => rmp_serde::from_slice(bytes)
-                .map_err(|err| anyhow::anyhow!("snapshot format 1 does not decode: {err}")),
-            newer => bail!(
-                "snapshot format {newer} is newer than this binary understands (format {FORMAT_VERSION})"
+        let err = match rmp_serde::from_slice::<Snapshot>(bytes) {
+            Ok(snapshot) if snapshot.format_version <= FORMAT_VERSION => return Ok(snapshot),
+            Ok(snapshot) => return Err(newer_format(snapshot.format_version)),
+            Err(err) => err,
+        };
+        match rmp_serde::from_slice::<VersionProbe>(bytes) {
+            Ok(probe) if probe.format_version > FORMAT_VERSION => {
+                Err(newer_format(probe.format_version))
+            }
+            Ok(probe) => bail!(
+                "snapshot format {} does not decode: {err}",
+                probe.format_version
             ),
+            Err(_) => bail!("not an epiphany snapshot: {err}"),
         }
     }
 
