@@ -16,6 +16,7 @@ pub mod distill;
 pub mod draft;
 pub mod freshness;
 pub mod graph;
+pub mod hook;
 pub mod hooks;
 pub mod init;
 pub mod input;
@@ -59,6 +60,7 @@ pub enum Command {
     Reorient(reorient::Args),
     Prompt(prompt::Args),
     Hooks(hooks::Args),
+    Hook(hook::Args),
     MergeDriver(merge_driver::Args),
     Textconv(textconv::Args),
     Completions(completions::Args),
@@ -86,6 +88,7 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<Status> {
         Command::Reorient(args) => reorient::run(ctx, args),
         Command::Prompt(args) => prompt::run(ctx, args),
         Command::Hooks(args) => hooks::run(ctx, args),
+        Command::Hook(args) => hook::run(ctx, args),
         Command::MergeDriver(args) => merge_driver::run(ctx, args),
         Command::Textconv(args) => textconv::run(ctx, args),
         Command::Completions(args) => completions::run(ctx, args),

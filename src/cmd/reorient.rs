@@ -11,11 +11,14 @@ use crate::cmd::pressure::TokenLimits;
 use crate::cmd::signals::retrieval_summary;
 use crate::cmd::signals::watcher_input;
 use crate::policy::freshness::assess_freshness;
+use crate::policy::pressure::Telemetry;
 use crate::policy::pressure::assess_pressure;
 use crate::policy::prompt::inline_ids;
 use crate::policy::reorient::ReorientAction;
 use crate::policy::reorient::Reorientation;
 use crate::policy::reorient::plan_reorientation;
+use crate::state::snapshot::Snapshot;
+use crate::state::store::Store;
 use crate::ui::Report;
 
 /// Decide whether to resume from the investigation checkpoint or re-gather source context.
@@ -77,17 +80,28 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     } = args;
     let store = ctx.store()?;
     let head = store.head()?;
-    let retrieval = retrieval_summary(&store);
-    let watcher = watcher_input(ctx, &store, &head, retrieval.as_ref(), None)?;
-    let state = head.has_state().then_some(&head.state);
-    // §13.1: the lens uses the live retrieval summary only when the state carries none.
-    let retrieval = state.and_then(|s| s.retrieval.clone()).or(retrieval);
-    let freshness = assess_freshness(state, &head.anchors, retrieval.as_ref(), &watcher);
-    let pressure = assess_pressure(limits.telemetry(*used).as_ref());
-    let verdict = plan_reorientation(state, &freshness, &pressure);
+    let verdict = reorientation(ctx, &store, &head, limits.telemetry(*used).as_ref())?;
     ctx.ui.emit(&verdict)?;
     if *check && verdict.action == ReorientAction::Regather {
         return Ok(Status::No);
     }
     Ok(Status::Ok)
+}
+
+/// The resume-or-regather verdict for the store's head, from git freshness, the index and the
+/// token telemetry when there is any.
+pub fn reorientation(
+    ctx: &Ctx,
+    store: &Store,
+    head: &Snapshot,
+    telemetry: Option<&Telemetry>,
+) -> Result<Reorientation> {
+    let retrieval = retrieval_summary(store);
+    let watcher = watcher_input(ctx, store, head, retrieval.as_ref(), None)?;
+    let state = head.has_state().then_some(&head.state);
+    // §13.1: the lens uses the live retrieval summary only when the state carries none.
+    let retrieval = state.and_then(|s| s.retrieval.clone()).or(retrieval);
+    let freshness = assess_freshness(state, &head.anchors, retrieval.as_ref(), &watcher);
+    let pressure = assess_pressure(telemetry);
+    Ok(plan_reorientation(state, &freshness, &pressure))
 }

@@ -22,6 +22,7 @@ pub mod propose;
 pub mod reorient;
 pub mod scene;
 pub mod secrets;
+pub mod session;
 pub mod structure;
 pub mod text;
 pub mod update;

@@ -260,3 +260,111 @@ fn git_diff_shows_readable_state() {
     );
     assert!(diff.contains("+# revision 2 (update)"), "{diff}");
 }
+
+fn additional_context(output: &crate::common::Output) -> String {
+    let document = output.json();
+    assert_eq!(
+        document["hookSpecificOutput"]["hookEventName"], "SessionStart",
+        "{output}"
+    );
+    document["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .expect("context")
+        .to_owned()
+}
+
+#[test]
+fn session_start_injects_the_verdict_and_the_state_under_the_cap() {
+    let env = TestEnv::new();
+    let observations: Vec<Value> = (0..400)
+        .map(|i| json!({"id": format!("obs-{i}"), "summary": format!("observation {i} about the retry path of the lexer {}", "and its spans ".repeat(200)),
+                        "source_kind": "test", "status": "ok", "evidence_ids": [format!("ev-{i}")]}))
+        .collect();
+    let evidence: Vec<Value> = (0..400)
+        .map(|i| json!({"id": format!("ev-{i}"), "kind": "test", "status": "ok", "summary": format!("evidence {i} for the lexer")}))
+        .collect();
+    env.update(&json!({"objective": "keep spans across retries", "observations": observations, "evidence": evidence}));
+    let host_input = json!({"session_id": "s", "hook_event_name": "SessionStart", "source": "compact", "cwd": env.root()});
+    let output = env.run_with_stdin(&["hook", "session-start"], host_input.to_string());
+    assert_eq!(output.code, 0, "{output}");
+    let context = additional_context(&output);
+    assert!(
+        context.chars().count() <= 10_000,
+        "{} characters",
+        context.chars().count()
+    );
+    assert!(
+        context.starts_with("<epiphany_reorient>\nVerdict: regather."),
+        "{context}"
+    );
+    assert!(context.contains("Reasons: missing_checkpoint"), "{context}");
+    assert!(
+        context.contains("Objective: keep spans across retries"),
+        "{context}"
+    );
+    assert!(
+        context.contains("epiphany context --observation"),
+        "the omission line names the fetch command: {context}"
+    );
+    assert!(
+        context.trim_end().ends_with("</epiphany_state>"),
+        "{context}"
+    );
+}
+
+#[test]
+fn session_start_works_from_a_subdirectory_and_ignores_garbage_input() {
+    let env = TestEnv::new();
+    env.update(&json!({"objective": "o"}));
+    env.write("sub/file.txt", "x");
+    let output = env.run_with_stdin(&["-C", "sub", "hook", "session-start"], "not json at all");
+    assert_eq!(output.code, 0, "{output}");
+    assert!(
+        additional_context(&output).contains("Objective: o"),
+        "{output}"
+    );
+}
+
+#[test]
+fn hooks_never_fail_the_host() {
+    let env = TestEnv::bare();
+    let nothing = env.run_with_stdin(&["hook", "session-start"], "{}");
+    assert_eq!(
+        (nothing.code, nothing.stdout.as_str()),
+        (0, ""),
+        "{nothing}"
+    );
+    let env = TestEnv::new();
+    env.update(&json!({"objective": "o"}));
+    env.write(".epiphany/state.msgpack", b"\x00\x01broken");
+    for hook in ["session-start", "pre-compact"] {
+        let output = env.run_with_stdin(&["hook", hook], "{}");
+        assert_eq!(output.code, 0, "{output}");
+        assert_eq!(output.stdout, "", "{output}");
+        assert!(
+            output.stderr.contains("warning: epiphany hook skipped"),
+            "{output}"
+        );
+    }
+}
+
+#[test]
+fn pre_compact_asks_for_a_checkpoint_only_when_there_is_state() {
+    let env = TestEnv::new();
+    let before_any_write = env.run_with_stdin(&["hook", "pre-compact"], r#"{"trigger": "auto"}"#);
+    assert_eq!(
+        (before_any_write.code, before_any_write.stdout.as_str()),
+        (0, "")
+    );
+    env.update(&json!({"objective": "o"}));
+    let output = env.run_with_stdin(&["hook", "pre-compact"], r#"{"trigger": "auto"}"#);
+    assert_eq!(output.code, 0, "{output}");
+    assert!(
+        output.stdout.starts_with("<epiphany_checkpoint_directive>"),
+        "{output}"
+    );
+    assert!(
+        output.stdout.contains("investigation_checkpoint"),
+        "{output}"
+    );
+}
