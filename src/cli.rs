@@ -69,7 +69,8 @@ pub enum Status {
     No,
 }
 
-/// Per-process context: where we run, how to print, what time it is, how long to wait.
+/// Per-process context: where we run, how to print, what time it is, how long to wait, and
+/// where standard input comes from.
 #[derive(Debug)]
 pub struct Ctx {
     /// The directory the command runs in (after `-C`).
@@ -80,17 +81,38 @@ pub struct Ctx {
     pub now: jiff::Timestamp,
     /// How long a writer waits for the store lock.
     pub lock_timeout: Duration,
+    /// Standard input: the process's, or bytes handed over by an in-process caller (`mcp`).
+    pub stdin: Stdin,
+}
+
+/// Where a command's standard input comes from.
+#[derive(Debug, Clone)]
+pub enum Stdin {
+    /// The process's standard input.
+    Process,
+    /// Bytes given by the caller.
+    Given(Vec<u8>),
 }
 
 impl Ctx {
     /// Builds the context from the global arguments and the environment.
-    #[allow(clippy::disallowed_methods)]
     fn from_env(cli: &Cli) -> Result<Ctx> {
-        let ui = Ui::new(cli.json, cli.quiet);
         let base = std::env::current_dir().context("failed to read the current directory")?;
-        let cwd = match &cli.directory {
+        let ui = Ui::new(cli.json, cli.quiet);
+        Ctx::build(&base, cli.directory.as_deref(), ui, Stdin::Process)
+    }
+
+    /// A context for one command run in-process (by `mcp`): output captured by `ui`, standard
+    /// input given, the clock read afresh, relative to this context's directory.
+    pub fn for_call(&self, directory: Option<&Path>, ui: Ui, stdin: Vec<u8>) -> Result<Ctx> {
+        Ctx::build(&self.cwd, directory, ui, Stdin::Given(stdin))
+    }
+
+    #[allow(clippy::disallowed_methods)]
+    fn build(base: &Path, directory: Option<&Path>, ui: Ui, stdin: Stdin) -> Result<Ctx> {
+        let cwd = match directory {
             Some(dir) => base.join(dir),
-            None => base,
+            None => base.to_path_buf(),
         };
         if !cwd.is_dir() {
             return Err(
@@ -118,7 +140,22 @@ impl Ctx {
             ui,
             now,
             lock_timeout,
+            stdin,
         })
+    }
+
+    /// A reader over standard input.
+    pub fn stdin(&self) -> Box<dyn std::io::Read + '_> {
+        match &self.stdin {
+            Stdin::Process => Box::new(std::io::stdin().lock()),
+            Stdin::Given(bytes) => Box::new(bytes.as_slice()),
+        }
+    }
+
+    /// Whether standard input is a terminal (so reading it would wait for a person).
+    pub fn stdin_is_terminal(&self) -> bool {
+        use std::io::IsTerminal;
+        matches!(self.stdin, Stdin::Process) && std::io::stdin().is_terminal()
     }
 
     /// The store that contains the working directory.
@@ -190,13 +227,18 @@ pub fn main() -> ExitCode {
 }
 
 fn report_error(ui: &Ui, err: &anyhow::Error) -> ExitCode {
+    ExitCode::from(report_failure(ui, err))
+}
+
+/// Reports an error through `ui` and returns its exit code (0 for a closed stdout).
+pub fn report_failure(ui: &Ui, err: &anyhow::Error) -> u8 {
     if error::is_broken_pipe(err) {
-        return ExitCode::SUCCESS;
+        return 0;
     }
     let failure = error::classify(err);
     let causes: Vec<String> = err.chain().skip(1).map(ToString::to_string).collect();
     ui.error(&failure, &causes);
-    ExitCode::from(failure.kind.exit_code())
+    failure.kind.exit_code()
 }
 
 /// Resolves a path given on the command line against the working directory.

@@ -8,6 +8,8 @@
 
 use std::io::IsTerminal;
 use std::io::Write;
+use std::sync::Arc;
+use std::sync::Mutex;
 
 use anyhow::Result;
 use indicatif::ProgressBar;
@@ -29,6 +31,22 @@ pub struct Ui {
     json: bool,
     quiet: bool,
     stderr_is_terminal: bool,
+    /// Where stdout goes when a caller captures it instead of the process's stdout.
+    capture: Option<Captured>,
+}
+
+/// Output captured from an in-process command run.
+#[derive(Debug, Clone, Default)]
+pub struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl Captured {
+    /// Everything written so far.
+    pub fn take(&self) -> Vec<u8> {
+        self.0
+            .lock()
+            .map(|mut bytes| std::mem::take(&mut *bytes))
+            .unwrap_or_default()
+    }
 }
 
 impl Ui {
@@ -38,6 +56,39 @@ impl Ui {
             json,
             quiet,
             stderr_is_terminal: std::io::stderr().is_terminal(),
+            capture: None,
+        }
+    }
+
+    /// A JSON printer whose stdout goes into the returned buffer (stderr still goes to stderr).
+    pub fn capturing() -> (Ui, Captured) {
+        let captured = Captured::default();
+        let ui = Ui {
+            json: true,
+            quiet: false,
+            stderr_is_terminal: false,
+            capture: Some(captured.clone()),
+        };
+        (ui, captured)
+    }
+
+    /// Runs `write` against stdout, or against the capture buffer.
+    fn with_stdout(
+        &self,
+        write: impl FnOnce(&mut dyn Write) -> std::io::Result<()>,
+    ) -> std::io::Result<()> {
+        match &self.capture {
+            Some(Captured(buffer)) => {
+                let mut bytes = buffer
+                    .lock()
+                    .map_err(|_| std::io::Error::other("the capture buffer is poisoned"))?;
+                write(&mut *bytes)
+            }
+            None => {
+                let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+                write(&mut out)?;
+                out.flush()
+            }
         }
     }
 
@@ -54,23 +105,22 @@ impl Ui {
     /// Prints the report: one JSON document with `--json`, human text otherwise (nothing under
     /// `--quiet` unless `--json` asked for it explicitly).
     pub fn emit<R: Report>(&self, report: &R) -> Result<()> {
-        let stdout = std::io::stdout();
-        let mut out = std::io::BufWriter::new(stdout.lock());
-        if self.json {
-            serde_json::to_writer(&mut out, report)?;
-            out.write_all(b"\n")?;
-        } else if !self.quiet {
-            report.human(&mut out)?;
-        }
-        out.flush()?;
+        self.with_stdout(|out| {
+            if self.json {
+                serde_json::to_writer(&mut *out, report)?;
+                out.write_all(b"\n")
+            } else if !self.quiet {
+                report.human(out)
+            } else {
+                Ok(())
+            }
+        })?;
         Ok(())
     }
 
-    /// Writes raw text to stdout (for payloads such as `prompt` or `textconv`).
+    /// Writes raw text to stdout (for payloads such as `completions` or `textconv`).
     pub fn emit_text(&self, text: &str) -> Result<()> {
-        let mut out = std::io::stdout().lock();
-        out.write_all(text.as_bytes())?;
-        out.flush()?;
+        self.with_stdout(|out| out.write_all(text.as_bytes()))?;
         Ok(())
     }
 
@@ -127,8 +177,7 @@ impl Ui {
                     "problems": failure.problems,
                 }
             });
-            let mut out = std::io::stdout().lock();
-            let _ = writeln!(out, "{document}");
+            let _ = self.with_stdout(|out| writeln!(out, "{document}"));
         }
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "error: {}", failure.message);

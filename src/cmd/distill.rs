@@ -5,8 +5,6 @@
 //! so input of any size is read in bounded memory. All decisions (ids, summary, kinds) are
 //! `policy::distill`'s; this module only gathers the input and prints the draft.
 
-use std::io::IsTerminal;
-
 use anyhow::Context;
 use anyhow::Result;
 
@@ -76,7 +74,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     .map_err(distill_failure)?;
     let digest = match text {
         Some(text) => TextDigest::of(text),
-        None => digest_stdin()?,
+        None => digest_stdin(ctx)?,
     };
     let patch = request
         .distill(digest)
@@ -96,9 +94,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     Ok(Status::Ok)
 }
 
-fn digest_stdin() -> Result<TextDigest> {
-    let stdin = std::io::stdin();
-    if stdin.is_terminal() {
+fn digest_stdin(ctx: &Ctx) -> Result<TextDigest> {
+    if ctx.stdin_is_terminal() {
         return Err(Failure::usage("no text to distill")
             .with_hint(
                 "pass `--text TEXT`, or pipe the text in: `cargo test 2>&1 | epiphany distill ...`",
@@ -106,7 +103,7 @@ fn digest_stdin() -> Result<TextDigest> {
             .into());
     }
     let mut digest = TextDigest::default();
-    stream_text(stdin.lock(), |chunk| digest.push(chunk)).context("failed to read stdin")?;
+    stream_text(ctx.stdin(), |chunk| digest.push(chunk)).context("failed to read stdin")?;
     Ok(digest)
 }
 

@@ -66,7 +66,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
 
 /// The hook's stdout, or `None` when there is nothing to say.
 fn respond(ctx: &Ctx, event: &Event) -> Result<Option<String>> {
-    let input = read_host_input()?;
+    let input = read_host_input(ctx)?;
     let dir = input
         .get("cwd")
         .and_then(Value::as_str)
@@ -90,12 +90,9 @@ fn respond(ctx: &Ctx, event: &Event) -> Result<Option<String>> {
 }
 
 /// The host's hook JSON; anything that is not a JSON object counts as empty.
-fn read_host_input() -> Result<Value> {
+fn read_host_input(ctx: &Ctx) -> Result<Value> {
     let mut bytes = Vec::new();
-    std::io::stdin()
-        .lock()
-        .take(MAX_HOOK_INPUT)
-        .read_to_end(&mut bytes)?;
+    ctx.stdin().take(MAX_HOOK_INPUT).read_to_end(&mut bytes)?;
     Ok(serde_json::from_slice::<Value>(&bytes)
         .ok()
         .filter(Value::is_object)

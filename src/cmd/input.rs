@@ -21,11 +21,9 @@ const TEXT_CHUNK_BYTES: usize = 64 * 1024;
 
 /// Reads a whole document from `path`, or stdin when it is absent or `-`.
 pub fn read_document(ctx: &Ctx, path: Option<&Path>) -> Result<(String, String)> {
-    let (name, reader): (String, Box<dyn Read>) = match path {
-        None => ("stdin".to_owned(), Box::new(std::io::stdin().lock())),
-        Some(path) if path == Path::new("-") => {
-            ("stdin".to_owned(), Box::new(std::io::stdin().lock()))
-        }
+    let (name, reader): (String, Box<dyn Read + '_>) = match path {
+        None => ("stdin".to_owned(), ctx.stdin()),
+        Some(path) if path == Path::new("-") => ("stdin".to_owned(), ctx.stdin()),
         Some(path) => {
             let full = ctx.cwd.join(path);
             let file = std::fs::File::open(&full).map_err(|err| {

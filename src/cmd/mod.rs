@@ -21,6 +21,7 @@ pub mod hooks;
 pub mod init;
 pub mod input;
 pub mod log;
+pub mod mcp;
 pub mod merge_driver;
 pub mod planning;
 pub mod pressure;
@@ -63,6 +64,7 @@ pub enum Command {
     Hook(hook::Args),
     MergeDriver(merge_driver::Args),
     Textconv(textconv::Args),
+    Mcp(mcp::Args),
     Completions(completions::Args),
 }
 
@@ -91,6 +93,7 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<Status> {
         Command::Hook(args) => hook::run(ctx, args),
         Command::MergeDriver(args) => merge_driver::run(ctx, args),
         Command::Textconv(args) => textconv::run(ctx, args),
+        Command::Mcp(args) => mcp::run(ctx, args),
         Command::Completions(args) => completions::run(ctx, args),
     }
 }

@@ -7,6 +7,7 @@ mod bench_views;
 mod test_draft;
 mod test_hardening;
 mod test_hooks;
+mod test_mcp;
 mod test_meta;
 mod test_store;
 mod test_views;
