@@ -10,7 +10,7 @@ use std::fmt;
 use serde::Serialize;
 
 /// What went wrong, as scripts see it in `{"error": {"kind": ...}}`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ErrorKind {
     /// Bad flags or arguments.
@@ -107,6 +107,26 @@ impl fmt::Display for Failure {
 }
 
 impl std::error::Error for Failure {}
+
+/// The document `--json` prints on stdout when a command fails.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct ErrorDocument {
+    /// The failure.
+    pub error: ErrorBody,
+}
+
+/// The body of [`ErrorDocument`].
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct ErrorBody {
+    /// What kind of failure.
+    pub kind: ErrorKind,
+    /// The message, with its causes.
+    pub message: String,
+    /// What to do about it.
+    pub hint: Option<String>,
+    /// Every individual problem, when there are several.
+    pub problems: Vec<String>,
+}
 
 /// The failure that classifies `err`: the outermost [`Failure`] in its chain, or one derived
 /// from the underlying error type.

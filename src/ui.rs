@@ -17,6 +17,8 @@ use indicatif::ProgressDrawTarget;
 use indicatif::ProgressStyle;
 use serde::Serialize;
 
+use crate::error::ErrorBody;
+use crate::error::ErrorDocument;
 use crate::error::Failure;
 
 /// A command's result, printable for a person or for a script.
@@ -169,15 +171,18 @@ impl Ui {
             message.push_str(cause);
         }
         if self.json {
-            let document = serde_json::json!({
-                "error": {
-                    "kind": failure.kind,
-                    "message": message,
-                    "hint": failure.hint,
-                    "problems": failure.problems,
-                }
+            let document = ErrorDocument {
+                error: ErrorBody {
+                    kind: failure.kind,
+                    message,
+                    hint: failure.hint.clone(),
+                    problems: failure.problems.clone(),
+                },
+            };
+            let _ = self.with_stdout(|out| {
+                serde_json::to_writer(&mut *out, &document)?;
+                writeln!(out)
             });
-            let _ = self.with_stdout(|out| writeln!(out, "{document}"));
         }
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "error: {}", failure.message);

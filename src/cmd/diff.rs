@@ -25,7 +25,7 @@ pub struct Args {
 }
 
 /// The difference between two revisions.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct DiffReport {
     from: u64,
     to: u64,

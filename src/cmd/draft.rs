@@ -11,7 +11,7 @@ use crate::state::patch::Patch;
 use crate::ui::Report;
 
 /// A drafted patch and the revision it was drafted against.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct DraftReport {
     /// The head revision the draft was made from (0 before the first write).
     pub expected_revision: u64,

@@ -31,7 +31,7 @@ pub struct Args {
 }
 
 /// What `init` did.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct InitReport {
     /// The directory that holds `.epiphany/`.
     pub root: String,

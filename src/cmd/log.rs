@@ -24,7 +24,7 @@ pub struct Args {
 }
 
 /// One rollout entry.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct LogEntry {
     seq: u64,
     revision: u64,
@@ -36,7 +36,7 @@ pub struct LogEntry {
 }
 
 /// The rollout, newest first.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct LogReport {
     entries: Vec<LogEntry>,
 }

@@ -32,6 +32,7 @@ pub mod render;
 pub mod reorient;
 pub mod rollback;
 pub mod scene;
+pub mod schema;
 pub mod show;
 pub mod signals;
 pub mod textconv;
@@ -66,6 +67,7 @@ pub enum Command {
     Textconv(textconv::Args),
     Mcp(mcp::Args),
     Completions(completions::Args),
+    Schema(schema::Args),
 }
 
 /// Runs one command.
@@ -95,5 +97,6 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<Status> {
         Command::Textconv(args) => textconv::run(ctx, args),
         Command::Mcp(args) => mcp::run(ctx, args),
         Command::Completions(args) => completions::run(ctx, args),
+        Command::Schema(args) => schema::run(ctx, args),
     }
 }

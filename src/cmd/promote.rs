@@ -70,7 +70,7 @@ pub struct Args {
 }
 
 /// What a promotion decided, and what it wrote.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct PromoteReport {
     /// Whether the gate accepted the patch.
     pub accepted: bool,

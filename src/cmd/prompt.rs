@@ -45,7 +45,7 @@ fn parse_max_chars(text: &str) -> Result<usize, String> {
 }
 
 /// The block and what was left out of it.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct PromptReport {
     state_status: StateStatus,
     #[serde(flatten)]

@@ -48,7 +48,7 @@ pub struct Args {
 }
 
 /// What a write did.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct WriteReport {
     /// Secrets found in the patch and redacted before writing.
     #[serde(skip_serializing_if = "Vec::is_empty")]

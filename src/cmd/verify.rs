@@ -25,7 +25,7 @@ use crate::ui::Report;
 pub struct Args {}
 
 /// One problem.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Problem {
     /// The `rollout.jsonl` line it concerns, when it concerns one.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -35,7 +35,7 @@ pub struct Problem {
 }
 
 /// The verdict.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct VerifyReport {
     ok: bool,
     problems: Vec<Problem>,

@@ -37,7 +37,7 @@ pub struct ContextRequest {
 }
 
 /// The selected records.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ContextBody {
     /// Nodes, edges and links.
     pub graph: GraphSlice,
@@ -57,7 +57,7 @@ pub struct ContextBody {
 }
 
 /// Ids asked for and not found, in request order.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ContextMissing {
     /// Graph node ids.
     pub graph_node_ids: Vec<String>,
@@ -70,7 +70,7 @@ pub struct ContextMissing {
 }
 
 /// The context shard.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct ContextShard {
     /// Whether a state exists.
     pub state_status: StateStatus,

@@ -27,7 +27,7 @@ use crate::state::snapshot::node_anchor_key;
 pub const FRESH_GRAPH_LABELS: [&str; 4] = ["fresh", "ready", "current", "ok"];
 
 /// Retrieval index status as freshness reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RetrievalFreshnessStatus {
     /// No retrieval summary at all.
@@ -43,7 +43,7 @@ pub enum RetrievalFreshnessStatus {
 }
 
 /// Freshness of the retrieval index (§11.2).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct RetrievalFreshness {
     /// Index status.
     pub status: RetrievalFreshnessStatus,
@@ -65,7 +65,7 @@ pub struct RetrievalFreshness {
 }
 
 /// Graph status as freshness reports it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum GraphFreshnessStatus {
     /// No state.
@@ -77,7 +77,7 @@ pub enum GraphFreshnessStatus {
 }
 
 /// Freshness of the graph as the state itself records it (§11.3).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct GraphFreshness {
     /// Graph status.
     pub status: GraphFreshnessStatus,
@@ -100,7 +100,7 @@ pub struct GraphFreshness {
 }
 
 /// Where the changed paths came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ChangeSource {
     /// git: committed, staged, unstaged and untracked changes.
@@ -142,7 +142,7 @@ pub enum WatcherInput {
 }
 
 /// Watcher status.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum WatcherStatus {
     /// Changes cannot be observed.
@@ -154,7 +154,7 @@ pub enum WatcherStatus {
 }
 
 /// One changed path and the mapped records that cite it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct PathChange {
     /// The path, relative to the watched root.
     pub path: String,
@@ -170,7 +170,7 @@ pub struct PathChange {
 }
 
 /// Work-tree changes mapped onto the graph and the checkpoint (§11.4).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct WatcherFreshness {
     /// Watcher status.
     pub status: WatcherStatus,
@@ -213,7 +213,7 @@ impl WatcherFreshness {
 }
 
 /// Why a freshness check fails.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StaleReason {
     /// A graph node or the checkpoint cites a file that changed after it was written.
@@ -225,7 +225,7 @@ pub enum StaleReason {
 }
 
 /// The freshness report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Freshness {
     /// Whether a state exists.
     pub state_status: StateStatus,

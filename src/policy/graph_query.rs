@@ -27,7 +27,7 @@ pub const MIN_DEPTH: u64 = 1;
 pub const MAX_DEPTH: u64 = 3;
 
 /// Which way edges are followed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Direction {
     /// From an edge's target to its source.
@@ -61,7 +61,7 @@ pub struct GraphQuery {
 }
 
 /// What the query found.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Matched {
     /// Nodes returned (architecture then dataflow, graph order).
     pub node_ids: Vec<String>,
@@ -76,7 +76,7 @@ pub struct Matched {
 }
 
 /// Ids the query reached that are not in the graphs.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Missing {
     /// Node ids (asked for, or dangling endpoints met on the way).
     pub node_ids: Vec<String>,
@@ -85,7 +85,7 @@ pub struct Missing {
 }
 
 /// The query's answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct GraphQueryResult {
     /// Whether a state exists.
     pub state_status: StateStatus,

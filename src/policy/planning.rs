@@ -10,7 +10,7 @@ use crate::state::model::PlanningState;
 use crate::state::model::State;
 
 /// Counts over the planning records.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct PlanningSummary {
     /// Captures.
     pub capture_count: usize,
@@ -36,7 +36,7 @@ pub struct PlanningSummary {
 }
 
 /// The planning view.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct PlanningView {
     /// Whether a state exists.
     pub state_status: StateStatus,

@@ -27,7 +27,7 @@ pub struct Telemetry {
 }
 
 /// Whether a pressure reading could be made.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PressureStatus {
     /// Not enough telemetry.
@@ -37,7 +37,7 @@ pub enum PressureStatus {
 }
 
 /// How full the context is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PressureLevel {
     /// Not enough telemetry.
@@ -71,7 +71,7 @@ impl PressureLevel {
 }
 
 /// Which limit the ratio is taken against.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PressureBasis {
     /// No usable limit.
@@ -83,7 +83,7 @@ pub enum PressureBasis {
 }
 
 /// The pressure reading.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Pressure {
     /// Whether a reading was made.
     pub status: PressureStatus,

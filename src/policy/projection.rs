@@ -14,7 +14,7 @@ use crate::state::model::GraphNode;
 use crate::state::model::Graphs;
 
 /// Whether the store holds a state yet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum StateStatus {
     /// No write has happened yet.
@@ -44,7 +44,7 @@ pub fn not_found<'a>(wanted: &[String], found: impl IntoIterator<Item = &'a str>
 }
 
 /// Part of the graphs, in graph order.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct GraphSlice {
     /// Selected architecture nodes.
     pub architecture_nodes: Vec<GraphNode>,

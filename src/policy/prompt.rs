@@ -59,7 +59,7 @@ source before changing it.
 rehydrate from `epiphany prompt`.";
 
 /// A part of the fragment that can be left out to respect the ceiling, in the order they go.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum PromptPart {
     /// The recent evidence section.
@@ -181,7 +181,7 @@ impl PromptPart {
 }
 
 /// One part that was left out.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct LeftOut {
     /// Which part.
     pub part: PromptPart,
@@ -192,7 +192,7 @@ pub struct LeftOut {
 }
 
 /// The rendered fragment.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Rendered {
     /// The `<epiphany_state>…</epiphany_state>` text.
     pub text: String,

@@ -24,7 +24,7 @@ const DEFAULT_RESUME: &str =
     "resume from the checkpoint focus and verify the seam before broad edits";
 
 /// What to do.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ReorientAction {
     /// Continue from the checkpoint.
@@ -34,7 +34,7 @@ pub enum ReorientAction {
 }
 
 /// The checkpoint as the verdict sees it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum CheckpointStatus {
     /// No investigation checkpoint.
@@ -46,7 +46,7 @@ pub enum CheckpointStatus {
 }
 
 /// Why the verdict is what it is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ReorientReason {
     /// No state exists.
@@ -86,7 +86,7 @@ impl ReorientReason {
 }
 
 /// The verdict.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Reorientation {
     /// Whether a state exists.
     pub state_status: StateStatus,

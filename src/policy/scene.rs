@@ -21,7 +21,7 @@ use crate::state::model::State;
 pub const LATEST_LIMIT: usize = 5;
 
 /// A subgoal on the board.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SceneSubgoal {
     /// Id.
     pub id: String,
@@ -37,7 +37,7 @@ pub struct SceneSubgoal {
 }
 
 /// How many invariants have one status.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct StatusCount {
     /// The exact status string.
     pub status: String,
@@ -46,7 +46,7 @@ pub struct StatusCount {
 }
 
 /// Graph counts and focus.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SceneGraph {
     /// Architecture nodes.
     pub architecture_node_count: usize,
@@ -77,7 +77,7 @@ pub struct SceneGraph {
 }
 
 /// The retrieval index in brief.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SceneRetrieval {
     /// The indexed root.
     pub workspace_root: String,
@@ -101,7 +101,7 @@ pub struct SceneRetrieval {
 }
 
 /// The investigation checkpoint in brief.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SceneCheckpoint {
     /// Id.
     pub checkpoint_id: String,
@@ -129,7 +129,7 @@ pub struct SceneCheckpoint {
 }
 
 /// One of the newest records.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SceneRecord {
     /// Id.
     pub id: String,
@@ -144,7 +144,7 @@ pub struct SceneRecord {
 }
 
 /// A newest-first collection in brief.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SceneRecords {
     /// How many records exist.
     pub total_count: usize,
@@ -153,7 +153,7 @@ pub struct SceneRecords {
 }
 
 /// A command that makes sense from here.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SceneAction {
     /// `epiphany index`.
@@ -203,7 +203,7 @@ impl SceneAction {
 }
 
 /// The wall board.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Scene {
     /// Whether a state exists.
     pub state_status: StateStatus,

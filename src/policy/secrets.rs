@@ -15,7 +15,7 @@ use serde_json::Value;
 use crate::state::patch::Patch;
 
 /// How many secrets of one kind were redacted.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct Redaction {
     /// The kind of secret (`private_key`, `aws_access_key`, ...).
     pub kind: &'static str,

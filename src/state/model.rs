@@ -12,7 +12,7 @@ use serde::Deserialize;
 use serde::Serialize;
 
 /// The root of the typed state of one repository.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct State {
     /// Bumped by exactly one on every successful write.
     pub revision: u64,
@@ -76,7 +76,7 @@ pub struct State {
 }
 
 /// A step of the plan.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Subgoal {
     /// Unique id.
     pub id: String,
@@ -90,7 +90,7 @@ pub struct Subgoal {
 }
 
 /// A rule the work must keep.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Invariant {
     /// Unique id.
     pub id: String,
@@ -104,7 +104,7 @@ pub struct Invariant {
 }
 
 /// The two graphs and the links between them.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Graphs {
     /// Components and how they relate.
     #[serde(default, skip_serializing_if = "Graph::is_empty")]
@@ -133,7 +133,19 @@ impl Graphs {
 }
 
 /// Which of the two graphs a node or edge lives in.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum GraphKind {
     /// The architecture graph.
@@ -153,7 +165,7 @@ impl GraphKind {
 }
 
 /// Nodes and edges of one graph.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Graph {
     /// The nodes, in author order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -171,7 +183,7 @@ impl Graph {
 }
 
 /// A component (architecture) or a stage (dataflow).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GraphNode {
     /// Unique id within its graph.
     pub id: String,
@@ -194,7 +206,7 @@ pub struct GraphNode {
 }
 
 /// A relation between two nodes of the same graph.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GraphEdge {
     /// Optional id (edges may be anonymous).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -217,7 +229,7 @@ pub struct GraphEdge {
 }
 
 /// Ties a dataflow node to the architecture node that carries it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GraphLink {
     /// The dataflow node.
     pub dataflow_node_id: String,
@@ -232,7 +244,7 @@ pub struct GraphLink {
 }
 
 /// A pointer into the code: a path, optionally a line range and a symbol.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct CodeRef {
     /// Path relative to the repository root.
     pub path: String,
@@ -264,7 +276,7 @@ impl CodeRef {
 }
 
 /// The part of the graph under active investigation.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GraphFrontier {
     /// Nodes in focus.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -284,7 +296,7 @@ pub struct GraphFrontier {
 }
 
 /// A named point in the graph work.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct GraphCheckpoint {
     /// Unique id.
     pub checkpoint_id: String,
@@ -305,7 +317,7 @@ pub struct GraphCheckpoint {
 }
 
 /// The retrieval index summary (§14.9); filled only in views.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RetrievalState {
     /// The indexed root.
     pub workspace_root: String,
@@ -336,7 +348,9 @@ pub struct RetrievalState {
 }
 
 /// Status of the retrieval index.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum RetrievalStatus {
     /// No index can be used.
@@ -351,7 +365,7 @@ pub enum RetrievalStatus {
 }
 
 /// One shard of the retrieval index.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ShardSummary {
     /// Shard id.
     pub shard_id: String,
@@ -375,7 +389,7 @@ pub struct ShardSummary {
 }
 
 /// Working notes.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ScratchPad {
     /// Where things stand.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -392,7 +406,7 @@ pub struct ScratchPad {
 }
 
 /// Where an investigation stands, so it can resume after the context is lost.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InvestigationCheckpoint {
     /// Unique id.
     pub checkpoint_id: String,
@@ -423,7 +437,9 @@ pub struct InvestigationCheckpoint {
 }
 
 /// Whether a checkpoint can be resumed as is.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Disposition {
     /// Resume from it.
@@ -444,7 +460,7 @@ impl Disposition {
 }
 
 /// Something seen, with the evidence behind it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Observation {
     /// Unique id.
     pub id: String,
@@ -463,7 +479,7 @@ pub struct Observation {
 }
 
 /// A condensed, lasting finding.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct EvidenceRecord {
     /// Unique id.
     pub id: String,
@@ -479,7 +495,7 @@ pub struct EvidenceRecord {
 }
 
 /// Understanding versus churn.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ChurnState {
     /// How well the change is understood.
     pub understanding_status: String,
@@ -497,7 +513,7 @@ pub struct ChurnState {
 }
 
 /// The working mode.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ModeState {
     /// Mode name.
     pub name: String,
@@ -507,7 +523,9 @@ pub struct ModeState {
 }
 
 /// Planning or doing.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum ModeKind {
     /// Planning.
@@ -524,7 +542,7 @@ pub enum ModeKind {
 }
 
 /// A job bound to this work (carried as data).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct JobBinding {
     /// Unique id.
     pub id: String,
@@ -549,7 +567,7 @@ pub struct JobBinding {
 }
 
 /// Kind of job.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum JobKind {
     /// Building the retrieval index.
@@ -563,7 +581,7 @@ pub enum JobKind {
 }
 
 /// A receipt for an accepted job result (carried as data).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[allow(missing_docs)]
 pub struct AcceptanceReceipt {
     pub id: String,
@@ -583,7 +601,7 @@ pub struct AcceptanceReceipt {
 }
 
 /// A link from a job binding to a runtime job (carried as data).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[allow(missing_docs)]
 pub struct RuntimeLink {
     pub id: String,
@@ -601,7 +619,7 @@ pub struct RuntimeLink {
 }
 
 /// Planning records, kept apart from the active objective.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct PlanningState {
     /// The planned workspace.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -632,7 +650,7 @@ impl PlanningState {
 }
 
 /// A raw captured idea or request.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[allow(missing_docs)]
 pub struct PlanningCapture {
     pub id: String,
@@ -653,7 +671,7 @@ pub struct PlanningCapture {
 }
 
 /// Where a planning record came from.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[allow(missing_docs)]
 pub struct PlanningSourceRef {
     pub kind: String,
@@ -696,7 +714,7 @@ pub struct PlanningSourceRef {
 }
 
 /// A shaped backlog item.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[allow(missing_docs)]
 pub struct BacklogItem {
     pub id: String,
@@ -727,7 +745,7 @@ pub struct BacklogItem {
 }
 
 /// Why a backlog item matters now.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[allow(missing_docs)]
 pub struct PlanningPriority {
     pub value: String,
@@ -749,7 +767,7 @@ pub struct PlanningPriority {
 }
 
 /// A roadmap stream over backlog items.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[allow(missing_docs)]
 pub struct RoadmapStream {
     pub id: String,
@@ -767,7 +785,7 @@ pub struct RoadmapStream {
 }
 
 /// An objective drafted but not adopted.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[allow(missing_docs)]
 pub struct ObjectiveDraft {
     pub id: String,
@@ -791,7 +809,7 @@ pub struct ObjectiveDraft {
 }
 
 /// What a drafted objective includes and excludes.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[allow(missing_docs)]
 pub struct ObjectiveDraftScope {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -801,7 +819,7 @@ pub struct ObjectiveDraftScope {
 }
 
 /// Which lane does what for a drafted objective.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[allow(missing_docs)]
 pub struct ObjectiveDraftLanePlan {
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -27,7 +27,7 @@ use crate::state::model::Subgoal;
 
 /// One typed change to the state. Replacement fields replace wholesale when present; the
 /// append lists are placed before the existing records (newest first).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Patch {
     /// Replace the objective.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -104,7 +104,19 @@ pub const PATCH_FIELDS: [&str; 17] = [
 ];
 
 /// A state field a write changed, in the fixed order of §9.5.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    PartialOrd,
+    Ord,
+    Hash,
+    Serialize,
+    Deserialize,
+    schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 #[allow(missing_docs)]
 pub enum ChangedField {
@@ -182,7 +194,7 @@ impl Patch {
 }
 
 /// A patch with the revision it was drafted against, as `distill` and `propose` print it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Envelope {
     /// The revision the patch was drafted against.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -21,7 +21,7 @@ use crate::state::patch::Patch;
 pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 
 /// Which command wrote a record.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Source {
     /// `init --objective`.
@@ -50,7 +50,7 @@ impl Source {
 }
 
 /// A rollback's payload: the whole state of an earlier revision.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Restore {
     /// The revision whose state was restored.
     pub to_revision: u64,
@@ -59,7 +59,7 @@ pub struct Restore {
 }
 
 /// One accepted write.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Record {
     /// 1-based position in the rollout.
     pub seq: u64,
@@ -121,7 +121,7 @@ impl Record {
 }
 
 /// A problem found while reading a rollout, with its 1-based line number.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct LineProblem {
     /// 1-based line number in `rollout.jsonl`.
     pub line: u64,

@@ -24,7 +24,7 @@ use crate::state::rollout::Record;
 pub const FORMAT_VERSION: u32 = 1;
 
 /// When a record (a graph node or the investigation checkpoint) was last written.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Anchor {
     /// The revision of that write.
     pub revision: u64,
@@ -42,7 +42,7 @@ pub fn node_anchor_key(graph: GraphKind, id: &str) -> String {
 }
 
 /// The head snapshot.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Snapshot {
     /// Encoding version; older versions keep decoding.
     pub format_version: u32,

@@ -104,7 +104,7 @@ impl FileChange {
 }
 
 /// One key of the local git config to set or remove.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct ConfigChange {
     key: &'static str,
     value: Option<String>,
@@ -133,14 +133,14 @@ pub struct Plan {
     pub config: Vec<ConfigChange>,
 }
 
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 struct FileReport {
     path: String,
     action: &'static str,
 }
 
 /// What a hooks subcommand did (or would do, with `--dry-run`).
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct HooksReport {
     dry_run: bool,
     files: Vec<FileReport>,
