@@ -10,9 +10,11 @@ use crate::cli::Ctx;
 use crate::cli::Status;
 
 pub mod diff;
+pub mod index;
 pub mod init;
 pub mod input;
 pub mod log;
+pub mod retrieve;
 pub mod rollback;
 pub mod show;
 pub mod update;
@@ -35,6 +37,10 @@ pub enum Command {
     Verify(verify::Args),
     /// Validate and apply one patch: the one write path
     Update(update::Args),
+    /// Build or update the search index under `.epiphany/cache/`
+    Index(index::Args),
+    /// Find the files and lines that answer a question about the code
+    Retrieve(retrieve::Args),
 }
 
 /// Runs one command.
@@ -47,5 +53,7 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<Status> {
         Command::Rollback(args) => rollback::run(ctx, args),
         Command::Verify(args) => verify::run(ctx, args),
         Command::Update(args) => update::run(ctx, args),
+        Command::Index(args) => index::run(ctx, args),
+        Command::Retrieve(args) => retrieve::run(ctx, args),
     }
 }

@@ -1,0 +1,281 @@
+//! Ranking: the tantivy query for a list of analyzed terms, and the collector that turns
+//! chunk scores into one score per file (its best chunk, times the file's weight).
+//!
+//! Every term is looked up in the chunk text and, with [`PATH_BOOST`], in the file path, as
+//! BM25 clauses of one boolean query; tantivy does the scoring. The collector reads `file_id`,
+//! `start_line` and `end_line` from fast fields only. A file's weight is 0 to exclude it (out
+//! of scope, or stale in the index), or its prior ([`prior`]). No I/O besides the index.
+
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
+use std::sync::Arc;
+
+use anyhow::Result;
+use tantivy::DocId;
+use tantivy::Index;
+use tantivy::ReloadPolicy;
+use tantivy::Score;
+use tantivy::Searcher;
+use tantivy::SegmentOrdinal;
+use tantivy::SegmentReader;
+use tantivy::Term;
+use tantivy::collector::Collector;
+use tantivy::collector::SegmentCollector;
+use tantivy::columnar::Column;
+use tantivy::query::Bm25StatisticsProvider;
+use tantivy::query::BooleanQuery;
+use tantivy::query::BoostQuery;
+use tantivy::query::Occur;
+use tantivy::query::Query;
+use tantivy::query::TermQuery;
+use tantivy::schema::IndexRecordOption;
+
+use crate::search::index::Fields;
+
+/// Weight of a path match relative to a chunk-text match. About 1 measured best: many query
+/// words are also directory names, and a stronger boost floods the top with every file of
+/// that directory (`retrieval.md`).
+pub const PATH_BOOST: f32 = 1.0;
+
+/// Weight of files that are rarely the answer to a question about code: documentation,
+/// configuration, lock files and data. They still rank, just behind comparable source files;
+/// otherwise long generated or prose files crowd the top.
+pub const NON_SOURCE_PRIOR: f32 = 0.5;
+
+const NON_SOURCE_EXTENSIONS: &[&str] = &[
+    "json", "md", "lock", "toml", "yaml", "yml", "snap", "txt", "csv", "html", "svg", "bazel",
+    "bzl",
+];
+
+/// The prior weight of a file (see [`NON_SOURCE_PRIOR`]).
+pub fn prior(path: &str) -> f32 {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let extension = name
+        .rsplit_once('.')
+        .map(|(_, ext)| ext.to_ascii_lowercase());
+    let non_source = extension.is_some_and(|ext| NON_SOURCE_EXTENSIONS.contains(&ext.as_str()))
+        || name == "BUILD";
+    if non_source { NON_SOURCE_PRIOR } else { 1.0 }
+}
+
+/// One boolean query: every term in the chunk text, and in the path with [`PATH_BOOST`].
+pub fn query(fields: &Fields, terms: &[String]) -> BooleanQuery {
+    let clauses = terms
+        .iter()
+        .flat_map(|term| {
+            let body = TermQuery::new(
+                Term::from_field_text(fields.body, term),
+                IndexRecordOption::WithFreqs,
+            );
+            let path = TermQuery::new(
+                Term::from_field_text(fields.path, term),
+                IndexRecordOption::WithFreqs,
+            );
+            [
+                (Occur::Should, Box::new(body) as Box<dyn Query>),
+                (
+                    Occur::Should,
+                    Box::new(BoostQuery::new(Box::new(path), PATH_BOOST)),
+                ),
+            ]
+        })
+        .collect();
+    BooleanQuery::new(clauses)
+}
+
+/// A reader's current view of an index.
+pub fn searcher(index: &Index) -> Result<Searcher> {
+    let reader = index
+        .reader_builder()
+        .reload_policy(ReloadPolicy::Manual)
+        .try_into()?;
+    Ok(reader.searcher())
+}
+
+/// A file's best chunk.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FileScore {
+    /// The file's id in the index.
+    pub file_id: u64,
+    /// The best chunk's score times the file's weight.
+    pub score: f32,
+    /// First line of the best chunk.
+    pub start_line: u32,
+    /// Last line of the best chunk.
+    pub end_line: u32,
+}
+
+impl FileScore {
+    fn beats(&self, other: &FileScore) -> bool {
+        self.score > other.score
+            || (self.score == other.score && self.start_line < other.start_line)
+    }
+}
+
+/// Every matching file with a positive weight, with its best chunk, in no particular order.
+/// `statistics` supplies the BM25 document frequencies (another index's, so that scores of a
+/// small in-memory index compare with the persistent one's).
+pub fn best_chunks(
+    searcher: &Searcher,
+    statistics: &dyn Bm25StatisticsProvider,
+    query: &dyn Query,
+    weights: Arc<[f32]>,
+) -> Result<Vec<FileScore>> {
+    let best = searcher.search_with_statistics_provider(
+        query,
+        &BestChunkPerFile { weights },
+        statistics,
+    )?;
+    Ok(best.into_values().collect())
+}
+
+struct BestChunkPerFile {
+    weights: Arc<[f32]>,
+}
+
+struct SegmentBest {
+    weights: Arc<[f32]>,
+    file_ids: Column<u64>,
+    start_lines: Column<u64>,
+    end_lines: Column<u64>,
+    best: HashMap<u64, FileScore>,
+}
+
+fn line(column: &Column<u64>, doc: DocId) -> u32 {
+    column
+        .first(doc)
+        .and_then(|line| u32::try_from(line).ok())
+        .unwrap_or(0)
+}
+
+impl Collector for BestChunkPerFile {
+    type Fruit = HashMap<u64, FileScore>;
+    type Child = SegmentBest;
+
+    fn for_segment(
+        &self,
+        _segment: SegmentOrdinal,
+        reader: &SegmentReader,
+    ) -> tantivy::Result<SegmentBest> {
+        let fast = reader.fast_fields();
+        Ok(SegmentBest {
+            weights: Arc::clone(&self.weights),
+            file_ids: fast.u64("file_id")?,
+            start_lines: fast.u64("start_line")?,
+            end_lines: fast.u64("end_line")?,
+            best: HashMap::new(),
+        })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        true
+    }
+
+    fn merge_fruits(&self, fruits: Vec<HashMap<u64, FileScore>>) -> tantivy::Result<Self::Fruit> {
+        let mut merged: HashMap<u64, FileScore> = HashMap::new();
+        for fruit in fruits {
+            for (file_id, candidate) in fruit {
+                match merged.entry(file_id) {
+                    Entry::Occupied(mut slot) => {
+                        if candidate.beats(slot.get()) {
+                            slot.insert(candidate);
+                        }
+                    }
+                    Entry::Vacant(slot) => {
+                        slot.insert(candidate);
+                    }
+                }
+            }
+        }
+        Ok(merged)
+    }
+}
+
+impl SegmentCollector for SegmentBest {
+    type Fruit = HashMap<u64, FileScore>;
+
+    fn collect(&mut self, doc: DocId, score: Score) {
+        let Some(file_id) = self.file_ids.first(doc) else {
+            return;
+        };
+        let weight = usize::try_from(file_id)
+            .ok()
+            .and_then(|index| self.weights.get(index).copied())
+            .unwrap_or(0.0);
+        if weight <= 0.0 {
+            return;
+        }
+        let score = score * weight;
+        if self
+            .best
+            .get(&file_id)
+            .is_some_and(|best| best.score >= score)
+        {
+            return;
+        }
+        self.best.insert(
+            file_id,
+            FileScore {
+                file_id,
+                score,
+                start_line: line(&self.start_lines, doc),
+                end_line: line(&self.end_lines, doc),
+            },
+        );
+    }
+
+    fn harvest(self) -> Self::Fruit {
+        self.best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::index;
+    use crate::search::tokenize;
+
+    #[test]
+    fn prior_halves_docs_config_and_data() {
+        assert_eq!(prior("src/main.rs"), 1.0);
+        assert_eq!(prior("README.md"), NON_SOURCE_PRIOR);
+        assert_eq!(prior("pkg/Cargo.LOCK"), NON_SOURCE_PRIOR);
+        assert_eq!(prior("tools/BUILD"), NON_SOURCE_PRIOR);
+        assert_eq!(prior("Makefile"), 1.0);
+    }
+
+    #[test]
+    fn files_score_by_their_best_chunk_and_weights_exclude() {
+        let long: String = (0..200).map(|n| format!("filler line {n}\n")).collect();
+        let files = vec![
+            (
+                "src/a.rs".to_owned(),
+                format!("{long}fn validate_patch() {{}}\n"),
+            ),
+            ("src/b.rs".to_owned(), "fn unrelated() {}\n".to_owned()),
+            (
+                "docs/patch.md".to_owned(),
+                "validate the patch\n".to_owned(),
+            ),
+        ];
+        let memory = index::in_memory(&files).expect("index");
+        let searcher = searcher(&memory.index).expect("searcher");
+        let (_, fields) = index::schema();
+        let terms = tokenize::query_terms(&mut tokenize::analyzer(), "validate patches");
+        let query = query(&fields, &terms);
+        let weights: Arc<[f32]> = Arc::from(vec![1.0, 1.0, 1.0]);
+        let mut found = best_chunks(&searcher, &searcher, &query, weights).expect("search");
+        found.sort_by_key(|file| file.file_id);
+        let ids: Vec<u64> = found.iter().map(|file| file.file_id).collect();
+        assert_eq!(ids, [0, 2]);
+        assert!(
+            found[0].start_line > 1,
+            "the best chunk is the one at the end"
+        );
+        assert_eq!(found[0].end_line, 201);
+        let only_docs: Arc<[f32]> = Arc::from(vec![0.0, 1.0, 1.0]);
+        let found = best_chunks(&searcher, &searcher, &query, only_docs).expect("search");
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].file_id, 2);
+    }
+}

@@ -1,0 +1,433 @@
+//! Code-aware tokenization: the tantivy analyzer that indexes and queries source text, and the
+//! query-side stop list.
+//!
+//! Identifiers are split the way programmers read them: `snake_case`, `camelCase`, acronyms
+//! (`HTTPServer` → `http`, `server`) and digit runs (`utf8` → `utf`, `8`), while the joined
+//! identifier is kept as a token of its own so an exact identifier still matches best. Every
+//! token is lowercased and English-stemmed, in documents and queries alike, so `validated`
+//! finds `validate_patch`. Runs longer than [`MAX_WORD_BYTES`] are data (hashes, base64), not
+//! words, and are dropped. No I/O and no scoring here.
+
+use std::collections::HashSet;
+use std::ops::Range;
+
+use tantivy::tokenizer::Language;
+use tantivy::tokenizer::LowerCaser;
+use tantivy::tokenizer::Stemmer;
+use tantivy::tokenizer::TextAnalyzer;
+use tantivy::tokenizer::Token;
+use tantivy::tokenizer::TokenStream;
+use tantivy::tokenizer::Tokenizer;
+
+/// The name the analyzer is registered under in every index.
+pub const ANALYZER: &str = "code";
+
+/// Longer runs of word characters are skipped entirely.
+pub const MAX_WORD_BYTES: usize = 64;
+
+/// Words that carry no signal about *where* in a code base something is: English function
+/// words, question words, and the verbs of change requests ("add", "fix", "support"), which
+/// agents and commit subjects put in front of the words that matter.
+const STOP_WORDS: &[&str] = &[
+    "a",
+    "about",
+    "after",
+    "again",
+    "all",
+    "also",
+    "an",
+    "and",
+    "any",
+    "are",
+    "as",
+    "at",
+    "be",
+    "been",
+    "before",
+    "being",
+    "but",
+    "by",
+    "can",
+    "could",
+    "did",
+    "do",
+    "does",
+    "each",
+    "for",
+    "from",
+    "had",
+    "has",
+    "have",
+    "how",
+    "i",
+    "if",
+    "in",
+    "into",
+    "is",
+    "it",
+    "its",
+    "just",
+    "me",
+    "more",
+    "most",
+    "my",
+    "no",
+    "not",
+    "now",
+    "of",
+    "on",
+    "only",
+    "or",
+    "other",
+    "our",
+    "out",
+    "over",
+    "should",
+    "so",
+    "some",
+    "such",
+    "than",
+    "that",
+    "the",
+    "their",
+    "them",
+    "then",
+    "there",
+    "these",
+    "they",
+    "this",
+    "those",
+    "to",
+    "under",
+    "up",
+    "via",
+    "was",
+    "we",
+    "were",
+    "what",
+    "when",
+    "where",
+    "which",
+    "while",
+    "who",
+    "why",
+    "will",
+    "with",
+    "would",
+    "you",
+    "your", // change-request verbs
+    "add",
+    "adds",
+    "added",
+    "adding",
+    "allow",
+    "allows",
+    "avoid",
+    "change",
+    "changes",
+    "changed",
+    "correctly",
+    "ensure",
+    "fix",
+    "fixes",
+    "fixed",
+    "fixing",
+    "handle",
+    "handles",
+    "improve",
+    "instead",
+    "make",
+    "makes",
+    "made",
+    "properly",
+    "remove",
+    "removes",
+    "removed",
+    "support",
+    "supports",
+    "update",
+    "updates",
+    "updated",
+    "use",
+    "uses",
+    "used",
+    "using",
+];
+
+/// The analyzer used for every indexed field and every query.
+pub fn analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(CodeTokenizer::default())
+        .filter(LowerCaser)
+        .filter(Stemmer::new(Language::English))
+        .build()
+}
+
+/// The analyzed terms of `text`, in order, with repetitions.
+pub fn tokens(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    analyzer
+        .token_stream(text)
+        .process(&mut |token| out.push(token.text.clone()));
+    out
+}
+
+/// The distinct analyzed terms a query searches for. Stop words and single characters are
+/// dropped first, unless that would leave nothing, so `"add"` alone still searches.
+pub fn query_terms(analyzer: &mut TextAnalyzer, query: &str) -> Vec<String> {
+    let words: Vec<&str> = words(query).collect();
+    let useful: Vec<&str> = words
+        .iter()
+        .copied()
+        .filter(|word| word.chars().count() > 1 && !is_stop_word(word))
+        .collect();
+    let chosen = if useful.is_empty() { words } else { useful };
+    let mut seen = HashSet::new();
+    let mut terms = Vec::new();
+    for word in chosen {
+        for term in tokens(analyzer, word) {
+            if seen.insert(term.clone()) {
+                terms.push(term);
+            }
+        }
+    }
+    terms
+}
+
+fn is_stop_word(word: &str) -> bool {
+    STOP_WORDS.contains(&word.to_lowercase().as_str())
+}
+
+fn is_word_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_'
+}
+
+/// Maximal runs of letters, digits and underscores.
+fn words(text: &str) -> impl Iterator<Item = &str> {
+    text.split(|c: char| !is_word_char(c))
+        .filter(|word| !word.is_empty())
+}
+
+/// Splits source text into identifier parts, keeping joined identifiers (see module docs).
+#[derive(Debug, Clone, Default)]
+pub struct CodeTokenizer {
+    token: Token,
+    pending: Vec<Range<usize>>,
+}
+
+/// The token stream of [`CodeTokenizer`].
+pub struct CodeTokenStream<'a> {
+    text: &'a str,
+    cursor: usize,
+    pending: &'a mut Vec<Range<usize>>,
+    next_pending: usize,
+    token: &'a mut Token,
+}
+
+impl Tokenizer for CodeTokenizer {
+    type TokenStream<'a> = CodeTokenStream<'a>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> CodeTokenStream<'a> {
+        self.token.reset();
+        self.pending.clear();
+        CodeTokenStream {
+            text,
+            cursor: 0,
+            pending: &mut self.pending,
+            next_pending: 0,
+            token: &mut self.token,
+        }
+    }
+}
+
+impl CodeTokenStream<'_> {
+    /// Finds the next word that yields tokens and queues its ranges.
+    fn queue_next_word(&mut self) -> bool {
+        loop {
+            let rest = &self.text[self.cursor..];
+            let Some(start) = rest.find(is_word_char) else {
+                self.cursor = self.text.len();
+                return false;
+            };
+            let start = self.cursor + start;
+            let end = self.text[start..]
+                .find(|c: char| !is_word_char(c))
+                .map_or(self.text.len(), |offset| start + offset);
+            self.cursor = end;
+            if end - start > MAX_WORD_BYTES {
+                continue;
+            }
+            self.pending.clear();
+            self.next_pending = 0;
+            identifier_parts(&self.text[start..end], start, self.pending);
+            if !self.pending.is_empty() {
+                return true;
+            }
+        }
+    }
+}
+
+impl TokenStream for CodeTokenStream<'_> {
+    fn advance(&mut self) -> bool {
+        if self.next_pending >= self.pending.len() && !self.queue_next_word() {
+            return false;
+        }
+        let range = self.pending[self.next_pending].clone();
+        self.next_pending += 1;
+        self.token.text.clear();
+        self.token.text.push_str(&self.text[range.clone()]);
+        self.token.offset_from = range.start;
+        self.token.offset_to = range.end;
+        self.token.position = self.token.position.wrapping_add(1);
+        true
+    }
+
+    fn token(&self) -> &Token {
+        self.token
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        self.token
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CharClass {
+    Upper,
+    Lower,
+    Digit,
+}
+
+fn class(c: char) -> CharClass {
+    if c.is_numeric() {
+        CharClass::Digit
+    } else if c.is_uppercase() {
+        CharClass::Upper
+    } else {
+        CharClass::Lower
+    }
+}
+
+/// Pushes the byte ranges (offset by `base`) of a word's tokens: the joined identifier (without
+/// leading and trailing underscores) when it has several parts, then each part.
+fn identifier_parts(word: &str, base: usize, out: &mut Vec<Range<usize>>) {
+    let trimmed_start = word.len() - word.trim_start_matches('_').len();
+    let trimmed = word.trim_matches('_');
+    if trimmed.is_empty() {
+        return;
+    }
+    out.push(base + trimmed_start..base + trimmed_start + trimmed.len());
+    let mut offset = base + trimmed_start;
+    for segment in trimmed.split('_') {
+        if !segment.is_empty() {
+            camel_parts(segment, offset, out);
+        }
+        offset += segment.len() + 1;
+    }
+    if out.len() == 2 {
+        // One part only: it equals the joined identifier.
+        out.pop();
+    }
+}
+
+/// Splits one underscore-free segment at case changes, acronym ends and digit boundaries.
+fn camel_parts(segment: &str, base: usize, out: &mut Vec<Range<usize>>) {
+    let chars: Vec<(usize, CharClass)> = segment
+        .char_indices()
+        .map(|(offset, c)| (offset, class(c)))
+        .collect();
+    let mut start = 0;
+    for index in 1..chars.len() {
+        let (offset, current) = chars[index];
+        let previous = chars[index - 1].1;
+        let next = chars.get(index + 1).map(|&(_, class)| class);
+        let boundary = match (previous, current) {
+            (CharClass::Lower, CharClass::Upper) => true,
+            (CharClass::Digit, other) | (other, CharClass::Digit) => other != CharClass::Digit,
+            (CharClass::Upper, CharClass::Upper) => next == Some(CharClass::Lower),
+            _ => false,
+        };
+        if boundary {
+            out.push(base + start..base + offset);
+            start = offset;
+        }
+    }
+    out.push(base + start..base + segment.len());
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn analyzed(text: &str) -> Vec<String> {
+        tokens(&mut analyzer(), text)
+    }
+
+    fn raw(text: &str) -> Vec<String> {
+        let mut tokenizer = CodeTokenizer::default();
+        let mut stream = tokenizer.token_stream(text);
+        let mut out = Vec::new();
+        while stream.advance() {
+            out.push(stream.token().text.clone());
+        }
+        out
+    }
+
+    #[test]
+    fn splits_identifiers_and_keeps_the_joined_form() {
+        assert_eq!(
+            raw("session_checkpoint"),
+            ["session_checkpoint", "session", "checkpoint"]
+        );
+        assert_eq!(raw("HTTPServer"), ["HTTPServer", "HTTP", "Server"]);
+        assert_eq!(
+            raw("parseJSONValue"),
+            ["parseJSONValue", "parse", "JSON", "Value"]
+        );
+        assert_eq!(raw("utf8Decoder"), ["utf8Decoder", "utf", "8", "Decoder"]);
+        assert_eq!(raw("__init__ x"), ["init", "x"]);
+        assert_eq!(raw("a-b c.d"), ["a", "b", "c", "d"]);
+        assert_eq!(raw("___"), Vec::<String>::new());
+    }
+
+    #[test]
+    fn lowercases_and_stems() {
+        assert_eq!(
+            analyzed("validatePatches"),
+            ["validatepatch", "valid", "patch"]
+        );
+        assert_eq!(
+            analyzed("src/config_persistence.rs")[..2],
+            ["src", "config_persist"]
+        );
+    }
+
+    #[test]
+    fn drops_overlong_runs_and_keeps_offsets() {
+        let blob = "x".repeat(MAX_WORD_BYTES + 1);
+        assert_eq!(raw(&format!("{blob} keep")), ["keep"]);
+        let mut tokenizer = CodeTokenizer::default();
+        let mut stream = tokenizer.token_stream("  fooBar");
+        assert!(stream.advance());
+        assert_eq!(
+            (stream.token().offset_from, stream.token().offset_to),
+            (2, 8)
+        );
+        assert!(stream.advance());
+        assert_eq!(
+            (stream.token().offset_from, stream.token().offset_to),
+            (2, 5)
+        );
+    }
+
+    #[test]
+    fn query_terms_drop_stop_words_unless_nothing_is_left() {
+        let mut analyzer = analyzer();
+        assert_eq!(
+            query_terms(&mut analyzer, "where are patches validated?"),
+            ["patch", "valid"]
+        );
+        assert_eq!(query_terms(&mut analyzer, "Add a flag"), ["flag"]);
+        assert_eq!(query_terms(&mut analyzer, "add"), ["add"]);
+        assert_eq!(query_terms(&mut analyzer, "fix fix"), ["fix"]);
+    }
+}
