@@ -3,4 +3,5 @@
 
 mod common;
 
+mod test_retrieve;
 mod test_store;
