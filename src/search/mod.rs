@@ -44,7 +44,7 @@ pub const CHUNK_SHAPE: ChunkShape = ChunkShape {
 
 /// Names the index configuration (schema, tokenizer, chunking); an index built by another
 /// configuration is rebuilt. Change it whenever any of them changes.
-pub const INDEX_REVISION: &str = "tantivy-bm25-v1:code-tokens:chunks-120x30";
+pub const INDEX_REVISION: &str = "tantivy-bm25-v2:code-tokens:chunks-120x30";
 
 /// The revision reported when results come from a query-time scan.
 pub const QUERY_TIME_REVISION: &str = "query-time-bm25-v1";

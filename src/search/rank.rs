@@ -37,14 +37,17 @@ use crate::search::index::Fields;
 /// that directory (`retrieval.md`).
 pub const PATH_BOOST: f32 = 1.0;
 
-/// Weight of files that are rarely the answer to a question about code: documentation,
-/// configuration, lock files and data. They still rank, just behind comparable source files;
-/// otherwise long generated or prose files crowd the top.
+/// Weight of files that are not source code: documentation, configuration, data, lock files,
+/// licenses, templates. A question about code is answered by code first; these still rank,
+/// just behind comparable source files, so long prose or generated data cannot crowd the top.
 pub const NON_SOURCE_PRIOR: f32 = 0.5;
 
-const NON_SOURCE_EXTENSIONS: &[&str] = &[
-    "json", "md", "lock", "toml", "yaml", "yml", "snap", "txt", "csv", "html", "svg", "bazel",
-    "bzl",
+/// Extensions of programming-language source files (shell included).
+const SOURCE_EXTENSIONS: &[&str] = &[
+    "bash", "c", "cc", "cjs", "clj", "cljs", "cpp", "cs", "cxx", "dart", "el", "erl", "ex", "exs",
+    "fish", "fs", "go", "groovy", "h", "hh", "hpp", "hrl", "hs", "java", "jl", "js", "jsx", "kt",
+    "kts", "lua", "m", "mjs", "ml", "mli", "mm", "nim", "php", "pl", "pm", "ps1", "py", "pyi", "r",
+    "rb", "rs", "scala", "sh", "sql", "svelte", "swift", "ts", "tsx", "vim", "vue", "zig", "zsh",
 ];
 
 /// The prior weight of a file (see [`NON_SOURCE_PRIOR`]).
@@ -53,9 +56,11 @@ pub fn prior(path: &str) -> f32 {
     let extension = name
         .rsplit_once('.')
         .map(|(_, ext)| ext.to_ascii_lowercase());
-    let non_source = extension.is_some_and(|ext| NON_SOURCE_EXTENSIONS.contains(&ext.as_str()))
-        || name == "BUILD";
-    if non_source { NON_SOURCE_PRIOR } else { 1.0 }
+    if extension.is_some_and(|ext| SOURCE_EXTENSIONS.contains(&ext.as_str())) {
+        1.0
+    } else {
+        NON_SOURCE_PRIOR
+    }
 }
 
 /// One boolean query: every term in the chunk text, and in the path with [`PATH_BOOST`].
@@ -241,7 +246,8 @@ mod tests {
         assert_eq!(prior("README.md"), NON_SOURCE_PRIOR);
         assert_eq!(prior("pkg/Cargo.LOCK"), NON_SOURCE_PRIOR);
         assert_eq!(prior("tools/BUILD"), NON_SOURCE_PRIOR);
-        assert_eq!(prior("Makefile"), 1.0);
+        assert_eq!(prior("Makefile"), NON_SOURCE_PRIOR);
+        assert_eq!(prior("complete/rg.ZSH"), 1.0);
     }
 
     #[test]

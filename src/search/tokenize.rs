@@ -28,6 +28,7 @@ pub const MAX_WORD_BYTES: usize = 64;
 /// Words that carry no signal about *where* in a code base something is: English function
 /// words, question words, and the verbs of change requests ("add", "fix", "support"), which
 /// agents and commit subjects put in front of the words that matter.
+#[rustfmt::skip]
 const STOP_WORDS: &[&str] = &[
     "a",
     "about",
@@ -201,25 +202,32 @@ fn is_word_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_'
 }
 
-/// Maximal runs of letters, digits and underscores.
+/// The words of `text`, as the tokenizer delimits them.
 fn words(text: &str) -> impl Iterator<Item = &str> {
-    text.split(|c: char| !is_word_char(c))
-        .filter(|word| !word.is_empty())
+    let mut cursor = 0;
+    std::iter::from_fn(move || {
+        let word = next_word(text, cursor)?;
+        cursor = word.end;
+        Some(&text[word])
+    })
 }
 
 /// Splits source text into identifier parts, keeping joined identifiers (see module docs).
 #[derive(Debug, Clone, Default)]
 pub struct CodeTokenizer {
     token: Token,
-    pending: Vec<Range<usize>>,
+    parts: Vec<Range<usize>>,
 }
 
 /// The token stream of [`CodeTokenizer`].
 pub struct CodeTokenStream<'a> {
     text: &'a str,
     cursor: usize,
-    pending: &'a mut Vec<Range<usize>>,
-    next_pending: usize,
+    /// The parts of the current word.
+    parts: &'a mut Vec<Range<usize>>,
+    /// The next token of the current word: 0 is the joined form when there are several parts,
+    /// then one per part.
+    next: usize,
     token: &'a mut Token,
 }
 
@@ -228,55 +236,70 @@ impl Tokenizer for CodeTokenizer {
 
     fn token_stream<'a>(&'a mut self, text: &'a str) -> CodeTokenStream<'a> {
         self.token.reset();
-        self.pending.clear();
+        self.parts.clear();
         CodeTokenStream {
             text,
             cursor: 0,
-            pending: &mut self.pending,
-            next_pending: 0,
+            parts: &mut self.parts,
+            next: 0,
             token: &mut self.token,
         }
     }
 }
 
 impl CodeTokenStream<'_> {
-    /// Finds the next word that yields tokens and queues its ranges.
-    fn queue_next_word(&mut self) -> bool {
-        loop {
-            let rest = &self.text[self.cursor..];
-            let Some(start) = rest.find(is_word_char) else {
-                self.cursor = self.text.len();
-                return false;
-            };
-            let start = self.cursor + start;
-            let end = self.text[start..]
-                .find(|c: char| !is_word_char(c))
-                .map_or(self.text.len(), |offset| start + offset);
-            self.cursor = end;
-            if end - start > MAX_WORD_BYTES {
+    /// Tokens of the current word: the joined form (when several parts) and the parts.
+    fn word_tokens(&self) -> usize {
+        match self.parts.len() {
+            0 | 1 => self.parts.len(),
+            parts => parts + 1,
+        }
+    }
+
+    /// Finds the next word that yields tokens and splits it into parts.
+    fn next_word(&mut self) -> bool {
+        while let Some(word) = next_word(self.text, self.cursor) {
+            self.cursor = word.end;
+            if word.len() > MAX_WORD_BYTES {
                 continue;
             }
-            self.pending.clear();
-            self.next_pending = 0;
-            identifier_parts(&self.text[start..end], start, self.pending);
-            if !self.pending.is_empty() {
+            self.parts.clear();
+            self.next = 0;
+            identifier_parts(self.text, word, self.parts);
+            if !self.parts.is_empty() {
                 return true;
             }
         }
+        self.cursor = self.text.len();
+        false
     }
 }
 
 impl TokenStream for CodeTokenStream<'_> {
     fn advance(&mut self) -> bool {
-        if self.next_pending >= self.pending.len() && !self.queue_next_word() {
+        if self.next >= self.word_tokens() && !self.next_word() {
             return false;
         }
-        let range = self.pending[self.next_pending].clone();
-        self.next_pending += 1;
         self.token.text.clear();
-        self.token.text.push_str(&self.text[range.clone()]);
-        self.token.offset_from = range.start;
-        self.token.offset_to = range.end;
+        let joined = self.parts.len() > 1;
+        let (from, to) = if joined && self.next == 0 {
+            // The joined identifier, spelled the same whatever the convention:
+            // `maxDepth`, `max_depth`, `max-depth` and `MAX_DEPTH` all give `max_depth`.
+            for (index, part) in self.parts.iter().enumerate() {
+                if index > 0 {
+                    self.token.text.push('_');
+                }
+                self.token.text.push_str(&self.text[part.clone()]);
+            }
+            (self.parts[0].start, self.parts[self.parts.len() - 1].end)
+        } else {
+            let part = self.parts[self.next - usize::from(joined)].clone();
+            self.token.text.push_str(&self.text[part.clone()]);
+            (part.start, part.end)
+        };
+        self.next += 1;
+        self.token.offset_from = from;
+        self.token.offset_to = to;
         self.token.position = self.token.position.wrapping_add(1);
         true
     }
@@ -288,6 +311,24 @@ impl TokenStream for CodeTokenStream<'_> {
     fn token_mut(&mut self) -> &mut Token {
         self.token
     }
+}
+
+/// The byte range of the next word at or after `from`: a run of letters, digits and
+/// underscores, where a hyphen between two such characters also joins (`max-depth`, as CLI
+/// flags, crate names and config keys spell identifiers).
+fn next_word(text: &str, from: usize) -> Option<Range<usize>> {
+    let start = from + text[from..].find(is_word_char)?;
+    let mut end = start;
+    let mut chars = text[start..].char_indices().peekable();
+    while let Some((offset, c)) = chars.next() {
+        let joins_hyphen =
+            c == '-' && offset > 0 && chars.peek().is_some_and(|&(_, next)| is_word_char(next));
+        if !is_word_char(c) && !joins_hyphen {
+            break;
+        }
+        end = start + offset + c.len_utf8();
+    }
+    Some(start..end)
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -307,25 +348,15 @@ fn class(c: char) -> CharClass {
     }
 }
 
-/// Pushes the byte ranges (offset by `base`) of a word's tokens: the joined identifier (without
-/// leading and trailing underscores) when it has several parts, then each part.
-fn identifier_parts(word: &str, base: usize, out: &mut Vec<Range<usize>>) {
-    let trimmed_start = word.len() - word.trim_start_matches('_').len();
-    let trimmed = word.trim_matches('_');
-    if trimmed.is_empty() {
-        return;
-    }
-    out.push(base + trimmed_start..base + trimmed_start + trimmed.len());
-    let mut offset = base + trimmed_start;
-    for segment in trimmed.split('_') {
+/// Pushes the byte ranges of a word's parts: split at underscores and hyphens, then at case
+/// changes, acronym ends and digit boundaries.
+fn identifier_parts(text: &str, word: Range<usize>, out: &mut Vec<Range<usize>>) {
+    let mut offset = word.start;
+    for segment in text[word].split(['_', '-']) {
         if !segment.is_empty() {
             camel_parts(segment, offset, out);
         }
         offset += segment.len() + 1;
-    }
-    if out.len() == 2 {
-        // One part only: it equals the joined identifier.
-        out.pop();
     }
 }
 
@@ -378,14 +409,18 @@ mod tests {
             raw("session_checkpoint"),
             ["session_checkpoint", "session", "checkpoint"]
         );
-        assert_eq!(raw("HTTPServer"), ["HTTPServer", "HTTP", "Server"]);
+        assert_eq!(raw("HTTPServer"), ["HTTP_Server", "HTTP", "Server"]);
         assert_eq!(
             raw("parseJSONValue"),
-            ["parseJSONValue", "parse", "JSON", "Value"]
+            ["parse_JSON_Value", "parse", "JSON", "Value"]
         );
-        assert_eq!(raw("utf8Decoder"), ["utf8Decoder", "utf", "8", "Decoder"]);
+        assert_eq!(raw("utf8Decoder"), ["utf_8_Decoder", "utf", "8", "Decoder"]);
         assert_eq!(raw("__init__ x"), ["init", "x"]);
-        assert_eq!(raw("a-b c.d"), ["a", "b", "c", "d"]);
+        assert_eq!(
+            raw("--max-depth=2 a - b"),
+            ["max_depth", "max", "depth", "2", "a", "b"]
+        );
+        assert_eq!(raw("c.d x- é"), ["c", "d", "x", "é"]);
         assert_eq!(raw("___"), Vec::<String>::new());
     }
 
@@ -393,7 +428,7 @@ mod tests {
     fn lowercases_and_stems() {
         assert_eq!(
             analyzed("validatePatches"),
-            ["validatepatch", "valid", "patch"]
+            ["validate_patch", "valid", "patch"]
         );
         assert_eq!(
             analyzed("src/config_persistence.rs")[..2],
@@ -429,5 +464,9 @@ mod tests {
         assert_eq!(query_terms(&mut analyzer, "Add a flag"), ["flag"]);
         assert_eq!(query_terms(&mut analyzer, "add"), ["add"]);
         assert_eq!(query_terms(&mut analyzer, "fix fix"), ["fix"]);
+        assert_eq!(
+            query_terms(&mut analyzer, "the --max-depth flag"),
+            ["max_depth", "max", "depth", "flag"]
+        );
     }
 }
