@@ -31,6 +31,7 @@ use tantivy::query::TermQuery;
 use tantivy::schema::IndexRecordOption;
 
 use crate::search::index::Fields;
+use crate::search::tokenize::QueryTerm;
 
 /// Weight of a path match relative to a chunk-text match. About 1 measured best: many query
 /// words are also directory names, and a stronger boost floods the top with every file of
@@ -63,25 +64,23 @@ pub fn prior(path: &str) -> f32 {
     }
 }
 
-/// One boolean query: every term in the chunk text, and in the path with [`PATH_BOOST`].
-pub fn query(fields: &Fields, terms: &[String]) -> BooleanQuery {
+/// One boolean query: every term in the chunk text, and in the path with [`PATH_BOOST`], each
+/// with the term's weight.
+pub fn query(fields: &Fields, terms: &[QueryTerm]) -> BooleanQuery {
+    let clause = |field, term: &QueryTerm, boost: f32| {
+        let query = TermQuery::new(
+            Term::from_field_text(field, &term.text),
+            IndexRecordOption::WithFreqs,
+        );
+        let boosted: Box<dyn Query> = Box::new(BoostQuery::new(Box::new(query), boost));
+        (Occur::Should, boosted)
+    };
     let clauses = terms
         .iter()
         .flat_map(|term| {
-            let body = TermQuery::new(
-                Term::from_field_text(fields.body, term),
-                IndexRecordOption::WithFreqs,
-            );
-            let path = TermQuery::new(
-                Term::from_field_text(fields.path, term),
-                IndexRecordOption::WithFreqs,
-            );
             [
-                (Occur::Should, Box::new(body) as Box<dyn Query>),
-                (
-                    Occur::Should,
-                    Box::new(BoostQuery::new(Box::new(path), PATH_BOOST)),
-                ),
+                clause(fields.body, term, term.weight),
+                clause(fields.path, term, term.weight * PATH_BOOST),
             ]
         })
         .collect();

@@ -31,6 +31,7 @@ use crate::search::index::Persistent;
 use crate::search::manifest;
 use crate::search::rank;
 use crate::search::tokenize;
+use crate::search::tokenize::QueryTerm;
 use crate::state::model::RetrievalState;
 use crate::state::model::RetrievalStatus;
 use crate::state::walk;
@@ -185,7 +186,7 @@ fn search_index(
     persistent: &Persistent,
     listing: &Listing,
     request: &Request,
-    terms: &[String],
+    terms: &[QueryTerm],
     chunks_wanted: bool,
 ) -> Result<(Option<ChunkSearch>, RetrievalState)> {
     let manifest = &persistent.manifest;
@@ -249,7 +250,7 @@ fn scan_if(
     root: &Path,
     listing: &Listing,
     request: &Request,
-    terms: &[String],
+    terms: &[QueryTerm],
 ) -> Result<Option<ChunkSearch>> {
     if !wanted {
         return Ok(None);
@@ -326,7 +327,12 @@ fn candidate(path: &str, file: &rank::FileScore) -> Candidate {
 }
 
 /// The best `limit` candidates as hits, each with the focused excerpt of its chunk.
-fn chunk_hits(root: &Path, found: Option<ChunkSearch>, terms: &[String], limit: usize) -> Vec<Hit> {
+fn chunk_hits(
+    root: &Path,
+    found: Option<ChunkSearch>,
+    terms: &[QueryTerm],
+    limit: usize,
+) -> Vec<Hit> {
     let Some(mut found) = found else {
         return Vec::new();
     };
@@ -336,7 +342,7 @@ fn chunk_hits(root: &Path, found: Option<ChunkSearch>, terms: &[String], limit: 
             .then_with(|| Path::new(&a.path).cmp(Path::new(&b.path)))
     });
     found.candidates.truncate(limit);
-    let terms: HashSet<&str> = terms.iter().map(String::as_str).collect();
+    let terms: HashSet<&str> = terms.iter().map(|term| term.text.as_str()).collect();
     let mut analyzer = tokenize::analyzer();
     found
         .candidates

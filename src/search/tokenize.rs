@@ -8,7 +8,7 @@
 //! finds `validate_patch`. Runs longer than [`MAX_WORD_BYTES`] are data (hashes, base64), not
 //! words, and are dropped. No I/O and no scoring here.
 
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::ops::Range;
 
 use tantivy::tokenizer::Language;
@@ -63,22 +63,54 @@ pub fn tokens(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
     out
 }
 
-/// The distinct analyzed terms a query searches for. Stop words and single characters are
-/// dropped first, unless that would leave nothing, so `"add"` alone still searches.
-pub fn query_terms(analyzer: &mut TextAnalyzer, query: &str) -> Vec<String> {
-    let words: Vec<&str> = words(query).collect();
-    let useful: Vec<&str> = words
+/// How much a query term counts.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryTerm {
+    /// The analyzed term.
+    pub text: String,
+    /// Its weight: [`CODE_SPAN_WEIGHT`] inside a code span, 1 otherwise.
+    pub weight: f32,
+}
+
+/// Weight of the terms of words inside a `` `code span` ``: a request that quotes a name
+/// points at that name literally.
+pub const CODE_SPAN_WEIGHT: f32 = 2.0;
+
+/// The distinct analyzed terms a query searches for, in order of appearance. Prose words that
+/// are stop words or single characters are dropped, unless that would leave nothing, so
+/// `"add"` alone still searches; words in code spans are always kept and weigh more.
+pub fn query_terms(analyzer: &mut TextAnalyzer, query: &str) -> Vec<QueryTerm> {
+    let mut prose = Vec::new();
+    let mut code = Vec::new();
+    for (index, piece) in query.split('`').enumerate() {
+        let words = words(piece);
+        if index % 2 == 1 {
+            code.extend(words.map(|word| (word, CODE_SPAN_WEIGHT)));
+        } else {
+            prose.extend(words.map(|word| (word, 1.0)));
+        }
+    }
+    let useful: Vec<(&str, f32)> = prose
         .iter()
         .copied()
-        .filter(|word| word.chars().count() > 1 && !is_stop_word(word))
+        .filter(|(word, _)| word.chars().count() > 1 && !is_stop_word(word))
         .collect();
-    let chosen = if useful.is_empty() { words } else { useful };
-    let mut seen = HashSet::new();
-    let mut terms = Vec::new();
-    for word in chosen {
-        for term in tokens(analyzer, word) {
-            if seen.insert(term.clone()) {
-                terms.push(term);
+    if !useful.is_empty() || !code.is_empty() {
+        prose = useful;
+    }
+    let mut terms: Vec<QueryTerm> = Vec::new();
+    let mut positions = HashMap::new();
+    for (word, weight) in prose.into_iter().chain(code) {
+        for text in tokens(analyzer, word) {
+            match positions.get(&text) {
+                Some(&position) => {
+                    let term: &mut QueryTerm = &mut terms[position];
+                    term.weight = term.weight.max(weight);
+                }
+                None => {
+                    positions.insert(text.clone(), terms.len());
+                    terms.push(QueryTerm { text, weight });
+                }
             }
         }
     }
@@ -345,19 +377,47 @@ mod tests {
         );
     }
 
+    fn terms(query: &str) -> Vec<(String, f32)> {
+        query_terms(&mut analyzer(), query)
+            .into_iter()
+            .map(|term| (term.text, term.weight))
+            .collect()
+    }
+
+    fn plain(texts: &[&str]) -> Vec<(String, f32)> {
+        texts.iter().map(|text| ((*text).to_owned(), 1.0)).collect()
+    }
+
     #[test]
     fn query_terms_drop_stop_words_unless_nothing_is_left() {
-        let mut analyzer = analyzer();
         assert_eq!(
-            query_terms(&mut analyzer, "where are patches validated?"),
-            ["patch", "valid"]
+            terms("where are patches validated?"),
+            plain(&["patch", "valid"])
         );
-        assert_eq!(query_terms(&mut analyzer, "Add a flag"), ["flag"]);
-        assert_eq!(query_terms(&mut analyzer, "add"), ["add"]);
-        assert_eq!(query_terms(&mut analyzer, "fix fix"), ["fix"]);
+        assert_eq!(terms("Add a flag"), plain(&["flag"]));
+        assert_eq!(terms("add"), plain(&["add"]));
+        assert_eq!(terms("fix fix"), plain(&["fix"]));
         assert_eq!(
-            query_terms(&mut analyzer, "the --max-depth flag"),
-            ["max_depth", "max", "depth", "flag"]
+            terms("the --max-depth flag"),
+            plain(&["max_depth", "max", "depth", "flag"])
+        );
+    }
+
+    #[test]
+    fn code_spans_are_kept_and_weigh_more() {
+        assert_eq!(
+            terms("add `allow(dead_code)` to the walker"),
+            [
+                ("walker".to_owned(), 1.0),
+                ("allow".to_owned(), CODE_SPAN_WEIGHT),
+                ("dead_cod".to_owned(), CODE_SPAN_WEIGHT),
+                ("dead".to_owned(), CODE_SPAN_WEIGHT),
+                ("code".to_owned(), CODE_SPAN_WEIGHT),
+            ]
+        );
+        assert_eq!(
+            terms("walker for `walker`"),
+            [("walker".to_owned(), CODE_SPAN_WEIGHT)]
         );
     }
 }
