@@ -43,25 +43,24 @@ pub const PATH_BOOST: f32 = 1.0;
 /// just behind comparable source files, so long prose or generated data cannot crowd the top.
 pub const NON_SOURCE_PRIOR: f32 = 0.5;
 
-/// Extensions of programming-language source files (shell included).
-const SOURCE_EXTENSIONS: &[&str] = &[
-    "bash", "c", "cc", "cjs", "clj", "cljs", "cpp", "cs", "cxx", "dart", "el", "erl", "ex", "exs",
-    "fish", "fs", "go", "groovy", "h", "hh", "hpp", "hrl", "hs", "java", "jl", "js", "jsx", "kt",
-    "kts", "lua", "m", "mjs", "ml", "mli", "mm", "nim", "php", "pl", "pm", "ps1", "py", "pyi", "r",
-    "rb", "rs", "scala", "sh", "sql", "svelte", "swift", "ts", "tsx", "vim", "vue", "zig", "zsh",
+/// Extensions of documentation, data, configuration and markup files. Unknown extensions
+/// count as source: they may belong to a language this list does not know.
+const NON_SOURCE_EXTENSIONS: &[&str] = &[
+    "adoc", "bazel", "bzl", "cfg", "conf", "csv", "htm", "html", "ini", "json", "jsonl", "lock",
+    "markdown", "md", "rst", "snap", "svg", "toml", "tpl", "tsv", "txt", "xml", "yaml", "yml",
 ];
 
-/// The prior weight of a file (see [`NON_SOURCE_PRIOR`]).
+/// The prior weight of a file (see [`NON_SOURCE_PRIOR`]). Files without an extension are
+/// mostly licenses, build files and notes (`LICENSE`, `Makefile`, `BUILD`).
 pub fn prior(path: &str) -> f32 {
     let name = path.rsplit('/').next().unwrap_or(path);
-    let extension = name
-        .rsplit_once('.')
-        .map(|(_, ext)| ext.to_ascii_lowercase());
-    if extension.is_some_and(|ext| SOURCE_EXTENSIONS.contains(&ext.as_str())) {
-        1.0
-    } else {
-        NON_SOURCE_PRIOR
-    }
+    let non_source = match name.trim_start_matches('.').rsplit_once('.') {
+        Some((_, extension)) => {
+            NON_SOURCE_EXTENSIONS.contains(&extension.to_ascii_lowercase().as_str())
+        }
+        None => true,
+    };
+    if non_source { NON_SOURCE_PRIOR } else { 1.0 }
 }
 
 /// One boolean query: every term in the chunk text, and in the path with [`PATH_BOOST`], each
@@ -246,6 +245,9 @@ mod tests {
         assert_eq!(prior("pkg/Cargo.LOCK"), NON_SOURCE_PRIOR);
         assert_eq!(prior("tools/BUILD"), NON_SOURCE_PRIOR);
         assert_eq!(prior("Makefile"), NON_SOURCE_PRIOR);
+        assert_eq!(prior("UNLICENSE"), NON_SOURCE_PRIOR);
+        assert_eq!(prior(".gitignore"), NON_SOURCE_PRIOR);
+        assert_eq!(prior("scripts/build.nu"), 1.0);
         assert_eq!(prior("complete/rg.ZSH"), 1.0);
     }
 
