@@ -67,7 +67,8 @@ pub fn search(listing: &Listing, query: &str, prefixes: &[String], limit: usize)
     let dirs = listing
         .dirs
         .iter()
-        .map(|dir| (HitKind::ExactDirectory, dir.as_str()));
+        .filter(|dir| !dir.path.is_empty())
+        .map(|dir| (HitKind::ExactDirectory, dir.path.as_str()));
     let mut hits: Vec<Hit> = files
         .chain(dirs)
         .filter(|(_, path)| in_scope(prefixes, path))
@@ -147,6 +148,7 @@ pub fn in_scope(prefixes: &[String], path: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::walk::DirStat;
     use crate::state::walk::FileStat;
 
     fn file(path: &str) -> FileStat {
@@ -179,7 +181,13 @@ mod tests {
     fn search_ranks_files_before_directories_and_respects_prefixes() {
         let listing = Listing {
             files: vec![file("src/walk.rs"), file("docs/walk.md"), file("lib.rs")],
-            dirs: vec!["src/walk".to_owned(), "src".to_owned()],
+            dirs: ["", "src", "src/walk"]
+                .iter()
+                .map(|path| DirStat {
+                    path: (*path).to_owned(),
+                    modified_unix_nanos: 1,
+                })
+                .collect(),
             unreadable: 0,
         };
         let hits = search(&listing, "walk", &[], 10);

@@ -44,6 +44,7 @@ use crate::search::manifest::Loaded;
 use crate::search::manifest::Manifest;
 use crate::search::tokenize;
 use crate::state::walk::FileStat;
+use crate::state::walk::Listing;
 
 /// Indexing memory per writer thread for full builds.
 const FULL_BUILD_BYTES_PER_THREAD: usize = 64_000_000;
@@ -220,13 +221,13 @@ struct Job<'a> {
     fetched: Option<Fetched>,
 }
 
-/// Brings the persistent index up to date with `files` (the walker's listing of `root`):
+/// Brings the persistent index up to date with `listing` (the walker's listing of `root`):
 /// incrementally when the existing index is usable, from scratch when `full` is set or it is
 /// not.
 pub fn build(
     root: &Path,
     layout: &Layout,
-    files: &[FileStat],
+    listing: &Listing,
     full: bool,
     now_unix_seconds: i64,
     progress: Progress<'_>,
@@ -243,9 +244,9 @@ pub fn build(
     let previous = previous.filter(|_| !full);
     let (mode, generation) = match &previous {
         Some(manifest) => {
-            let changes = manifest::compare(manifest, files, root);
+            let changes = manifest::compare(manifest, &listing.files, root);
             if changes.is_clean() {
-                return finish_unchanged(layout, manifest, &changes);
+                return finish_unchanged(layout, manifest, &changes, listing);
             }
             plan.carried = changes
                 .unchanged
@@ -280,7 +281,8 @@ pub fn build(
             (BuildMode::Incremental, manifest.generation + 1)
         }
         None => {
-            plan.jobs = files
+            plan.jobs = listing
+                .files
                 .iter()
                 .zip(0..)
                 .map(|(stat, file_id)| Job {
@@ -289,7 +291,7 @@ pub fn build(
                     fetched: None,
                 })
                 .collect();
-            plan.next_file_id = files.len() as u64;
+            plan.next_file_id = listing.files.len() as u64;
             (BuildMode::Full, 1)
         }
     };
@@ -306,6 +308,8 @@ pub fn build(
         indexed_at_unix_seconds: now_unix_seconds,
         next_file_id: plan.next_file_id,
         files: all,
+        dirs: listing.dirs.clone(),
+        written_unix_nanos: 0,
     };
     manifest.save(&layout.manifest_path())?;
     Ok(Built {
@@ -338,19 +342,22 @@ fn with_stat(entry: &FileEntry, stat: &FileStat) -> FileEntry {
     }
 }
 
-/// Nothing to index: record new modification times of unchanged files, if any.
+/// Nothing to index: record new times of unchanged files and directories, if any, so later
+/// stat-only checks trust them again.
 fn finish_unchanged(
     layout: &Layout,
     manifest: &Manifest,
     changes: &manifest::Changes<'_>,
+    listing: &Listing,
 ) -> Result<Built> {
     let mut manifest = manifest.clone();
-    if changes.has_new_stats() {
+    if changes.rehashed || manifest.dirs != listing.dirs {
         manifest.files = changes
             .unchanged
             .iter()
             .map(|(entry, stat)| with_stat(entry, stat))
             .collect();
+        manifest.dirs = listing.dirs.clone();
         manifest.save(&layout.manifest_path())?;
     }
     Ok(Built {

@@ -9,6 +9,7 @@
 //! describes; `generation` ties it to that commit.
 
 use std::collections::HashMap;
+use std::io::Read;
 use std::path::Path;
 
 use anyhow::Result;
@@ -19,7 +20,9 @@ use sha2::Sha256;
 
 use crate::state::fs;
 use crate::state::walk;
+use crate::state::walk::DirStat;
 use crate::state::walk::FileStat;
+use crate::state::walk::Listing;
 use crate::state::walk::Skip;
 
 /// Bump when the manifest layout changes.
@@ -41,6 +44,14 @@ pub struct Manifest {
     /// One entry per walked file, sorted by path.
     #[serde(default)]
     pub files: Vec<FileEntry>,
+    /// Every walked directory (the root has an empty path) with its time when walked.
+    #[serde(default)]
+    pub dirs: Vec<DirStat>,
+    /// The manifest file's own modification time, read at load, not stored. A file or
+    /// directory whose time is not older may have changed again within the file system's
+    /// time resolution without its time moving, so it is never trusted by its stat alone.
+    #[serde(skip)]
+    pub written_unix_nanos: i64,
 }
 
 /// One walked file as it was indexed.
@@ -84,13 +95,16 @@ pub enum Loaded {
 impl Manifest {
     /// Reads the manifest at `path`.
     pub fn load(path: &Path) -> Loaded {
-        let bytes = match std::fs::read(path) {
-            Ok(bytes) => bytes,
+        let (bytes, written) = match read_with_time(path) {
+            Ok(read) => read,
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Loaded::Missing,
             Err(err) => return Loaded::Unusable(format!("cannot read the manifest: {err}")),
         };
         match serde_json::from_slice::<Manifest>(&bytes) {
-            Ok(manifest) if manifest.schema_version == SCHEMA_VERSION => Loaded::Found(manifest),
+            Ok(mut manifest) if manifest.schema_version == SCHEMA_VERSION => {
+                manifest.written_unix_nanos = written;
+                Loaded::Found(manifest)
+            }
             Ok(manifest) => Loaded::Unusable(format!(
                 "manifest schema version {} (this build reads {SCHEMA_VERSION})",
                 manifest.schema_version
@@ -119,6 +133,55 @@ impl Manifest {
             .map(|file| u64::from(file.chunk_count))
             .sum()
     }
+}
+
+fn read_with_time(path: &Path) -> std::io::Result<(Vec<u8>, i64)> {
+    let mut file = std::fs::File::open(path)?;
+    let written = walk::modified_nanos(&file.metadata()?);
+    let mut bytes = Vec::new();
+    file.read_to_end(&mut bytes)?;
+    Ok((bytes, written))
+}
+
+/// The listing of the work tree rebuilt from the manifest, when no directory has changed
+/// since the manifest was written: one `stat` per directory and file, no directory reads and
+/// no ignore matching. `None` when a directory changed (an entry was added, removed or
+/// renamed), an ignore file changed, or a time is too recent to trust; then walk instead.
+/// Ignore rules outside the work tree (the global gitignore, `.git/info/exclude`, parent
+/// directories) are not watched: a change there shows at the next walk.
+pub fn unchanged_listing(root: &Path, manifest: &Manifest) -> Option<Listing> {
+    let trusted = |time: i64| time < manifest.written_unix_nanos;
+    if manifest.dirs.is_empty() {
+        return None;
+    }
+    for dir in &manifest.dirs {
+        let meta = std::fs::symlink_metadata(root.join(&dir.path)).ok()?;
+        let time = walk::modified_nanos(&meta);
+        if !meta.is_dir() || time != dir.modified_unix_nanos || !trusted(time) {
+            return None;
+        }
+    }
+    let mut files = Vec::with_capacity(manifest.files.len());
+    for entry in &manifest.files {
+        let meta = std::fs::symlink_metadata(root.join(&entry.path)).ok()?;
+        if !meta.is_file() {
+            return None;
+        }
+        let stat = FileStat {
+            path: entry.path.clone(),
+            size_bytes: meta.len(),
+            modified_unix_nanos: walk::modified_nanos(&meta),
+        };
+        if walk::is_ignore_file(&entry.path) && !entry.same_stat(&stat) {
+            return None;
+        }
+        files.push(stat);
+    }
+    Some(Listing {
+        files,
+        dirs: manifest.dirs.clone(),
+        unreadable: 0,
+    })
 }
 
 /// A file read now: its hash and, when it is text, its contents.
@@ -162,6 +225,9 @@ pub struct Changes<'a> {
     pub added: Vec<&'a FileStat>,
     /// Entries whose file is gone.
     pub removed: Vec<&'a FileEntry>,
+    /// Whether some unchanged file had to be hashed to prove it (its stat changed or was too
+    /// recent to trust): recording its stat again spares that next time.
+    pub rehashed: bool,
 }
 
 impl Changes<'_> {
@@ -182,16 +248,10 @@ impl Changes<'_> {
     pub fn is_clean(&self) -> bool {
         self.modified.is_empty() && self.added.is_empty() && self.removed.is_empty()
     }
-
-    /// Whether some unchanged file has a new stat the manifest should record.
-    pub fn has_new_stats(&self) -> bool {
-        self.unchanged
-            .iter()
-            .any(|(entry, stat)| !entry.same_stat(stat))
-    }
 }
 
-/// Compares the manifest with a listing of the work tree under `root`.
+/// Compares the manifest with a listing of the work tree under `root`. Files whose stat
+/// differs, or is too recent to trust, are read and hashed.
 pub fn compare<'a>(manifest: &'a Manifest, files: &'a [FileStat], root: &Path) -> Changes<'a> {
     let listed: HashMap<&str, &FileStat> = files
         .iter()
@@ -203,13 +263,14 @@ pub fn compare<'a>(manifest: &'a Manifest, files: &'a [FileStat], root: &Path) -
             changes.removed.push(entry);
             continue;
         };
-        if entry.same_stat(stat) {
+        if entry.same_stat(stat) && entry.modified_unix_nanos < manifest.written_unix_nanos {
             changes.unchanged.push((entry, stat));
             continue;
         }
         let fetched = fetch(root, stat);
         if !fetched.content_hash.is_empty() && fetched.content_hash == entry.content_hash {
             changes.unchanged.push((entry, stat));
+            changes.rehashed = true;
         } else {
             changes.modified.push((entry, stat, fetched));
         }
@@ -263,6 +324,8 @@ mod tests {
             generation: 1,
             indexed_at_unix_seconds: 0,
             next_file_id: 4,
+            dirs: Vec::new(),
+            written_unix_nanos: 10,
             files: vec![
                 entry("edited.rs", 6, 1, "old"),
                 entry("gone.rs", 1, 1, "x"),
@@ -279,10 +342,73 @@ mod tests {
         let changes = compare(&manifest, &files, dir.path());
         assert_eq!(changes.dirty_paths(), ["edited.rs", "gone.rs", "new.rs"]);
         assert_eq!(changes.unchanged.len(), 2);
-        assert!(changes.has_new_stats());
+        assert!(changes.rehashed);
         assert!(!changes.is_clean());
         let (_, _, fetched) = &changes.modified[0];
         assert_eq!(fetched.text.as_deref(), Ok("edited"));
+    }
+
+    /// Sets the time of every file and directory under `root` to 2001.
+    fn age(root: &Path) {
+        let past = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+        for entry in walk::builder(root).build().flatten() {
+            std::fs::File::open(entry.path())
+                .and_then(|file| file.set_modified(past))
+                .expect("set time");
+        }
+    }
+
+    fn manifest_of(listing: &Listing) -> Manifest {
+        Manifest {
+            schema_version: SCHEMA_VERSION,
+            index_revision: "test".to_owned(),
+            generation: 1,
+            indexed_at_unix_seconds: 0,
+            next_file_id: listing.files.len() as u64,
+            files: listing
+                .files
+                .iter()
+                .map(|file| entry(&file.path, file.size_bytes, file.modified_unix_nanos, ""))
+                .collect(),
+            dirs: listing.dirs.clone(),
+            written_unix_nanos: 2_000_000_000 * 1_000_000_000,
+        }
+    }
+
+    #[test]
+    fn unchanged_listing_stats_instead_of_walking_until_a_directory_changes() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("src")).expect("mkdir");
+        std::fs::write(root.join("src/a.rs"), "a").expect("write");
+        std::fs::write(root.join(".gitignore"), "target/\n").expect("write");
+        age(root);
+        let listing = walk::list(root);
+        let manifest = manifest_of(&listing);
+        let relisted = unchanged_listing(root, &manifest).expect("nothing changed");
+        assert_eq!(relisted.files, listing.files);
+        assert_eq!(relisted.dirs, listing.dirs);
+
+        std::fs::write(root.join("src/a.rs"), "edited in place").expect("write");
+        let relisted = unchanged_listing(root, &manifest).expect("no directory changed");
+        assert_eq!(relisted.files[1].size_bytes, 15);
+
+        let too_recent = Manifest {
+            written_unix_nanos: listing.dirs[0].modified_unix_nanos,
+            ..manifest.clone()
+        };
+        assert!(unchanged_listing(root, &too_recent).is_none());
+
+        std::fs::write(root.join(".gitignore"), "target/\nvendor/\n").expect("write");
+        assert!(
+            unchanged_listing(root, &manifest).is_none(),
+            "ignore rules changed"
+        );
+        age(root);
+        let manifest = manifest_of(&walk::list(root));
+        assert!(unchanged_listing(root, &manifest).is_some());
+        std::fs::write(root.join("src/b.rs"), "b").expect("write");
+        assert!(unchanged_listing(root, &manifest).is_none(), "src/ changed");
     }
 
     #[test]

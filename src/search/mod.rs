@@ -97,7 +97,7 @@ pub fn status(root: &Path, cache_dir: &Path) -> IndexStatus {
             problem: Some(reason),
         },
         Opened::Ready(persistent) => {
-            let listing = walk::list(root);
+            let listing = current_listing(root, &persistent.manifest);
             let dirty = manifest::compare(&persistent.manifest, &listing.files, root).dirty_paths();
             IndexStatus {
                 state: freshness_summary(root, &persistent.manifest, dirty),
@@ -106,6 +106,12 @@ pub fn status(root: &Path, cache_dir: &Path) -> IndexStatus {
             }
         }
     }
+}
+
+/// The work tree's listing: from the manifest when no directory changed since it was written
+/// (stat-only), from a walk otherwise.
+fn current_listing(root: &Path, manifest: &Manifest) -> walk::Listing {
+    manifest::unchanged_listing(root, manifest).unwrap_or_else(|| walk::list(root))
 }
 
 /// The retrieval summary for `scene`, `freshness` and friends (§14.9).
@@ -134,14 +140,7 @@ pub fn update_index(
 ) -> Result<IndexUpdate> {
     let listing = walk::list(root);
     let layout = index::Layout::new(cache_dir);
-    let built = index::build(
-        root,
-        &layout,
-        &listing.files,
-        full,
-        now_unix_seconds,
-        progress,
-    )?;
+    let built = index::build(root, &layout, &listing, full, now_unix_seconds, progress)?;
     let mut skipped = SkipCounts {
         unreadable: listing.unreadable,
         ..SkipCounts::default()

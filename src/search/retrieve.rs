@@ -136,13 +136,16 @@ pub fn retrieve(
     request: &Request,
     now_unix_seconds: i64,
 ) -> Result<Answer> {
-    let listing = walk::list(root);
     let mut analyzer = tokenize::analyzer();
     let terms = tokenize::query_terms(&mut analyzer, &request.query);
     let chunks_wanted = request.mode != Mode::Exact && !terms.is_empty();
     let opened = match cache_dir {
         Some(dir) => index::open(&index::Layout::new(dir)),
         None => Opened::Missing,
+    };
+    let listing = match &opened {
+        Opened::Ready(persistent) => super::current_listing(root, &persistent.manifest),
+        Opened::Missing | Opened::Unusable { .. } => walk::list(root),
     };
     let (found, state) = match opened {
         Opened::Ready(persistent) => {

@@ -26,6 +26,15 @@ pub const MAX_FILE_BYTES: u64 = 256 * 1024;
 /// A per-directory ignore file with gitignore syntax that only epiphany reads.
 pub const IGNORE_FILE: &str = ".epiphanyignore";
 
+/// The names of the ignore files a walk reads inside the work tree.
+const IGNORE_FILES: [&str; 3] = [".gitignore", ".ignore", IGNORE_FILE];
+
+/// Whether `path` (relative, `/`-separated) is an ignore file a walk reads.
+pub fn is_ignore_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    IGNORE_FILES.contains(&name)
+}
+
 /// Directory names that are never walked: git's and the store's.
 const EXCLUDED_DIRS: [&str; 2] = [".git", ".epiphany"];
 
@@ -40,13 +49,23 @@ pub struct FileStat {
     pub modified_unix_nanos: i64,
 }
 
+/// One directory in the listing.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, Serialize)]
+pub struct DirStat {
+    /// Path relative to the root, `/`-separated; empty for the root itself.
+    pub path: String,
+    /// Modification time, nanoseconds since the Unix epoch (0 when unknown). It changes
+    /// whenever an entry is added to, removed from or renamed in the directory.
+    pub modified_unix_nanos: i64,
+}
+
 /// The files and directories under a root, sorted by path.
 #[derive(Debug, Clone, Default)]
 pub struct Listing {
     /// Regular files.
     pub files: Vec<FileStat>,
-    /// Directories (the root itself excluded).
-    pub dirs: Vec<String>,
+    /// Directories, the root first (with an empty path).
+    pub dirs: Vec<DirStat>,
     /// Entries that could not be read or whose names are not UTF-8.
     pub unreadable: u32,
 }
@@ -121,28 +140,25 @@ pub fn list(root: &Path) -> Listing {
                     return WalkState::Continue;
                 }
             };
-            if entry.depth() == 0 {
-                return WalkState::Continue;
-            }
             let Some(file_type) = entry.file_type() else {
                 return WalkState::Continue;
             };
             let relative = entry.path().strip_prefix(root).ok().and_then(Path::to_str);
-            let Some(relative) = relative.map(slash_path) else {
+            let (Some(relative), Ok(meta)) = (relative.map(slash_path), entry.metadata()) else {
                 lock(&collected).unreadable += 1;
                 return WalkState::Continue;
             };
             if file_type.is_dir() {
-                lock(&collected).dirs.push(relative);
+                lock(&collected).dirs.push(DirStat {
+                    path: relative,
+                    modified_unix_nanos: modified_nanos(&meta),
+                });
             } else if file_type.is_file() {
-                match entry.metadata() {
-                    Ok(meta) => lock(&collected).files.push(FileStat {
-                        path: relative,
-                        size_bytes: meta.len(),
-                        modified_unix_nanos: modified_nanos(&meta),
-                    }),
-                    Err(_) => lock(&collected).unreadable += 1,
-                }
+                lock(&collected).files.push(FileStat {
+                    path: relative,
+                    size_bytes: meta.len(),
+                    modified_unix_nanos: modified_nanos(&meta),
+                });
             }
             WalkState::Continue
         })
@@ -151,7 +167,7 @@ pub fn list(root: &Path) -> Listing {
         .into_inner()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
     listing.files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
-    listing.dirs.sort_unstable();
+    listing.dirs.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     listing
 }
 
@@ -189,7 +205,8 @@ fn slash_path(path: &str) -> String {
     }
 }
 
-fn modified_nanos(meta: &Metadata) -> i64 {
+/// The modification time in nanoseconds since the Unix epoch (0 when unknown).
+pub fn modified_nanos(meta: &Metadata) -> i64 {
     meta.modified()
         .ok()
         .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
@@ -225,7 +242,9 @@ mod tests {
         let listing = list(dir.path());
         let files: Vec<&str> = listing.files.iter().map(|f| f.path.as_str()).collect();
         assert_eq!(files, [".epiphanyignore", ".hidden/config", "src/lib.rs"]);
-        assert_eq!(listing.dirs, [".hidden", "src"]);
+        let dirs: Vec<&str> = listing.dirs.iter().map(|d| d.path.as_str()).collect();
+        assert_eq!(dirs, ["", ".hidden", "src"]);
+        assert!(listing.dirs.iter().all(|dir| dir.modified_unix_nanos > 0));
         assert_eq!(listing.files[2].size_bytes, 13);
         assert!(listing.files[2].modified_unix_nanos > 0);
     }

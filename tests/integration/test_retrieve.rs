@@ -403,3 +403,60 @@ fn ignored_files_are_not_indexed() {
         "{answer}"
     );
 }
+
+/// Sets the time of every file and directory under `dir` (but `.git`) to 2001, so the index
+/// trusts directory times and checks freshness without walking.
+fn age(dir: &std::path::Path) {
+    let past = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+    for entry in std::fs::read_dir(dir).expect("read dir").flatten() {
+        let path = entry.path();
+        if path.is_dir() && entry.file_name() != ".git" {
+            age(&path);
+        }
+    }
+    std::fs::File::open(dir)
+        .and_then(|file| file.set_modified(past))
+        .expect("set time");
+    for entry in std::fs::read_dir(dir).expect("read dir").flatten() {
+        if entry.path().is_file() {
+            std::fs::File::options()
+                .write(true)
+                .open(entry.path())
+                .and_then(|file| file.set_modified(past))
+                .expect("set time");
+        }
+    }
+}
+
+#[test]
+fn stat_only_freshness_still_sees_new_edited_and_ignored_files() {
+    let env = TestEnv::new();
+    repository(&env);
+    env.write(".gitignore", "target/\n");
+    age(env.root());
+    env.ok(&["index"]);
+    env.ok(&["index", "--check"]);
+
+    env.write("src/render.rs", "fn render() { rasterize() }\n");
+    let check = env.run(&["--json", "index", "--check"]);
+    assert_eq!(
+        check.json()["dirty_paths"],
+        json!(["src/render.rs"]),
+        "{check}"
+    );
+    env.ok(&["index"]);
+
+    env.write("src/deep/new.rs", "fn tessellate() {}\n");
+    let answer = env.json(&["retrieve", "tessellate"]);
+    assert_eq!(answer["index"]["dirty_paths"], json!(["src/deep/new.rs"]));
+    assert_eq!(paths(&answer), ["src/deep/new.rs"]);
+    env.ok(&["index"]);
+
+    env.write(".gitignore", "target/\nsrc/deep/\n");
+    let check = env.run(&["--json", "index", "--check"]);
+    assert_eq!(
+        check.json()["dirty_paths"],
+        json!([".gitignore", "src/deep/new.rs"]),
+        "{check}"
+    );
+}
