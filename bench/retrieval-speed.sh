@@ -45,7 +45,7 @@ if [ -z "${CORPUS:-}" ] && [ ! -f "$corpus/Cargo.toml" ]; then
 fi
 cd "$corpus"
 
-edit="${EDIT_FILE:-$(rg --files -t rust | sort | head -n 1)}"
+edit="${EDIT_FILE:-$(rg --files -t rust | sort | sed -n 1p)}"
 [ -f "$edit" ] || { echo "no file to edit (set EDIT_FILE)" >&2; exit 2; }
 backup="$(mktemp)"
 cp -p "$edit" "$backup"
