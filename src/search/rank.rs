@@ -1,5 +1,6 @@
 //! Ranking: the tantivy query for a list of analyzed terms, and the collector that turns
-//! chunk scores into one score per file (its best chunk, times the file's weight).
+//! chunk scores into one score per file: its best chunk plus [`RUNNER_UP_WEIGHT`] of its best
+//! chunk that does not overlap that one, times the file's weight.
 //!
 //! Every term is looked up in the chunk text and, with [`PATH_BOOST`], in the file path, as
 //! BM25 clauses of one boolean query; tantivy does the scoring. The collector reads `file_id`,
@@ -7,7 +8,6 @@
 //! of scope, or stale in the index), or its prior ([`prior`]). No I/O besides the index.
 
 use std::collections::HashMap;
-use std::collections::hash_map::Entry;
 use std::sync::Arc;
 
 use anyhow::Result;
@@ -37,6 +37,13 @@ use crate::search::tokenize::QueryTerm;
 /// words are also directory names, and a stronger boost floods the top with every file of
 /// that directory (`retrieval.md`).
 pub const PATH_BOOST: f32 = 1.0;
+
+/// Share of a file's best non-overlapping second chunk added to its best: a file that matches
+/// the question in more than one place is more likely what it is about than a file with one
+/// lucky chunk. MRR on three commit-derived query sets (ripgrep / nushell / cargo): 0 gives
+/// 0.580 / 0.549 / 0.522; 0.3 gives 0.587 / 0.592 / 0.538; 0.5 gives 0.585 / 0.614 / 0.545;
+/// 0.8 gives 0.586 / 0.601 / 0.528.
+pub const RUNNER_UP_WEIGHT: f32 = 0.5;
 
 /// Weight of files that are not source code: documentation, configuration, data, lock files,
 /// licenses, templates. A question about code is answered by code first; these still rank,
@@ -95,12 +102,12 @@ pub fn searcher(index: &Index) -> Result<Searcher> {
     Ok(reader.searcher())
 }
 
-/// A file's best chunk.
+/// A file's score and its best chunk.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct FileScore {
     /// The file's id in the index.
     pub file_id: u64,
-    /// The best chunk's score times the file's weight.
+    /// The file's score (see the module docs); inside the collector, its best chunk's.
     pub score: f32,
     /// First line of the best chunk.
     pub start_line: u32,
@@ -115,7 +122,37 @@ impl FileScore {
     }
 }
 
-/// Every matching file with a positive weight, with its best chunk, in no particular order.
+/// The scored chunks of one file.
+#[derive(Debug, Clone, Default)]
+struct FileChunks {
+    chunks: Vec<FileScore>,
+}
+
+impl FileChunks {
+    /// The file's score: its best chunk plus [`RUNNER_UP_WEIGHT`] of the best chunk that does
+    /// not overlap it (an overlapping neighbour repeats the same lines), with the best chunk's
+    /// lines. Ties keep the earlier chunk.
+    fn file_score(&self) -> Option<FileScore> {
+        let best = self
+            .chunks
+            .iter()
+            .copied()
+            .reduce(|best, chunk| if chunk.beats(&best) { chunk } else { best })?;
+        let runner_up = self
+            .chunks
+            .iter()
+            .filter(|chunk| chunk.end_line < best.start_line || chunk.start_line > best.end_line)
+            .map(|chunk| chunk.score)
+            .fold(0.0, f32::max);
+        Some(FileScore {
+            score: best.score + RUNNER_UP_WEIGHT * runner_up,
+            ..best
+        })
+    }
+}
+
+/// Every matching file with a positive weight, with its score and best chunk, in no
+/// particular order.
 /// `statistics` supplies the BM25 document frequencies (another index's, so that scores of a
 /// small in-memory index compare with the persistent one's).
 pub fn best_chunks(
@@ -129,7 +166,7 @@ pub fn best_chunks(
         &BestChunkPerFile { weights },
         statistics,
     )?;
-    Ok(best.into_values().collect())
+    Ok(best.values().filter_map(FileChunks::file_score).collect())
 }
 
 struct BestChunkPerFile {
@@ -141,7 +178,7 @@ struct SegmentBest {
     file_ids: Column<u64>,
     start_lines: Column<u64>,
     end_lines: Column<u64>,
-    best: HashMap<u64, FileScore>,
+    best: HashMap<u64, FileChunks>,
 }
 
 fn line(column: &Column<u64>, doc: DocId) -> u32 {
@@ -152,7 +189,7 @@ fn line(column: &Column<u64>, doc: DocId) -> u32 {
 }
 
 impl Collector for BestChunkPerFile {
-    type Fruit = HashMap<u64, FileScore>;
+    type Fruit = HashMap<u64, FileChunks>;
     type Child = SegmentBest;
 
     fn for_segment(
@@ -174,20 +211,15 @@ impl Collector for BestChunkPerFile {
         true
     }
 
-    fn merge_fruits(&self, fruits: Vec<HashMap<u64, FileScore>>) -> tantivy::Result<Self::Fruit> {
-        let mut merged: HashMap<u64, FileScore> = HashMap::new();
+    fn merge_fruits(&self, fruits: Vec<HashMap<u64, FileChunks>>) -> tantivy::Result<Self::Fruit> {
+        let mut merged: HashMap<u64, FileChunks> = HashMap::new();
         for fruit in fruits {
-            for (file_id, candidate) in fruit {
-                match merged.entry(file_id) {
-                    Entry::Occupied(mut slot) => {
-                        if candidate.beats(slot.get()) {
-                            slot.insert(candidate);
-                        }
-                    }
-                    Entry::Vacant(slot) => {
-                        slot.insert(candidate);
-                    }
-                }
+            for (file_id, chunks) in fruit {
+                merged
+                    .entry(file_id)
+                    .or_default()
+                    .chunks
+                    .extend(chunks.chunks);
             }
         }
         Ok(merged)
@@ -195,7 +227,7 @@ impl Collector for BestChunkPerFile {
 }
 
 impl SegmentCollector for SegmentBest {
-    type Fruit = HashMap<u64, FileScore>;
+    type Fruit = HashMap<u64, FileChunks>;
 
     fn collect(&mut self, doc: DocId, score: Score) {
         let Some(file_id) = self.file_ids.first(doc) else {
@@ -208,23 +240,13 @@ impl SegmentCollector for SegmentBest {
         if weight <= 0.0 {
             return;
         }
-        let score = score * weight;
-        if self
-            .best
-            .get(&file_id)
-            .is_some_and(|best| best.score >= score)
-        {
-            return;
-        }
-        self.best.insert(
+        let chunk = FileScore {
             file_id,
-            FileScore {
-                file_id,
-                score,
-                start_line: line(&self.start_lines, doc),
-                end_line: line(&self.end_lines, doc),
-            },
-        );
+            score: score * weight,
+            start_line: line(&self.start_lines, doc),
+            end_line: line(&self.end_lines, doc),
+        };
+        self.best.entry(file_id).or_default().chunks.push(chunk);
     }
 
     fn harvest(self) -> Self::Fruit {
@@ -249,6 +271,31 @@ mod tests {
         assert_eq!(prior(".gitignore"), NON_SOURCE_PRIOR);
         assert_eq!(prior("scripts/build.nu"), 1.0);
         assert_eq!(prior("complete/rg.ZSH"), 1.0);
+    }
+
+    #[test]
+    fn a_file_scores_its_best_chunk_plus_part_of_a_separate_second() {
+        let chunk = |start_line, end_line, score| FileScore {
+            file_id: 7,
+            score,
+            start_line,
+            end_line,
+        };
+        let file = FileChunks {
+            chunks: vec![
+                chunk(91, 210, 2.0),
+                chunk(1, 120, 2.0),
+                chunk(301, 400, 1.0),
+            ],
+        };
+        let score = file.file_score().expect("score");
+        assert_eq!((score.start_line, score.end_line), (1, 120));
+        assert_eq!(score.score, 2.0 + RUNNER_UP_WEIGHT * 1.0);
+        let alone = FileChunks {
+            chunks: vec![chunk(1, 120, 2.0), chunk(91, 210, 1.5)],
+        };
+        assert_eq!(alone.file_score().expect("score").score, 2.0);
+        assert_eq!(FileChunks::default().file_score(), None);
     }
 
     #[test]
