@@ -90,16 +90,6 @@ impl Request {
             mode,
         })
     }
-
-    /// The trimmed query.
-    pub fn query(&self) -> &str {
-        &self.query
-    }
-
-    /// The clamped limit.
-    pub fn limit(&self) -> usize {
-        self.limit
-    }
 }
 
 /// The ranked answer to a query.
@@ -121,11 +111,12 @@ struct Candidate {
     end_line: u32,
 }
 
-/// Chunk candidates and the texts read while finding them.
+/// Chunk candidates and the texts read (and chunks indexed) at query time to find them.
 #[derive(Default)]
 struct ChunkSearch {
     candidates: Vec<Candidate>,
     texts: HashMap<String, String>,
+    chunk_count: u64,
 }
 
 /// Answers `request` over the work tree at `root`, using the persistent index in `cache_dir`
@@ -243,6 +234,7 @@ fn search_index(
         let dirty = search_in_memory(fresh, &query, Some(&searcher))?;
         found.candidates.extend(dirty.candidates);
         found.texts = dirty.texts;
+        found.chunk_count = dirty.chunk_count;
     }
     Ok((Some(found), state))
 }
@@ -282,12 +274,7 @@ fn scan_summary(root: &Path, found: &Option<ChunkSearch>, now: i64) -> Retrieval
                 .values()
                 .filter(|text| !text.trim().is_empty())
                 .count();
-            let chunks = found
-                .texts
-                .values()
-                .map(|text| crate::search::chunk::chunks(text, super::CHUNK_SHAPE).len() as u64)
-                .sum();
-            super::query_time_summary(root, files, chunks, now)
+            super::query_time_summary(root, files, found.chunk_count, now)
         }
         None => super::baseline_summary(root),
     }
@@ -317,6 +304,7 @@ fn search_in_memory(
     Ok(ChunkSearch {
         candidates,
         texts: files.into_iter().collect(),
+        chunk_count: memory.chunk_count,
     })
 }
 
@@ -391,9 +379,12 @@ mod tests {
     #[test]
     fn requests_are_validated_and_limits_clamped() {
         let request = Request::new("  walk  ", None, vec![], Mode::Hybrid).expect("valid");
-        assert_eq!((request.query(), request.limit()), ("walk", DEFAULT_LIMIT));
+        assert_eq!(
+            (request.query.as_str(), request.limit),
+            ("walk", DEFAULT_LIMIT)
+        );
         let request = Request::new("walk", Some(500), vec![], Mode::Hybrid).expect("valid");
-        assert_eq!(request.limit(), MAX_LIMIT);
+        assert_eq!(request.limit, MAX_LIMIT);
         let empty = Request::new(" \t", None, vec![], Mode::Hybrid).expect_err("empty");
         assert_eq!(empty.to_string(), "query must not be empty");
         let zero = Request::new("walk", Some(0), vec![], Mode::Hybrid).expect_err("zero");
