@@ -240,63 +240,20 @@ pub fn build(
         Opened::Missing => (recreate(layout)?, None, None),
         Opened::Unusable { reason, .. } => (recreate(layout)?, None, Some(reason)),
     };
-    let mut plan = Plan::default();
-    let previous = previous.filter(|_| !full);
-    let (mode, generation) = match &previous {
+    // Generations only grow, so a manifest never matches an index committed after it.
+    let generation = previous.as_ref().map_or(0, |manifest| manifest.generation) + 1;
+    let mut plan = match previous.as_ref().filter(|_| !full) {
         Some(manifest) => {
             let changes = manifest::compare(manifest, &listing.files, root);
             if changes.is_clean() {
                 return finish_unchanged(layout, manifest, &changes, listing);
             }
-            plan.carried = changes
-                .unchanged
-                .iter()
-                .map(|(entry, stat)| with_stat(entry, stat))
-                .collect();
-            plan.deleted = changes
-                .modified
-                .iter()
-                .map(|(entry, _, _)| entry.file_id)
-                .chain(changes.removed.iter().map(|entry| entry.file_id))
-                .collect();
-            plan.removed_files = count(changes.removed.len());
-            plan.next_file_id = manifest.next_file_id;
-            plan.jobs = changes
-                .modified
-                .into_iter()
-                .map(|(entry, stat, fetched)| Job {
-                    stat,
-                    file_id: entry.file_id,
-                    fetched: Some(fetched),
-                })
-                .collect();
-            for stat in changes.added {
-                plan.jobs.push(Job {
-                    stat,
-                    file_id: plan.next_file_id,
-                    fetched: None,
-                });
-                plan.next_file_id += 1;
-            }
-            (BuildMode::Incremental, manifest.generation + 1)
+            Plan::incremental(manifest, changes)
         }
-        None => {
-            plan.jobs = listing
-                .files
-                .iter()
-                .zip(0..)
-                .map(|(stat, file_id)| Job {
-                    stat,
-                    file_id,
-                    fetched: None,
-                })
-                .collect();
-            plan.next_file_id = listing.files.len() as u64;
-            (BuildMode::Full, 1)
-        }
+        None => Plan::full(listing),
     };
     let writer = writer_for(&index, plan.jobs.len())?;
-    let entries = write_jobs(root, &writer, &mut plan, mode, progress)?;
+    let entries = write_jobs(root, &writer, &mut plan, progress)?;
     commit(writer, generation)?;
     let mut all = plan.carried;
     all.extend(entries);
@@ -314,20 +271,85 @@ pub fn build(
     manifest.save(&layout.manifest_path())?;
     Ok(Built {
         manifest,
-        mode,
+        mode: plan.mode,
         rebuilt_because,
         reindexed_files: count(plan.jobs.len()),
         removed_files: plan.removed_files,
     })
 }
 
-#[derive(Default)]
+/// What a build deletes from the index and (re)indexes.
 struct Plan<'a> {
+    mode: BuildMode,
     carried: Vec<FileEntry>,
     deleted: Vec<u64>,
     jobs: Vec<Job<'a>>,
     next_file_id: u64,
     removed_files: u32,
+}
+
+impl<'a> Plan<'a> {
+    /// Every listed file, with fresh ids.
+    fn full(listing: &'a Listing) -> Plan<'a> {
+        Plan {
+            mode: BuildMode::Full,
+            carried: Vec::new(),
+            deleted: Vec::new(),
+            jobs: listing
+                .files
+                .iter()
+                .zip(0..)
+                .map(|(stat, file_id)| Job {
+                    stat,
+                    file_id,
+                    fetched: None,
+                })
+                .collect(),
+            next_file_id: listing.files.len() as u64,
+            removed_files: 0,
+        }
+    }
+
+    /// Unchanged files are carried; changed files keep their id and are reindexed; removed
+    /// files are deleted; added files get new ids.
+    fn incremental(manifest: &Manifest, changes: manifest::Changes<'a>) -> Plan<'a> {
+        let deleted = changes
+            .modified
+            .iter()
+            .map(|(entry, _, _)| entry.file_id)
+            .chain(changes.removed.iter().map(|entry| entry.file_id))
+            .collect();
+        let mut jobs: Vec<Job<'a>> = changes
+            .modified
+            .into_iter()
+            .map(|(entry, stat, fetched)| Job {
+                stat,
+                file_id: entry.file_id,
+                fetched: Some(fetched),
+            })
+            .collect();
+        let mut next_file_id = manifest.next_file_id;
+        for stat in changes.added {
+            jobs.push(Job {
+                stat,
+                file_id: next_file_id,
+                fetched: None,
+            });
+            next_file_id += 1;
+        }
+        Plan {
+            mode: BuildMode::Incremental,
+            carried: changes
+                .unchanged
+                .iter()
+                .map(|(entry, stat)| with_stat(entry, stat))
+                .collect(),
+            deleted,
+            jobs,
+            next_file_id,
+            removed_files: count(changes.removed.len()),
+        }
+    }
 }
 
 fn count(len: usize) -> u32 {
@@ -431,11 +453,10 @@ fn write_jobs(
     root: &Path,
     writer: &IndexWriter,
     plan: &mut Plan<'_>,
-    mode: BuildMode,
     progress: Progress<'_>,
 ) -> Result<Vec<FileEntry>> {
     let (_, fields) = schema();
-    if mode == BuildMode::Full {
+    if plan.mode == BuildMode::Full {
         writer.delete_all_documents()?;
     }
     for &file_id in &plan.deleted {

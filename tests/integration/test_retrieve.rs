@@ -460,3 +460,29 @@ fn stat_only_freshness_still_sees_new_edited_and_ignored_files() {
         "{check}"
     );
 }
+
+#[test]
+fn full_rebuild_renumbers_files_under_a_new_generation() {
+    let env = TestEnv::new();
+    repository(&env);
+    env.ok(&["index"]);
+    let manifest = ".epiphany/cache/retrieval/manifest.json";
+    let generation = |env: &TestEnv| {
+        let manifest: Value = serde_json::from_slice(&env.read(manifest)).expect("manifest");
+        manifest["generation"].as_u64().expect("generation")
+    };
+    assert_eq!(generation(&env), 1);
+    std::fs::remove_file(env.root().join("README.md")).expect("remove");
+    let rebuilt = env.json(&["index", "--full"]);
+    assert_eq!(
+        (
+            rebuilt["mode"].as_str(),
+            rebuilt["indexed_file_count"].as_u64()
+        ),
+        (Some("full"), Some(2))
+    );
+    assert_eq!(generation(&env), 2);
+    let answer = env.json(&["retrieve", "render frame"]);
+    assert_eq!(answer["index"]["status"], "ready");
+    assert_eq!(paths(&answer)[0], "src/render.rs");
+}
