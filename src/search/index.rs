@@ -22,6 +22,8 @@ use anyhow::Context;
 use anyhow::Result;
 use tantivy::Index;
 use tantivy::IndexWriter;
+use tantivy::ReloadPolicy;
+use tantivy::Searcher;
 use tantivy::TantivyDocument;
 use tantivy::Term;
 use tantivy::schema::FAST;
@@ -125,6 +127,8 @@ pub struct Persistent {
     pub manifest: Manifest,
     /// The tantivy index.
     pub index: Index,
+    /// A reader's view of it, opened (so every segment was found and readable).
+    pub searcher: Searcher,
 }
 
 /// The outcome of opening the persistent index.
@@ -155,7 +159,11 @@ pub fn open(layout: &Layout) -> Opened {
         Loaded::Found(manifest) => manifest,
     };
     match open_index(layout, &manifest) {
-        Ok(index) => Opened::Ready(Persistent { manifest, index }),
+        Ok((index, searcher)) => Opened::Ready(Persistent {
+            manifest,
+            index,
+            searcher,
+        }),
         Err(reason) => Opened::Unusable {
             reason,
             manifest: Some(manifest),
@@ -163,7 +171,7 @@ pub fn open(layout: &Layout) -> Opened {
     }
 }
 
-fn open_index(layout: &Layout, manifest: &Manifest) -> Result<Index, String> {
+fn open_index(layout: &Layout, manifest: &Manifest) -> Result<(Index, Searcher), String> {
     if manifest.index_revision != INDEX_REVISION {
         return Err(format!(
             "the index was built by `{}`; this build uses `{INDEX_REVISION}`",
@@ -181,7 +189,17 @@ fn open_index(layout: &Layout, manifest: &Manifest) -> Result<Index, String> {
     if metas.payload != Some(manifest.generation.to_string()) {
         return Err("the index and its manifest are from different runs".to_owned());
     }
-    Ok(with_analyzer(index))
+    let searcher = searcher(&index).map_err(|err| format!("the index does not load: {err}"))?;
+    Ok((with_analyzer(index), searcher))
+}
+
+/// A reader's current view of an index.
+pub fn searcher(index: &Index) -> Result<Searcher> {
+    let reader = index
+        .reader_builder()
+        .reload_policy(ReloadPolicy::Manual)
+        .try_into()?;
+    Ok(reader.searcher())
 }
 
 /// How a build went.

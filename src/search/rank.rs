@@ -12,8 +12,6 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use tantivy::DocId;
-use tantivy::Index;
-use tantivy::ReloadPolicy;
 use tantivy::Score;
 use tantivy::Searcher;
 use tantivy::SegmentOrdinal;
@@ -91,15 +89,6 @@ pub fn query(fields: &Fields, terms: &[QueryTerm]) -> BooleanQuery {
         })
         .collect();
     BooleanQuery::new(clauses)
-}
-
-/// A reader's current view of an index.
-pub fn searcher(index: &Index) -> Result<Searcher> {
-    let reader = index
-        .reader_builder()
-        .reload_policy(ReloadPolicy::Manual)
-        .try_into()?;
-    Ok(reader.searcher())
 }
 
 /// A file's score and its best chunk.
@@ -313,7 +302,7 @@ mod tests {
             ),
         ];
         let memory = index::in_memory(&files).expect("index");
-        let searcher = searcher(&memory.index).expect("searcher");
+        let searcher = index::searcher(&memory.index).expect("searcher");
         let (_, fields) = index::schema();
         let terms = tokenize::query_terms(&mut tokenize::analyzer(), "validate patches");
         let query = query(&fields, &terms);

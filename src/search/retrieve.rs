@@ -4,8 +4,9 @@
 //! was built are never answered from it: their indexed chunks are masked out, and their
 //! current text is indexed in memory and scored with the persistent index's statistics, so
 //! both sets of scores compare. Without a usable index, every file in scope is read and
-//! indexed in memory for this one query. Either way the answer reflects the work tree as it is
-//! now, and the summary says which files were dirty.
+//! indexed in memory for this one query, and so is everything when searching the persistent
+//! index fails (§14.4). Either way the answer reflects the work tree as it is now, and the
+//! summary says which files were dirty, or that the index is stale.
 //!
 //! Read-only: this module never writes, not even the cache.
 
@@ -29,6 +30,7 @@ use crate::search::index;
 use crate::search::index::Opened;
 use crate::search::index::Persistent;
 use crate::search::manifest;
+use crate::search::manifest::Manifest;
 use crate::search::rank;
 use crate::search::tokenize;
 use crate::search::tokenize::QueryTerm;
@@ -138,25 +140,27 @@ pub fn retrieve(
         Opened::Ready(persistent) => super::current_listing(root, &persistent.manifest),
         Opened::Missing | Opened::Unusable { .. } => walk::list(root),
     };
-    let (found, state) = match opened {
+    // Without a usable index, every file in scope is searched as it is now; the summary is
+    // the manifest marked stale when there is one (§14.4), the scan's own otherwise.
+    let scan = |manifest: Option<&Manifest>| -> Result<(Option<ChunkSearch>, RetrievalState)> {
+        let found = scan_if(chunks_wanted, root, &listing, request, &terms)?;
+        let state = match manifest {
+            Some(manifest) => {
+                super::manifest_summary(root, manifest, RetrievalStatus::Stale, Vec::new())
+            }
+            None => scan_summary(root, &found, now_unix_seconds),
+        };
+        Ok((found, state))
+    };
+    let (found, state) = match &opened {
         Opened::Ready(persistent) => {
-            search_index(root, &persistent, &listing, request, &terms, chunks_wanted)?
+            match search_index(root, persistent, &listing, request, &terms, chunks_wanted) {
+                Ok(answer) => answer,
+                Err(_) => scan(Some(&persistent.manifest))?,
+            }
         }
-        Opened::Unusable { manifest, .. } => {
-            let found = scan_if(chunks_wanted, root, &listing, request, &terms)?;
-            let state = match manifest {
-                Some(manifest) => {
-                    super::manifest_summary(root, &manifest, RetrievalStatus::Stale, Vec::new())
-                }
-                None => scan_summary(root, &found, now_unix_seconds),
-            };
-            (found, state)
-        }
-        Opened::Missing => {
-            let found = scan_if(chunks_wanted, root, &listing, request, &terms)?;
-            let state = scan_summary(root, &found, now_unix_seconds);
-            (found, state)
-        }
+        Opened::Unusable { manifest, .. } => scan(manifest.as_ref())?,
+        Opened::Missing => scan(None)?,
     };
     let mut results = match request.mode {
         Mode::Semantic => Vec::new(),
@@ -191,7 +195,7 @@ fn search_index(
     }
     let (_, fields) = index::schema();
     let query = rank::query(&fields, terms);
-    let searcher = rank::searcher(&persistent.index)?;
+    let searcher = &persistent.searcher;
     let mut weights = vec![0.0; usize::try_from(manifest.next_file_id).unwrap_or(0)];
     let mut paths = HashMap::new();
     for (entry, _) in &changes.unchanged {
@@ -207,7 +211,7 @@ fn search_index(
         }
     }
     let mut found = ChunkSearch::default();
-    for file in rank::best_chunks(&searcher, &searcher, &query, Arc::from(weights))? {
+    for file in rank::best_chunks(searcher, searcher, &query, Arc::from(weights))? {
         if let Some(path) = paths.get(&file.file_id) {
             found.candidates.push(candidate(path, &file));
         }
@@ -231,7 +235,7 @@ fn search_index(
             }),
     );
     if !fresh.is_empty() {
-        let dirty = search_in_memory(fresh, &query, Some(&searcher))?;
+        let dirty = search_in_memory(fresh, &query, Some(searcher))?;
         found.candidates.extend(dirty.candidates);
         found.texts = dirty.texts;
         found.chunk_count = dirty.chunk_count;
@@ -288,7 +292,7 @@ fn search_in_memory(
     statistics: Option<&Searcher>,
 ) -> Result<ChunkSearch> {
     let memory = index::in_memory(&files)?;
-    let searcher = rank::searcher(&memory.index)?;
+    let searcher = index::searcher(&memory.index)?;
     let weights: Arc<[f32]> = files.iter().map(|(path, _)| rank::prior(path)).collect();
     let statistics: &dyn Bm25StatisticsProvider = match statistics {
         Some(persistent) => persistent,

@@ -486,3 +486,27 @@ fn full_rebuild_renumbers_files_under_a_new_generation() {
     assert_eq!(answer["index"]["status"], "ready");
     assert_eq!(paths(&answer)[0], "src/render.rs");
 }
+
+#[test]
+fn truncated_index_segments_are_reported_and_rebuilt() {
+    let env = TestEnv::new();
+    repository(&env);
+    env.ok(&["index"]);
+    let dir = env.root().join(".epiphany/cache/retrieval/index");
+    for entry in std::fs::read_dir(&dir).expect("index dir").flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !name.starts_with('.') && name != "meta.json" {
+            std::fs::write(entry.path(), b"").expect("truncate");
+        }
+    }
+    let answer = env.json(&["retrieve", "render frame"]);
+    assert_eq!(answer["index"]["status"], "stale");
+    assert_eq!(paths(&answer)[0], "src/render.rs");
+    let check = env.run(&["--json", "index", "--check"]);
+    assert_eq!(check.code, 1, "{check}");
+    assert!(check.json()["problem"].is_string(), "{check}");
+    let rebuilt = env.json(&["index"]);
+    assert_eq!(rebuilt["mode"], "full");
+    env.ok(&["index", "--check"]);
+}
