@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::search::QUERY_TIME_REVISION;
 use crate::search::exact;
 use crate::search::hit::Hit;
 use crate::search::hit::HitKind;
@@ -119,11 +120,15 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let request = Request::new(&query.join(" "), Some(*limit), prefixes.kept, mode)?;
     let cache_dir = store.as_ref().map(Store::cache_dir);
     let answer = retrieve::retrieve(root, cache_dir.as_deref(), &request, ctx.now.as_second())?;
-    if answer.index.status == RetrievalStatus::Stale && !answer.index.dirty_paths.is_empty() {
+    let dirty = answer.index.dirty_paths.len();
+    if answer.index.status == RetrievalStatus::Stale && dirty > 0 {
         ctx.ui.status(&format!(
-            "note: {} file(s) changed since `epiphany index`; searched as they are now",
-            answer.index.dirty_paths.len()
+            "note: {dirty} file(s) changed since `epiphany index`; searched as they are now"
         ));
+    } else if store.is_some() && answer.index.index_revision.as_deref() == Some(QUERY_TIME_REVISION)
+    {
+        ctx.ui
+            .hint("no search index yet: run `epiphany index` to make searches faster");
     }
     let found = !answer.results.is_empty();
     ctx.ui.emit(&RetrieveReport {

@@ -6,7 +6,8 @@
 //! chunks carry in the index. Comparing the manifest with a fresh listing is stat-only; a file
 //! is read and hashed only when its size or time differs, so `touch` alone does not make a
 //! file dirty. The manifest is written atomically and last, after the index commit it
-//! describes; `generation` ties it to that commit.
+//! describes; `generation` ties it to that commit. This module never touches the index; it
+//! reads work-tree files only to stat and hash them.
 
 use std::collections::HashMap;
 use std::io::Read;
