@@ -270,9 +270,15 @@ pub fn build(
         }
         None => Plan::full(listing),
     };
-    let writer = writer_for(&index, plan.jobs.len())?;
-    let entries = write_jobs(root, &writer, &mut plan, progress)?;
-    commit(writer, generation)?;
+    let in_dir = || {
+        format!(
+            "failed to update the index in `{}`",
+            layout.index_dir().display()
+        )
+    };
+    let writer = writer_for(&index, plan.jobs.len()).with_context(in_dir)?;
+    let entries = write_jobs(root, &writer, &mut plan, progress).with_context(in_dir)?;
+    commit(writer, generation).with_context(in_dir)?;
     let mut all = plan.carried;
     all.extend(entries);
     all.sort_by(|a, b| a.path.cmp(&b.path));

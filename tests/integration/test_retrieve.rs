@@ -510,3 +510,57 @@ fn truncated_index_segments_are_reported_and_rebuilt() {
     assert_eq!(rebuilt["mode"], "full");
     env.ok(&["index", "--check"]);
 }
+
+#[test]
+fn retrieve_json_contract() {
+    let env = TestEnv::plain();
+    env.write("src/render.rs", RENDER);
+    env.write("src/render/frame.rs", "pub struct Frame;\n");
+    let output = env.run(&["--json", "retrieve", "--limit", "3", "render"]);
+    let pretty = serde_json::to_string_pretty(&output.json()).expect("json");
+    insta::assert_snapshot!(pretty, @r#"
+    {
+      "query": "render",
+      "index": {
+        "workspace_root": "[ROOT]",
+        "index_revision": "query-time-bm25-v1",
+        "status": "ready",
+        "semantic_available": true,
+        "last_indexed_at_unix_seconds": 1767225600,
+        "indexed_file_count": 2,
+        "indexed_chunk_count": 2,
+        "shards": [
+          {
+            "shard_id": "workspace",
+            "path_prefix": ".",
+            "indexed_file_count": 2,
+            "indexed_chunk_count": 2,
+            "status": "ready",
+            "exact_available": true,
+            "semantic_available": true
+          }
+        ]
+      },
+      "results": [
+        {
+          "kind": "exact_file",
+          "path": "src/render.rs",
+          "score": 148.0
+        },
+        {
+          "kind": "exact_file",
+          "path": "src/render/frame.rs",
+          "score": 67.0
+        },
+        {
+          "kind": "semantic_chunk",
+          "path": "src/render.rs",
+          "score": 0.76166123,
+          "start_line": 1,
+          "end_line": 3,
+          "excerpt": "pub fn render(frame: &Frame) -> String {\n    frame.lines.join(\"\\n\")\n}"
+        }
+      ]
+    }
+    "#);
+}
