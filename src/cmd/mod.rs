@@ -18,6 +18,7 @@ pub mod freshness;
 pub mod graph;
 pub mod hook;
 pub mod hooks;
+pub mod index;
 pub mod init;
 pub mod input;
 pub mod log;
@@ -30,6 +31,7 @@ pub mod prompt;
 pub mod propose;
 pub mod render;
 pub mod reorient;
+pub mod retrieve;
 pub mod rollback;
 pub mod scene;
 pub mod schema;
@@ -61,6 +63,8 @@ pub enum Command {
     Pressure(pressure::Args),
     Reorient(reorient::Args),
     Prompt(prompt::Args),
+    Index(index::Args),
+    Retrieve(retrieve::Args),
     Hooks(hooks::Args),
     Hook(hook::Args),
     MergeDriver(merge_driver::Args),
@@ -91,6 +95,8 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<Status> {
         Command::Pressure(args) => pressure::run(ctx, args),
         Command::Reorient(args) => reorient::run(ctx, args),
         Command::Prompt(args) => prompt::run(ctx, args),
+        Command::Index(args) => index::run(ctx, args),
+        Command::Retrieve(args) => retrieve::run(ctx, args),
         Command::Hooks(args) => hooks::run(ctx, args),
         Command::Hook(args) => hook::run(ctx, args),
         Command::MergeDriver(args) => merge_driver::run(ctx, args),

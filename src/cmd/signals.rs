@@ -17,6 +17,7 @@ use crate::policy::freshness::ChangeSource;
 use crate::policy::freshness::WatcherInput;
 use crate::policy::freshness::WorkTreeChanges;
 use crate::policy::text::fresh_key;
+use crate::search;
 use crate::state::git;
 use crate::state::model::RetrievalState;
 use crate::state::model::RetrievalStatus;
@@ -24,14 +25,12 @@ use crate::state::snapshot::Snapshot;
 use crate::state::store::STORE_DIR;
 use crate::state::store::Store;
 
-/// The retrieval index summary (§14.9) for this store's work tree, or `None` when there is
-/// none to report.
-///
-/// Retrieval (`src/search/`) is built on another branch; at merge this is wired to its summary
-/// of the index manifest (`search::summary`). Until then no index exists to report, which the
-/// projections treat as "missing": it never fails `freshness --check`.
-pub fn retrieval_summary(_store: &Store) -> Option<RetrievalState> {
-    None
+/// The retrieval index summary (§14.9) for this store's work tree, or `None` when no index
+/// was ever built: a missing index is reported as missing and never fails a check, while an
+/// index that exists but cannot be used reads as stale.
+pub fn retrieval_summary(store: &Store) -> Option<RetrievalState> {
+    let status = search::status(store.root(), &store.cache_dir());
+    (status.indexed || status.problem.is_some()).then_some(status.state)
 }
 
 /// What the watcher sees: the work tree's changes since each anchored record of `head` was

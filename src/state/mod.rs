@@ -9,3 +9,4 @@ pub mod patch;
 pub mod rollout;
 pub mod snapshot;
 pub mod store;
+pub mod walk;

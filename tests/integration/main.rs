@@ -9,5 +9,6 @@ mod test_hardening;
 mod test_hooks;
 mod test_mcp;
 mod test_meta;
+mod test_retrieve;
 mod test_store;
 mod test_views;

@@ -397,3 +397,42 @@ fn projections_never_write() {
     }
     assert_eq!(env.store_bytes(), before);
 }
+
+#[test]
+fn a_stale_index_fails_the_freshness_check_and_shows_in_the_scene() {
+    let env = mapped();
+    env.ok(&["index"]);
+    let fresh = env.json(&["freshness", "--check"]);
+    assert_eq!(fresh["retrieval"]["status"], "ready", "{fresh}");
+    assert_eq!(env.json(&["scene"])["retrieval"]["status"], "ready");
+
+    env.write("README.md", "# uncited, but now newer than the index\n");
+    let stale = env.run(&["--json", "freshness", "--check"]);
+    assert_eq!(stale.code, 1, "{stale}");
+    let report = stale.json();
+    assert_eq!(report["stale_reasons"], json!(["index_stale"]));
+    assert_eq!(report["retrieval"]["dirty_paths"], json!(["README.md"]));
+    assert_eq!(env.json(&["scene"])["retrieval"]["status"], "stale");
+
+    env.ok(&["index"]);
+    assert_eq!(code(&env, &["freshness", "--check"]), 0);
+}
+
+#[test]
+fn outside_git_the_index_manifest_stands_in_for_the_watcher() {
+    let env = TestEnv::plain();
+    env.write("src/a.rs", "// a\n");
+    env.ok(&["init"]);
+    env.update(&json!({"objective": "no git here", "graphs": graphs("does a")}));
+    env.ok(&["index"]);
+    env.write("src/a.rs", "// a changed outside git\n");
+    let stale = env.run(&["--json", "freshness", "--check"]);
+    assert_eq!(stale.code, 1, "{stale}");
+    let report = stale.json();
+    assert_eq!(report["watcher"]["status"], "changed", "{report}");
+    assert_eq!(
+        report["watcher"]["graph_node_ids"],
+        json!(["a"]),
+        "{report}"
+    );
+}

@@ -1,0 +1,178 @@
+//! `epiphany index`: build or update the persistent search index, or check its freshness.
+
+use std::io::Write;
+use std::time::Instant;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::cli::Ctx;
+use crate::cli::Status;
+use crate::search;
+use crate::search::index::BuildMode;
+use crate::state::model::RetrievalStatus;
+use crate::state::walk::SkipCounts;
+use crate::ui::Report;
+
+/// Build or update the search index under `.epiphany/cache/`.
+///
+/// Walks the work tree (honouring `.gitignore`, `.ignore` and `.epiphanyignore`; binary,
+/// non-UTF-8 and files over 256 KiB are skipped and counted) and indexes overlapping chunks of
+/// every text file with tantivy. Incremental by default: only files whose size, time and
+/// content changed are re-read, and removed files are dropped. An interrupted run leaves the
+/// previous index usable. A corrupt index, or one built by another version, is rebuilt.
+///
+/// `--check` writes nothing and exits 1 when the index is missing or stale.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Rebuild from scratch instead of updating changed files only
+    #[arg(long, conflicts_with = "check")]
+    pub full: bool,
+    /// Write nothing; exit 1 when the index is missing or stale
+    #[arg(long)]
+    pub check: bool,
+}
+
+/// The index after the command.
+#[derive(Debug, Serialize)]
+pub struct IndexReport {
+    status: RetrievalStatus,
+    indexed_file_count: Option<u32>,
+    indexed_chunk_count: Option<u32>,
+    index_revision: Option<String>,
+    dirty_paths: Vec<String>,
+    last_indexed_at_unix_seconds: Option<i64>,
+    /// What this run did (absent for `--check`).
+    #[serde(flatten)]
+    run: Option<IndexRun>,
+    /// Why the index cannot be used (for `--check`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    problem: Option<String>,
+}
+
+/// What one `index` run did.
+#[derive(Debug, Serialize)]
+pub struct IndexRun {
+    mode: BuildMode,
+    reindexed_file_count: u32,
+    removed_file_count: u32,
+    skipped: SkipCounts,
+    rebuilt_because: Option<String>,
+    elapsed_ms: u64,
+}
+
+impl Report for IndexReport {
+    fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        let files = self.indexed_file_count.unwrap_or(0);
+        let chunks = self.indexed_chunk_count.unwrap_or(0);
+        let size = format!("{files} files, {chunks} chunks");
+        let Some(run) = &self.run else {
+            return match (&self.problem, self.status) {
+                (Some(problem), _) => writeln!(out, "index unusable: {problem}"),
+                (None, RetrievalStatus::Ready) => writeln!(out, "index is fresh ({size})"),
+                (None, _) if self.index_revision.is_none() => writeln!(out, "no index yet"),
+                (None, _) => {
+                    writeln!(
+                        out,
+                        "index is stale: {} dirty path(s)",
+                        self.dirty_paths.len()
+                    )?;
+                    for path in &self.dirty_paths {
+                        writeln!(out, "  {path}")?;
+                    }
+                    Ok(())
+                }
+            };
+        };
+        let seconds = run.elapsed_ms as f64 / 1000.0;
+        match run.mode {
+            BuildMode::Full => writeln!(out, "indexed {size} in {seconds:.2}s")?,
+            BuildMode::Incremental => writeln!(
+                out,
+                "updated {} file(s), removed {} in {seconds:.2}s ({size})",
+                run.reindexed_file_count, run.removed_file_count
+            )?,
+            BuildMode::Unchanged => writeln!(out, "index is up to date ({size})")?,
+        }
+        let skipped = run.skipped;
+        if skipped.total() > 0 {
+            writeln!(
+                out,
+                "skipped {} file(s): {} too large, {} binary, {} not UTF-8, {} unreadable",
+                skipped.total(),
+                skipped.too_large,
+                skipped.binary,
+                skipped.not_utf8,
+                skipped.unreadable
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs `index`.
+pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
+    let Args { full, check } = args;
+    let started = Instant::now();
+    let store = ctx.store()?;
+    if *check {
+        let status = search::status(store.root(), &store.cache_dir());
+        let stale = status.is_stale();
+        let state = status.state;
+        ctx.ui.emit(&IndexReport {
+            status: if stale {
+                RetrievalStatus::Stale
+            } else {
+                RetrievalStatus::Ready
+            },
+            indexed_file_count: state.indexed_file_count,
+            indexed_chunk_count: state.indexed_chunk_count,
+            index_revision: status.indexed.then_some(state.index_revision).flatten(),
+            dirty_paths: state.dirty_paths,
+            last_indexed_at_unix_seconds: state.last_indexed_at_unix_seconds,
+            run: None,
+            problem: status.problem,
+        })?;
+        if stale {
+            ctx.ui
+                .hint("run `epiphany index` to bring the index up to date");
+        }
+        return Ok(if stale { Status::No } else { Status::Ok });
+    }
+    let bar = ctx.ui.progress(0, "indexing");
+    let mut progress = |done: u64, total: u64| {
+        bar.set_length(total);
+        bar.set_position(done);
+    };
+    let update = search::update_index(
+        store.root(),
+        &store.cache_dir(),
+        *full,
+        ctx.now.as_second(),
+        &mut progress,
+    )?;
+    bar.finish_and_clear();
+    if let Some(reason) = &update.built.rebuilt_because {
+        ctx.ui
+            .warn(&format!("rebuilt the index from scratch: {reason}"));
+    }
+    let state = update.state;
+    ctx.ui.emit(&IndexReport {
+        status: state.status,
+        indexed_file_count: state.indexed_file_count,
+        indexed_chunk_count: state.indexed_chunk_count,
+        index_revision: state.index_revision,
+        dirty_paths: state.dirty_paths,
+        last_indexed_at_unix_seconds: state.last_indexed_at_unix_seconds,
+        run: Some(IndexRun {
+            mode: update.built.mode,
+            reindexed_file_count: update.built.reindexed_files,
+            removed_file_count: update.built.removed_files,
+            skipped: update.skipped,
+            rebuilt_because: update.built.rebuilt_because,
+            elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        }),
+        problem: None,
+    })?;
+    Ok(Status::Ok)
+}

@@ -1,0 +1,144 @@
+//! `epiphany retrieve`: ranked files and line ranges for a question about the code.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::Result;
+use serde::Serialize;
+
+use crate::cli::Ctx;
+use crate::cli::Status;
+use crate::search::QUERY_TIME_REVISION;
+use crate::search::exact;
+use crate::search::hit::Hit;
+use crate::search::hit::HitKind;
+use crate::search::retrieve;
+use crate::search::retrieve::Request;
+use crate::state::model::RetrievalState;
+use crate::state::model::RetrievalStatus;
+use crate::state::store::Store;
+use crate::ui::Report;
+
+/// Lines of each excerpt shown in the human output.
+const HUMAN_EXCERPT_LINES: usize = 3;
+
+/// Find the files and lines that answer a question about the code.
+///
+/// Combines path matches (files and directories whose path contains every query word) with
+/// BM25 search over overlapping chunks of every text file, using code-aware tokens
+/// (`validatePatch` matches "validate patch"). Uses the index built by `epiphany index` when
+/// there is one; files changed since are searched as they are now and listed as dirty. Works in
+/// any directory, with or without a store: without an index it searches at query time. Never
+/// writes anything.
+///
+/// With `-q`, prints nothing and exits 0 when something was found, 1 when nothing was.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// What to look for: words, identifiers or a question (several words are joined)
+    #[arg(required = true, num_args = 1.., value_name = "QUERY")]
+    pub query: Vec<String>,
+    /// Show at most N results (clamped to 1-50)
+    #[arg(long, short = 'n', value_name = "N", default_value_t = retrieve::DEFAULT_LIMIT)]
+    pub limit: usize,
+    /// Only search under this path, relative to the workspace root (repeatable)
+    #[arg(long = "path-prefix", value_name = "P")]
+    pub path_prefixes: Vec<PathBuf>,
+    /// Which searches to run
+    #[arg(long, value_enum, default_value_t = ModeArg::Hybrid)]
+    pub mode: ModeArg,
+}
+
+/// Which searches to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ModeArg {
+    /// Path matches and chunk search
+    Hybrid,
+    /// Path matches only
+    Exact,
+    /// Chunk search only
+    Semantic,
+}
+
+/// The ranked answer.
+#[derive(Debug, Serialize)]
+pub struct RetrieveReport {
+    query: String,
+    index: RetrievalState,
+    results: Vec<Hit>,
+}
+
+impl Report for RetrieveReport {
+    fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        if self.results.is_empty() {
+            return writeln!(out, "no results for `{}`", self.query);
+        }
+        for (rank, hit) in self.results.iter().enumerate() {
+            if rank > 0 {
+                writeln!(out)?;
+            }
+            match (hit.kind, hit.start_line, hit.end_line) {
+                (HitKind::SemanticChunk, Some(start), Some(end)) => {
+                    writeln!(out, "{}:{start}-{end}  ({:.2})", hit.path, hit.score)?;
+                    let lines = hit.excerpt.iter().flat_map(|text| text.lines());
+                    for (number, line) in (start..).zip(lines).take(HUMAN_EXCERPT_LINES) {
+                        writeln!(out, "  {number:>5}  {}", line.trim_end())?;
+                    }
+                }
+                (HitKind::ExactDirectory, _, _) => {
+                    writeln!(out, "{}/  (directory name match)", hit.path)?;
+                }
+                _ => writeln!(out, "{}  (file name match)", hit.path)?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Runs `retrieve`.
+pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
+    let Args {
+        query,
+        limit,
+        path_prefixes,
+        mode,
+    } = args;
+    let store = Store::discover(&ctx.cwd).ok();
+    let root = store.as_ref().map_or(ctx.cwd.as_path(), Store::root);
+    let raw: Vec<&std::path::Path> = path_prefixes.iter().map(PathBuf::as_path).collect();
+    let prefixes = exact::normalize_prefixes(root, &raw);
+    for dropped in &prefixes.dropped {
+        ctx.ui.warn(&format!(
+            "ignoring `--path-prefix {dropped}`: it leaves the workspace root `{}`",
+            root.display()
+        ));
+    }
+    let mode = match mode {
+        ModeArg::Hybrid => retrieve::Mode::Hybrid,
+        ModeArg::Exact => retrieve::Mode::Exact,
+        ModeArg::Semantic => retrieve::Mode::Semantic,
+    };
+    let request = Request::new(&query.join(" "), Some(*limit), prefixes.kept, mode)?;
+    let cache_dir = store.as_ref().map(Store::cache_dir);
+    let answer = retrieve::retrieve(root, cache_dir.as_deref(), &request, ctx.now.as_second())?;
+    let dirty = answer.index.dirty_paths.len();
+    if answer.index.status == RetrievalStatus::Stale && dirty > 0 {
+        ctx.ui.status(&format!(
+            "note: {dirty} file(s) changed since `epiphany index`; searched as they are now"
+        ));
+    } else if store.is_some() && answer.index.index_revision.as_deref() == Some(QUERY_TIME_REVISION)
+    {
+        ctx.ui
+            .hint("no search index yet: run `epiphany index` to make searches faster");
+    }
+    let found = !answer.results.is_empty();
+    ctx.ui.emit(&RetrieveReport {
+        query: answer.query,
+        index: answer.index,
+        results: answer.results,
+    })?;
+    Ok(if ctx.ui.quiet() && !found {
+        Status::No
+    } else {
+        Status::Ok
+    })
+}

@@ -1,0 +1,135 @@
+//! A ranked result and the one result order (§14.8).
+//!
+//! Kinds rank before scores: an exact file-name match beats any chunk, and a chunk beats a
+//! directory whose path matches. Within a kind: score descending, then path ascending
+//! (component-wise), then first line ascending. Sorting is total and deterministic: a NaN
+//! score (never produced, but possible in principle) sorts after every number instead of
+//! comparing equal to all of them, which would not be a total order.
+
+use std::cmp::Ordering;
+use std::path::Path;
+
+use serde::Serialize;
+
+/// What a result points at.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HitKind {
+    /// A file whose path contains every query term.
+    ExactFile,
+    /// A directory whose path contains every query term.
+    ExactDirectory,
+    /// A range of lines whose text matches the query.
+    SemanticChunk,
+}
+
+impl HitKind {
+    fn priority(self) -> u8 {
+        match self {
+            HitKind::ExactFile => 3,
+            HitKind::SemanticChunk => 2,
+            HitKind::ExactDirectory => 1,
+        }
+    }
+}
+
+/// One ranked result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    /// What it points at.
+    pub kind: HitKind,
+    /// Path relative to the workspace root, `/`-separated.
+    pub path: String,
+    /// Score within its kind (higher is better).
+    pub score: f32,
+    /// First line of the excerpt (chunks only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub start_line: Option<u32>,
+    /// Last line of the excerpt, inclusive (chunks only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_line: Option<u32>,
+    /// The lines `start_line..=end_line` (chunks only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub excerpt: Option<String>,
+}
+
+/// The result order (see the module docs).
+pub fn order(a: &Hit, b: &Hit) -> Ordering {
+    b.kind
+        .priority()
+        .cmp(&a.kind.priority())
+        .then_with(|| sortable(b.score).total_cmp(&sortable(a.score)))
+        .then_with(|| Path::new(&a.path).cmp(Path::new(&b.path)))
+        .then_with(|| {
+            let line = |hit: &Hit| hit.start_line.unwrap_or(u32::MAX);
+            line(a).cmp(&line(b))
+        })
+}
+
+fn sortable(score: f32) -> f32 {
+    if score.is_nan() {
+        f32::NEG_INFINITY
+    } else {
+        score
+    }
+}
+
+/// Sorts hits into the result order.
+pub fn sort(hits: &mut [Hit]) {
+    hits.sort_by(order);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hit(kind: HitKind, path: &str, score: f32, line: Option<u32>) -> Hit {
+        Hit {
+            kind,
+            path: path.to_owned(),
+            score,
+            start_line: line,
+            end_line: line,
+            excerpt: None,
+        }
+    }
+
+    #[test]
+    fn kind_then_score_then_path_then_line() {
+        let mut hits = vec![
+            hit(HitKind::ExactDirectory, "src", 500.0, None),
+            hit(HitKind::SemanticChunk, "b.rs", 2.0, Some(9)),
+            hit(HitKind::SemanticChunk, "b.rs", 2.0, None),
+            hit(HitKind::SemanticChunk, "b.rs", 2.0, Some(1)),
+            hit(HitKind::SemanticChunk, "a.rs", 2.0, Some(5)),
+            hit(HitKind::SemanticChunk, "z.rs", f32::NAN, Some(1)),
+            hit(HitKind::SemanticChunk, "c.rs", 7.0, Some(1)),
+            hit(HitKind::ExactFile, "x/y.rs", 10.0, None),
+        ];
+        sort(&mut hits);
+        let order: Vec<(&str, Option<u32>)> = hits
+            .iter()
+            .map(|hit| (hit.path.as_str(), hit.start_line))
+            .collect();
+        assert_eq!(
+            order,
+            [
+                ("x/y.rs", None),
+                ("c.rs", Some(1)),
+                ("a.rs", Some(5)),
+                ("b.rs", Some(1)),
+                ("b.rs", Some(9)),
+                ("b.rs", None),
+                ("z.rs", Some(1)),
+                ("src", None),
+            ]
+        );
+    }
+
+    #[test]
+    fn paths_compare_by_component() {
+        let a = hit(HitKind::ExactFile, "a/b", 1.0, None);
+        let b = hit(HitKind::ExactFile, "a-b", 1.0, None);
+        assert_eq!(order(&a, &b), Ordering::Less);
+    }
+}

@@ -1,0 +1,576 @@
+//! The tantivy side of retrieval: the schema, the persistent index under
+//! `.epiphany/cache/retrieval/` with its manifest, incremental and full builds, and the
+//! throw-away in-memory index used when there is no usable persistent one.
+//!
+//! One document per chunk: `file_id` (indexed and fast, so a file's chunks are deleted by one
+//! term and results are grouped per file without touching the doc store), `start_line` and
+//! `end_line` (fast), and `body` and `path`, both analyzed with the code tokenizer, with
+//! frequencies but no positions and no stored text (excerpts are read from the files).
+//!
+//! Crash safety: an incremental build deletes and adds only the changed files' chunks and
+//! commits once, with the new manifest generation as the commit payload; the manifest is
+//! written atomically after the commit. An index whose commit payload does not match the
+//! manifest is treated as unusable, so an interrupted run never yields wrong hits: queries
+//! fall back to query-time search and the next `index` rebuilds. Builds take an exclusive
+//! lock on `retrieval/lock`; concurrent `index` runs fail fast instead of interleaving.
+
+use std::fs::File;
+use std::path::Path;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use anyhow::Result;
+use tantivy::Index;
+use tantivy::IndexWriter;
+use tantivy::ReloadPolicy;
+use tantivy::Searcher;
+use tantivy::TantivyDocument;
+use tantivy::Term;
+use tantivy::schema::FAST;
+use tantivy::schema::Field;
+use tantivy::schema::INDEXED;
+use tantivy::schema::IndexRecordOption;
+use tantivy::schema::Schema;
+use tantivy::schema::TextFieldIndexing;
+use tantivy::schema::TextOptions;
+
+use crate::error::ErrorKind;
+use crate::error::Failure;
+use crate::search::CHUNK_SHAPE;
+use crate::search::INDEX_REVISION;
+use crate::search::chunk;
+use crate::search::manifest;
+use crate::search::manifest::Fetched;
+use crate::search::manifest::FileEntry;
+use crate::search::manifest::Loaded;
+use crate::search::manifest::Manifest;
+use crate::search::tokenize;
+use crate::state::walk::FileStat;
+use crate::state::walk::Listing;
+
+/// Indexing memory per writer thread for full builds.
+const FULL_BUILD_BYTES_PER_THREAD: usize = 64_000_000;
+/// Indexing memory for small updates (tantivy's minimum).
+const SMALL_BUILD_BYTES: usize = 15_000_000;
+
+/// The fields of the chunk schema.
+#[derive(Debug, Clone, Copy)]
+pub struct Fields {
+    /// The file's id in the manifest (or in an in-memory corpus).
+    pub file_id: Field,
+    /// First line of the chunk.
+    pub start_line: Field,
+    /// Last line of the chunk.
+    pub end_line: Field,
+    /// The chunk's text.
+    pub body: Field,
+    /// The file's path.
+    pub path: Field,
+}
+
+/// The chunk schema.
+pub fn schema() -> (Schema, Fields) {
+    let mut builder = Schema::builder();
+    let analyzed = TextOptions::default().set_indexing_options(
+        TextFieldIndexing::default()
+            .set_tokenizer(tokenize::ANALYZER)
+            .set_index_option(IndexRecordOption::WithFreqs),
+    );
+    let fields = Fields {
+        file_id: builder.add_u64_field("file_id", INDEXED | FAST),
+        start_line: builder.add_u64_field("start_line", FAST),
+        end_line: builder.add_u64_field("end_line", FAST),
+        body: builder.add_text_field("body", analyzed.clone()),
+        path: builder.add_text_field("path", analyzed),
+    };
+    (builder.build(), fields)
+}
+
+fn with_analyzer(index: Index) -> Index {
+    index
+        .tokenizers()
+        .register(tokenize::ANALYZER, tokenize::analyzer());
+    index
+}
+
+/// Where the persistent index lives inside the store's cache directory.
+#[derive(Debug, Clone)]
+pub struct Layout {
+    dir: PathBuf,
+}
+
+impl Layout {
+    /// The layout under a store's cache directory.
+    pub fn new(cache_dir: &Path) -> Layout {
+        Layout {
+            dir: cache_dir.join("retrieval"),
+        }
+    }
+
+    /// The manifest file.
+    pub fn manifest_path(&self) -> PathBuf {
+        self.dir.join("manifest.json")
+    }
+
+    fn index_dir(&self) -> PathBuf {
+        self.dir.join("index")
+    }
+
+    fn lock_path(&self) -> PathBuf {
+        self.dir.join("lock")
+    }
+}
+
+/// A usable persistent index with the manifest that describes it.
+pub struct Persistent {
+    /// What is indexed.
+    pub manifest: Manifest,
+    /// The tantivy index.
+    pub index: Index,
+    /// A reader's view of it, opened (so every segment was found and readable).
+    pub searcher: Searcher,
+}
+
+/// The outcome of opening the persistent index.
+pub enum Opened {
+    /// Nothing was indexed yet.
+    Missing,
+    /// An index exists but cannot be used; the manifest when it could be read.
+    Unusable {
+        /// Why.
+        reason: String,
+        /// The manifest, when it decodes.
+        manifest: Option<Manifest>,
+    },
+    /// Ready to search (it may still be stale).
+    Ready(Persistent),
+}
+
+/// Opens the persistent index, checking that its manifest, configuration and commit agree.
+pub fn open(layout: &Layout) -> Opened {
+    let manifest = match Manifest::load(&layout.manifest_path()) {
+        Loaded::Missing => return Opened::Missing,
+        Loaded::Unusable(reason) => {
+            return Opened::Unusable {
+                reason,
+                manifest: None,
+            };
+        }
+        Loaded::Found(manifest) => manifest,
+    };
+    match open_index(layout, &manifest) {
+        Ok((index, searcher)) => Opened::Ready(Persistent {
+            manifest,
+            index,
+            searcher,
+        }),
+        Err(reason) => Opened::Unusable {
+            reason,
+            manifest: Some(manifest),
+        },
+    }
+}
+
+fn open_index(layout: &Layout, manifest: &Manifest) -> Result<(Index, Searcher), String> {
+    if manifest.index_revision != INDEX_REVISION {
+        return Err(format!(
+            "the index was built by `{}`; this build uses `{INDEX_REVISION}`",
+            manifest.index_revision
+        ));
+    }
+    let index = Index::open_in_dir(layout.index_dir())
+        .map_err(|err| format!("the index does not open: {err}"))?;
+    if index.schema() != schema().0 {
+        return Err("the index has a different schema".to_owned());
+    }
+    let metas = index
+        .load_metas()
+        .map_err(|err| format!("the index metadata does not load: {err}"))?;
+    if metas.payload != Some(manifest.generation.to_string()) {
+        return Err("the index and its manifest are from different runs".to_owned());
+    }
+    let searcher = searcher(&index).map_err(|err| format!("the index does not load: {err}"))?;
+    Ok((with_analyzer(index), searcher))
+}
+
+/// A reader's current view of an index.
+pub fn searcher(index: &Index) -> Result<Searcher> {
+    let reader = index
+        .reader_builder()
+        .reload_policy(ReloadPolicy::Manual)
+        .try_into()?;
+    Ok(reader.searcher())
+}
+
+/// How a build went.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BuildMode {
+    /// Everything was indexed from scratch.
+    Full,
+    /// Only changed files were indexed.
+    Incremental,
+    /// Nothing had changed.
+    Unchanged,
+}
+
+/// What a build did.
+#[derive(Debug)]
+pub struct Built {
+    /// The manifest now on disk.
+    pub manifest: Manifest,
+    /// Full, incremental or nothing to do.
+    pub mode: BuildMode,
+    /// Why a full rebuild was needed, when the old index was unusable.
+    pub rebuilt_because: Option<String>,
+    /// Files read and indexed in this run.
+    pub reindexed_files: u32,
+    /// Files removed from the index.
+    pub removed_files: u32,
+}
+
+/// Reports indexing progress: files done, files to do.
+pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
+
+/// One file to (re)index.
+struct Job<'a> {
+    stat: &'a FileStat,
+    file_id: u64,
+    fetched: Option<Fetched>,
+}
+
+/// Brings the persistent index up to date with `listing` (the walker's listing of `root`):
+/// incrementally when the existing index is usable, from scratch when `full` is set or it is
+/// not.
+pub fn build(
+    root: &Path,
+    layout: &Layout,
+    listing: &Listing,
+    full: bool,
+    now_unix_seconds: i64,
+    progress: Progress<'_>,
+) -> Result<Built> {
+    std::fs::create_dir_all(&layout.dir)
+        .with_context(|| format!("failed to create `{}`", layout.dir.display()))?;
+    let _lock = lock(layout)?;
+    let (index, previous, rebuilt_because) = match open(layout) {
+        Opened::Ready(persistent) => (persistent.index, Some(persistent.manifest), None),
+        Opened::Missing => (recreate(layout)?, None, None),
+        Opened::Unusable { reason, .. } => (recreate(layout)?, None, Some(reason)),
+    };
+    // Generations only grow, so a manifest never matches an index committed after it.
+    let generation = previous.as_ref().map_or(0, |manifest| manifest.generation) + 1;
+    let mut plan = match previous.as_ref().filter(|_| !full) {
+        Some(manifest) => {
+            let changes = manifest::compare(manifest, &listing.files, root);
+            if changes.is_clean() {
+                return finish_unchanged(layout, manifest, &changes, listing);
+            }
+            Plan::incremental(manifest, changes)
+        }
+        None => Plan::full(listing),
+    };
+    let in_dir = || {
+        format!(
+            "failed to update the index in `{}`",
+            layout.index_dir().display()
+        )
+    };
+    let writer = writer_for(&index, plan.jobs.len()).with_context(in_dir)?;
+    let entries = write_jobs(root, &writer, &mut plan, progress).with_context(in_dir)?;
+    commit(writer, generation).with_context(in_dir)?;
+    let mut all = plan.carried;
+    all.extend(entries);
+    all.sort_by(|a, b| a.path.cmp(&b.path));
+    let manifest = Manifest {
+        schema_version: manifest::SCHEMA_VERSION,
+        index_revision: INDEX_REVISION.to_owned(),
+        generation,
+        indexed_at_unix_seconds: now_unix_seconds,
+        next_file_id: plan.next_file_id,
+        files: all,
+        dirs: listing.dirs.clone(),
+        written_unix_nanos: 0,
+    };
+    manifest.save(&layout.manifest_path())?;
+    Ok(Built {
+        manifest,
+        mode: plan.mode,
+        rebuilt_because,
+        reindexed_files: count(plan.jobs.len()),
+        removed_files: plan.removed_files,
+    })
+}
+
+/// What a build deletes from the index and (re)indexes.
+struct Plan<'a> {
+    mode: BuildMode,
+    carried: Vec<FileEntry>,
+    deleted: Vec<u64>,
+    jobs: Vec<Job<'a>>,
+    next_file_id: u64,
+    removed_files: u32,
+}
+
+impl<'a> Plan<'a> {
+    /// Every listed file, with fresh ids.
+    fn full(listing: &'a Listing) -> Plan<'a> {
+        Plan {
+            mode: BuildMode::Full,
+            carried: Vec::new(),
+            deleted: Vec::new(),
+            jobs: listing
+                .files
+                .iter()
+                .zip(0..)
+                .map(|(stat, file_id)| Job {
+                    stat,
+                    file_id,
+                    fetched: None,
+                })
+                .collect(),
+            next_file_id: listing.files.len() as u64,
+            removed_files: 0,
+        }
+    }
+
+    /// Unchanged files are carried; changed files keep their id and are reindexed; removed
+    /// files are deleted; added files get new ids.
+    fn incremental(manifest: &Manifest, changes: manifest::Changes<'a>) -> Plan<'a> {
+        let deleted = changes
+            .modified
+            .iter()
+            .map(|(entry, _, _)| entry.file_id)
+            .chain(changes.removed.iter().map(|entry| entry.file_id))
+            .collect();
+        let mut jobs: Vec<Job<'a>> = changes
+            .modified
+            .into_iter()
+            .map(|(entry, stat, fetched)| Job {
+                stat,
+                file_id: entry.file_id,
+                fetched: Some(fetched),
+            })
+            .collect();
+        let mut next_file_id = manifest.next_file_id;
+        for stat in changes.added {
+            jobs.push(Job {
+                stat,
+                file_id: next_file_id,
+                fetched: None,
+            });
+            next_file_id += 1;
+        }
+        Plan {
+            mode: BuildMode::Incremental,
+            carried: changes
+                .unchanged
+                .iter()
+                .map(|(entry, stat)| with_stat(entry, stat))
+                .collect(),
+            deleted,
+            jobs,
+            next_file_id,
+            removed_files: count(changes.removed.len()),
+        }
+    }
+}
+
+fn count(len: usize) -> u32 {
+    u32::try_from(len).unwrap_or(u32::MAX)
+}
+
+fn with_stat(entry: &FileEntry, stat: &FileStat) -> FileEntry {
+    FileEntry {
+        size_bytes: stat.size_bytes,
+        modified_unix_nanos: stat.modified_unix_nanos,
+        ..entry.clone()
+    }
+}
+
+/// Nothing to index: record new times of unchanged files and directories, if any, so later
+/// stat-only checks trust them again.
+fn finish_unchanged(
+    layout: &Layout,
+    manifest: &Manifest,
+    changes: &manifest::Changes<'_>,
+    listing: &Listing,
+) -> Result<Built> {
+    let mut manifest = manifest.clone();
+    if changes.rehashed || manifest.dirs != listing.dirs {
+        manifest.files = changes
+            .unchanged
+            .iter()
+            .map(|(entry, stat)| with_stat(entry, stat))
+            .collect();
+        manifest.dirs = listing.dirs.clone();
+        manifest.save(&layout.manifest_path())?;
+    }
+    Ok(Built {
+        manifest,
+        mode: BuildMode::Unchanged,
+        rebuilt_because: None,
+        reindexed_files: 0,
+        removed_files: 0,
+    })
+}
+
+fn lock(layout: &Layout) -> Result<File> {
+    let path = layout.lock_path();
+    let file =
+        File::create(&path).with_context(|| format!("failed to open `{}`", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(Failure::new(
+            ErrorKind::Locked,
+            format!("another `epiphany index` holds `{}`", path.display()),
+        )
+        .with_hint("wait for it to finish, then rerun `epiphany index`")
+        .into()),
+        Err(std::fs::TryLockError::Error(err)) => {
+            Err(err).with_context(|| format!("failed to lock `{}`", path.display()))
+        }
+    }
+}
+
+/// Replaces whatever is in the index directory with an empty index. The manifest goes first,
+/// so an interruption leaves "no index" rather than a manifest describing missing chunks.
+fn recreate(layout: &Layout) -> Result<Index> {
+    let manifest = layout.manifest_path();
+    match std::fs::remove_file(&manifest) {
+        Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+            return Err(err).with_context(|| format!("failed to remove `{}`", manifest.display()));
+        }
+        _ => {}
+    }
+    let dir = layout.index_dir();
+    if dir.exists() {
+        std::fs::remove_dir_all(&dir)
+            .with_context(|| format!("failed to remove `{}`", dir.display()))?;
+    }
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("failed to create `{}`", dir.display()))?;
+    let index = Index::create_in_dir(&dir, schema().0)
+        .with_context(|| format!("failed to create an index in `{}`", dir.display()))?;
+    Ok(with_analyzer(index))
+}
+
+/// A writer sized for `jobs` files: worker threads pay off only for larger batches.
+fn writer_for(index: &Index, jobs: usize) -> Result<IndexWriter> {
+    let threads = if jobs > 64 {
+        std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+    } else {
+        1
+    };
+    let budget = if threads > 1 {
+        FULL_BUILD_BYTES_PER_THREAD * threads
+    } else {
+        SMALL_BUILD_BYTES
+    };
+    index
+        .writer_with_num_threads(threads, budget)
+        .context("failed to open the index for writing")
+}
+
+/// Deletes what the plan replaces and indexes every job; returns the new manifest entries.
+fn write_jobs(
+    root: &Path,
+    writer: &IndexWriter,
+    plan: &mut Plan<'_>,
+    progress: Progress<'_>,
+) -> Result<Vec<FileEntry>> {
+    let (_, fields) = schema();
+    if plan.mode == BuildMode::Full {
+        writer.delete_all_documents()?;
+    }
+    for &file_id in &plan.deleted {
+        writer.delete_term(Term::from_field_u64(fields.file_id, file_id));
+    }
+    let total = plan.jobs.len() as u64;
+    let mut entries = Vec::with_capacity(plan.jobs.len());
+    for (done, job) in plan.jobs.iter_mut().enumerate() {
+        let fetched = job
+            .fetched
+            .take()
+            .unwrap_or_else(|| manifest::fetch(root, job.stat));
+        let mut entry = FileEntry {
+            path: job.stat.path.clone(),
+            size_bytes: job.stat.size_bytes,
+            modified_unix_nanos: job.stat.modified_unix_nanos,
+            content_hash: fetched.content_hash,
+            file_id: job.file_id,
+            chunk_count: 0,
+            skipped: None,
+        };
+        match fetched.text {
+            Ok(text) => {
+                for doc in chunk_documents(&fields, job.file_id, &job.stat.path, &text) {
+                    writer.add_document(doc)?;
+                    entry.chunk_count += 1;
+                }
+            }
+            Err(skip) => entry.skipped = Some(skip),
+        }
+        entries.push(entry);
+        progress(done as u64 + 1, total);
+    }
+    Ok(entries)
+}
+
+/// The documents of one file's chunks.
+pub fn chunk_documents<'a>(
+    fields: &'a Fields,
+    file_id: u64,
+    path: &'a str,
+    text: &'a str,
+) -> impl Iterator<Item = TantivyDocument> + 'a {
+    chunk::chunks(text, CHUNK_SHAPE)
+        .into_iter()
+        .map(move |chunk| {
+            let mut doc = TantivyDocument::default();
+            doc.add_u64(fields.file_id, file_id);
+            doc.add_u64(fields.start_line, u64::from(chunk.start_line));
+            doc.add_u64(fields.end_line, u64::from(chunk.end_line));
+            doc.add_text(fields.body, chunk.text);
+            doc.add_text(fields.path, path);
+            doc
+        })
+}
+
+fn commit(mut writer: IndexWriter, generation: u64) -> Result<()> {
+    let mut prepared = writer
+        .prepare_commit()
+        .context("failed to commit the index")?;
+    prepared.set_payload(&generation.to_string());
+    prepared.commit().context("failed to commit the index")?;
+    writer
+        .wait_merging_threads()
+        .context("failed to finish merging index segments")
+}
+
+/// A throw-away index of some files, searched when the persistent one is missing, unusable, or
+/// does not cover them (dirty files). File ids are positions in `paths`.
+pub struct InMemory {
+    /// The index.
+    pub index: Index,
+    /// Chunks indexed.
+    pub chunk_count: u64,
+}
+
+/// Indexes `files` (path, text) in memory.
+pub fn in_memory(files: &[(String, String)]) -> Result<InMemory> {
+    let (schema, fields) = schema();
+    let index = with_analyzer(Index::create_in_ram(schema));
+    let mut writer = writer_for(&index, files.len())?;
+    let mut chunk_count = 0;
+    for ((path, text), file_id) in files.iter().zip(0..) {
+        for doc in chunk_documents(&fields, file_id, path, text) {
+            writer.add_document(doc)?;
+            chunk_count += 1;
+        }
+    }
+    writer
+        .commit()
+        .context("failed to build the query-time index")?;
+    Ok(InMemory { index, chunk_count })
+}

@@ -1,0 +1,324 @@
+//! Ranking: the tantivy query for a list of analyzed terms, and the collector that turns
+//! chunk scores into one score per file: its best chunk plus [`RUNNER_UP_WEIGHT`] of its best
+//! chunk that does not overlap that one, times the file's weight.
+//!
+//! Every term is looked up in the chunk text and, with [`PATH_BOOST`], in the file path, as
+//! BM25 clauses of one boolean query; tantivy does the scoring. The collector reads `file_id`,
+//! `start_line` and `end_line` from fast fields only. A file's weight is 0 to exclude it (out
+//! of scope, or stale in the index), or its prior ([`prior`]). No I/O besides the index.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use anyhow::Result;
+use tantivy::DocId;
+use tantivy::Score;
+use tantivy::Searcher;
+use tantivy::SegmentOrdinal;
+use tantivy::SegmentReader;
+use tantivy::Term;
+use tantivy::collector::Collector;
+use tantivy::collector::SegmentCollector;
+use tantivy::columnar::Column;
+use tantivy::query::Bm25StatisticsProvider;
+use tantivy::query::BooleanQuery;
+use tantivy::query::BoostQuery;
+use tantivy::query::Occur;
+use tantivy::query::Query;
+use tantivy::query::TermQuery;
+use tantivy::schema::IndexRecordOption;
+
+use crate::search::index::Fields;
+use crate::search::tokenize::QueryTerm;
+
+/// Weight of a path match relative to a chunk-text match. About 1 measured best: many query
+/// words are also directory names, and a stronger boost floods the top with every file of
+/// that directory (`retrieval.md`).
+pub const PATH_BOOST: f32 = 1.0;
+
+/// Share of a file's best non-overlapping second chunk added to its best: a file that matches
+/// the question in more than one place is more likely what it is about than a file with one
+/// lucky chunk. MRR on three commit-derived query sets (ripgrep / nushell / cargo): 0 gives
+/// 0.580 / 0.549 / 0.522; 0.3 gives 0.587 / 0.592 / 0.538; 0.5 gives 0.585 / 0.614 / 0.545;
+/// 0.8 gives 0.586 / 0.601 / 0.528.
+pub const RUNNER_UP_WEIGHT: f32 = 0.5;
+
+/// Weight of files that are not source code: documentation, configuration, data, lock files,
+/// licenses, templates. A question about code is answered by code first; these still rank,
+/// just behind comparable source files, so long prose or generated data cannot crowd the top.
+pub const NON_SOURCE_PRIOR: f32 = 0.5;
+
+/// Extensions of documentation, data, configuration and markup files. Unknown extensions
+/// count as source: they may belong to a language this list does not know.
+const NON_SOURCE_EXTENSIONS: &[&str] = &[
+    "adoc", "bazel", "bzl", "cfg", "conf", "csv", "htm", "html", "ini", "json", "jsonl", "lock",
+    "markdown", "md", "rst", "snap", "svg", "toml", "tpl", "tsv", "txt", "xml", "yaml", "yml",
+];
+
+/// The prior weight of a file (see [`NON_SOURCE_PRIOR`]). Files without an extension are
+/// mostly licenses, build files and notes (`LICENSE`, `Makefile`, `BUILD`).
+pub fn prior(path: &str) -> f32 {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let non_source = match name.trim_start_matches('.').rsplit_once('.') {
+        Some((_, extension)) => {
+            NON_SOURCE_EXTENSIONS.contains(&extension.to_ascii_lowercase().as_str())
+        }
+        None => true,
+    };
+    if non_source { NON_SOURCE_PRIOR } else { 1.0 }
+}
+
+/// One boolean query: every term in the chunk text, and in the path with [`PATH_BOOST`], each
+/// with the term's weight.
+pub fn query(fields: &Fields, terms: &[QueryTerm]) -> BooleanQuery {
+    let clause = |field, term: &QueryTerm, boost: f32| {
+        let query = TermQuery::new(
+            Term::from_field_text(field, &term.text),
+            IndexRecordOption::WithFreqs,
+        );
+        let boosted: Box<dyn Query> = Box::new(BoostQuery::new(Box::new(query), boost));
+        (Occur::Should, boosted)
+    };
+    let clauses = terms
+        .iter()
+        .flat_map(|term| {
+            [
+                clause(fields.body, term, term.weight),
+                clause(fields.path, term, term.weight * PATH_BOOST),
+            ]
+        })
+        .collect();
+    BooleanQuery::new(clauses)
+}
+
+/// A file's score and its best chunk.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FileScore {
+    /// The file's id in the index.
+    pub file_id: u64,
+    /// The file's score (see the module docs); inside the collector, its best chunk's.
+    pub score: f32,
+    /// First line of the best chunk.
+    pub start_line: u32,
+    /// Last line of the best chunk.
+    pub end_line: u32,
+}
+
+impl FileScore {
+    fn beats(&self, other: &FileScore) -> bool {
+        self.score > other.score
+            || (self.score == other.score && self.start_line < other.start_line)
+    }
+}
+
+/// The scored chunks of one file.
+#[derive(Debug, Clone, Default)]
+struct FileChunks {
+    chunks: Vec<FileScore>,
+}
+
+impl FileChunks {
+    /// The file's score: its best chunk plus [`RUNNER_UP_WEIGHT`] of the best chunk that does
+    /// not overlap it (an overlapping neighbour repeats the same lines), with the best chunk's
+    /// lines. Ties keep the earlier chunk.
+    fn file_score(&self) -> Option<FileScore> {
+        let best = self
+            .chunks
+            .iter()
+            .copied()
+            .reduce(|best, chunk| if chunk.beats(&best) { chunk } else { best })?;
+        let runner_up = self
+            .chunks
+            .iter()
+            .filter(|chunk| chunk.end_line < best.start_line || chunk.start_line > best.end_line)
+            .map(|chunk| chunk.score)
+            .fold(0.0, f32::max);
+        Some(FileScore {
+            score: best.score + RUNNER_UP_WEIGHT * runner_up,
+            ..best
+        })
+    }
+}
+
+/// Every matching file with a positive weight, with its score and best chunk, in no
+/// particular order.
+/// `statistics` supplies the BM25 document frequencies (another index's, so that scores of a
+/// small in-memory index compare with the persistent one's).
+pub fn best_chunks(
+    searcher: &Searcher,
+    statistics: &dyn Bm25StatisticsProvider,
+    query: &dyn Query,
+    weights: Arc<[f32]>,
+) -> Result<Vec<FileScore>> {
+    let best = searcher.search_with_statistics_provider(
+        query,
+        &BestChunkPerFile { weights },
+        statistics,
+    )?;
+    Ok(best.values().filter_map(FileChunks::file_score).collect())
+}
+
+struct BestChunkPerFile {
+    weights: Arc<[f32]>,
+}
+
+struct SegmentBest {
+    weights: Arc<[f32]>,
+    file_ids: Column<u64>,
+    start_lines: Column<u64>,
+    end_lines: Column<u64>,
+    best: HashMap<u64, FileChunks>,
+}
+
+fn line(column: &Column<u64>, doc: DocId) -> u32 {
+    column
+        .first(doc)
+        .and_then(|line| u32::try_from(line).ok())
+        .unwrap_or(0)
+}
+
+impl Collector for BestChunkPerFile {
+    type Fruit = HashMap<u64, FileChunks>;
+    type Child = SegmentBest;
+
+    fn for_segment(
+        &self,
+        _segment: SegmentOrdinal,
+        reader: &SegmentReader,
+    ) -> tantivy::Result<SegmentBest> {
+        let fast = reader.fast_fields();
+        Ok(SegmentBest {
+            weights: Arc::clone(&self.weights),
+            file_ids: fast.u64("file_id")?,
+            start_lines: fast.u64("start_line")?,
+            end_lines: fast.u64("end_line")?,
+            best: HashMap::new(),
+        })
+    }
+
+    fn requires_scoring(&self) -> bool {
+        true
+    }
+
+    fn merge_fruits(&self, fruits: Vec<HashMap<u64, FileChunks>>) -> tantivy::Result<Self::Fruit> {
+        let mut merged: HashMap<u64, FileChunks> = HashMap::new();
+        for fruit in fruits {
+            for (file_id, chunks) in fruit {
+                merged
+                    .entry(file_id)
+                    .or_default()
+                    .chunks
+                    .extend(chunks.chunks);
+            }
+        }
+        Ok(merged)
+    }
+}
+
+impl SegmentCollector for SegmentBest {
+    type Fruit = HashMap<u64, FileChunks>;
+
+    fn collect(&mut self, doc: DocId, score: Score) {
+        let Some(file_id) = self.file_ids.first(doc) else {
+            return;
+        };
+        let weight = usize::try_from(file_id)
+            .ok()
+            .and_then(|index| self.weights.get(index).copied())
+            .unwrap_or(0.0);
+        if weight <= 0.0 {
+            return;
+        }
+        let chunk = FileScore {
+            file_id,
+            score: score * weight,
+            start_line: line(&self.start_lines, doc),
+            end_line: line(&self.end_lines, doc),
+        };
+        self.best.entry(file_id).or_default().chunks.push(chunk);
+    }
+
+    fn harvest(self) -> Self::Fruit {
+        self.best
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::search::index;
+    use crate::search::tokenize;
+
+    #[test]
+    fn prior_halves_docs_config_and_data() {
+        assert_eq!(prior("src/main.rs"), 1.0);
+        assert_eq!(prior("README.md"), NON_SOURCE_PRIOR);
+        assert_eq!(prior("pkg/Cargo.LOCK"), NON_SOURCE_PRIOR);
+        assert_eq!(prior("tools/BUILD"), NON_SOURCE_PRIOR);
+        assert_eq!(prior("Makefile"), NON_SOURCE_PRIOR);
+        assert_eq!(prior("UNLICENSE"), NON_SOURCE_PRIOR);
+        assert_eq!(prior(".gitignore"), NON_SOURCE_PRIOR);
+        assert_eq!(prior("scripts/build.nu"), 1.0);
+        assert_eq!(prior("complete/rg.ZSH"), 1.0);
+    }
+
+    #[test]
+    fn a_file_scores_its_best_chunk_plus_part_of_a_separate_second() {
+        let chunk = |start_line, end_line, score| FileScore {
+            file_id: 7,
+            score,
+            start_line,
+            end_line,
+        };
+        let file = FileChunks {
+            chunks: vec![
+                chunk(91, 210, 2.0),
+                chunk(1, 120, 2.0),
+                chunk(301, 400, 1.0),
+            ],
+        };
+        let score = file.file_score().expect("score");
+        assert_eq!((score.start_line, score.end_line), (1, 120));
+        assert_eq!(score.score, 2.0 + RUNNER_UP_WEIGHT * 1.0);
+        let alone = FileChunks {
+            chunks: vec![chunk(1, 120, 2.0), chunk(91, 210, 1.5)],
+        };
+        assert_eq!(alone.file_score().expect("score").score, 2.0);
+        assert_eq!(FileChunks::default().file_score(), None);
+    }
+
+    #[test]
+    fn files_score_by_their_best_chunk_and_weights_exclude() {
+        let long: String = (0..200).map(|n| format!("filler line {n}\n")).collect();
+        let files = vec![
+            (
+                "src/a.rs".to_owned(),
+                format!("{long}fn validate_patch() {{}}\n"),
+            ),
+            ("src/b.rs".to_owned(), "fn unrelated() {}\n".to_owned()),
+            (
+                "docs/patch.md".to_owned(),
+                "validate the patch\n".to_owned(),
+            ),
+        ];
+        let memory = index::in_memory(&files).expect("index");
+        let searcher = index::searcher(&memory.index).expect("searcher");
+        let (_, fields) = index::schema();
+        let terms = tokenize::query_terms(&mut tokenize::analyzer(), "validate patches");
+        let query = query(&fields, &terms);
+        let weights: Arc<[f32]> = Arc::from(vec![1.0, 1.0, 1.0]);
+        let mut found = best_chunks(&searcher, &searcher, &query, weights).expect("search");
+        found.sort_by_key(|file| file.file_id);
+        let ids: Vec<u64> = found.iter().map(|file| file.file_id).collect();
+        assert_eq!(ids, [0, 2]);
+        assert!(
+            found[0].start_line > 1,
+            "the best chunk is the one at the end"
+        );
+        assert_eq!(found[0].end_line, 201);
+        let only_docs: Arc<[f32]> = Arc::from(vec![0.0, 1.0, 1.0]);
+        let found = best_chunks(&searcher, &searcher, &query, only_docs).expect("search");
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].file_id, 2);
+    }
+}

@@ -1,0 +1,422 @@
+//! Answering a query (§14.4): exact path matches plus chunk search, merged into one ranking.
+//!
+//! Chunk search uses the persistent index when there is a usable one. Files changed since it
+//! was built are never answered from it: their indexed chunks are masked out, and their
+//! current text is indexed in memory and scored with the persistent index's statistics, so
+//! both sets of scores compare. Without a usable index, every file in scope is read and
+//! indexed in memory for this one query, and so is everything when searching the persistent
+//! index fails (§14.4). Either way the answer reflects the work tree as it is now, and the
+//! summary says which files were dirty, or that the index is stale.
+//!
+//! Read-only: this module never writes, not even the cache.
+
+use std::collections::HashMap;
+use std::collections::HashSet;
+use std::path::Path;
+use std::sync::Arc;
+
+use anyhow::Result;
+use tantivy::Searcher;
+use tantivy::query::Bm25StatisticsProvider;
+use tantivy::query::BooleanQuery;
+
+use crate::error::Failure;
+use crate::search::exact;
+use crate::search::excerpt;
+use crate::search::hit;
+use crate::search::hit::Hit;
+use crate::search::hit::HitKind;
+use crate::search::index;
+use crate::search::index::Opened;
+use crate::search::index::Persistent;
+use crate::search::manifest;
+use crate::search::manifest::Manifest;
+use crate::search::rank;
+use crate::search::tokenize;
+use crate::search::tokenize::QueryTerm;
+use crate::state::model::RetrievalState;
+use crate::state::model::RetrievalStatus;
+use crate::state::walk;
+use crate::state::walk::Listing;
+
+/// Results when no limit is given.
+pub const DEFAULT_LIMIT: usize = 10;
+/// The most results a query returns.
+pub const MAX_LIMIT: usize = 50;
+
+/// Which searches to run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// Path matches and chunk search.
+    Hybrid,
+    /// Path matches only.
+    Exact,
+    /// Chunk search only.
+    Semantic,
+}
+
+/// A validated query.
+#[derive(Debug, Clone)]
+pub struct Request {
+    query: String,
+    limit: usize,
+    prefixes: Vec<String>,
+    mode: Mode,
+}
+
+impl Request {
+    /// Validates a query (§14.4): the trimmed query must not be empty, a given limit must not
+    /// be zero and is clamped to 1–50. `prefixes` are already normalised
+    /// ([`exact::normalize_prefixes`]).
+    pub fn new(
+        query: &str,
+        limit: Option<usize>,
+        prefixes: Vec<String>,
+        mode: Mode,
+    ) -> Result<Request> {
+        let query = query.trim();
+        if query.is_empty() {
+            return Err(Failure::usage("query must not be empty")
+                .with_hint("pass what to look for, e.g. `epiphany retrieve \"where are patches validated\"`")
+                .into());
+        }
+        if limit == Some(0) {
+            return Err(Failure::usage("`--limit` must be greater than zero")
+                .with_hint(format!("use a limit between 1 and {MAX_LIMIT}"))
+                .into());
+        }
+        Ok(Request {
+            query: query.to_owned(),
+            limit: limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT),
+            prefixes,
+            mode,
+        })
+    }
+}
+
+/// The ranked answer to a query.
+#[derive(Debug, Clone)]
+pub struct Answer {
+    /// The trimmed query.
+    pub query: String,
+    /// The state of the index that answered.
+    pub index: RetrievalState,
+    /// Results in rank order.
+    pub results: Vec<Hit>,
+}
+
+/// A file's best chunk before its excerpt is cut.
+struct Candidate {
+    path: String,
+    score: f32,
+    start_line: u32,
+    end_line: u32,
+}
+
+/// Chunk candidates and the texts read (and chunks indexed) at query time to find them.
+#[derive(Default)]
+struct ChunkSearch {
+    candidates: Vec<Candidate>,
+    texts: HashMap<String, String>,
+    chunk_count: u64,
+}
+
+/// Answers `request` over the work tree at `root`, using the persistent index in `cache_dir`
+/// when there is a usable one. `now_unix_seconds` stamps a query-time scan.
+pub fn retrieve(
+    root: &Path,
+    cache_dir: Option<&Path>,
+    request: &Request,
+    now_unix_seconds: i64,
+) -> Result<Answer> {
+    let mut analyzer = tokenize::analyzer();
+    let terms = tokenize::query_terms(&mut analyzer, &request.query);
+    let chunks_wanted = request.mode != Mode::Exact && !terms.is_empty();
+    let opened = match cache_dir {
+        Some(dir) => index::open(&index::Layout::new(dir)),
+        None => Opened::Missing,
+    };
+    let listing = match &opened {
+        Opened::Ready(persistent) => super::current_listing(root, &persistent.manifest),
+        Opened::Missing | Opened::Unusable { .. } => walk::list(root),
+    };
+    // Without a usable index, every file in scope is searched as it is now; the summary is
+    // the manifest marked stale when there is one (§14.4), the scan's own otherwise.
+    let scan = |manifest: Option<&Manifest>| -> Result<(Option<ChunkSearch>, RetrievalState)> {
+        let found = scan_if(chunks_wanted, root, &listing, request, &terms)?;
+        let state = match manifest {
+            Some(manifest) => {
+                super::manifest_summary(root, manifest, RetrievalStatus::Stale, Vec::new())
+            }
+            None => scan_summary(root, &found, now_unix_seconds),
+        };
+        Ok((found, state))
+    };
+    let (found, state) = match &opened {
+        Opened::Ready(persistent) => {
+            match search_index(root, persistent, &listing, request, &terms, chunks_wanted) {
+                Ok(answer) => answer,
+                Err(_) => scan(Some(&persistent.manifest))?,
+            }
+        }
+        Opened::Unusable { manifest, .. } => scan(manifest.as_ref())?,
+        Opened::Missing => scan(None)?,
+    };
+    let mut results = match request.mode {
+        Mode::Semantic => Vec::new(),
+        Mode::Hybrid | Mode::Exact => {
+            exact::search(&listing, &request.query, &request.prefixes, request.limit)
+        }
+    };
+    results.extend(chunk_hits(root, found, &terms, request.limit));
+    hit::sort(&mut results);
+    results.truncate(request.limit);
+    Ok(Answer {
+        query: request.query.clone(),
+        index: state,
+        results,
+    })
+}
+
+/// Chunk search over the persistent index, with dirty files searched as they are now.
+fn search_index(
+    root: &Path,
+    persistent: &Persistent,
+    listing: &Listing,
+    request: &Request,
+    terms: &[QueryTerm],
+    chunks_wanted: bool,
+) -> Result<(Option<ChunkSearch>, RetrievalState)> {
+    let manifest = &persistent.manifest;
+    let changes = manifest::compare(manifest, &listing.files, root);
+    let state = super::freshness_summary(root, manifest, changes.dirty_paths());
+    if !chunks_wanted {
+        return Ok((None, state));
+    }
+    let (_, fields) = index::schema();
+    let query = rank::query(&fields, terms);
+    let searcher = &persistent.searcher;
+    let mut weights = vec![0.0; usize::try_from(manifest.next_file_id).unwrap_or(0)];
+    let mut paths = HashMap::new();
+    for (entry, _) in &changes.unchanged {
+        let slot = usize::try_from(entry.file_id)
+            .ok()
+            .and_then(|id| weights.get_mut(id));
+        if let Some(slot) = slot
+            && entry.chunk_count > 0
+            && exact::in_scope(&request.prefixes, &entry.path)
+        {
+            *slot = rank::prior(&entry.path);
+            paths.insert(entry.file_id, entry.path.as_str());
+        }
+    }
+    let mut found = ChunkSearch::default();
+    for file in rank::best_chunks(searcher, searcher, &query, Arc::from(weights))? {
+        if let Some(path) = paths.get(&file.file_id) {
+            found.candidates.push(candidate(path, &file));
+        }
+    }
+    let in_scope = |path: &str| exact::in_scope(&request.prefixes, path);
+    let mut fresh: Vec<(String, String)> = changes
+        .modified
+        .into_iter()
+        .filter(|(_, stat, _)| in_scope(&stat.path))
+        .filter_map(|(_, stat, fetched)| fetched.text.ok().map(|text| (stat.path.clone(), text)))
+        .collect();
+    fresh.extend(
+        changes
+            .added
+            .into_iter()
+            .filter(|stat| in_scope(&stat.path))
+            .filter_map(|stat| {
+                walk::read_text(root, stat)
+                    .ok()
+                    .map(|text| (stat.path.clone(), text))
+            }),
+    );
+    if !fresh.is_empty() {
+        let dirty = search_in_memory(fresh, &query, Some(searcher))?;
+        found.candidates.extend(dirty.candidates);
+        found.texts = dirty.texts;
+        found.chunk_count = dirty.chunk_count;
+    }
+    Ok((Some(found), state))
+}
+
+/// Reads every file in scope and searches it in memory (no usable index).
+fn scan_if(
+    wanted: bool,
+    root: &Path,
+    listing: &Listing,
+    request: &Request,
+    terms: &[QueryTerm],
+) -> Result<Option<ChunkSearch>> {
+    if !wanted {
+        return Ok(None);
+    }
+    let files: Vec<(String, String)> = listing
+        .files
+        .iter()
+        .filter(|stat| exact::in_scope(&request.prefixes, &stat.path))
+        .filter_map(|stat| {
+            walk::read_text(root, stat)
+                .ok()
+                .map(|text| (stat.path.clone(), text))
+        })
+        .collect();
+    let (_, fields) = index::schema();
+    let query = rank::query(&fields, terms);
+    search_in_memory(files, &query, None).map(Some)
+}
+
+/// The summary of a query-time scan, or the baseline when no scan was needed.
+fn scan_summary(root: &Path, found: &Option<ChunkSearch>, now: i64) -> RetrievalState {
+    match found {
+        Some(found) => {
+            let files = found
+                .texts
+                .values()
+                .filter(|text| !text.trim().is_empty())
+                .count();
+            super::query_time_summary(root, files, found.chunk_count, now)
+        }
+        None => super::baseline_summary(root),
+    }
+}
+
+/// Indexes `files` in memory and searches them; BM25 statistics come from `statistics` when
+/// given (the persistent index), so scores compare with its hits.
+fn search_in_memory(
+    files: Vec<(String, String)>,
+    query: &BooleanQuery,
+    statistics: Option<&Searcher>,
+) -> Result<ChunkSearch> {
+    let memory = index::in_memory(&files)?;
+    let searcher = index::searcher(&memory.index)?;
+    let weights: Arc<[f32]> = files.iter().map(|(path, _)| rank::prior(path)).collect();
+    let statistics: &dyn Bm25StatisticsProvider = match statistics {
+        Some(persistent) => persistent,
+        None => &searcher,
+    };
+    let candidates = rank::best_chunks(&searcher, statistics, query, weights)?
+        .iter()
+        .filter_map(|file| {
+            let (path, _) = files.get(usize::try_from(file.file_id).ok()?)?;
+            Some(candidate(path, file))
+        })
+        .collect();
+    Ok(ChunkSearch {
+        candidates,
+        texts: files.into_iter().collect(),
+        chunk_count: memory.chunk_count,
+    })
+}
+
+fn candidate(path: &str, file: &rank::FileScore) -> Candidate {
+    Candidate {
+        path: path.to_owned(),
+        score: file.score,
+        start_line: file.start_line,
+        end_line: file.end_line,
+    }
+}
+
+/// The best `limit` candidates as hits, each with the focused excerpt of its chunk.
+fn chunk_hits(
+    root: &Path,
+    found: Option<ChunkSearch>,
+    terms: &[QueryTerm],
+    limit: usize,
+) -> Vec<Hit> {
+    let Some(mut found) = found else {
+        return Vec::new();
+    };
+    found.candidates.sort_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then_with(|| Path::new(&a.path).cmp(Path::new(&b.path)))
+    });
+    found.candidates.truncate(limit);
+    let terms: HashSet<&str> = terms.iter().map(|term| term.text.as_str()).collect();
+    let mut analyzer = tokenize::analyzer();
+    found
+        .candidates
+        .into_iter()
+        .map(|candidate| {
+            let read;
+            let text = match found.texts.get(&candidate.path) {
+                Some(text) => Some(text.as_str()),
+                None => {
+                    read = std::fs::read_to_string(root.join(&candidate.path)).ok();
+                    read.as_deref()
+                }
+            };
+            let excerpt = text.and_then(|text| {
+                excerpt::focus(
+                    &mut analyzer,
+                    text,
+                    candidate.start_line,
+                    candidate.end_line,
+                    &terms,
+                )
+            });
+            Hit {
+                kind: HitKind::SemanticChunk,
+                path: candidate.path,
+                score: candidate.score,
+                start_line: Some(
+                    excerpt
+                        .as_ref()
+                        .map_or(candidate.start_line, |e| e.start_line),
+                ),
+                end_line: Some(excerpt.as_ref().map_or(candidate.end_line, |e| e.end_line)),
+                excerpt: excerpt.map(|e| e.text),
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_validated_and_limits_clamped() {
+        let request = Request::new("  walk  ", None, vec![], Mode::Hybrid).expect("valid");
+        assert_eq!(
+            (request.query.as_str(), request.limit),
+            ("walk", DEFAULT_LIMIT)
+        );
+        let request = Request::new("walk", Some(500), vec![], Mode::Hybrid).expect("valid");
+        assert_eq!(request.limit, MAX_LIMIT);
+        let empty = Request::new(" \t", None, vec![], Mode::Hybrid).expect_err("empty");
+        assert_eq!(empty.to_string(), "query must not be empty");
+        let zero = Request::new("walk", Some(0), vec![], Mode::Hybrid).expect_err("zero");
+        assert!(zero.to_string().contains("greater than zero"));
+    }
+
+    #[test]
+    fn without_an_index_the_work_tree_is_searched_at_query_time() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        std::fs::create_dir_all(root.join("src")).expect("mkdir");
+        std::fs::write(
+            root.join("src/engine.rs"),
+            "fn check(p: &Patch) -> bool {\n    validate_patch(p)\n}\n",
+        )
+        .expect("write");
+        std::fs::write(root.join("src/other.rs"), "fn unrelated() {}\n").expect("write");
+        let request =
+            Request::new("where are patches validated", None, vec![], Mode::Hybrid).expect("valid");
+        let answer = retrieve(root, None, &request, 7).expect("answer");
+        assert_eq!(answer.results.len(), 1);
+        let hit = &answer.results[0];
+        assert_eq!(
+            (hit.kind, hit.path.as_str()),
+            (HitKind::SemanticChunk, "src/engine.rs")
+        );
+        assert_eq!((hit.start_line, hit.end_line), (Some(1), Some(3)));
+        assert_eq!(answer.index.indexed_file_count, Some(2));
+        assert_eq!(answer.index.last_indexed_at_unix_seconds, Some(7));
+    }
+}

@@ -1,0 +1,260 @@
+//! The one workspace walker: which files and directories count as part of the repository.
+//!
+//! Every command that walks the work tree (`index`, `retrieve`, freshness) goes through
+//! [`builder`] and [`list`], so they cannot disagree about which files exist. Rules (§14.2):
+//! `.gitignore` (only inside a git repository), `.ignore`, git's exclude file, the global
+//! gitignore and parent ignore files are honoured, plus an optional `.epiphanyignore`; hidden
+//! files are included; `.git/` and `.epiphany/` are never entered; symbolic links are not
+//! followed. Output is sorted by path, so listings are deterministic.
+//!
+//! [`read_text`] decides whether a listed file is text the tool can search: at most
+//! [`MAX_FILE_BYTES`], no NUL byte, valid UTF-8. Files that fail are skipped and counted by
+//! the caller, never fatal. This module reads the work tree; it never writes to it.
+
+use std::fs::Metadata;
+use std::path::Path;
+use std::sync::Mutex;
+use std::time::UNIX_EPOCH;
+
+use ignore::WalkBuilder;
+use ignore::WalkState;
+use serde::Serialize;
+
+/// Files larger than this are not searched (256 KiB).
+pub const MAX_FILE_BYTES: u64 = 256 * 1024;
+
+/// A per-directory ignore file with gitignore syntax that only epiphany reads.
+pub const IGNORE_FILE: &str = ".epiphanyignore";
+
+/// The names of the ignore files a walk reads inside the work tree.
+const IGNORE_FILES: [&str; 3] = [".gitignore", ".ignore", IGNORE_FILE];
+
+/// Whether `path` (relative, `/`-separated) is an ignore file a walk reads.
+pub fn is_ignore_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    IGNORE_FILES.contains(&name)
+}
+
+/// Directory names that are never walked: git's and the store's.
+const EXCLUDED_DIRS: [&str; 2] = [".git", ".epiphany"];
+
+/// One regular file in the listing.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileStat {
+    /// Path relative to the root, `/`-separated.
+    pub path: String,
+    /// Size in bytes.
+    pub size_bytes: u64,
+    /// Modification time, nanoseconds since the Unix epoch (0 when unknown).
+    pub modified_unix_nanos: i64,
+}
+
+/// One directory in the listing.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, Serialize)]
+pub struct DirStat {
+    /// Path relative to the root, `/`-separated; empty for the root itself.
+    pub path: String,
+    /// Modification time, nanoseconds since the Unix epoch (0 when unknown). It changes
+    /// whenever an entry is added to, removed from or renamed in the directory.
+    pub modified_unix_nanos: i64,
+}
+
+/// The files and directories under a root, sorted by path.
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    /// Regular files.
+    pub files: Vec<FileStat>,
+    /// Directories, the root first (with an empty path).
+    pub dirs: Vec<DirStat>,
+    /// Entries that could not be read or whose names are not UTF-8.
+    pub unreadable: u32,
+}
+
+/// Why a file was not searched.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Skip {
+    /// Larger than [`MAX_FILE_BYTES`].
+    TooLarge,
+    /// Contains a NUL byte.
+    Binary,
+    /// Not valid UTF-8.
+    NotUtf8,
+    /// Could not be read.
+    Unreadable,
+}
+
+/// How many files were skipped, by reason.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct SkipCounts {
+    /// Larger than [`MAX_FILE_BYTES`].
+    pub too_large: u32,
+    /// Contains a NUL byte.
+    pub binary: u32,
+    /// Not valid UTF-8.
+    pub not_utf8: u32,
+    /// Could not be read (including unreadable directories and non-UTF-8 names).
+    pub unreadable: u32,
+}
+
+impl SkipCounts {
+    /// Counts one skipped file.
+    pub fn add(&mut self, skip: Skip) {
+        match skip {
+            Skip::TooLarge => self.too_large += 1,
+            Skip::Binary => self.binary += 1,
+            Skip::NotUtf8 => self.not_utf8 += 1,
+            Skip::Unreadable => self.unreadable += 1,
+        }
+    }
+
+    /// All skipped files.
+    pub fn total(&self) -> u32 {
+        self.too_large + self.binary + self.not_utf8 + self.unreadable
+    }
+}
+
+/// The walker builder every walk starts from (see the module docs for the rules).
+pub fn builder(root: &Path) -> WalkBuilder {
+    let mut builder = WalkBuilder::new(root);
+    builder
+        .hidden(false)
+        .follow_links(false)
+        .add_custom_ignore_filename(IGNORE_FILE)
+        .filter_entry(|entry| {
+            let name = entry.file_name();
+            !EXCLUDED_DIRS.iter().any(|excluded| name == *excluded)
+        });
+    builder
+}
+
+/// Lists every file and directory under `root` (in parallel, then sorted by path).
+pub fn list(root: &Path) -> Listing {
+    let collected = Mutex::new(Listing::default());
+    builder(root).build_parallel().run(|| {
+        Box::new(|entry| {
+            let entry = match entry {
+                Ok(entry) => entry,
+                Err(_) => {
+                    lock(&collected).unreadable += 1;
+                    return WalkState::Continue;
+                }
+            };
+            let Some(file_type) = entry.file_type() else {
+                return WalkState::Continue;
+            };
+            let relative = entry.path().strip_prefix(root).ok().and_then(Path::to_str);
+            let (Some(relative), Ok(meta)) = (relative.map(slash_path), entry.metadata()) else {
+                lock(&collected).unreadable += 1;
+                return WalkState::Continue;
+            };
+            if file_type.is_dir() {
+                lock(&collected).dirs.push(DirStat {
+                    path: relative,
+                    modified_unix_nanos: modified_nanos(&meta),
+                });
+            } else if file_type.is_file() {
+                lock(&collected).files.push(FileStat {
+                    path: relative,
+                    size_bytes: meta.len(),
+                    modified_unix_nanos: modified_nanos(&meta),
+                });
+            }
+            WalkState::Continue
+        })
+    });
+    let mut listing = collected
+        .into_inner()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    listing.files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    listing.dirs.sort_unstable_by(|a, b| a.path.cmp(&b.path));
+    listing
+}
+
+/// Reads a listed file as searchable text, or says why it is skipped.
+pub fn read_text(root: &Path, file: &FileStat) -> Result<String, Skip> {
+    if file.size_bytes > MAX_FILE_BYTES {
+        return Err(Skip::TooLarge);
+    }
+    let bytes = std::fs::read(root.join(&file.path)).map_err(|_| Skip::Unreadable)?;
+    text_of(bytes)
+}
+
+/// Classifies file contents as searchable text.
+pub fn text_of(bytes: Vec<u8>) -> Result<String, Skip> {
+    if bytes.len() as u64 > MAX_FILE_BYTES {
+        return Err(Skip::TooLarge);
+    }
+    if bytes.contains(&0) {
+        return Err(Skip::Binary);
+    }
+    String::from_utf8(bytes).map_err(|_| Skip::NotUtf8)
+}
+
+fn lock(listing: &Mutex<Listing>) -> std::sync::MutexGuard<'_, Listing> {
+    listing
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+fn slash_path(path: &str) -> String {
+    if std::path::MAIN_SEPARATOR == '/' {
+        path.to_owned()
+    } else {
+        path.replace(std::path::MAIN_SEPARATOR, "/")
+    }
+}
+
+/// The modification time in nanoseconds since the Unix epoch (0 when unknown).
+pub fn modified_nanos(meta: &Metadata) -> i64 {
+    meta.modified()
+        .ok()
+        .and_then(|time| time.duration_since(UNIX_EPOCH).ok())
+        .and_then(|since| i64::try_from(since.as_nanos()).ok())
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tree() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let root = dir.path();
+        for (path, contents) in [
+            ("src/lib.rs", "fn main() {}\n"),
+            (".hidden/config", "x\n"),
+            (".git/HEAD", "ref\n"),
+            (".epiphany/state.msgpack", "x"),
+            ("skip/me.txt", "x\n"),
+            (".epiphanyignore", "skip/\n"),
+        ] {
+            let path = root.join(path);
+            std::fs::create_dir_all(path.parent().expect("parent")).expect("mkdir");
+            std::fs::write(path, contents).expect("write");
+        }
+        dir
+    }
+
+    #[test]
+    fn lists_sorted_files_and_dirs_without_git_store_or_ignored() {
+        let dir = tree();
+        let listing = list(dir.path());
+        let files: Vec<&str> = listing.files.iter().map(|f| f.path.as_str()).collect();
+        assert_eq!(files, [".epiphanyignore", ".hidden/config", "src/lib.rs"]);
+        let dirs: Vec<&str> = listing.dirs.iter().map(|d| d.path.as_str()).collect();
+        assert_eq!(dirs, ["", ".hidden", "src"]);
+        assert!(listing.dirs.iter().all(|dir| dir.modified_unix_nanos > 0));
+        assert_eq!(listing.files[2].size_bytes, 13);
+        assert!(listing.files[2].modified_unix_nanos > 0);
+    }
+
+    #[test]
+    fn text_of_skips_binary_non_utf8_and_large() {
+        assert_eq!(text_of(b"ok\n".to_vec()), Ok("ok\n".to_owned()));
+        assert_eq!(text_of(b"a\0b".to_vec()), Err(Skip::Binary));
+        assert_eq!(text_of(vec![0xff, 0xfe, b'a']), Err(Skip::NotUtf8));
+        let large = vec![b'a'; MAX_FILE_BYTES as usize + 1];
+        assert_eq!(text_of(large), Err(Skip::TooLarge));
+    }
+}

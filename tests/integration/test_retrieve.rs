@@ -1,0 +1,566 @@
+//! `index` and `retrieve`: the persistent index, its freshness, and ranked answers with and
+//! without a store.
+
+use serde_json::Value;
+use serde_json::json;
+
+use crate::common::TestEnv;
+
+const ENGINE: &str = "\
+/// Applies a change to the state after checking it.
+pub fn apply(state: &mut State, change: Change) -> Result<(), Refusal> {
+    validate_patch(&change.patch)?;
+    state.merge(change);
+    Ok(())
+}
+
+fn validate_patch(patch: &Patch) -> Result<(), Refusal> {
+    if patch.fields.is_empty() {
+        return Err(Refusal::Empty);
+    }
+    Ok(())
+}
+";
+
+const RENDER: &str = "\
+pub fn render(frame: &Frame) -> String {
+    frame.lines.join(\"\\n\")
+}
+";
+
+fn repository(env: &TestEnv) {
+    env.write("src/engine.rs", ENGINE);
+    env.write("src/render.rs", RENDER);
+    env.write("README.md", "# demo\n\nA demo project.\n");
+}
+
+/// `(kind, path)` of every result.
+fn ranked(answer: &Value) -> Vec<(String, String)> {
+    answer["results"]
+        .as_array()
+        .expect("results")
+        .iter()
+        .map(|hit| {
+            (
+                hit["kind"].as_str().expect("kind").to_owned(),
+                hit["path"].as_str().expect("path").to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn paths(answer: &Value) -> Vec<String> {
+    ranked(answer).into_iter().map(|(_, path)| path).collect()
+}
+
+#[test]
+fn index_edit_check_retrieve_reindex() {
+    let env = TestEnv::new();
+    repository(&env);
+    let built = env.json(&["index"]);
+    assert_eq!(built["status"], "ready");
+    assert_eq!(built["mode"], "full");
+    assert_eq!(built["indexed_file_count"], 3);
+    assert_eq!(built["dirty_paths"], json!([]));
+    assert!(
+        built["index_revision"]
+            .as_str()
+            .expect("revision")
+            .starts_with("tantivy")
+    );
+    assert!(built["elapsed_ms"].is_u64());
+    env.ok(&["index", "--check"]);
+
+    env.write(
+        "src/render.rs",
+        "pub fn render(frame: &Frame) -> String {\n    rasterize_glyphs(frame)\n}\n",
+    );
+    let check = env.run(&["--json", "index", "--check"]);
+    assert_eq!(check.code, 1, "{check}");
+    assert_eq!(check.json()["status"], "stale");
+    assert_eq!(check.json()["dirty_paths"], json!(["src/render.rs"]));
+
+    let answer = env.json(&["retrieve", "rasterize glyphs"]);
+    assert_eq!(answer["index"]["status"], "stale");
+    assert_eq!(answer["index"]["dirty_paths"], json!(["src/render.rs"]));
+    let hits = answer["results"].as_array().expect("results");
+    assert_eq!(hits.len(), 1, "{answer}");
+    assert_eq!(hits[0]["path"], "src/render.rs");
+    assert_eq!(hits[0]["kind"], "semantic_chunk");
+    assert_eq!(hits[0]["start_line"], 2);
+    assert!(
+        hits[0]["excerpt"]
+            .as_str()
+            .expect("excerpt")
+            .contains("rasterize_glyphs(frame)")
+    );
+    // The old text is not answered from the stale index.
+    let old = env.json(&["retrieve", "--mode", "semantic", "lines join"]);
+    assert_eq!(ranked(&old), Vec::<(String, String)>::new());
+
+    let updated = env.json(&["index"]);
+    assert_eq!(updated["mode"], "incremental");
+    assert_eq!(updated["reindexed_file_count"], 1, "{updated}");
+    env.ok(&["index", "--check"]);
+    let again = env.json(&["index"]);
+    assert_eq!(again["mode"], "unchanged");
+    let answer = env.json(&["retrieve", "rasterize glyphs"]);
+    assert_eq!(answer["index"]["status"], "ready");
+    assert_eq!(paths(&answer), ["src/render.rs"]);
+}
+
+#[test]
+fn added_and_removed_files_are_dirty_until_indexed() {
+    let env = TestEnv::new();
+    repository(&env);
+    env.ok(&["index"]);
+    env.write("src/tessellate.rs", "fn tessellate_mesh() {}\n");
+    std::fs::remove_file(env.root().join("src/engine.rs")).expect("remove");
+    let answer = env.json(&["retrieve", "tessellate mesh"]);
+    assert_eq!(
+        answer["index"]["dirty_paths"],
+        json!(["src/engine.rs", "src/tessellate.rs"])
+    );
+    assert_eq!(paths(&answer), ["src/tessellate.rs"]);
+    let gone = env.json(&["retrieve", "validate patch"]);
+    assert!(
+        !paths(&gone).contains(&"src/engine.rs".to_owned()),
+        "{gone}"
+    );
+    let updated = env.json(&["index"]);
+    assert_eq!(updated["removed_file_count"], 1);
+    assert_eq!(updated["reindexed_file_count"], 1);
+    env.ok(&["index", "--check"]);
+}
+
+#[test]
+fn touching_a_file_does_not_make_it_dirty() {
+    let env = TestEnv::new();
+    repository(&env);
+    env.ok(&["index"]);
+    let path = env.root().join("src/render.rs");
+    let later = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(2_000_000_000);
+    std::fs::File::options()
+        .write(true)
+        .open(&path)
+        .and_then(|file| file.set_modified(later))
+        .expect("touch");
+    env.ok(&["index", "--check"]);
+    assert_eq!(env.json(&["index"])["mode"], "unchanged");
+}
+
+#[test]
+fn chunk_search_finds_a_concept_exact_name_search_misses() {
+    let env = TestEnv::new();
+    repository(&env);
+    env.ok(&["index"]);
+    let query = "where are patches validated";
+    let exact = env.json(&["retrieve", "--mode", "exact", query]);
+    assert_eq!(ranked(&exact), Vec::<(String, String)>::new());
+    let hybrid = env.json(&["retrieve", query]);
+    assert_eq!(
+        ranked(&hybrid),
+        [("semantic_chunk".to_owned(), "src/engine.rs".to_owned())]
+    );
+    let hit = &hybrid["results"][0];
+    assert_eq!(
+        (hit["start_line"].as_u64(), hit["end_line"].as_u64()),
+        (Some(3), Some(13))
+    );
+}
+
+#[test]
+fn exact_hits_rank_files_before_chunks_before_directories() {
+    let env = TestEnv::new();
+    env.write("src/render/mod.rs", "pub mod frame;\n");
+    env.write("src/render/frame.rs", "// builds a render frame\n");
+    env.write("src/paint.rs", "fn paint() { render(); }\n");
+    let answer = env.json(&["retrieve", "--limit", "3", "render"]);
+    assert_eq!(
+        ranked(&answer),
+        [
+            ("exact_file".to_owned(), "src/render/frame.rs".to_owned()),
+            ("exact_file".to_owned(), "src/render/mod.rs".to_owned()),
+            (
+                "semantic_chunk".to_owned(),
+                "src/render/frame.rs".to_owned()
+            ),
+        ]
+    );
+    let exact = env.json(&["retrieve", "--mode", "exact", "render"]);
+    assert_eq!(
+        ranked(&exact).last(),
+        Some(&("exact_directory".to_owned(), "src/render".to_owned()))
+    );
+    assert!(exact["results"][0].get("start_line").is_none());
+    let semantic = env.json(&["retrieve", "--mode", "semantic", "render"]);
+    assert!(
+        ranked(&semantic)
+            .iter()
+            .all(|(kind, _)| kind == "semantic_chunk")
+    );
+}
+
+#[test]
+fn retrieve_works_without_a_store_and_writes_nothing() {
+    for env in [TestEnv::plain(), TestEnv::bare()] {
+        repository(&env);
+        let answer = env.json(&["retrieve", "where are patches validated"]);
+        assert_eq!(paths(&answer), ["src/engine.rs"]);
+        assert_eq!(answer["index"]["index_revision"], "query-time-bm25-v1");
+        assert_eq!(answer["index"]["status"], "ready");
+        assert_eq!(answer["index"]["indexed_file_count"], 3);
+        assert!(!env.root().join(".epiphany").exists());
+    }
+}
+
+#[test]
+fn retrieve_with_a_store_but_no_index_writes_nothing() {
+    let env = TestEnv::new();
+    repository(&env);
+    let answer = env.json(&["retrieve", "render frame"]);
+    assert_eq!(paths(&answer)[0], "src/render.rs");
+    assert!(!env.root().join(".epiphany/cache").exists());
+    let check = env.run(&["index", "--check"]);
+    assert_eq!(check.code, 1, "{check}");
+    assert!(check.stdout.contains("no index yet"), "{check}");
+}
+
+#[test]
+fn path_prefixes_scope_results_and_bad_ones_are_dropped() {
+    let env = TestEnv::new();
+    env.write("app/render.rs", "fn render() {}\n");
+    env.write("lib/render.rs", "fn render() {}\n");
+    env.ok(&["index"]);
+    let scoped = env.json(&["retrieve", "--path-prefix", "./lib/", "render"]);
+    assert!(
+        paths(&scoped).iter().all(|path| path.starts_with("lib/")),
+        "{scoped}"
+    );
+    let output = env.run(&["--json", "retrieve", "--path-prefix", "../app", "render"]);
+    assert_eq!(output.code, 0, "{output}");
+    assert!(
+        output.stderr.contains("ignoring `--path-prefix ../app`"),
+        "{output}"
+    );
+    let all = paths(&output.json());
+    assert!(all.contains(&"app/render.rs".to_owned()));
+    assert!(all.contains(&"lib/render.rs".to_owned()));
+}
+
+#[test]
+fn bad_input_exits_two_with_a_clear_error() {
+    let env = TestEnv::new();
+    let empty = env.run(&["retrieve", "  "]);
+    insta::assert_snapshot!(empty, @r#"
+    ------- stderr -------
+    error: query must not be empty
+    hint: pass what to look for, e.g. `epiphany retrieve "where are patches validated"`
+    [exit status: 2]
+    "#);
+    let zero = env.run(&["--json", "retrieve", "--limit", "0", "walk"]);
+    assert_eq!(zero.code, 2, "{zero}");
+    assert_eq!(zero.json()["error"]["kind"], "usage");
+    assert!(
+        zero.stderr.contains("`--limit` must be greater than zero"),
+        "{zero}"
+    );
+    let both = env.run(&["index", "--full", "--check"]);
+    assert_eq!(both.code, 2, "{both}");
+}
+
+#[test]
+fn index_needs_a_store() {
+    let env = TestEnv::plain();
+    let output = env.run(&["index"]);
+    assert_eq!(output.code, 2, "{output}");
+    assert!(
+        output.stderr.contains("hint: run `epiphany init`"),
+        "{output}"
+    );
+}
+
+#[test]
+fn quiet_retrieve_answers_with_the_exit_code() {
+    let env = TestEnv::new();
+    repository(&env);
+    let found = env.run(&["-q", "retrieve", "render"]);
+    assert_eq!((found.code, found.stdout.as_str()), (0, ""));
+    let missing = env.run(&["-q", "retrieve", "zeppelin"]);
+    assert_eq!((missing.code, missing.stdout.as_str()), (1, ""));
+    let loud = env.run(&["retrieve", "zeppelin"]);
+    assert_eq!(loud.code, 0, "{loud}");
+    assert_eq!(loud.stdout, "no results for `zeppelin`\n");
+}
+
+#[test]
+fn human_output_shows_ranked_paths_and_lines() {
+    let env = TestEnv::new();
+    repository(&env);
+    env.ok(&["index"]);
+    let output = env.run(&["retrieve", "validate patch"]);
+    insta::assert_snapshot!(output, @r"
+    src/engine.rs:3-13  (2.55)
+          3      validate_patch(&change.patch)?;
+          4      state.merge(change);
+          5      Ok(())
+    [exit status: 0]
+    ");
+}
+
+#[test]
+fn binary_non_utf8_and_large_files_are_skipped_and_counted() {
+    let env = TestEnv::new();
+    repository(&env);
+    env.write(
+        "assets/logo.png",
+        b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".as_slice(),
+    );
+    env.write("data/latin1.txt", b"caf\xe9 render\n".as_slice());
+    env.write("data/huge.rs", "fn render() {}\n".repeat(20_000));
+    let built = env.json(&["index"]);
+    assert_eq!(
+        built["skipped"],
+        json!({"too_large": 1, "binary": 1, "not_utf8": 1, "unreadable": 0})
+    );
+    assert_eq!(built["indexed_file_count"], 3);
+    env.ok(&["index", "--check"]);
+    let answer = env.json(&["retrieve", "--mode", "semantic", "render"]);
+    assert_eq!(paths(&answer), ["src/render.rs"]);
+}
+
+#[test]
+fn a_corrupt_index_is_reported_still_answers_and_is_rebuilt() {
+    let env = TestEnv::new();
+    repository(&env);
+    env.ok(&["index"]);
+    env.write(".epiphany/cache/retrieval/index/meta.json", "{ not json");
+    let answer = env.json(&["retrieve", "render frame"]);
+    assert_eq!(answer["index"]["status"], "stale");
+    assert_eq!(paths(&answer)[0], "src/render.rs");
+    let check = env.run(&["--json", "index", "--check"]);
+    assert_eq!(check.code, 1, "{check}");
+    assert!(
+        check.json()["problem"]
+            .as_str()
+            .expect("problem")
+            .contains("does not open")
+    );
+    let rebuilt = env.run(&["--json", "index"]);
+    assert_eq!(rebuilt.code, 0, "{rebuilt}");
+    assert!(
+        rebuilt.stderr.contains("rebuilt the index from scratch"),
+        "{rebuilt}"
+    );
+    assert_eq!(rebuilt.json()["mode"], "full");
+    env.ok(&["index", "--check"]);
+
+    env.write(".epiphany/cache/retrieval/manifest.json", "[]");
+    let check = env.run(&["index", "--check"]);
+    assert_eq!(check.code, 1, "{check}");
+    assert!(check.stdout.contains("manifest does not decode"), "{check}");
+    let rebuilt = env.json(&["index"]);
+    assert_eq!(rebuilt["mode"], "full");
+    assert_eq!(rebuilt["indexed_file_count"], 3);
+}
+
+#[test]
+fn a_version_mismatched_manifest_is_rebuilt() {
+    let env = TestEnv::new();
+    repository(&env);
+    env.ok(&["index"]);
+    let path = ".epiphany/cache/retrieval/manifest.json";
+    let mut manifest: Value = serde_json::from_slice(&env.read(path)).expect("manifest");
+    manifest["index_revision"] = json!("tantivy-bm25-v0");
+    env.write(path, manifest.to_string());
+    let check = env.run(&["index", "--check"]);
+    assert_eq!(check.code, 1, "{check}");
+    assert!(check.stdout.contains("tantivy-bm25-v0"), "{check}");
+    let answer = env.json(&["retrieve", "render"]);
+    assert_eq!(answer["index"]["status"], "stale");
+    let rebuilt = env.json(&["index"]);
+    assert_eq!(rebuilt["mode"], "full");
+    env.ok(&["index", "--check"]);
+}
+
+#[test]
+fn ignored_files_are_not_indexed() {
+    let env = TestEnv::new();
+    repository(&env);
+    env.write(".gitignore", "target/\n");
+    env.write("target/debug/render.rs", "fn render() {}\n");
+    env.write(".epiphanyignore", "vendor/\n");
+    env.write("vendor/render.rs", "fn render() {}\n");
+    env.write(".config/render.rs", "fn render() {}\n");
+    env.ok(&["index"]);
+    let answer = env.json(&["retrieve", "--limit", "50", "render"]);
+    let found = paths(&answer);
+    assert!(found.contains(&".config/render.rs".to_owned()), "{answer}");
+    assert!(
+        found.iter().all(|path| !path.starts_with("target/")
+            && !path.starts_with("vendor/")
+            && !path.starts_with(".epiphany/")),
+        "{answer}"
+    );
+}
+
+/// Sets the time of every file and directory under `dir` (but `.git`) to 2001, so the index
+/// trusts directory times and checks freshness without walking.
+fn age(dir: &std::path::Path) {
+    let past = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
+    for entry in std::fs::read_dir(dir).expect("read dir").flatten() {
+        let path = entry.path();
+        if path.is_dir() && entry.file_name() != ".git" {
+            age(&path);
+        }
+    }
+    std::fs::File::open(dir)
+        .and_then(|file| file.set_modified(past))
+        .expect("set time");
+    for entry in std::fs::read_dir(dir).expect("read dir").flatten() {
+        if entry.path().is_file() {
+            std::fs::File::options()
+                .write(true)
+                .open(entry.path())
+                .and_then(|file| file.set_modified(past))
+                .expect("set time");
+        }
+    }
+}
+
+#[test]
+fn stat_only_freshness_still_sees_new_edited_and_ignored_files() {
+    let env = TestEnv::new();
+    repository(&env);
+    env.write(".gitignore", "target/\n");
+    age(env.root());
+    env.ok(&["index"]);
+    env.ok(&["index", "--check"]);
+
+    env.write("src/render.rs", "fn render() { rasterize() }\n");
+    let check = env.run(&["--json", "index", "--check"]);
+    assert_eq!(
+        check.json()["dirty_paths"],
+        json!(["src/render.rs"]),
+        "{check}"
+    );
+    env.ok(&["index"]);
+
+    env.write("src/deep/new.rs", "fn tessellate() {}\n");
+    let answer = env.json(&["retrieve", "tessellate"]);
+    assert_eq!(answer["index"]["dirty_paths"], json!(["src/deep/new.rs"]));
+    assert_eq!(paths(&answer), ["src/deep/new.rs"]);
+    env.ok(&["index"]);
+
+    env.write(".gitignore", "target/\nsrc/deep/\n");
+    let check = env.run(&["--json", "index", "--check"]);
+    assert_eq!(
+        check.json()["dirty_paths"],
+        json!([".gitignore", "src/deep/new.rs"]),
+        "{check}"
+    );
+}
+
+#[test]
+fn full_rebuild_renumbers_files_under_a_new_generation() {
+    let env = TestEnv::new();
+    repository(&env);
+    env.ok(&["index"]);
+    let manifest = ".epiphany/cache/retrieval/manifest.json";
+    let generation = |env: &TestEnv| {
+        let manifest: Value = serde_json::from_slice(&env.read(manifest)).expect("manifest");
+        manifest["generation"].as_u64().expect("generation")
+    };
+    assert_eq!(generation(&env), 1);
+    std::fs::remove_file(env.root().join("README.md")).expect("remove");
+    let rebuilt = env.json(&["index", "--full"]);
+    assert_eq!(
+        (
+            rebuilt["mode"].as_str(),
+            rebuilt["indexed_file_count"].as_u64()
+        ),
+        (Some("full"), Some(2))
+    );
+    assert_eq!(generation(&env), 2);
+    let answer = env.json(&["retrieve", "render frame"]);
+    assert_eq!(answer["index"]["status"], "ready");
+    assert_eq!(paths(&answer)[0], "src/render.rs");
+}
+
+#[test]
+fn truncated_index_segments_are_reported_and_rebuilt() {
+    let env = TestEnv::new();
+    repository(&env);
+    env.ok(&["index"]);
+    let dir = env.root().join(".epiphany/cache/retrieval/index");
+    for entry in std::fs::read_dir(&dir).expect("index dir").flatten() {
+        let name = entry.file_name();
+        let name = name.to_string_lossy();
+        if !name.starts_with('.') && name != "meta.json" {
+            std::fs::write(entry.path(), b"").expect("truncate");
+        }
+    }
+    let answer = env.json(&["retrieve", "render frame"]);
+    assert_eq!(answer["index"]["status"], "stale");
+    assert_eq!(paths(&answer)[0], "src/render.rs");
+    let check = env.run(&["--json", "index", "--check"]);
+    assert_eq!(check.code, 1, "{check}");
+    assert!(check.json()["problem"].is_string(), "{check}");
+    let rebuilt = env.json(&["index"]);
+    assert_eq!(rebuilt["mode"], "full");
+    env.ok(&["index", "--check"]);
+}
+
+#[test]
+fn retrieve_json_contract() {
+    let env = TestEnv::plain();
+    env.write("src/render.rs", RENDER);
+    env.write("src/render/frame.rs", "pub struct Frame;\n");
+    let output = env.run(&["--json", "retrieve", "--limit", "3", "render"]);
+    let pretty = serde_json::to_string_pretty(&output.json()).expect("json");
+    insta::assert_snapshot!(pretty, @r#"
+    {
+      "query": "render",
+      "index": {
+        "workspace_root": "[ROOT]",
+        "index_revision": "query-time-bm25-v1",
+        "status": "ready",
+        "semantic_available": true,
+        "last_indexed_at_unix_seconds": 1767225600,
+        "indexed_file_count": 2,
+        "indexed_chunk_count": 2,
+        "shards": [
+          {
+            "shard_id": "workspace",
+            "path_prefix": ".",
+            "indexed_file_count": 2,
+            "indexed_chunk_count": 2,
+            "status": "ready",
+            "exact_available": true,
+            "semantic_available": true
+          }
+        ]
+      },
+      "results": [
+        {
+          "kind": "exact_file",
+          "path": "src/render.rs",
+          "score": 148.0
+        },
+        {
+          "kind": "exact_file",
+          "path": "src/render/frame.rs",
+          "score": 67.0
+        },
+        {
+          "kind": "semantic_chunk",
+          "path": "src/render.rs",
+          "score": 0.76166123,
+          "start_line": 1,
+          "end_line": 3,
+          "excerpt": "pub fn render(frame: &Frame) -> String {\n    frame.lines.join(\"\\n\")\n}"
+        }
+      ]
+    }
+    "#);
+}
