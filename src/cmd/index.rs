@@ -34,7 +34,7 @@ pub struct Args {
 }
 
 /// The index after the command.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct IndexReport {
     status: RetrievalStatus,
     indexed_file_count: Option<u32>,
@@ -46,12 +46,12 @@ pub struct IndexReport {
     #[serde(flatten)]
     run: Option<IndexRun>,
     /// Why the index cannot be used (for `--check`).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     problem: Option<String>,
 }
 
 /// What one `index` run did.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct IndexRun {
     mode: BuildMode,
     reindexed_file_count: u32,

@@ -81,7 +81,7 @@ pub struct PromoteReport {
     /// The fields the write changed (empty when rejected).
     pub changed_fields: Vec<ChangedField>,
     /// Secrets redacted from the patch before it was written.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub redactions: Vec<Redaction>,
 }
 

@@ -60,7 +60,7 @@ pub enum ModeArg {
 }
 
 /// The ranked answer.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct RetrieveReport {
     query: String,
     index: RetrievalState,

@@ -50,6 +50,8 @@ pub fn report_schemas() -> Vec<(&'static str, Schema)> {
         ("pressure", schema_for!(policy::pressure::Pressure)),
         ("reorient", schema_for!(policy::reorient::Reorientation)),
         ("prompt", schema_for!(cmd::prompt::PromptReport)),
+        ("index", schema_for!(cmd::index::IndexReport)),
+        ("retrieve", schema_for!(cmd::retrieve::RetrieveReport)),
         ("hooks", schema_for!(cmd::hooks::HooksReport)),
     ]
 }

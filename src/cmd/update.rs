@@ -51,7 +51,7 @@ pub struct Args {
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct WriteReport {
     /// Secrets found in the patch and redacted before writing.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub redactions: Vec<Redaction>,
     /// The new revision.
     pub revision: u64,

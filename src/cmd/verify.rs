@@ -28,7 +28,7 @@ pub struct Args {}
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Problem {
     /// The `rollout.jsonl` line it concerns, when it concerns one.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     line: Option<u64>,
     /// What is wrong.
     message: String,

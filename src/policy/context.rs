@@ -42,13 +42,13 @@ pub struct ContextBody {
     /// Nodes, edges and links.
     pub graph: GraphSlice,
     /// The graph frontier (unless left out).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frontier: Option<GraphFrontier>,
     /// The graph checkpoint.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint: Option<GraphCheckpoint>,
     /// The full investigation checkpoint.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub investigation_checkpoint: Option<InvestigationCheckpoint>,
     /// Observations, newest first.
     pub observations: Vec<Observation>,
@@ -75,7 +75,7 @@ pub struct ContextShard {
     /// Whether a state exists.
     pub state_status: StateStatus,
     /// Its revision.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_revision: Option<u64>,
     /// The selected records.
     pub context: ContextBody,

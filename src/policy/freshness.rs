@@ -50,13 +50,13 @@ pub struct RetrievalFreshness {
     /// Whether chunk search is available.
     pub semantic_available: bool,
     /// When the index was last written.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_indexed_at_unix_seconds: Option<i64>,
     /// Files in the index.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub indexed_file_count: Option<u32>,
     /// Chunks in the index.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub indexed_chunk_count: Option<u32>,
     /// Files changed since indexing.
     pub dirty_paths: Vec<String>,
@@ -90,10 +90,10 @@ pub struct GraphFreshness {
     /// Open gaps on the frontier.
     pub open_gap_count: usize,
     /// The graph checkpoint.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint_id: Option<String>,
     /// `churn.graph_freshness`.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graph_freshness: Option<String>,
     /// What it means.
     pub note: String,
@@ -159,7 +159,7 @@ pub struct PathChange {
     /// The path, relative to the watched root.
     pub path: String,
     /// Where it went, when it was renamed.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub renamed_to: Option<String>,
     /// Graph nodes citing it that were written before it changed.
     pub graph_node_ids: Vec<String>,
@@ -175,19 +175,19 @@ pub struct WatcherFreshness {
     /// Watcher status.
     pub status: WatcherStatus,
     /// git or the manifest.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<ChangeSource>,
     /// The directory the paths are relative to.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watched_root: Option<String>,
     /// When the changes were observed.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_at_unix_seconds: Option<i64>,
     /// The commit compared against by default.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_commit: Option<String>,
     /// The revision `--since` named.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub since_revision: Option<u64>,
     /// How many paths changed.
     pub changed_path_count: usize,
@@ -230,7 +230,7 @@ pub struct Freshness {
     /// Whether a state exists.
     pub state_status: StateStatus,
     /// Its revision.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_revision: Option<u64>,
     /// No reason to be stale.
     pub fresh: bool,

@@ -90,7 +90,7 @@ pub struct GraphQueryResult {
     /// Whether a state exists.
     pub state_status: StateStatus,
     /// Its revision.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_revision: Option<u64>,
     /// The direction walked.
     pub direction: Direction,
@@ -99,10 +99,10 @@ pub struct GraphQueryResult {
     /// Nodes, edges and links reached.
     pub graph: GraphSlice,
     /// The graph frontier.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frontier: Option<GraphFrontier>,
     /// The graph checkpoint.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint: Option<GraphCheckpoint>,
     /// What matched.
     pub matched: Matched,

@@ -29,7 +29,7 @@ pub struct PlanningSummary {
     /// Objective drafts with status `draft`.
     pub draft_objective_count: usize,
     /// The active objective, which planning never changes.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_objective: Option<String>,
     /// What it means.
     pub note: String,
@@ -41,7 +41,7 @@ pub struct PlanningView {
     /// Whether a state exists.
     pub state_status: StateStatus,
     /// Its revision.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_revision: Option<u64>,
     /// Every planning record.
     pub planning: PlanningState,

@@ -92,19 +92,19 @@ pub struct Pressure {
     /// Which limit the ratio is against.
     pub basis: PressureBasis,
     /// Tokens the context holds now.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub used_tokens: Option<i64>,
     /// The model's context window, as given.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_context_window: Option<i64>,
     /// The auto-compaction threshold, as given.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_auto_compact_token_limit: Option<i64>,
     /// Tokens left before the limit (negative past it).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remaining_tokens: Option<i64>,
     /// `used × 1000 / limit`, rounded down.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ratio_per_mille: Option<i64>,
     /// Time to write a checkpoint before the host compacts.
     pub should_prepare_compaction: bool,

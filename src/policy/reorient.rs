@@ -95,7 +95,7 @@ pub struct Reorientation {
     /// The checkpoint's standing.
     pub checkpoint_status: CheckpointStatus,
     /// The checkpoint.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint_id: Option<String>,
     /// Context pressure.
     pub pressure_level: PressureLevel,

@@ -30,7 +30,7 @@ pub struct SceneSubgoal {
     /// Status.
     pub status: String,
     /// Detail.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
     /// Whether it is the active subgoal.
     pub active: bool,
@@ -69,10 +69,10 @@ pub struct SceneGraph {
     /// Frontier dirty paths.
     pub dirty_paths: Vec<String>,
     /// The graph checkpoint.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint_id: Option<String>,
     /// What the graph checkpoint records.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint_summary: Option<String>,
 }
 
@@ -86,13 +86,13 @@ pub struct SceneRetrieval {
     /// Whether chunk search is available.
     pub semantic_available: bool,
     /// Which index.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index_revision: Option<String>,
     /// Files indexed.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub indexed_file_count: Option<u32>,
     /// Chunks indexed.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub indexed_chunk_count: Option<u32>,
     /// Shards.
     pub shard_count: usize,
@@ -112,13 +112,13 @@ pub struct SceneCheckpoint {
     /// What is being looked at.
     pub focus: String,
     /// What was found.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
     /// The next safe step.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_action: Option<String>,
     /// The turn that captured it.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub captured_at_turn_id: Option<String>,
     /// Open questions.
     pub open_question_count: usize,
@@ -208,13 +208,13 @@ pub struct Scene {
     /// Whether a state exists.
     pub state_status: StateStatus,
     /// Its revision.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<u64>,
     /// The objective.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub objective: Option<String>,
     /// The active subgoal, when its id resolves.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_subgoal: Option<SceneSubgoal>,
     /// Every subgoal.
     pub subgoals: Vec<SceneSubgoal>,
@@ -223,17 +223,17 @@ pub struct Scene {
     /// Graph counts and focus.
     pub graph: SceneGraph,
     /// The retrieval index.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retrieval: Option<SceneRetrieval>,
     /// The investigation checkpoint.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub investigation_checkpoint: Option<SceneCheckpoint>,
     /// Observations.
     pub observations: SceneRecords,
     /// Evidence.
     pub evidence: SceneRecords,
     /// Churn, copied.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub churn: Option<ChurnState>,
     /// Commands that make sense next.
     pub available_actions: Vec<SceneAction>,

@@ -12,7 +12,7 @@ use std::path::Path;
 use serde::Serialize;
 
 /// What a result points at.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum HitKind {
     /// A file whose path contains every query term.
@@ -34,7 +34,7 @@ impl HitKind {
 }
 
 /// One ranked result.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
 pub struct Hit {
     /// What it points at.
     pub kind: HitKind,
@@ -43,13 +43,13 @@ pub struct Hit {
     /// Score within its kind (higher is better).
     pub score: f32,
     /// First line of the excerpt (chunks only).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub start_line: Option<u32>,
     /// Last line of the excerpt, inclusive (chunks only).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub end_line: Option<u32>,
     /// The lines `start_line..=end_line` (chunks only).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub excerpt: Option<String>,
 }
 

@@ -203,7 +203,7 @@ pub fn searcher(index: &Index) -> Result<Searcher> {
 }
 
 /// How a build went.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BuildMode {
     /// Everything was indexed from scratch.

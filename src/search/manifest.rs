@@ -30,7 +30,7 @@ use crate::state::walk::Skip;
 pub const SCHEMA_VERSION: u32 = 1;
 
 /// What was indexed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Manifest {
     /// Layout version ([`SCHEMA_VERSION`]).
     pub schema_version: u32,
@@ -56,7 +56,7 @@ pub struct Manifest {
 }
 
 /// One walked file as it was indexed.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct FileEntry {
     /// Path relative to the root.
     pub path: String,

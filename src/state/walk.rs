@@ -50,7 +50,7 @@ pub struct FileStat {
 }
 
 /// One directory in the listing.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize, Serialize, schemars::JsonSchema)]
 pub struct DirStat {
     /// Path relative to the root, `/`-separated; empty for the root itself.
     pub path: String,
@@ -71,7 +71,9 @@ pub struct Listing {
 }
 
 /// Why a file was not searched.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Serialize, serde::Deserialize, schemars::JsonSchema,
+)]
 #[serde(rename_all = "snake_case")]
 pub enum Skip {
     /// Larger than [`MAX_FILE_BYTES`].
@@ -85,7 +87,7 @@ pub enum Skip {
 }
 
 /// How many files were skipped, by reason.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SkipCounts {
     /// Larger than [`MAX_FILE_BYTES`].
     pub too_large: u32,

@@ -10,5 +10,6 @@ mod test_hooks;
 mod test_mcp;
 mod test_meta;
 mod test_retrieve;
+mod test_schema;
 mod test_store;
 mod test_views;
