@@ -3,7 +3,6 @@
 
 mod common;
 
-mod bench_views;
 mod test_draft;
 mod test_hardening;
 mod test_hooks;

@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Whole-process speed of the store on a large state: 10,000 observations, 10,000 evidence
-# records and a 2,000-node graph. Times `update` (append one observation) and `show --json`
-# with hyperfine and prints the medians. Target: both under 50 ms median.
+# Whole-process speed on a large state: 10,000 observations, 10,000 evidence records and a
+# 2,000-node graph whose nodes cite 300 files of a git repository, some of them changed since
+# the state was written. Times `update` (append one observation), `show --json`, and the
+# projections an agent host calls every turn (`scene`, `prompt`, `freshness`, `reorient`)
+# with hyperfine, in one run, and prints the medians. Target: each under 50 ms median.
 #
-# Usage: bench/store-speed.sh [path/to/epiphany]   (default: target/release/epiphany)
+# Usage: bench/state-speed.sh [path/to/epiphany]   (default: target/release/epiphany)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$here/target/release/epiphany}
@@ -14,6 +16,10 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cd "$work"
 git init -q .
+git config user.email bench@example.com && git config user.name bench
+mkdir -p src
+for i in $(seq 0 299); do printf '// module %s\n' "$i" > "src/module_$i.rs"; done
+git add -A && git commit -qm code
 "$bin" init -q
 python3 - <<'PY' > big-patch.json
 import json
@@ -33,6 +39,9 @@ print(json.dumps({"objective": "benchmark", "observations": obs, "evidence": ev,
                   "graphs": {"architecture": {"nodes": nodes, "edges": edges}}}))
 PY
 "$bin" -q update big-patch.json
+git add -A && git commit -qm state
+for i in $(seq 0 9); do printf '// changed\n' >> "src/module_$i.rs"; done
+git commit -qam "change ten cited files"
 ls -l .epiphany/state.msgpack .epiphany/rollout.jsonl | awk '{print $5, $9}'
 
 cat > append-one.sh <<SH
@@ -51,6 +60,10 @@ chmod +x baseline.sh
 hyperfine --warmup 3 --runs 30 --export-json results.json \
   --command-name "update (append one observation)" ./append-one.sh \
   --command-name "show --json" "$bin --json show > /dev/null" \
+  --command-name "scene --json" "$bin --json scene > /dev/null" \
+  --command-name "prompt" "$bin prompt > /dev/null" \
+  --command-name "freshness --json" "$bin --json freshness > /dev/null" \
+  --command-name "reorient --json" "$bin --json reorient > /dev/null" \
   --command-name "shell overhead of the update wrapper" ./baseline.sh >&2
 python3 - <<'PY'
 import json
