@@ -155,16 +155,22 @@ pub fn unchanged_listing(root: &Path, manifest: &Manifest) -> Option<Listing> {
     if manifest.dirs.is_empty() {
         return None;
     }
-    for dir in &manifest.dirs {
-        let meta = std::fs::symlink_metadata(root.join(&dir.path)).ok()?;
+    let dir_paths: Vec<&str> = manifest.dirs.iter().map(|dir| dir.path.as_str()).collect();
+    for (dir, meta) in manifest.dirs.iter().zip(walk::stat_all(root, &dir_paths)) {
+        let meta = meta?;
         let time = walk::modified_nanos(&meta);
         if !meta.is_dir() || time != dir.modified_unix_nanos || !trusted(time) {
             return None;
         }
     }
+    let file_paths: Vec<&str> = manifest
+        .files
+        .iter()
+        .map(|file| file.path.as_str())
+        .collect();
     let mut files = Vec::with_capacity(manifest.files.len());
-    for entry in &manifest.files {
-        let meta = std::fs::symlink_metadata(root.join(&entry.path)).ok()?;
+    for (entry, meta) in manifest.files.iter().zip(walk::stat_all(root, &file_paths)) {
+        let meta = meta?;
         if !meta.is_file() {
             return None;
         }

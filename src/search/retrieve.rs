@@ -19,6 +19,7 @@ use anyhow::Result;
 use tantivy::Searcher;
 use tantivy::query::Bm25StatisticsProvider;
 use tantivy::query::BooleanQuery;
+use tantivy::tokenizer::TextAnalyzer;
 
 use crate::error::Failure;
 use crate::search::exact;
@@ -338,42 +339,68 @@ fn chunk_hits(
     });
     found.candidates.truncate(limit);
     let terms: HashSet<&str> = terms.iter().map(|term| term.text.as_str()).collect();
-    let mut analyzer = tokenize::analyzer();
-    found
-        .candidates
-        .into_iter()
-        .map(|candidate| {
-            let read;
-            let text = match found.texts.get(&candidate.path) {
-                Some(text) => Some(text.as_str()),
-                None => {
-                    read = std::fs::read_to_string(root.join(&candidate.path)).ok();
-                    read.as_deref()
-                }
-            };
-            let excerpt = text.and_then(|text| {
-                excerpt::focus(
-                    &mut analyzer,
-                    text,
-                    candidate.start_line,
-                    candidate.end_line,
-                    &terms,
-                )
-            });
-            Hit {
-                kind: HitKind::SemanticChunk,
-                path: candidate.path,
-                score: candidate.score,
-                start_line: Some(
-                    excerpt
-                        .as_ref()
-                        .map_or(candidate.start_line, |e| e.start_line),
-                ),
-                end_line: Some(excerpt.as_ref().map_or(candidate.end_line, |e| e.end_line)),
-                excerpt: excerpt.map(|e| e.text),
-            }
-        })
-        .collect()
+    // Reading each hit's file and finding its best window is independent per hit: spread the
+    // hits over the cores.
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let per_thread = found.candidates.len().div_ceil(threads).max(1);
+    let (texts, terms) = (&found.texts, &terms);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = found
+            .candidates
+            .chunks(per_thread)
+            .map(|part| {
+                scope.spawn(move || {
+                    let mut analyzer = tokenize::analyzer();
+                    part.iter()
+                        .map(|candidate| hit_of(root, texts, terms, &mut analyzer, candidate))
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|part| part.join().unwrap_or_default())
+            .collect()
+    })
+}
+
+/// The hit of one ranked chunk, with the window of its lines that best matches the query.
+fn hit_of(
+    root: &Path,
+    texts: &HashMap<String, String>,
+    terms: &HashSet<&str>,
+    analyzer: &mut TextAnalyzer,
+    candidate: &Candidate,
+) -> Hit {
+    let read;
+    let text = match texts.get(&candidate.path) {
+        Some(text) => Some(text.as_str()),
+        None => {
+            read = std::fs::read_to_string(root.join(&candidate.path)).ok();
+            read.as_deref()
+        }
+    };
+    let excerpt = text.and_then(|text| {
+        excerpt::focus(
+            analyzer,
+            text,
+            candidate.start_line,
+            candidate.end_line,
+            terms,
+        )
+    });
+    Hit {
+        kind: HitKind::SemanticChunk,
+        path: candidate.path.clone(),
+        score: candidate.score,
+        start_line: Some(
+            excerpt
+                .as_ref()
+                .map_or(candidate.start_line, |e| e.start_line),
+        ),
+        end_line: Some(excerpt.as_ref().map_or(candidate.end_line, |e| e.end_line)),
+        excerpt: excerpt.map(|e| e.text),
+    }
 }
 
 #[cfg(test)]

@@ -207,6 +207,33 @@ fn slash_path(path: &str) -> String {
     }
 }
 
+/// `lstat` of each path under `root`, in order, spread over the available cores: checking a
+/// few thousand files against a manifest is all kernel path lookups, which parallelise well.
+pub fn stat_all(root: &Path, paths: &[&str]) -> Vec<Option<Metadata>> {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(4);
+    let chunk = paths.len().div_ceil(threads).max(256);
+    let mut stats = vec![None; paths.len()];
+    std::thread::scope(|scope| {
+        for (part, out) in paths.chunks(chunk).zip(stats.chunks_mut(chunk)) {
+            scope.spawn(move || {
+                // One path buffer per thread, results written in place: allocating per file
+                // costs more than the lookup itself.
+                let mut full = root.to_path_buf();
+                for (path, slot) in part.iter().zip(out) {
+                    full.push(path);
+                    *slot = std::fs::symlink_metadata(&full).ok();
+                    let os = full.as_mut_os_string();
+                    os.clear();
+                    os.push(root);
+                }
+            });
+        }
+    });
+    stats
+}
+
 /// The modification time in nanoseconds since the Unix epoch (0 when unknown).
 pub fn modified_nanos(meta: &Metadata) -> i64 {
     meta.modified()
