@@ -42,14 +42,11 @@ pub struct Hit {
     pub path: String,
     /// Score within its kind (higher is better).
     pub score: f32,
-    /// First line of the excerpt (chunks only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// First line of the excerpt (chunks only; `null` for files and directories).
     pub start_line: Option<u32>,
-    /// Last line of the excerpt, inclusive (chunks only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// Last line of the excerpt, inclusive (chunks only; `null` otherwise).
     pub end_line: Option<u32>,
-    /// The lines `start_line..=end_line` (chunks only).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    /// The lines `start_line..=end_line` (chunks only; `null` otherwise).
     pub excerpt: Option<String>,
 }
 

@@ -192,7 +192,8 @@ fn exact_hits_rank_files_before_chunks_before_directories() {
         ranked(&exact).last(),
         Some(&("exact_directory".to_owned(), "src/render".to_owned()))
     );
-    assert!(exact["results"][0].get("start_line").is_none());
+    assert_eq!(exact["results"][0]["start_line"], Value::Null, "{exact}");
+    assert_eq!(exact["results"][0]["excerpt"], Value::Null, "{exact}");
     let semantic = env.json(&["retrieve", "--mode", "semantic", "render"]);
     assert!(
         ranked(&semantic)
@@ -545,12 +546,18 @@ fn retrieve_json_contract() {
         {
           "kind": "exact_file",
           "path": "src/render.rs",
-          "score": 148.0
+          "score": 148.0,
+          "start_line": null,
+          "end_line": null,
+          "excerpt": null
         },
         {
           "kind": "exact_file",
           "path": "src/render/frame.rs",
-          "score": 67.0
+          "score": 67.0,
+          "start_line": null,
+          "end_line": null,
+          "excerpt": null
         },
         {
           "kind": "semantic_chunk",
