@@ -225,4 +225,19 @@ mod tests {
         assert_eq!(code_ref_key(&with_note), "a/b.rs:10:20:demo");
         assert_eq!(code_ref_key(&CodeRef::to_path("a.rs")), "a.rs:0:0:");
     }
+
+    proptest::proptest! {
+        #[test]
+        fn arbitrary_references_never_panic(text in "\\PC{0,80}") {
+            if let Ok(parsed) = parse_code_ref(&text) {
+                proptest::prop_assert!(escape_reason(&parsed.path).is_none());
+                proptest::prop_assert!(!parsed.path.is_empty());
+            }
+        }
+
+        #[test]
+        fn reference_shaped_text_never_panics(text in "[a-z./\\\\]{0,20}(:[0-9-]{0,12})?(#[A-Za-z:_]{0,10})?") {
+            let _ = parse_code_ref(&text);
+        }
+    }
 }
