@@ -15,6 +15,15 @@ use assert_cmd::Command;
 use serde_json::Value;
 use tempfile::TempDir;
 
+/// A patch adding observation `obs-<id>` and the evidence `ev-<id>` it cites.
+pub fn observation_patch(id: &str) -> Value {
+    serde_json::json!({
+        "observations": [{"id": format!("obs-{id}"), "summary": id, "source_kind": "test",
+                          "status": "ok", "evidence_ids": [format!("ev-{id}")]}],
+        "evidence": [{"id": format!("ev-{id}"), "kind": "test", "status": "ok", "summary": id}]
+    })
+}
+
 /// A temporary repository to run `epiphany` in.
 pub struct TestEnv {
     _dir: TempDir,

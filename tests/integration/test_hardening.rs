@@ -5,18 +5,10 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use proptest::prelude::*;
-use serde_json::Value;
 use serde_json::json;
 
 use crate::common::TestEnv;
-
-fn observation_patch(id: &str) -> Value {
-    json!({
-        "observations": [{"id": format!("obs-{id}"), "summary": id, "source_kind": "test",
-                          "status": "ok", "evidence_ids": [format!("ev-{id}")]}],
-        "evidence": [{"id": format!("ev-{id}"), "kind": "test", "status": "ok", "summary": id}]
-    })
-}
+use crate::common::observation_patch;
 
 /// Kills writers with SIGKILL at spread-out points of their run, hundreds of times. After
 /// every kill the store loads; at the end `verify` passes (or names only a torn tail), and the

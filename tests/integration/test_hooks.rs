@@ -4,14 +4,7 @@ use serde_json::Value;
 use serde_json::json;
 
 use crate::common::TestEnv;
-
-fn observation_patch(id: &str) -> Value {
-    json!({
-        "observations": [{"id": format!("obs-{id}"), "summary": id, "source_kind": "test",
-                          "status": "ok", "evidence_ids": [format!("ev-{id}")]}],
-        "evidence": [{"id": format!("ev-{id}"), "kind": "test", "status": "ok", "summary": id}]
-    })
-}
+use crate::common::observation_patch;
 
 fn git_merge(env: &TestEnv, branch: &str) -> std::process::Output {
     std::process::Command::new("git")

@@ -5,14 +5,7 @@ use serde_json::Value;
 use serde_json::json;
 
 use crate::common::TestEnv;
-
-fn observation_patch(id: &str) -> Value {
-    json!({
-        "observations": [{"id": format!("obs-{id}"), "summary": "seen", "source_kind": "test",
-                          "status": "ok", "evidence_ids": [format!("ev-{id}")]}],
-        "evidence": [{"id": format!("ev-{id}"), "kind": "verification", "status": "ok", "summary": "seen"}]
-    })
-}
+use crate::common::observation_patch;
 
 #[test]
 fn init_creates_the_store_at_the_work_tree_root_once() {
