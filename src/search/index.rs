@@ -109,7 +109,7 @@ impl Layout {
 
     /// The manifest file.
     pub fn manifest_path(&self) -> PathBuf {
-        self.dir.join("manifest.json")
+        self.dir.join("manifest.msgpack")
     }
 
     fn index_dir(&self) -> PathBuf {

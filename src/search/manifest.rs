@@ -5,8 +5,9 @@
 //! every query), with its size, modification time, content hash, chunk count and the id its
 //! chunks carry in the index. Comparing the manifest with a fresh listing is stat-only; a file
 //! is read and hashed only when its size or time differs, so `touch` alone does not make a
-//! file dirty. The manifest is written atomically and last, after the index commit it
-//! describes; `generation` ties it to that commit. This module never touches the index; it
+//! file dirty. The manifest is MessagePack with named fields (every query reads it, and it
+//! decodes several times faster than the same JSON); it is written atomically and last,
+//! after the index commit it describes; `generation` ties it to that commit. This module never touches the index; it
 //! reads work-tree files only to stat and hash them.
 
 use std::collections::HashMap;
@@ -101,7 +102,7 @@ impl Manifest {
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Loaded::Missing,
             Err(err) => return Loaded::Unusable(format!("cannot read the manifest: {err}")),
         };
-        match serde_json::from_slice::<Manifest>(&bytes) {
+        match rmp_serde::from_slice::<Manifest>(&bytes) {
             Ok(mut manifest) if manifest.schema_version == SCHEMA_VERSION => {
                 manifest.written_unix_nanos = written;
                 Loaded::Found(manifest)
@@ -116,7 +117,7 @@ impl Manifest {
 
     /// Writes the manifest atomically.
     pub fn save(&self, path: &Path) -> Result<()> {
-        fs::write_atomic(path, &serde_json::to_vec(self)?)
+        fs::write_atomic(path, &rmp_serde::to_vec_named(self)?)
     }
 
     /// Files with chunks in the index.
@@ -421,13 +422,13 @@ mod tests {
     #[test]
     fn load_reports_missing_corrupt_and_old_schema() {
         let dir = tempfile::tempdir().expect("tempdir");
-        let path = dir.path().join("manifest.json");
+        let path = dir.path().join("manifest.msgpack");
         assert!(matches!(Manifest::load(&path), Loaded::Missing));
-        std::fs::write(&path, "{not json").expect("write");
+        std::fs::write(&path, b"\xc1 not msgpack").expect("write");
         assert!(matches!(Manifest::load(&path), Loaded::Unusable(_)));
-        let old = r#"{"schema_version":0,"index_revision":"x","generation":0,
-            "indexed_at_unix_seconds":0,"next_file_id":0}"#;
-        std::fs::write(&path, old).expect("write");
+        let old = serde_json::json!({"schema_version": 0, "index_revision": "x", "generation": 0,
+            "indexed_at_unix_seconds": 0, "next_file_id": 0});
+        std::fs::write(&path, rmp_serde::to_vec_named(&old).expect("encode")).expect("write");
         let Loaded::Unusable(reason) = Manifest::load(&path) else {
             panic!("an old schema must be unusable");
         };

@@ -356,7 +356,7 @@ fn a_corrupt_index_is_reported_still_answers_and_is_rebuilt() {
     assert_eq!(rebuilt.json()["mode"], "full");
     env.ok(&["index", "--check"]);
 
-    env.write(".epiphany/cache/retrieval/manifest.json", "[]");
+    env.write(".epiphany/cache/retrieval/manifest.msgpack", b"\x91\xc0");
     let check = env.run(&["index", "--check"]);
     assert_eq!(check.code, 1, "{check}");
     assert!(check.stdout.contains("manifest does not decode"), "{check}");
@@ -370,10 +370,10 @@ fn a_version_mismatched_manifest_is_rebuilt() {
     let env = TestEnv::new();
     repository(&env);
     env.ok(&["index"]);
-    let path = ".epiphany/cache/retrieval/manifest.json";
-    let mut manifest: Value = serde_json::from_slice(&env.read(path)).expect("manifest");
+    let path = ".epiphany/cache/retrieval/manifest.msgpack";
+    let mut manifest: Value = rmp_serde::from_slice(&env.read(path)).expect("manifest");
     manifest["index_revision"] = json!("tantivy-bm25-v0");
-    env.write(path, manifest.to_string());
+    env.write(path, rmp_serde::to_vec_named(&manifest).expect("encode"));
     let check = env.run(&["index", "--check"]);
     assert_eq!(check.code, 1, "{check}");
     assert!(check.stdout.contains("tantivy-bm25-v0"), "{check}");
@@ -467,9 +467,9 @@ fn full_rebuild_renumbers_files_under_a_new_generation() {
     let env = TestEnv::new();
     repository(&env);
     env.ok(&["index"]);
-    let manifest = ".epiphany/cache/retrieval/manifest.json";
+    let manifest = ".epiphany/cache/retrieval/manifest.msgpack";
     let generation = |env: &TestEnv| {
-        let manifest: Value = serde_json::from_slice(&env.read(manifest)).expect("manifest");
+        let manifest: Value = rmp_serde::from_slice(&env.read(manifest)).expect("manifest");
         manifest["generation"].as_u64().expect("generation")
     };
     assert_eq!(generation(&env), 1);
