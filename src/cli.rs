@@ -241,11 +241,6 @@ pub fn report_failure(ui: &Ui, err: &anyhow::Error) -> u8 {
     failure.kind.exit_code()
 }
 
-/// Resolves a path given on the command line against the working directory.
-pub fn resolve_path(ctx: &Ctx, path: &Path) -> PathBuf {
-    ctx.cwd.join(path)
-}
-
 #[cfg(test)]
 mod tests {
     use clap::CommandFactory;
