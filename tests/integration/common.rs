@@ -169,6 +169,24 @@ impl TestEnv {
         output.json()
     }
 
+    /// Applies `updates` observation patches (`obs-<writer>-<n>`) one process at a time,
+    /// waiting as long as it takes for the store lock; every one must land.
+    pub fn write_observations(&self, writer: usize, updates: usize) {
+        for update in 0..updates {
+            let mut command = self.command(&["update"]);
+            command.env("EPIPHANY_LOCK_TIMEOUT_MS", "60000");
+            let output = command
+                .write_stdin(observation_patch(&format!("{writer}-{update}")).to_string())
+                .output()
+                .expect("run");
+            assert!(
+                output.status.success(),
+                "{}",
+                String::from_utf8_lossy(&output.stderr)
+            );
+        }
+    }
+
     /// Writes a file under the root, creating directories.
     pub fn write(&self, relative: &str, contents: impl AsRef<[u8]>) {
         let path = self.root.join(relative);

@@ -113,23 +113,7 @@ fn readers_never_see_a_half_written_state() {
         let writers: Vec<_> = (0..WRITERS)
             .map(|writer| {
                 let env = &env;
-                scope.spawn(move || {
-                    for update in 0..UPDATES {
-                        let mut command = env.command(&["update"]);
-                        command.env("EPIPHANY_LOCK_TIMEOUT_MS", "60000");
-                        let output = command
-                            .write_stdin(
-                                observation_patch(&format!("{writer}-{update}")).to_string(),
-                            )
-                            .output()
-                            .expect("run");
-                        assert!(
-                            output.status.success(),
-                            "{}",
-                            String::from_utf8_lossy(&output.stderr)
-                        );
-                    }
-                })
+                scope.spawn(move || env.write_observations(writer, UPDATES))
             })
             .collect();
         for writer in writers {

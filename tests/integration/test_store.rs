@@ -426,22 +426,7 @@ fn concurrent_writers_all_land() {
     std::thread::scope(|scope| {
         for writer in 0..WRITERS {
             let env = &env;
-            scope.spawn(move || {
-                for update in 0..UPDATES {
-                    let id = format!("{writer}-{update}");
-                    let mut command = env.command(&["update"]);
-                    command.env("EPIPHANY_LOCK_TIMEOUT_MS", "60000");
-                    let output = command
-                        .write_stdin(observation_patch(&id).to_string())
-                        .output()
-                        .expect("run");
-                    assert!(
-                        output.status.success(),
-                        "{}",
-                        String::from_utf8_lossy(&output.stderr)
-                    );
-                }
-            });
+            scope.spawn(move || env.write_observations(writer, UPDATES));
         }
     });
     let state = env.json(&["show"]);
