@@ -17,10 +17,10 @@ use crate::cmd::Command;
 use crate::error;
 use crate::error::Failure;
 use crate::state::git;
-use crate::state::rollout::Record;
-use crate::state::snapshot::Snapshot;
-use crate::state::store::Draft;
+use crate::state::store::DEFAULT_SNAPSHOT_EVERY;
 use crate::state::store::Store;
+use crate::state::store::Transaction;
+use crate::state::store::WriteOptions;
 use crate::state::store::WriteStamp;
 use crate::ui::Ui;
 
@@ -34,7 +34,9 @@ Exit codes:
 
 Environment:
   EPIPHANY_NOW              RFC 3339 time to use as \"now\" (for reproducible tests)
-  EPIPHANY_LOCK_TIMEOUT_MS  how long a writer waits for the store lock (default 10000)";
+  EPIPHANY_LOCK_TIMEOUT_MS  how long a writer waits for the store lock (default 10000)
+  EPIPHANY_SNAPSHOT_EVERY   records past the newest snapshot after which a write stores a
+                            new one (default 128)";
 
 /// Durable, typed, reviewable understanding of a codebase for coding agents.
 ///
@@ -81,6 +83,8 @@ pub struct Ctx {
     pub now: jiff::Timestamp,
     /// How long a writer waits for the store lock.
     pub lock_timeout: Duration,
+    /// Records past the newest snapshot after which a write stores a new one.
+    pub snapshot_every: usize,
     /// Standard input: the process's, or bytes handed over by an in-process caller (`mcp`).
     pub stdin: Stdin,
 }
@@ -135,11 +139,24 @@ impl Ctx {
             })?),
             Err(_) => Duration::from_secs(10),
         };
+        let snapshot_every = match std::env::var("EPIPHANY_SNAPSHOT_EVERY") {
+            Ok(text) => match text.trim().parse::<usize>() {
+                Ok(every) if every > 0 => every,
+                _ => {
+                    return Err(Failure::usage(format!(
+                        "EPIPHANY_SNAPSHOT_EVERY=`{text}` is not a positive number of records"
+                    ))
+                    .into());
+                }
+            },
+            Err(_) => DEFAULT_SNAPSHOT_EVERY,
+        };
         Ok(Ctx {
             cwd,
             ui,
             now,
             lock_timeout,
+            snapshot_every,
             stdin,
         })
     }
@@ -170,38 +187,21 @@ impl Ctx {
             .map_or_else(|_| self.now.to_string(), |t| t.to_string())
     }
 
-    /// Runs one locked write: reads the head under the lock, lets `decide` draft the change,
-    /// and commits it. `decide` may refuse (an error) or find nothing to do (`None`); either
-    /// way nothing is written.
-    pub fn write(
-        &self,
-        store: &Store,
-        decide: impl FnOnce(&Snapshot) -> Result<Option<Draft>>,
-    ) -> Result<Written> {
-        let lock = store.lock(self.lock_timeout)?;
-        let head = lock.head()?;
-        let Some(draft) = decide(&head)? else {
-            return Ok(Written { record: None, head });
-        };
-        let stamp = WriteStamp {
-            at: self.now_rfc3339(),
-            git_head: git::head_commit(store.root()),
-        };
-        let (head, record) = lock.commit(head, draft, stamp)?;
-        Ok(Written {
-            record: Some(record),
-            head,
+    /// Takes the store's write lock and reads its head: the start of every write.
+    pub fn begin<'s>(&self, store: &'s Store) -> Result<Transaction<'s>> {
+        store.begin(&WriteOptions {
+            lock_timeout: self.lock_timeout,
+            snapshot_every: self.snapshot_every,
         })
     }
-}
 
-/// The outcome of [`Ctx::write`].
-#[derive(Debug)]
-pub struct Written {
-    /// The record written, or `None` when there was nothing to write.
-    pub record: Option<Record>,
-    /// The head after the write.
-    pub head: Snapshot,
+    /// When and on which commit a write made now happens.
+    pub fn stamp(&self, store: &Store) -> WriteStamp {
+        WriteStamp {
+            at: self.now_rfc3339(),
+            git_head: git::head_commit(store.root()),
+        }
+    }
 }
 
 /// Runs the command line and returns the process exit code.

@@ -7,21 +7,25 @@ use serde::Serialize;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::policy::update::changed_fields_between;
+use crate::state::fold::changed_fields_between;
 use crate::state::patch::ChangedField;
+use crate::state::store::Revision;
 use crate::ui::Report;
 
 /// Show what changed in the state between two revisions.
 ///
 /// With no revisions, compares the previous revision with the head; with one, compares it with
-/// the head; with two, compares the first with the second. The diff is a unified line diff of
-/// the pretty-printed JSON state.
+/// the head; with two, compares the first with the second. A revision is a number, `HEAD`,
+/// `HEAD~N`, or a record id (or a unique prefix of one). The diff is a unified line diff of the
+/// pretty-printed JSON state.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The older revision (default: the one before the head)
-    pub from: Option<u64>,
+    /// The older revision (default: the one before the newer)
+    #[arg(value_name = "REV_A")]
+    pub from: Option<Revision>,
     /// The newer revision (default: the head)
-    pub to: Option<u64>,
+    #[arg(value_name = "REV_B")]
+    pub to: Option<Revision>,
 }
 
 /// The difference between two revisions.
@@ -49,11 +53,17 @@ impl Report for DiffReport {
 /// Runs `diff`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let Args { from, to } = args;
-    let store = ctx.store()?;
-    let head = store.head()?.state.revision;
-    let to = to.unwrap_or(head);
-    let from = from.unwrap_or(to.saturating_sub(1));
-    let (before, after) = (store.state_at(from)?, store.state_at(to)?);
+    let history = ctx.store()?.history()?;
+    let to = match to {
+        Some(revision) => history.resolve(revision)?,
+        None => history.records.len(),
+    };
+    let from = match from {
+        Some(revision) => history.resolve(revision)?,
+        None => to.saturating_sub(1),
+    };
+    let (before, after) = (history.fold_to(from).state, history.fold_to(to).state);
+    let (from, to) = (from as u64, to as u64);
     let pretty = |state| serde_json::to_string_pretty(state).map(|text| text + "\n");
     let (old_text, new_text) = (pretty(&before)?, pretty(&after)?);
     let diff = similar::TextDiff::from_lines(&old_text, &new_text);

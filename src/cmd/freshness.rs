@@ -92,8 +92,16 @@ impl Report for Freshness {
                     StaleReason::CitedFilesChanged => "cited files changed",
                     StaleReason::GraphStale => "graph stale",
                     StaleReason::IndexStale => "index stale",
+                    StaleReason::Conflicts => "conflicts between merged branches",
                 })
                 .collect();
+            if !self.conflicts.is_empty() {
+                writeln!(
+                    out,
+                    "conflicts (rewrite each with `epiphany update`): {}",
+                    inline_ids(&self.conflicts)
+                )?;
+            }
             writeln!(out, "stale: {}", reasons.join(", "))
         }
     }

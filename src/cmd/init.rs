@@ -20,9 +20,10 @@ use crate::ui::Report;
 /// Create the `.epiphany/` store.
 ///
 /// The store goes at the root of the enclosing git work tree, or in the current directory when
-/// there is none. It holds `state.msgpack` (the head snapshot) and `rollout.jsonl` (the
-/// append-only log), both meant to be committed, and a `.gitignore` for the derived `cache/`
-/// and the lock file. Running `init` again is harmless: it says the store exists and exits 0.
+/// there is none. It holds `rollout.jsonl` (the immutable records) and `snapshots/` (cached
+/// folds of them), both meant to be committed; a `.gitattributes` that lets git merge them
+/// with no set-up in any clone; and a `.gitignore` for the derived `cache/` and the lock file.
+/// Running `init` again is harmless: it says the store exists and exits 0.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Record this objective as the first revision (only when the store is new)
@@ -81,7 +82,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
                 expected_revision: Some(0),
                 turn_id: None,
             };
-            revision = commit_patch(ctx, &store, write)?.record.revision;
+            revision = commit_patch(ctx, &store, write)?.committed.revision;
         }
         Some(_) => ctx
             .ui

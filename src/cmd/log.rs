@@ -13,9 +13,11 @@ use crate::ui::Report;
 
 /// List rollout entries, newest first.
 ///
-/// Each entry is one accepted write: its sequence number, the revision it produced, when and
-/// by which command it was written, the turn that wrote it, the commit checked out at the
-/// time, and the fields it changed.
+/// Each entry is one accepted write: the revision it produced (its position in the one order
+/// every clone folds records in; `seq` is the same number), its record id and parents, when and
+/// by which command it was written, the turn that wrote it, the commit checked out at the time,
+/// and the fields it changed. After git merges branches, revisions may shift; record ids never
+/// change, and every command that takes a revision takes an id or a unique prefix of one.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Show at most N entries
@@ -28,6 +30,8 @@ pub struct Args {
 pub struct LogEntry {
     seq: u64,
     revision: u64,
+    id: String,
+    parents: Vec<String>,
     at: String,
     source: Source,
     changed_fields: Vec<ChangedField>,
@@ -58,8 +62,9 @@ impl Report for LogReport {
                 .map_or(String::new(), |t| format!(" turn {t}"));
             writeln!(
                 out,
-                "r{:<4} {}  {:<8} {}{head}{turn}",
+                "r{:<4} {} {}  {:<8} {}{head}{turn}",
                 entry.revision,
+                &entry.id[..entry.id.len().min(12)],
                 entry.at,
                 entry.source.as_str(),
                 fields.join(", ")
@@ -73,20 +78,19 @@ impl Report for LogReport {
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let Args { limit } = args;
     let store = ctx.store()?;
-    let history = store.history()?;
-    let entries = history
-        .records
+    let entries = store
+        .recent(limit.unwrap_or(usize::MAX))?
         .into_iter()
-        .rev()
-        .take(limit.unwrap_or(usize::MAX))
-        .map(|line| LogEntry {
-            seq: line.record.seq,
-            revision: line.record.revision,
-            at: line.record.at,
-            source: line.record.source,
-            changed_fields: line.record.changed_fields,
-            turn_id: line.record.turn_id,
-            git_head: line.record.git_head,
+        .map(|(revision, record)| LogEntry {
+            seq: revision,
+            revision,
+            id: record.id,
+            parents: record.parents,
+            at: record.at,
+            source: record.source,
+            changed_fields: record.changed_fields,
+            turn_id: record.turn_id,
+            git_head: record.git_head,
         })
         .collect();
     ctx.ui.emit(&LogReport { entries })?;

@@ -1,29 +1,28 @@
-//! `epiphany merge-driver`: the git merge driver for `.epiphany/` files.
+//! `epiphany merge-driver`: a three-way merge of `.epiphany/` files for repositories that still
+//! route them to a custom driver (`merge=epiphany`, written by earlier versions).
 //!
-//! For `rollout.jsonl`, our records stay as they are and theirs are replayed on top
-//! (`policy::merge`). For `state.msgpack`, our snapshot is kept: it is a valid prefix of the
-//! merged rollout, and every reader rolls the appended records forward (the next write stores
-//! the regenerated snapshot). A real conflict leaves our file untouched, explains itself on
-//! stderr, and exits 1 so git marks the path as conflicted.
+//! The store needs no driver: `init` declares git's built-in `union` merge for the rollout,
+//! whose records are immutable lines, and snapshots are named by their content. This driver
+//! computes the same result as a set: a record is kept when both sides kept it or one side
+//! added it, and dropped when a side removed it (a revert); our order first, then theirs' new
+//! lines. Any other file keeps the side that changed it (ours when both did; for a snapshot
+//! both are then the same bytes).
 
-use std::path::Path;
+use std::collections::HashSet;
 use std::path::PathBuf;
 
 use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::error::Failure;
-use crate::policy::merge::merge_rollouts;
 use crate::state::fs;
-use crate::state::rollout;
-use crate::state::rollout::Record;
 
-/// Merge two versions of a `.epiphany/` file (a git merge driver).
+/// Merge two versions of a `.epiphany/` file (a git merge driver); never a conflict.
 ///
-/// `epiphany hooks install --git` registers it in `.gitattributes` and the local git config as
-/// `epiphany merge-driver %O %A %B %P`. The merged result is written over OURS; exit 1 means a
-/// conflict that needs a person, with the reason on stderr.
+/// Called by git as `epiphany merge-driver %O %A %B %P` where a `merge=epiphany` attribute
+/// and `merge.epiphany.driver` config route a file to it. The merged result is written over
+/// OURS. Stores created by `epiphany init` do not need it: their `.gitattributes` uses git's
+/// built-in `union` merge.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The common ancestor's version (%O)
@@ -44,47 +43,61 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         theirs,
         path,
     } = args;
+    let read = |p: &PathBuf| fs::read(&ctx.cwd.join(p));
+    let (base_bytes, ours_bytes, theirs_bytes) = (read(base)?, read(ours)?, read(theirs)?);
     let name = path.as_deref().unwrap_or(ours.as_path());
-    let resolve = |p: &Path| ctx.cwd.join(p);
-    if name.file_name().is_some_and(|n| n == "state.msgpack") {
-        ctx.ui
-            .status("epiphany: kept our state.msgpack; readers roll the merged rollout forward");
-        return Ok(Status::Ok);
-    }
-    let (base_records, _) = read_records(&resolve(base))?;
-    let (ours_records, ours_bytes) = read_records(&resolve(ours))?;
-    let (theirs_records, _) = read_records(&resolve(theirs))?;
-    match merge_rollouts(&base_records, &ours_records, &theirs_records) {
-        Ok(appended) => {
-            let mut merged = ours_bytes;
-            for record in appended {
-                merged.extend_from_slice(record.seal().1.as_bytes());
-            }
-            fs::write_atomic(&resolve(ours), &merged)?;
-            Ok(Status::Ok)
-        }
-        Err(conflicts) => {
-            ctx.ui.warn(&format!(
-                "cannot merge `{}` automatically; our version was kept:\n  - {}",
-                name.display(),
-                conflicts.join("\n  - ")
-            ));
-            ctx.ui.hint("resolve by keeping one side (`git checkout --ours .epiphany/` or `--theirs`), then re-apply the other side's patches with `epiphany update`");
-            Ok(Status::No)
-        }
-    }
+    let merged = if name.extension().is_some_and(|ext| ext == "jsonl") {
+        merge_lines(&base_bytes, &ours_bytes, &theirs_bytes)
+    } else if ours_bytes == base_bytes {
+        theirs_bytes
+    } else {
+        ours_bytes
+    };
+    fs::write_atomic(&ctx.cwd.join(ours), &merged)?;
+    Ok(Status::Ok)
 }
 
-/// The records of a rollout file and the bytes of its complete lines.
-fn read_records(path: &Path) -> Result<(Vec<Record>, Vec<u8>)> {
-    let mut bytes = fs::read(path)?;
-    let parsed = rollout::parse(&bytes, 1);
-    if let Some(problem) = parsed.problems.first() {
-        return Err(Failure::corrupt(format!("`{}`: {}", path.display(), problem.message)).into());
+/// The three-way set merge of complete lines (see the module docs).
+fn merge_lines(base: &[u8], ours: &[u8], theirs: &[u8]) -> Vec<u8> {
+    let lines = |bytes: &'_ [u8]| -> Vec<Vec<u8>> {
+        bytes
+            .split_inclusive(|b| *b == b'\n')
+            .filter(|line| line.ends_with(b"\n"))
+            .map(<[u8]>::to_vec)
+            .collect()
+    };
+    let (base, ours, theirs) = (lines(base), lines(ours), lines(theirs));
+    let in_base: HashSet<&[u8]> = base.iter().map(Vec::as_slice).collect();
+    let in_ours: HashSet<&[u8]> = ours.iter().map(Vec::as_slice).collect();
+    let in_theirs: HashSet<&[u8]> = theirs.iter().map(Vec::as_slice).collect();
+    let mut seen = HashSet::new();
+    let mut merged = Vec::new();
+    let ours_kept = ours
+        .iter()
+        .filter(|line| !in_base.contains(line.as_slice()) || in_theirs.contains(line.as_slice()));
+    let theirs_new = theirs
+        .iter()
+        .filter(|line| !in_base.contains(line.as_slice()) && !in_ours.contains(line.as_slice()));
+    for line in ours_kept.chain(theirs_new) {
+        if seen.insert(line.as_slice()) {
+            merged.extend_from_slice(line);
+        }
     }
-    bytes.truncate(parsed.complete_bytes as usize);
-    Ok((
-        parsed.records.into_iter().map(|line| line.record).collect(),
-        bytes,
-    ))
+    merged
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_merge_as_a_set_in_our_order_then_theirs() {
+        let base = b"a\nb\n";
+        let ours = b"a\nb\nc\n";
+        let theirs = b"a\nd\nb\nc\n";
+        assert_eq!(merge_lines(base, ours, theirs), b"a\nb\nc\nd\n");
+        let reverted = b"a\n";
+        assert_eq!(merge_lines(base, ours, reverted), b"a\nc\n");
+        assert_eq!(merge_lines(b"", b"x\ntorn", b"y\n"), b"x\ny\n");
+    }
 }

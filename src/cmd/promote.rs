@@ -157,8 +157,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     ctx.ui.emit(&PromoteReport {
         accepted: true,
         reasons: Vec::new(),
-        revision: Some(committed.record.revision),
-        changed_fields: committed.record.changed_fields,
+        revision: Some(committed.committed.revision),
+        changed_fields: committed.committed.record.changed_fields,
         redactions: committed.redactions,
     })?;
     Ok(Status::Ok)

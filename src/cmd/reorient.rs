@@ -17,7 +17,7 @@ use crate::policy::prompt::inline_ids;
 use crate::policy::reorient::ReorientAction;
 use crate::policy::reorient::Reorientation;
 use crate::policy::reorient::plan_reorientation;
-use crate::state::snapshot::Snapshot;
+use crate::state::store::Head;
 use crate::state::store::Store;
 use crate::ui::Report;
 
@@ -93,7 +93,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
 pub fn reorientation(
     ctx: &Ctx,
     store: &Store,
-    head: &Snapshot,
+    head: &Head,
     telemetry: Option<&Telemetry>,
 ) -> Result<Reorientation> {
     let retrieval = retrieval_summary(store);

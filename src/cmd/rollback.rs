@@ -7,23 +7,25 @@ use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::cmd::update::WriteReport;
 use crate::error::Failure;
-use crate::policy::update::changed_fields_between;
-use crate::state::model::State;
+use crate::state::fold::changed_fields_between;
 use crate::state::rollout::Restore;
 use crate::state::rollout::Source;
 use crate::state::store::Draft;
 use crate::state::store::Payload;
+use crate::state::store::Revision;
 
-/// Write a new revision whose state equals revision N's.
+/// Write a new revision whose state equals an earlier revision's.
 ///
 /// The rollout keeps every record; the rollback is one more record that carries the restored
-/// state, so `log` and `diff` show what happened and later records of the old line never come
-/// back. Rolling back to a state equal to the head writes nothing.
+/// state and the anchors it had (when each graph node and the checkpoint was last written), so
+/// `log` and `diff` show what happened, later records of the old line never come back, and
+/// `freshness` still reports what was stale then. Rolling back to a state equal to the head
+/// writes nothing.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// The revision whose state to restore
-    #[arg(long, value_name = "N")]
-    pub to_revision: u64,
+    /// The revision to restore: a number, HEAD~N, or a record id (or a unique prefix of one)
+    #[arg(long, value_name = "REV")]
+    pub to_revision: Revision,
     /// Refuse with exit 3 unless the store is at this revision
     #[arg(long, value_name = "N")]
     pub expected_revision: Option<u64>,
@@ -36,40 +38,48 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         expected_revision,
     } = args;
     let store = ctx.store()?;
-    let target = store.state_at(*to_revision)?;
-    let written = ctx.write(&store, |head| {
-        if let Some(expected) = expected_revision.filter(|e| *e != head.state.revision) {
-            return Err(Failure::conflict(format!(
-                "epiphany state revision mismatch: expected {expected}, found {}",
-                head.state.revision
-            ))
-            .with_hint("the store moved on; check `epiphany log` before rolling back")
-            .into());
-        }
-        let restored = State {
-            revision: head.state.revision,
-            ..target.clone()
-        };
-        let changed_fields = changed_fields_between(&head.state, &restored);
-        Ok((!changed_fields.is_empty()).then(|| Draft {
+    let mut tx = ctx.begin(&store)?;
+    let head_revision = tx.head().state.revision;
+    if let Some(expected) = expected_revision.filter(|e| *e != head_revision) {
+        return Err(Failure::conflict(format!(
+            "epiphany state revision mismatch: expected {expected}, found {head_revision}"
+        ))
+        .with_hint("the store moved on; check `epiphany log` before rolling back")
+        .into());
+    }
+    let history = store.history()?;
+    let count = history.resolve(to_revision)?;
+    let target = history.fold_to(count);
+    let changed_fields = changed_fields_between(&tx.head().state, &target.state);
+    if changed_fields.is_empty() {
+        ctx.ui.status(&format!(
+            "nothing changed: the head already equals revision {count}"
+        ));
+        ctx.ui
+            .emit(&WriteReport::unchanged(head_revision, Source::Rollback))?;
+        return Ok(Status::Ok);
+    }
+    let to_record = count
+        .checked_sub(1)
+        .map(|at| history.records[at].id.clone());
+    tx.stage(
+        Draft {
             source: Source::Rollback,
             turn_id: None,
             changed_fields,
-            payload: Payload::Restore(Restore {
-                to_revision: *to_revision,
-                state: target.clone(),
-            }),
-        }))
-    })?;
-    match &written.record {
-        Some(record) => ctx.ui.emit(&WriteReport::of(record))?,
-        None => {
-            ctx.ui.status(&format!(
-                "nothing changed: the head already equals revision {to_revision}"
-            ));
-            ctx.ui
-                .emit(&WriteReport::unchanged(&written.head, Source::Rollback))?;
-        }
+            payload: Payload::Restore(Box::new(Restore {
+                to_revision: count as u64,
+                to_record,
+                state: target.state,
+                anchors: target.anchors,
+            })),
+        },
+        ctx.stamp(&store),
+    );
+    let committed = tx.commit()?;
+    for warning in &committed.warnings {
+        ctx.ui.warn(warning);
     }
+    ctx.ui.emit(&WriteReport::of(&committed))?;
     Ok(Status::Ok)
 }

@@ -50,6 +50,13 @@ impl Report for Scene {
             return actions(out, self);
         };
         writeln!(out, "revision {revision}")?;
+        if !self.conflicts.is_empty() {
+            writeln!(
+                out,
+                "conflicts between merged branches (rewrite each to resolve): {}",
+                inline_ids(&self.conflicts)
+            )?;
+        }
         if let Some(objective) = &self.objective {
             writeln!(out, "objective: {objective}")?;
         }

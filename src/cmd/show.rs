@@ -7,18 +7,20 @@ use anyhow::Result;
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::state::model::State;
+use crate::state::store::Revision;
 use crate::ui::Report;
 
 /// Print the full typed state as JSON.
 ///
 /// Without `--revision`, prints the head. With it, rebuilds the state as of that revision by
-/// replaying the rollout. The output is the state object itself (snake_case), pretty-printed
-/// for a person and compact with `--json`.
+/// replaying the rollout; a revision is a number, `HEAD~N`, or a record id (or a unique prefix
+/// of one). The output is the state object itself (snake_case), pretty-printed for a person and
+/// compact with `--json`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Show the state as of this revision instead of the head
-    #[arg(long, value_name = "N")]
-    pub revision: Option<u64>,
+    #[arg(long, value_name = "REV")]
+    pub revision: Option<Revision>,
 }
 
 struct StateReport(State);
@@ -41,7 +43,10 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let Args { revision } = args;
     let store = ctx.store()?;
     let state = match revision {
-        Some(revision) => store.state_at(*revision)?,
+        Some(revision) => {
+            let history = store.history()?;
+            history.fold_to(history.resolve(revision)?).state
+        }
         None => store.head()?.state,
     };
     ctx.ui.emit(&StateReport(state))?;

@@ -21,7 +21,8 @@ use crate::search;
 use crate::state::git;
 use crate::state::model::RetrievalState;
 use crate::state::model::RetrievalStatus;
-use crate::state::snapshot::Snapshot;
+use crate::state::store::Head;
+use crate::state::store::Revision;
 use crate::state::store::STORE_DIR;
 use crate::state::store::Store;
 
@@ -38,7 +39,7 @@ pub fn retrieval_summary(store: &Store) -> Option<RetrievalState> {
 pub fn watcher_input(
     ctx: &Ctx,
     store: &Store,
-    head: &Snapshot,
+    head: &Head,
     retrieval: Option<&RetrievalState>,
     since: Option<u64>,
 ) -> Result<WatcherInput> {
@@ -63,12 +64,12 @@ pub fn watcher_input(
         ));
     }
     let base_commit = match since {
-        Some(revision) => Some(store.record_at(revision)?.git_head.ok_or_else(|| {
+        Some(revision) => Some(record_at(store, revision)?.git_head.ok_or_else(|| {
             Failure::usage(format!(
                 "revision {revision} was written outside git or before the first commit; it has no commit to compare with"
             ))
         })?),
-        None => store.last_git_head()?,
+        None => head.last_git_head.clone(),
     };
     let Some(base_commit) = base_commit else {
         return Ok(WatcherInput::Unavailable(
@@ -111,6 +112,20 @@ pub fn watcher_input(
         since_commit: changes.since,
         renames: changes.renames,
     }))
+}
+
+/// The record that produced `revision`.
+fn record_at(store: &Store, revision: u64) -> Result<crate::state::rollout::Record> {
+    let history = store.history()?;
+    let count = history.resolve(&Revision::Number(revision))?;
+    count
+        .checked_sub(1)
+        .and_then(|at| history.records.get(at).cloned())
+        .ok_or_else(|| {
+            Failure::usage("revision 0 is the empty state; no write produced it")
+                .with_hint("list revisions with `epiphany log`")
+                .into()
+        })
 }
 
 /// Outside git, the index manifest's dirty paths are the only record of what changed. Only a

@@ -10,13 +10,14 @@ use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::state::fs;
 use crate::state::rollout;
-use crate::state::snapshot::Snapshot;
+use crate::state::snapshot::SnapshotFile;
 
 /// Print a `.epiphany/` file as readable text (a git textconv filter).
 ///
-/// A snapshot (`state.msgpack`) prints as pretty JSON with its bookkeeping; a rollout
-/// (`rollout.jsonl`) prints one header line per record followed by its patch. Registered by
-/// `epiphany hooks install --git` as `diff.epiphany.textconv`.
+/// A snapshot prints as pretty JSON of the state it holds, after a line naming how many
+/// records it folded; a rollout (`rollout.jsonl`) prints one header line per record followed by
+/// its patch. The `.gitattributes` that `init` writes routes snapshots to it as
+/// `diff=epiphany`; `epiphany hooks install --git` sets `diff.epiphany.textconv`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The file to convert
@@ -26,25 +27,31 @@ pub struct Args {
 /// Runs `textconv`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let Args { file } = args;
-    let bytes = fs::read(&ctx.cwd.join(file))?;
-    let text = match Snapshot::decode(&bytes) {
-        Ok(snapshot) => serde_json::to_string_pretty(&snapshot)? + "\n",
-        Err(_) => rollout_text(&bytes)?,
+    let path = ctx.cwd.join(file);
+    let text = match SnapshotFile::open(&path).and_then(|file| {
+        let loaded = file.load(None, false)?;
+        Ok((file.header.records, loaded.state))
+    }) {
+        Ok((records, state)) => format!(
+            "# snapshot of {records} records\n{}\n",
+            serde_json::to_string_pretty(&state)?
+        ),
+        Err(_) => rollout_text(&fs::read(&path)?)?,
     };
     ctx.ui.emit_text(&text)?;
     Ok(Status::Ok)
 }
 
 fn rollout_text(bytes: &[u8]) -> Result<String> {
-    let parsed = rollout::parse(bytes, 1);
+    let parsed = rollout::parse(bytes, 0, 1);
     let mut text = String::new();
     for line in &parsed.records {
         let record = &line.record;
         let fields: Vec<&str> = record.changed_fields.iter().map(|f| f.as_str()).collect();
         writeln!(
             text,
-            "# revision {} ({}) at {}{}: {}",
-            record.revision,
+            "# record {} ({}) at {}{}: {}",
+            &record.id[..12],
             record.source.as_str(),
             record.at,
             record

@@ -13,12 +13,13 @@ use crate::error::Failure;
 use crate::policy::secrets::Redaction;
 use crate::policy::secrets::redact_patch;
 use crate::policy::update::UpdateRefusal;
+use crate::policy::update::added_problems;
 use crate::policy::update::check_update;
+use crate::policy::update::structure_problems;
 use crate::state::patch::ChangedField;
 use crate::state::patch::Patch;
-use crate::state::rollout::Record;
 use crate::state::rollout::Source;
-use crate::state::snapshot::Snapshot;
+use crate::state::store::Committed;
 use crate::state::store::Draft;
 use crate::state::store::Payload;
 use crate::state::store::Store;
@@ -35,6 +36,17 @@ use crate::ui::Report;
 /// invariants, graphs, graph_frontier, graph_checkpoint, scratch, investigation_checkpoint,
 /// job_bindings, churn, mode, planning; placed first (newest first) — observations, evidence,
 /// acceptance_receipts, runtime_links.
+///
+/// Record by record: `upsert` and `remove` objects with the keys architecture_nodes,
+/// architecture_edges, dataflow_nodes, dataflow_edges, links, subgoals, invariants,
+/// planning_captures, backlog, roadmap_streams, objective_drafts. An upserted record replaces
+/// the one with the same id (edges without an id: same source, target and kind; links: same
+/// node pair) or is added; `remove` lists ids (edges without an id: `{"source_id",
+/// "target_id", "kind"}`; links: `{"dataflow_node_id", "architecture_node_id"}`). Example:
+/// `{"upsert": {"architecture_nodes": [{"id": "lexer", "title": "Lexer", "purpose": "..."}]}}`.
+///
+/// The state a write produces is validated whole: a write may not leave a problem the state
+/// did not have before (an edge to a removed node, a frontier naming a missing node).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Patch or envelope file; `-` or absent reads stdin
@@ -53,35 +65,36 @@ pub struct WriteReport {
     /// Secrets found in the patch and redacted before writing.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub redactions: Vec<Redaction>,
-    /// The new revision.
+    /// The new revision (the number of records in the store).
     pub revision: u64,
     /// The fields the write changed.
     pub changed_fields: Vec<ChangedField>,
-    /// The rollout sequence number of the write.
-    pub seq: u64,
+    /// The id of the record written (absent when nothing was written).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
     /// Which command wrote.
     pub source: Source,
 }
 
 impl WriteReport {
-    /// The report of a committed record.
-    pub fn of(record: &Record) -> WriteReport {
+    /// The report of a committed write.
+    pub fn of(committed: &Committed) -> WriteReport {
         WriteReport {
             redactions: Vec::new(),
-            revision: record.revision,
-            changed_fields: record.changed_fields.clone(),
-            seq: record.seq,
-            source: record.source,
+            revision: committed.revision,
+            changed_fields: committed.record.changed_fields.clone(),
+            id: Some(committed.record.id.clone()),
+            source: committed.record.source,
         }
     }
 
     /// The report of a write that found nothing to change.
-    pub fn unchanged(head: &Snapshot, source: Source) -> WriteReport {
+    pub fn unchanged(revision: u64, source: Source) -> WriteReport {
         WriteReport {
             redactions: Vec::new(),
-            revision: head.state.revision,
+            revision,
             changed_fields: vec![],
-            seq: head.rollout_seq,
+            id: None,
             source,
         }
     }
@@ -93,7 +106,10 @@ impl Report for WriteReport {
         if fields.is_empty() {
             return writeln!(out, "revision {}: nothing changed", self.revision);
         }
-        writeln!(out, "revision {}: {}", self.revision, fields.join(", "))
+        let id = self.id.as_deref().map_or(String::new(), |id| {
+            format!(" (record {})", &id[..id.len().min(12)])
+        });
+        writeln!(out, "revision {}: {}{id}", self.revision, fields.join(", "))
     }
 }
 
@@ -135,27 +151,27 @@ pub struct PatchWrite {
 
 /// A patch that made it into the store.
 #[derive(Debug)]
-pub struct Committed {
-    /// The rollout record written.
-    pub record: Record,
+pub struct PatchCommitted {
+    /// The write.
+    pub committed: Committed,
     /// Secrets redacted from the patch before it was written.
     pub redactions: Vec<Redaction>,
 }
 
-impl Committed {
+impl PatchCommitted {
     /// The `update` report of this write.
     pub fn report(&self) -> WriteReport {
         WriteReport {
             redactions: self.redactions.clone(),
-            ..WriteReport::of(&self.record)
+            ..WriteReport::of(&self.committed)
         }
     }
 }
 
-/// Redacts secrets from the patch, validates it against the head under the store lock, and
-/// commits it. On any refusal nothing is written and the error says why (exit 2, or 3 for a
-/// revision conflict).
-pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<Committed> {
+/// Redacts secrets from the patch, validates it against the head under the store lock, checks
+/// that the state it produces has no problem the head did not have, and commits it. On any
+/// refusal nothing is written and the error says why (exit 2, or 3 for a revision conflict).
+pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<PatchCommitted> {
     let PatchWrite {
         source,
         patch,
@@ -170,19 +186,33 @@ pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<Commi
             redaction.count, redaction.kind
         ));
     }
-    let written = ctx.write(store, |head| {
-        check_update(&head.state, &patch, expected_revision).map_err(refusal_error)?;
-        Ok(Some(Draft {
+    let mut tx = ctx.begin(store)?;
+    check_update(&tx.head().state, &patch, expected_revision).map_err(refusal_error)?;
+    let structural = patch.has_state_replacements();
+    let before = structural.then(|| structure_problems(&tx.head().state));
+    tx.stage(
+        Draft {
             source,
             turn_id,
             changed_fields,
-            payload: Payload::Patch(patch),
-        }))
-    })?;
-    let record = written
-        .record
-        .ok_or_else(|| anyhow::anyhow!("a validated patch was not written"))?;
-    Ok(Committed { record, redactions })
+            payload: Payload::Patch(Box::new(patch)),
+        },
+        ctx.stamp(store),
+    );
+    if let Some(before) = before {
+        let added = added_problems(&before, structure_problems(&tx.head().state));
+        if !added.is_empty() {
+            return Err(refusal_error(UpdateRefusal::Invalid(added)));
+        }
+    }
+    let committed = tx.commit()?;
+    for warning in &committed.warnings {
+        ctx.ui.warn(warning);
+    }
+    Ok(PatchCommitted {
+        committed,
+        redactions,
+    })
 }
 
 fn refusal_error(refusal: UpdateRefusal) -> anyhow::Error {

@@ -1,7 +1,11 @@
-//! `epiphany verify`: is the store whole? Checks the rollout's hash chain line by line,
-//! replays it from the empty state and compares the result with the snapshot, and checks the
-//! state's structure. Reports every problem and exits 1 when there is any.
+//! `epiphany verify`: is the store whole? Every rollout line must hash to its id, every parent
+//! must be a record (a missing one is a note: a record cherry-picked alone), replaying the
+//! records in their one order must reproduce every snapshot, and the state must be
+//! structurally valid. Reads under the shared lock, so a concurrent write never makes it cry
+//! wolf. Reports every problem and exits 1 when there is any.
 
+use std::collections::BTreeMap;
+use std::collections::HashSet;
 use std::io::Write;
 
 use anyhow::Result;
@@ -10,24 +14,32 @@ use serde::Serialize;
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::policy::update::state_problems;
-use crate::state::rollout::ParsedLine;
-use crate::state::snapshot::Snapshot;
-use crate::state::store::chain_problem;
+use crate::state::fold::Base;
+use crate::state::fold::Fold;
+use crate::state::fold::Folded;
+use crate::state::fold::Writers;
+use crate::state::snapshot::SnapshotFile;
+use crate::state::store::History;
 use crate::ui::Report;
 
-/// Check the hash chain, replay against the snapshot, and structural validity.
+/// Check record ids and parent links, snapshots against the replay, and structural validity.
 ///
-/// Every rollout line must parse, follow its predecessor (sequence, revision, `prev_hash`) and
-/// hash to its `hash`; replaying all lines from the empty state must reproduce the snapshot
-/// exactly; the state must pass the structural validator. An edited or torn line is reported
-/// with its line number. Exits 1 when any problem is found.
+/// Every rollout line must parse and its id must be the hash of its content (an edited or torn
+/// line is reported with its line number); every parent a record names must be in the rollout
+/// (a missing parent is a note, not a failure); replaying all records in their one order from
+/// the empty state must reproduce every snapshot in `snapshots/`; the state must pass the
+/// structural validator. Conflicts between merged branches are listed but are not failures.
+/// Exits 1 when any problem is found.
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 
 /// One problem.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct Problem {
-    /// The `rollout.jsonl` line it concerns, when it concerns one.
+    /// The rollout segment it concerns (a file in `.epiphany/rollout/`), when it concerns one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    segment: Option<String>,
+    /// The 1-based line of that segment.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     line: Option<u64>,
     /// What is wrong.
@@ -39,27 +51,39 @@ pub struct Problem {
 pub struct VerifyReport {
     ok: bool,
     problems: Vec<Problem>,
-    /// Records that replayed cleanly.
+    /// Things worth knowing that are not failures.
+    notes: Vec<String>,
+    /// Distinct records replayed.
     records: u64,
     /// The revision the replay reached.
     revision: u64,
+    /// Snapshots checked against the replay.
+    snapshots: u64,
+    /// Conflicts between concurrent writes that the state lists.
+    conflicts: u64,
 }
 
 impl Report for VerifyReport {
     fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
         if self.ok {
-            return writeln!(
+            writeln!(
                 out,
-                "ok: {} records, revision {}, chain and snapshot agree",
-                self.records, self.revision
-            );
-        }
-        writeln!(out, "{} problem(s):", self.problems.len())?;
-        for problem in &self.problems {
-            match problem.line {
-                Some(line) => writeln!(out, "  rollout.jsonl:{line}: {}", problem.message)?,
-                None => writeln!(out, "  {}", problem.message)?,
+                "ok: {} records, revision {}, {} snapshot(s) agree with the replay",
+                self.records, self.revision, self.snapshots
+            )?;
+        } else {
+            writeln!(out, "{} problem(s):", self.problems.len())?;
+            for problem in &self.problems {
+                match (&problem.segment, problem.line) {
+                    (Some(segment), Some(line)) => {
+                        writeln!(out, "  rollout/{segment}:{line}: {}", problem.message)?;
+                    }
+                    _ => writeln!(out, "  {}", problem.message)?,
+                }
             }
+        }
+        for note in &self.notes {
+            writeln!(out, "note: {note}")?;
         }
         Ok(())
     }
@@ -68,111 +92,158 @@ impl Report for VerifyReport {
 /// Runs `verify`.
 pub fn run(ctx: &Ctx, _args: &Args) -> Result<Status> {
     let store = ctx.store()?;
+    let _shared = store.read_lock(ctx.lock_timeout)?;
     let history = store.history()?;
     let mut problems: Vec<Problem> = history
         .problems
         .iter()
-        .chain(&history.torn_tail)
+        .chain(&history.torn_tails)
         .map(|p| Problem {
-            line: Some(p.line),
-            message: p.message.clone(),
+            segment: Some(p.segment.clone()),
+            line: Some(p.problem.line),
+            message: p.problem.message.clone(),
         })
         .collect();
-
-    let mut replayed = Snapshot::default();
-    let mut broken = false;
-    for line in &history.records {
-        if broken {
-            break;
-        }
-        match chain_problem(&replayed, &line.record) {
-            Some(problem) => {
-                problems.push(Problem {
-                    line: Some(line.line),
-                    message: problem,
-                });
-                problems.push(Problem {
-                    line: Some(line.line),
-                    message: "replay stops here; later records cannot be trusted".to_owned(),
-                });
-                broken = true;
-            }
-            None => replayed.advance(&line.record, line.bytes),
-        }
+    let mut notes = parent_notes(&history);
+    if history.duplicates > 0 {
+        notes.push(format!(
+            "{} line(s) repeat an earlier record (the same commit reached this branch twice); each counts once",
+            history.duplicates
+        ));
     }
 
-    match store.read_snapshot() {
-        Err(err) => problems.push(Problem {
-            line: None,
-            message: format!("{err:#}"),
-        }),
-        Ok(snapshot) if !broken => compare(snapshot, &replayed, &history.records, &mut problems),
-        Ok(_) => {}
-    }
+    let snapshots = check_snapshots(&store, &history, &mut problems)?;
+    let folded = crate::state::fold::fold_all(&history.records, true);
     problems.extend(
-        state_problems(&replayed.state)
+        state_problems(&folded.state)
             .into_iter()
             .map(|message| Problem {
+                segment: None,
                 line: None,
                 message: format!("state: {message}"),
             }),
     );
-
+    let conflicts = folded.state.conflicts.len() as u64;
+    if conflicts > 0 {
+        notes.push(format!(
+            "{conflicts} conflict(s) between concurrent writes; `epiphany show` lists them, and a write that rewrites each resolves it"
+        ));
+    }
     let report = VerifyReport {
         ok: problems.is_empty(),
         problems,
-        records: replayed.rollout_seq,
-        revision: replayed.state.revision,
+        notes,
+        records: history.records.len() as u64,
+        revision: folded.state.revision,
+        snapshots,
+        conflicts,
     };
     ctx.ui.emit(&report)?;
     if report.ok {
         Ok(Status::Ok)
     } else {
-        ctx.ui.hint("restore damaged files from git (`git checkout -- .epiphany/`); a torn last line is removed by the next write");
+        ctx.ui.hint("a torn last line is removed by the next write; an edited line must be restored as it was written (from git or a backup); a damaged snapshot is ignored by readers and replaced by the next snapshot write");
         Ok(Status::No)
     }
 }
 
-/// Compares the snapshot with the replay. A snapshot that lags by whole records is an
-/// interrupted write that every reader rolls forward, so it is rolled forward first.
-fn compare(
-    mut snapshot: Snapshot,
-    replayed: &Snapshot,
-    lines: &[ParsedLine],
+/// Notes for parents that are not in the rollout (a record cherry-picked without them).
+fn parent_notes(history: &History) -> Vec<String> {
+    let ids: HashSet<&str> = history.records.iter().map(|r| r.id.as_str()).collect();
+    history
+        .records
+        .iter()
+        .filter(|record| record.parents.iter().any(|p| !ids.contains(p.as_str())))
+        .map(|record| {
+            let (segment, line) = history.lines.get(&record.id).cloned().unwrap_or_default();
+            format!(
+                "record {} (rollout/{segment}:{line}) names a parent that is not in the rollout (it was cherry-picked without it); it applies on its own",
+                &record.id[..12],
+            )
+        })
+        .collect()
+}
+
+/// Checks every snapshot against a replay of the records it holds; answers how many were
+/// checked.
+fn check_snapshots(
+    store: &crate::state::store::Store,
+    history: &History,
     problems: &mut Vec<Problem>,
-) {
-    let folded = snapshot.rollout_seq;
-    for line in lines.iter().filter(|line| line.record.seq > folded) {
-        if chain_problem(&snapshot, &line.record).is_some() {
-            break;
+) -> Result<u64> {
+    let dir = store.snapshot_dir();
+    let Ok(entries) = std::fs::read_dir(&dir) else {
+        return Ok(0);
+    };
+    let by_id: BTreeMap<&str, &crate::state::rollout::Record> =
+        history.records.iter().map(|r| (r.id.as_str(), r)).collect();
+    let mut checked = 0;
+    let mut paths: Vec<_> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    paths.sort();
+    for path in paths {
+        let name = path
+            .file_name()
+            .and_then(|n| n.to_str())
+            .unwrap_or_default()
+            .to_owned();
+        let mut problem = |message: String| {
+            problems.push(Problem {
+                segment: None,
+                line: None,
+                message: format!("snapshot {name}: {message}"),
+            });
+        };
+        let loaded = SnapshotFile::open(&path).and_then(|file| {
+            let order = file.order()?;
+            let loaded = file.load(None, true)?;
+            Ok((file.header.records, order, loaded))
+        });
+        let (records, order, loaded) = match loaded {
+            Ok(found) => found,
+            Err(err) => {
+                problem(format!("{err:#}"));
+                continue;
+            }
+        };
+        checked += 1;
+        if order.len() as u64 != records {
+            problem(format!(
+                "says it holds {records} records but lists {}",
+                order.len()
+            ));
+            continue;
         }
-        snapshot.advance(&line.record, line.bytes);
+        let Some(held) = order
+            .iter()
+            .map(|id| by_id.get(id.as_str()).copied())
+            .collect::<Option<Vec<_>>>()
+        else {
+            // A snapshot that came with a cherry-pick from a branch whose records are not all
+            // here: readers skip it, and the next snapshot write removes it.
+            checked -= 1;
+            continue;
+        };
+        let replay = replay(held.into_iter().cloned().collect());
+        if replay.state != loaded.state
+            || replay.anchors != loaded.anchors
+            || replay.tips != loaded.tips
+            || replay.writers.unwrap_or_default() != loaded.writers.unwrap_or_default()
+        {
+            problem("replaying its records does not reproduce it".to_owned());
+        }
     }
-    if snapshot == *replayed {
-        return;
-    }
-    let mut what = Vec::new();
-    if snapshot.rollout_seq != replayed.rollout_seq {
-        what.push("record count");
-    }
-    if snapshot.state != replayed.state {
-        what.push("state");
-    }
-    if snapshot.anchors != replayed.anchors {
-        what.push("anchors");
-    }
-    if (snapshot.rollout_bytes, &snapshot.rollout_hash)
-        != (replayed.rollout_bytes, &replayed.rollout_hash)
-    {
-        what.push("rollout position");
-    }
-    problems.push(Problem {
-        line: None,
-        message: format!(
-            "replaying the rollout does not reproduce the snapshot ({} differ: snapshot at record {}, replay at record {})",
-            what.join(", "),
-            snapshot.rollout_seq,
-            replayed.rollout_seq
-        ),
+    Ok(checked)
+}
+
+/// Folds `records` in their own order.
+fn replay(records: Vec<crate::state::rollout::Record>) -> Folded {
+    let ordered = crate::state::order::topological(records);
+    let mut fold = Fold::new(Base {
+        writers: Some(Writers::new()),
+        ..Base::default()
     });
+    for record in &ordered {
+        fold.push(record);
+    }
+    fold.finish()
 }

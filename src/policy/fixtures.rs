@@ -1,10 +1,38 @@
-//! Builders for the graph records the projection tests share. Test-only.
+//! Builders for the records the policy tests share. Test-only.
 
 use crate::state::model::CodeRef;
 use crate::state::model::Disposition;
 use crate::state::model::GraphEdge;
 use crate::state::model::GraphNode;
 use crate::state::model::InvestigationCheckpoint;
+use crate::state::model::State;
+use crate::state::patch::Patch;
+use crate::state::rollout::Body;
+use crate::state::rollout::Record;
+use crate::state::rollout::Source;
+
+/// `state` with `patch` folded in, as the store would after one write.
+pub fn applied(state: State, patch: Patch) -> State {
+    let changed = patch.changed_fields();
+    let (record, _) = Record::seal(&Body {
+        parents: &[],
+        at: "2026-01-01T00:00:00Z",
+        source: Source::Update,
+        turn_id: None,
+        git_head: None,
+        changed_fields: &changed,
+        patch: Some(&patch),
+        restore: None,
+    });
+    let records = state.revision as usize;
+    let mut fold = crate::state::fold::Fold::new(crate::state::fold::Base {
+        state,
+        records,
+        ..Default::default()
+    });
+    fold.push(&record);
+    fold.finish().state
+}
 
 /// A node titled by its id, citing each of `paths` as a whole file.
 pub fn node(id: &str, paths: &[&str]) -> GraphNode {

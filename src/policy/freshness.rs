@@ -222,6 +222,8 @@ pub enum StaleReason {
     GraphStale,
     /// The retrieval index is behind the work tree.
     IndexStale,
+    /// Branches merged by git wrote a field or record differently.
+    Conflicts,
 }
 
 /// The freshness report.
@@ -242,6 +244,9 @@ pub struct Freshness {
     pub graph: GraphFreshness,
     /// The work tree's changes against the mapped records.
     pub watcher: WatcherFreshness,
+    /// Fields and records that concurrent writes from merged branches set differently.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<String>,
 }
 
 /// Assesses freshness. `live_retrieval` (the index summary computed now) wins over a
@@ -266,6 +271,12 @@ pub fn assess_freshness(
     if retrieval.status == RetrievalFreshnessStatus::Stale {
         stale_reasons.push(StaleReason::IndexStale);
     }
+    let conflicts: Vec<String> = state
+        .map(|s| s.conflicts.iter().map(|c| c.key.clone()).collect())
+        .unwrap_or_default();
+    if !conflicts.is_empty() {
+        stale_reasons.push(StaleReason::Conflicts);
+    }
     Freshness {
         state_status: StateStatus::of(state),
         state_revision: state.map(|s| s.revision),
@@ -274,6 +285,7 @@ pub fn assess_freshness(
         retrieval,
         graph,
         watcher,
+        conflicts,
     }
 }
 

@@ -12,7 +12,6 @@ mod fixtures;
 pub mod freshness;
 pub mod graph_query;
 pub mod hooks;
-pub mod merge;
 pub mod planning;
 pub mod pressure;
 pub mod projection;

@@ -356,6 +356,9 @@ fn sections(state: &State, cuts: &[PromptPart]) -> Vec<Section> {
         overview(state, &focus),
         Section::fixed(DISCIPLINE),
     ];
+    if !state.conflicts.is_empty() {
+        sections.push(conflicts(state));
+    }
     if keep(PromptPart::Planning) && !state.planning.is_empty() {
         sections.push(planning(state));
     }
@@ -393,6 +396,24 @@ fn sections(state: &State, cuts: &[PromptPart]) -> Vec<Section> {
         sections.push(mode(state));
     }
     sections
+}
+
+/// Concurrent writes from merged branches that disagree: never cut, since the agent must not
+/// trust those values blindly.
+fn conflicts(state: &State) -> Section {
+    let mut section = Section::new("## Conflicts");
+    section.fixed = true;
+    section.line(
+        "Branches merged by git wrote these differently; the value shown in the state is the one the fold order chose. Check it, then write it again with `epiphany update` to resolve.".to_owned(),
+    );
+    for conflict in &state.conflicts {
+        section.line(format!(
+            "- `{}`: {} competing writes",
+            conflict.key,
+            conflict.records.len()
+        ));
+    }
+    section
 }
 
 /// Frontier active nodes, then the graph checkpoint's frontier nodes, de-duplicated.

@@ -235,6 +235,9 @@ pub struct Scene {
     /// Churn, copied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub churn: Option<ChurnState>,
+    /// Fields and records that concurrent writes from merged branches set differently.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<String>,
     /// Commands that make sense next.
     pub available_actions: Vec<SceneAction>,
 }
@@ -256,6 +259,7 @@ pub fn scene(state: Option<&State>, live_retrieval: Option<&RetrievalState>) -> 
             observations: SceneRecords::default(),
             evidence: SceneRecords::default(),
             churn: None,
+            conflicts: Vec::new(),
             available_actions,
         };
     };
@@ -368,6 +372,7 @@ pub fn scene(state: Option<&State>, live_retrieval: Option<&RetrievalState>) -> 
             state.recent_evidence.len(),
         ),
         churn: state.churn.clone(),
+        conflicts: state.conflicts.iter().map(|c| c.key.clone()).collect(),
         available_actions,
     }
 }

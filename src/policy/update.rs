@@ -1,9 +1,8 @@
 //! The rules of the one write path (`behavior.md` §9): whether a patch may be applied to a
-//! state, every reason it may not, and the pure fold that applies it.
+//! state, and every reason it may not. Applying it is `state::fold`'s job.
 //!
-//! `apply_patch` is also what replay uses, so a state rebuilt from the rollout is the state the
-//! writer produced. Deliberate change from the original: a reason is reported once even when
-//! two rules produce it (the original listed a checkpoint's missing evidence twice).
+//! Deliberate change from the original: a reason is reported once even when two rules produce
+//! it (the original listed a checkpoint's missing evidence twice).
 
 use std::collections::HashSet;
 
@@ -16,7 +15,10 @@ use crate::state::model::PlanningSourceRef;
 use crate::state::model::PlanningState;
 use crate::state::model::State;
 use crate::state::patch::ChangedField;
+use crate::state::patch::Collection;
 use crate::state::patch::Patch;
+use crate::state::patch::edge_key;
+use crate::state::patch::link_key;
 
 /// Why a patch was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -179,16 +181,30 @@ pub fn update_validation_errors(state: &State, patch: &Patch) -> Vec<String> {
         check_planning(&mut reasons, planning);
     }
 
+    check_record_writes(&mut reasons, state, patch);
+
     for path in code_ref_paths(patch) {
         if let Some(reason) = escape_reason(path) {
             reasons.push(format!("code ref path \"{path}\" {reason}"));
         }
     }
 
-    let subgoals_in_play = patch.subgoals.is_some() || patch.active_subgoal_id.is_some();
-    let graphs_in_play = patch.graphs.is_some()
+    // Record-level writes change subgoals or graphs in ways only the resulting state shows;
+    // the write path validates that state whole, so they are not checked against the old one.
+    let edited = |field: ChangedField| {
+        patch
+            .upsert
+            .keys()
+            .into_iter()
+            .chain(patch.remove.keys())
+            .any(|(collection, _)| collection.field() == field)
+    };
+    let subgoals_in_play = (patch.subgoals.is_some() || patch.active_subgoal_id.is_some())
+        && !edited(ChangedField::Subgoals);
+    let graphs_in_play = (patch.graphs.is_some()
         || patch.graph_frontier.is_some()
-        || patch.graph_checkpoint.is_some();
+        || patch.graph_checkpoint.is_some())
+        && !edited(ChangedField::Graphs);
     reasons.0.extend(structural_errors(&Replacements {
         active_subgoal_id: patch.active_subgoal_id.as_deref(),
         subgoals: subgoals_in_play.then(|| patch.subgoals.as_deref().unwrap_or(&state.subgoals)),
@@ -234,6 +250,79 @@ fn code_ref_paths(patch: &Patch) -> impl Iterator<Item = &str> {
         )
         .chain(graphs)
         .map(|code_ref| code_ref.path.as_str())
+}
+
+/// `upsert` and `remove`: no field both replaced and edited record by record, no key twice,
+/// and only existing records removed.
+fn check_record_writes(reasons: &mut Reasons, state: &State, patch: &Patch) {
+    let replaced = |field: ChangedField| match field {
+        ChangedField::Graphs => patch.graphs.is_some(),
+        ChangedField::Subgoals => patch.subgoals.is_some(),
+        ChangedField::Invariants => patch.invariants.is_some(),
+        ChangedField::Planning => patch.planning.is_some(),
+        _ => false,
+    };
+    let mut seen = HashSet::new();
+    let upserts = patch.upsert.keys();
+    let removes = patch.remove.keys();
+    for (verb, keys) in [("upsert", &upserts), ("remove", &removes)] {
+        for (collection, key) in keys {
+            if replaced(collection.field()) {
+                reasons.push(format!(
+                    "patch replaces `{}` whole and also has `{verb}.{}`; use one or the other",
+                    collection.field().as_str(),
+                    collection.as_str()
+                ));
+            }
+            if is_blank(key) {
+                reasons.push(format!(
+                    "{verb}.{} key must not be empty",
+                    collection.as_str()
+                ));
+            } else if !seen.insert((*collection, key.as_str())) {
+                reasons.push(format!(
+                    "{} \"{key}\" is upserted or removed twice in one patch",
+                    collection.as_str()
+                ));
+            }
+        }
+    }
+    for (collection, key) in &removes {
+        if !has_record(state, *collection, key) {
+            reasons.push(format!(
+                "remove.{}: there is no record \"{key}\"",
+                collection.as_str()
+            ));
+        }
+    }
+}
+
+/// Whether the state has a record with `key` in `collection`.
+fn has_record(state: &State, collection: Collection, key: &str) -> bool {
+    let edges = |edges: &[crate::state::model::GraphEdge]| {
+        edges
+            .iter()
+            .any(|e| edge_key(e.id.as_deref(), &e.source_id, &e.target_id, &e.kind) == key)
+    };
+    match collection {
+        Collection::ArchitectureNodes => {
+            state.graphs.architecture.nodes.iter().any(|n| n.id == key)
+        }
+        Collection::DataflowNodes => state.graphs.dataflow.nodes.iter().any(|n| n.id == key),
+        Collection::ArchitectureEdges => edges(&state.graphs.architecture.edges),
+        Collection::DataflowEdges => edges(&state.graphs.dataflow.edges),
+        Collection::Links => state
+            .graphs
+            .links
+            .iter()
+            .any(|l| link_key(&l.dataflow_node_id, &l.architecture_node_id) == key),
+        Collection::Subgoals => state.subgoals.iter().any(|s| s.id == key),
+        Collection::Invariants => state.invariants.iter().any(|i| i.id == key),
+        Collection::PlanningCaptures => state.planning.captures.iter().any(|c| c.id == key),
+        Collection::Backlog => state.planning.backlog_items.iter().any(|b| b.id == key),
+        Collection::RoadmapStreams => state.planning.roadmap_streams.iter().any(|r| r.id == key),
+        Collection::ObjectiveDrafts => state.planning.objective_drafts.iter().any(|d| d.id == key),
+    }
 }
 
 fn check_receipts(reasons: &mut Reasons, state: &State, patch: &Patch, known: &HashSet<&str>) {
@@ -415,101 +504,15 @@ fn check_planning(reasons: &mut Reasons, planning: &PlanningState) {
     );
 }
 
-/// Applies a patch (§9.2 steps 5–6): replacements where present, append lists in front, the
-/// revision bumped by one and the turn id overwritten. Does not validate.
-pub fn apply_patch(mut state: State, patch: Patch, turn_id: Option<String>) -> State {
-    fn prepend<T>(existing: &mut Vec<T>, mut new: Vec<T>) {
-        if !new.is_empty() {
-            new.append(existing);
-            *existing = new;
-        }
-    }
-    let Patch {
-        objective,
-        active_subgoal_id,
-        subgoals,
-        invariants,
-        graphs,
-        graph_frontier,
-        graph_checkpoint,
-        scratch,
-        investigation_checkpoint,
-        job_bindings,
-        acceptance_receipts,
-        runtime_links,
-        observations,
-        evidence,
-        churn,
-        mode,
-        planning,
-    } = patch;
-    if objective.is_some() {
-        state.objective = objective;
-    }
-    if active_subgoal_id.is_some() {
-        state.active_subgoal_id = active_subgoal_id;
-    }
-    if let Some(subgoals) = subgoals {
-        state.subgoals = subgoals;
-    }
-    if let Some(invariants) = invariants {
-        state.invariants = invariants;
-    }
-    if let Some(graphs) = graphs {
-        state.graphs = graphs;
-    }
-    if graph_frontier.is_some() {
-        state.graph_frontier = graph_frontier;
-    }
-    if graph_checkpoint.is_some() {
-        state.graph_checkpoint = graph_checkpoint;
-    }
-    if scratch.is_some() {
-        state.scratch = scratch;
-    }
-    if investigation_checkpoint.is_some() {
-        state.investigation_checkpoint = investigation_checkpoint;
-    }
-    if let Some(job_bindings) = job_bindings {
-        state.job_bindings = job_bindings;
-    }
-    prepend(&mut state.acceptance_receipts, acceptance_receipts);
-    prepend(&mut state.runtime_links, runtime_links);
-    if churn.is_some() {
-        state.churn = churn;
-    }
-    if mode.is_some() {
-        state.mode = mode;
-    }
-    if let Some(planning) = planning {
-        state.planning = planning;
-    }
-    prepend(&mut state.observations, observations);
-    prepend(&mut state.recent_evidence, evidence);
-    state.revision = state.revision.saturating_add(1);
-    state.last_updated_turn_id = turn_id;
-    state
-}
-
-/// Structural problems of a whole stored state: the §3.4 validator over every replacement
-/// field, plus unique observation and evidence ids and citations that resolve.
+/// Problems of a whole stored state: [`structure_problems`], plus unique observation and
+/// evidence ids and citations that resolve.
 pub fn state_problems(state: &State) -> Vec<String> {
     let evidence: HashSet<&str> = state
         .recent_evidence
         .iter()
         .map(|e| e.id.as_str())
         .collect();
-    let mut reasons = Reasons(structural_errors(&Replacements {
-        active_subgoal_id: state.active_subgoal_id.as_deref(),
-        subgoals: Some(&state.subgoals),
-        invariants: Some(&state.invariants),
-        graphs: Some(&state.graphs),
-        graph_frontier: state.graph_frontier.as_ref(),
-        graph_checkpoint: state.graph_checkpoint.as_ref(),
-        investigation_checkpoint: state.investigation_checkpoint.as_ref(),
-        available_evidence_ids: Some(&evidence),
-        churn: state.churn.as_ref(),
-    }));
+    let mut reasons = Reasons(structure_problems(state));
     reasons.no_repeats(
         "duplicate evidence id",
         state.recent_evidence.iter().map(|e| e.id.as_str()),
@@ -531,47 +534,38 @@ pub fn state_problems(state: &State) -> Vec<String> {
     reasons.0
 }
 
-/// The fields whose values differ between two states, in `changed_fields` order.
-pub fn changed_fields_between(before: &State, after: &State) -> Vec<ChangedField> {
-    use ChangedField as F;
-    let differs = [
-        (F::Objective, before.objective != after.objective),
-        (
-            F::ActiveSubgoalId,
-            before.active_subgoal_id != after.active_subgoal_id,
-        ),
-        (F::Subgoals, before.subgoals != after.subgoals),
-        (F::Invariants, before.invariants != after.invariants),
-        (F::Graphs, before.graphs != after.graphs),
-        (
-            F::GraphFrontier,
-            before.graph_frontier != after.graph_frontier,
-        ),
-        (
-            F::GraphCheckpoint,
-            before.graph_checkpoint != after.graph_checkpoint,
-        ),
-        (F::Scratch, before.scratch != after.scratch),
-        (
-            F::InvestigationCheckpoint,
-            before.investigation_checkpoint != after.investigation_checkpoint,
-        ),
-        (F::JobBindings, before.job_bindings != after.job_bindings),
-        (
-            F::AcceptanceReceipts,
-            before.acceptance_receipts != after.acceptance_receipts,
-        ),
-        (F::RuntimeLinks, before.runtime_links != after.runtime_links),
-        (F::Observations, before.observations != after.observations),
-        (F::Evidence, before.recent_evidence != after.recent_evidence),
-        (F::Churn, before.churn != after.churn),
-        (F::Mode, before.mode != after.mode),
-        (F::Planning, before.planning != after.planning),
-    ];
-    differs
+/// Problems of the state's replaceable fields: the §3.4 validator over subgoals, invariants,
+/// graphs, frontier and checkpoints, and the planning rules. Cheap next to
+/// [`state_problems`]: it does not walk observations or evidence.
+pub fn structure_problems(state: &State) -> Vec<String> {
+    let evidence: HashSet<&str> = state
+        .recent_evidence
+        .iter()
+        .map(|e| e.id.as_str())
+        .collect();
+    let mut reasons = Reasons(structural_errors(&Replacements {
+        active_subgoal_id: state.active_subgoal_id.as_deref(),
+        subgoals: Some(&state.subgoals),
+        invariants: Some(&state.invariants),
+        graphs: Some(&state.graphs),
+        graph_frontier: state.graph_frontier.as_ref(),
+        graph_checkpoint: state.graph_checkpoint.as_ref(),
+        investigation_checkpoint: state.investigation_checkpoint.as_ref(),
+        available_evidence_ids: Some(&evidence),
+        churn: state.churn.as_ref(),
+    }));
+    check_planning(&mut reasons, &state.planning);
+    reasons.0
+}
+
+/// The problems `after` has that `before` did not: a write may not add any. (Problems that
+/// came in through a merge of concurrent branches stay until a write fixes them, and do not
+/// block unrelated writes.)
+pub fn added_problems(before: &[String], after: Vec<String>) -> Vec<String> {
+    let known: HashSet<&str> = before.iter().map(String::as_str).collect();
+    after
         .into_iter()
-        .filter(|(_, changed)| *changed)
-        .map(|(field, _)| field)
+        .filter(|problem| !known.contains(problem.as_str()))
         .collect()
 }
 
@@ -615,14 +609,13 @@ mod tests {
     }
 
     fn stored() -> State {
-        apply_patch(
+        crate::policy::fixtures::applied(
             State::default(),
             Patch {
                 observations: vec![observation("obs-1", &["ev-1"])],
                 evidence: vec![evidence("ev-1")],
                 ..Patch::default()
             },
-            None,
         )
     }
 
@@ -706,7 +699,7 @@ mod tests {
 
     #[test]
     fn active_subgoal_alone_is_checked_against_stored_subgoals() {
-        let state = apply_patch(
+        let state = crate::policy::fixtures::applied(
             State::default(),
             Patch {
                 subgoals: Some(vec![Subgoal {
@@ -717,7 +710,6 @@ mod tests {
                 }]),
                 ..Patch::default()
             },
-            None,
         );
         let ok = Patch {
             active_subgoal_id: Some("s1".into()),
@@ -907,30 +899,6 @@ mod tests {
                 "code ref path \"../outside.rs\" leaves the repository (`..` is not allowed)",
                 "code ref path \"C:\\x.rs\" is absolute; give it relative to the repository root",
             ]
-        );
-    }
-
-    #[test]
-    fn apply_prepends_in_patch_order_and_bumps_revision() {
-        let state = stored();
-        let next = apply_patch(
-            state,
-            Patch {
-                observations: vec![
-                    observation("obs-2", &["ev-1"]),
-                    observation("obs-3", &["ev-1"]),
-                ],
-                ..Patch::default()
-            },
-            Some("turn-7".into()),
-        );
-        let ids: Vec<&str> = next.observations.iter().map(|o| o.id.as_str()).collect();
-        assert_eq!(ids, ["obs-2", "obs-3", "obs-1"]);
-        assert_eq!(next.revision, 2);
-        assert_eq!(next.last_updated_turn_id.as_deref(), Some("turn-7"));
-        assert_eq!(
-            changed_fields_between(&stored(), &next),
-            vec![ChangedField::Observations]
         );
     }
 }

@@ -31,6 +31,21 @@ pub fn refuse_symlink(path: &Path) -> Result<()> {
     }
 }
 
+/// Opens `path` for reading and writing without following a symbolic link at its last
+/// component (the caller checks the directories above it), creating it when asked.
+pub fn open_no_follow(path: &Path, create: bool) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    refuse_symlink(path)?;
+    std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(create)
+        .truncate(false)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .with_context(|| format!("failed to open `{}`", path.display()))
+}
+
 /// Replaces `path` with `bytes` atomically: a crash leaves either the old or the new file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     refuse_symlink(path)?;

@@ -2,9 +2,11 @@
 //! rollout, the store with its one locked write path, plus the file-system, walker and git
 //! adapters the rest of the tool shares.
 
+pub mod fold;
 pub mod fs;
 pub mod git;
 pub mod model;
+pub mod order;
 pub mod patch;
 pub mod rollout;
 pub mod snapshot;

@@ -73,6 +73,21 @@ pub struct State {
     /// The turn that made the last write, when the writer named one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_updated_turn_id: Option<String>,
+    /// Concurrent writes (from branches merged by git) that changed the same field or record
+    /// differently; the fold order chose a value, and a later write resolves each.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub conflicts: Vec<Conflict>,
+}
+
+/// Concurrent records that wrote the same field or record with different values.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Conflict {
+    /// The field (`objective`) or record (`architecture_nodes/lexer`) they wrote.
+    pub key: String,
+    /// The competing record ids, in fold order; the last one's value was kept.
+    pub records: Vec<String>,
+    /// The value kept (a note naming its size when it is large; `null` for a removal).
+    pub chosen: serde_json::Value,
 }
 
 /// A step of the plan.

@@ -1,12 +1,19 @@
-//! The rollout: an append-only JSONL log, one record per accepted write, SHA-256 chained.
+//! The rollout: `rollout.jsonl`, one immutable record per accepted write.
 //!
-//! Owns the record shape, its canonical hash, and parsing a rollout file into records with
-//! line-numbered problems. It does not open files for writing or take locks (`state::store`).
+//! Owns the record shape, its content address, and parsing a rollout file into records with
+//! line-numbered problems. It does not open files for writing or take locks (`state::store`),
+//! and it does not decide the order records fold in (`state::order`).
 //!
-//! The hash of a record is the SHA-256 of its canonical JSON (the record serialized with
-//! `hash` set to the empty string, fields in declaration order); `prev_hash` of the first record
-//! is [`GENESIS_HASH`]. Replaying the records in order from the empty state reproduces the
-//! snapshot.
+//! A record's id is the SHA-256 of its own line without the id: the line is written as
+//! `{"id":"<64 hex>",` followed by the rest of the record's JSON, and the id hashes `{` plus
+//! that rest. The record names the ids of the records it was written on top of (`parents`), so
+//! the rollout is a Merkle DAG: a record is never renumbered or re-hashed, git's `union` merge
+//! can interleave lines from any number of branches, and a duplicate line is the same record.
+//!
+//! Stores written by the first format (a `seq`/`prev_hash` chain) are read by converting each
+//! line into a record whose parent is the previous line's converted record.
+
+use std::collections::BTreeMap;
 
 use serde::Deserialize;
 use serde::Serialize;
@@ -16,9 +23,7 @@ use sha2::Sha256;
 use crate::state::model::State;
 use crate::state::patch::ChangedField;
 use crate::state::patch::Patch;
-
-/// `prev_hash` of the first record.
-pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
+use crate::state::snapshot::Anchor;
 
 /// Which command wrote a record.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -32,7 +37,7 @@ pub enum Source {
     Promote,
     /// `rollback`.
     Rollback,
-    /// The git merge driver.
+    /// The merge driver of the first store format, which re-wrote the other side's records.
     Merge,
 }
 
@@ -49,74 +54,139 @@ impl Source {
     }
 }
 
-/// A rollback's payload: the whole state of an earlier revision.
+/// A rollback's payload: the whole state of an earlier revision and where its anchored records
+/// were last written, so that restoring it never hides staleness.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Restore {
-    /// The revision whose state was restored.
+    /// The revision whose state was restored (its position when the rollback was written).
     pub to_revision: u64,
+    /// The id of the record that produced that revision.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub to_record: Option<String>,
     /// That state, as it was at that revision.
     pub state: State,
+    /// The anchors of that state's graph nodes and checkpoint.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub anchors: BTreeMap<String, Anchor>,
 }
 
-/// One accepted write.
+/// One accepted write. Everything but `id` is the record's content; `id` is its hash.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Record {
-    /// 1-based position in the rollout.
-    pub seq: u64,
-    /// The state revision after this write.
-    pub revision: u64,
+    /// SHA-256 of the record's line without the id (see the module docs).
+    pub id: String,
+    /// The records this one was written on top of: the heads of the store at write time.
+    pub parents: Vec<String>,
     /// When it was written (RFC 3339, UTC).
     pub at: String,
     /// Which command wrote it.
     pub source: Source,
     /// The turn that wrote it, when named.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
     /// The commit checked out at write time, when in git.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git_head: Option<String>,
-    /// The state fields it changed.
+    /// The state fields it changes.
     pub changed_fields: Vec<ChangedField>,
-    /// The applied patch (`null` for a rollback).
+    /// The patch, as given (absent for a rollback).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub patch: Option<Patch>,
     /// The restored state, for a rollback.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub restore: Option<Restore>,
-    /// The hash of the previous record.
-    pub prev_hash: String,
-    /// SHA-256 of this record's canonical JSON.
-    pub hash: String,
 }
 
+/// A record's content before it is sealed with its id.
+#[derive(Debug, Clone, Serialize)]
+pub struct Body<'a> {
+    /// See [`Record::parents`].
+    pub parents: &'a [String],
+    /// See [`Record::at`].
+    pub at: &'a str,
+    /// See [`Record::source`].
+    pub source: Source,
+    /// See [`Record::turn_id`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub turn_id: Option<&'a str>,
+    /// See [`Record::git_head`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git_head: Option<&'a str>,
+    /// See [`Record::changed_fields`].
+    pub changed_fields: &'a [ChangedField],
+    /// See [`Record::patch`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub patch: Option<&'a Patch>,
+    /// See [`Record::restore`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub restore: Option<&'a Restore>,
+}
+
+/// The fixed start of every line: `{"id":"`.
+const ID_PREFIX: &[u8] = b"{\"id\":\"";
+/// Where the hex id ends and `",` follows.
+const ID_END: usize = ID_PREFIX.len() + 64;
+
 impl Record {
-    /// The SHA-256 over this record's canonical JSON (with `hash` emptied).
-    pub fn compute_hash(&self) -> String {
-        let canonical = Record {
-            hash: String::new(),
-            ..self.clone()
+    /// Seals `body` into a record and the line to append (newline included).
+    pub fn seal(body: &Body<'_>) -> (Record, String) {
+        let json = serde_json::to_string(body).expect("a record body always serializes to JSON");
+        let id = hex::encode(Sha256::digest(json.as_bytes()));
+        let line = format!("{{\"id\":\"{id}\",{}\n", &json[1..]);
+        let record = Record {
+            id,
+            parents: body.parents.to_vec(),
+            at: body.at.to_owned(),
+            source: body.source,
+            turn_id: body.turn_id.map(str::to_owned),
+            git_head: body.git_head.map(str::to_owned),
+            changed_fields: body.changed_fields.to_vec(),
+            patch: body.patch.cloned(),
+            restore: body.restore.cloned(),
         };
-        let bytes = serde_json::to_vec(&canonical).unwrap_or_default();
-        hex::encode(Sha256::digest(&bytes))
+        (record, line)
     }
 
-    /// Fills in `hash` and returns the line to append, newline included.
-    pub fn seal(mut self) -> (Record, String) {
-        self.hash = self.compute_hash();
-        let mut line = serde_json::to_string(&self).unwrap_or_default();
-        line.push('\n');
-        (self, line)
-    }
-
-    /// Applies this record to the state before it.
-    pub fn replay(&self, state: State) -> State {
-        match (&self.restore, &self.patch) {
-            (Some(restore), _) => State {
-                revision: self.revision,
-                ..restore.state.clone()
-            },
-            (None, Some(patch)) => {
-                crate::policy::update::apply_patch(state, patch.clone(), self.turn_id.clone())
-            }
-            (None, None) => state,
+    /// This record's content, for sealing it again.
+    pub fn body(&self) -> Body<'_> {
+        Body {
+            parents: &self.parents,
+            at: &self.at,
+            source: self.source,
+            turn_id: self.turn_id.as_deref(),
+            git_head: self.git_head.as_deref(),
+            changed_fields: &self.changed_fields,
+            patch: self.patch.as_ref(),
+            restore: self.restore.as_ref(),
         }
+    }
+
+    /// The id a line's content hashes to, or why the line is not shaped like a record.
+    pub fn content_id(line: &[u8]) -> Result<String, String> {
+        let shaped = line.len() > ID_END + 2
+            && line.starts_with(ID_PREFIX)
+            && &line[ID_END..ID_END + 2] == b"\","
+            && line[ID_PREFIX.len()..ID_END]
+                .iter()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b));
+        if !shaped {
+            return Err("does not start with `{\"id\":\"<64 hex digits>\",`".to_owned());
+        }
+        let mut hasher = Sha256::new();
+        hasher.update(b"{");
+        hasher.update(&line[ID_END + 2..]);
+        Ok(hex::encode(hasher.finalize()))
+    }
+
+    /// Parses one line (without its newline) and checks that its id is the hash of its content.
+    pub fn parse_line(line: &[u8]) -> Result<Record, String> {
+        let computed = Record::content_id(line)?;
+        let record: Record =
+            serde_json::from_slice(line).map_err(|err| format!("is not a record: {err}"))?;
+        if record.id != computed {
+            return Err("was edited or damaged: its id does not match its content".to_owned());
+        }
+        Ok(record)
     }
 }
 
@@ -132,9 +202,9 @@ pub struct LineProblem {
 /// The complete lines of a rollout, parsed, and where the complete part ends.
 #[derive(Debug, Default)]
 pub struct ParsedRollout {
-    /// Records that parsed.
+    /// Records that parsed, in file order (duplicates included).
     pub records: Vec<ParsedLine>,
-    /// Lines that did not parse.
+    /// Lines that did not parse or whose id does not match.
     pub problems: Vec<LineProblem>,
     /// Bytes up to and including the last newline.
     pub complete_bytes: u64,
@@ -147,14 +217,16 @@ pub struct ParsedRollout {
 pub struct ParsedLine {
     /// 1-based line number.
     pub line: u64,
+    /// Byte offset of the line's start.
+    pub offset: u64,
     /// Length of the line, newline included.
     pub bytes: u64,
     /// The record.
     pub record: Record,
 }
 
-/// Parses the lines of `bytes`; `first_line` is the line number of its first line.
-pub fn parse(bytes: &[u8], first_line: u64) -> ParsedRollout {
+/// Parses the complete lines of `bytes`, which start at byte `offset`, line `first_line`.
+pub fn parse(bytes: &[u8], offset: u64, first_line: u64) -> ParsedRollout {
     let mut parsed = ParsedRollout::default();
     let complete = bytes
         .iter()
@@ -162,19 +234,22 @@ pub fn parse(bytes: &[u8], first_line: u64) -> ParsedRollout {
         .map_or(0, |at| at + 1);
     parsed.complete_bytes = complete as u64;
     let mut line_number = first_line;
+    let mut at = 0usize;
     for line in bytes[..complete].split_inclusive(|b| *b == b'\n') {
-        let bytes = line.len() as u64;
-        match serde_json::from_slice::<Record>(&line[..line.len() - 1]) {
+        let content = &line[..line.len() - 1];
+        match Record::parse_line(content) {
             Ok(record) => parsed.records.push(ParsedLine {
                 line: line_number,
-                bytes,
+                offset: offset + at as u64,
+                bytes: line.len() as u64,
                 record,
             }),
-            Err(err) => parsed.problems.push(LineProblem {
+            Err(problem) => parsed.problems.push(LineProblem {
                 line: line_number,
-                message: format!("line {line_number} is not a valid rollout record: {err}"),
+                message: format!("line {line_number} {problem}"),
             }),
         }
+        at += line.len();
         line_number += 1;
     }
     if complete < bytes.len() {
@@ -189,50 +264,125 @@ pub fn parse(bytes: &[u8], first_line: u64) -> ParsedRollout {
     parsed
 }
 
+/// Whether a rollout is in the first format (a `seq`-numbered hash chain).
+pub fn is_first_format(bytes: &[u8]) -> bool {
+    bytes.starts_with(b"{\"seq\":")
+}
+
+/// Converts a rollout of the first format into records of this one, each the child of the
+/// previous. Lines that do not decode are reported; conversion stops at the first one, since
+/// the chain cannot continue past it.
+pub fn convert_first_format(bytes: &[u8]) -> (Vec<(Record, String)>, Vec<LineProblem>) {
+    #[derive(Deserialize)]
+    struct FirstRecord {
+        at: String,
+        source: Source,
+        turn_id: Option<String>,
+        git_head: Option<String>,
+        changed_fields: Vec<ChangedField>,
+        patch: Option<Patch>,
+        #[serde(default)]
+        restore: Option<FirstRestore>,
+    }
+    #[derive(Deserialize)]
+    struct FirstRestore {
+        to_revision: u64,
+        state: State,
+    }
+    let mut converted: Vec<(Record, String)> = Vec::new();
+    let mut problems = Vec::new();
+    for (index, line) in bytes.split(|b| *b == b'\n').enumerate() {
+        if line.is_empty() {
+            continue;
+        }
+        let first: FirstRecord = match serde_json::from_slice(line) {
+            Ok(first) => first,
+            Err(err) => {
+                problems.push(LineProblem {
+                    line: index as u64 + 1,
+                    message: format!("line {} is not a first-format record: {err}", index + 1),
+                });
+                break;
+            }
+        };
+        let parents: Vec<String> = converted
+            .last()
+            .map(|(r, _)| r.id.clone())
+            .into_iter()
+            .collect();
+        let restore = first.restore.map(|restore| Restore {
+            to_revision: restore.to_revision,
+            to_record: None,
+            state: restore.state,
+            anchors: BTreeMap::new(),
+        });
+        converted.push(Record::seal(&Body {
+            parents: &parents,
+            at: &first.at,
+            source: first.source,
+            turn_id: first.turn_id.as_deref(),
+            git_head: first.git_head.as_deref(),
+            changed_fields: &first.changed_fields,
+            patch: first.patch.as_ref(),
+            restore: restore.as_ref(),
+        }));
+    }
+    (converted, problems)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn record(seq: u64, prev_hash: &str) -> Record {
-        Record {
-            seq,
-            revision: seq,
-            at: "2026-01-01T00:00:00Z".into(),
+    fn body_with<'a>(parents: &'a [String], patch: &'a Patch) -> Body<'a> {
+        Body {
+            parents,
+            at: "2026-01-01T00:00:00Z",
             source: Source::Update,
             turn_id: None,
             git_head: None,
-            changed_fields: vec![ChangedField::Objective],
-            patch: Some(Patch {
-                objective: Some(format!("o{seq}")),
-                ..Patch::default()
-            }),
+            changed_fields: &[ChangedField::Objective],
+            patch: Some(patch),
             restore: None,
-            prev_hash: prev_hash.into(),
-            hash: String::new(),
+        }
+    }
+
+    fn objective(text: &str) -> Patch {
+        Patch {
+            objective: Some(text.into()),
+            ..Patch::default()
         }
     }
 
     #[test]
-    fn seal_chains_and_hash_verifies() {
-        let (first, line) = record(1, GENESIS_HASH).seal();
-        assert_eq!(first.hash, first.compute_hash());
-        let parsed = parse(line.as_bytes(), 1);
-        assert_eq!(parsed.records.len(), 1);
-        assert_eq!(parsed.records[0].record, first);
-        let mut edited = first.clone();
-        edited.patch = Some(Patch {
-            objective: Some("tampered".into()),
-            ..Patch::default()
-        });
-        assert_ne!(edited.compute_hash(), first.hash);
+    fn a_sealed_line_parses_back_and_its_id_is_its_content_hash() {
+        let patch = objective("o");
+        let (record, line) = Record::seal(&body_with(&[], &patch));
+        assert!(line.starts_with(&format!("{{\"id\":\"{}\",\"parents\":[]", record.id)));
+        let parsed = Record::parse_line(line.trim_end().as_bytes()).expect("parse");
+        assert_eq!(parsed, record);
+        let (again, line_again) = Record::seal(&record.body());
+        assert_eq!((again.id, line_again), (record.id.clone(), line.clone()));
+        let (child, _) = Record::seal(&body_with(std::slice::from_ref(&record.id), &patch));
+        assert_ne!(child.id, record.id, "the parents are part of the content");
     }
 
     #[test]
-    fn torn_tail_and_bad_lines_are_numbered() {
-        let (_, one) = record(1, GENESIS_HASH).seal();
-        let text = format!("{one}not json\n{{\"seq\":");
-        let parsed = parse(text.as_bytes(), 1);
+    fn an_edited_line_is_refused() {
+        let (_, line) = Record::seal(&body_with(&[], &objective("o")));
+        let edited = line.trim_end().replace("\"o\"", "\"p\"");
+        let problem = Record::parse_line(edited.as_bytes()).expect_err("edited");
+        assert!(problem.contains("edited or damaged"), "{problem}");
+        assert!(Record::parse_line(b"{\"seq\":1}").is_err());
+    }
+
+    #[test]
+    fn torn_tail_and_bad_lines_are_numbered_with_offsets() {
+        let (_, one) = Record::seal(&body_with(&[], &objective("o")));
+        let text = format!("{one}not json\n{{\"id\":");
+        let parsed = parse(text.as_bytes(), 100, 1);
         assert_eq!(parsed.records.len(), 1);
+        assert_eq!(parsed.records[0].offset, 100);
         assert_eq!(parsed.problems.len(), 1);
         assert_eq!(parsed.problems[0].line, 2);
         assert_eq!(parsed.torn_tail.as_ref().map(|t| t.line), Some(3));
@@ -242,10 +392,25 @@ mod tests {
         );
     }
 
+    #[test]
+    fn the_first_format_converts_into_a_chain() {
+        let old = "{\"seq\":1,\"revision\":1,\"at\":\"2026-01-01T00:00:00Z\",\"source\":\"init\",\"turn_id\":null,\"git_head\":null,\"changed_fields\":[\"objective\"],\"patch\":{\"objective\":\"o\"},\"prev_hash\":\"0\",\"hash\":\"h1\"}\n\
+                   {\"seq\":2,\"revision\":2,\"at\":\"2026-01-01T00:00:01Z\",\"source\":\"update\",\"turn_id\":\"t\",\"git_head\":null,\"changed_fields\":[\"objective\"],\"patch\":{\"objective\":\"p\"},\"prev_hash\":\"h1\",\"hash\":\"h2\"}\n";
+        assert!(is_first_format(old.as_bytes()));
+        let (records, problems) = convert_first_format(old.as_bytes());
+        assert!(problems.is_empty(), "{problems:?}");
+        assert_eq!(records.len(), 2);
+        assert!(records[0].0.parents.is_empty());
+        assert_eq!(records[1].0.parents, vec![records[0].0.id.clone()]);
+        assert_eq!(records[1].0.turn_id.as_deref(), Some("t"));
+        let reparsed = Record::parse_line(records[1].1.trim_end().as_bytes()).expect("parse");
+        assert_eq!(reparsed, records[1].0);
+    }
+
     proptest::proptest! {
         #[test]
         fn arbitrary_lines_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..1024)) {
-            let parsed = parse(&bytes, 1);
+            let parsed = parse(&bytes, 0, 1);
             proptest::prop_assert!(parsed.complete_bytes as usize <= bytes.len());
         }
     }

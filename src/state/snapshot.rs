@@ -1,27 +1,48 @@
-//! The head snapshot: the full state at the head revision plus the bookkeeping that ties it to
-//! the rollout (position and hash of the last record) and to git (the commit at which each graph
-//! node and the investigation checkpoint was last written).
+//! Snapshots: the folded state of a set of records, cached in `snapshots/` so that readers do
+//! not replay the whole rollout.
 //!
-//! Owns the MessagePack encoding (named fields) and its `format_version`. Decoding never
-//! substitutes an empty state for bytes it cannot read: it fails and says why.
+//! A snapshot file is `EPISNAP2` + a little-endian `u32` header length + a MessagePack header +
+//! the header's CRC-32 + the body. The header says which records the snapshot folded (how many,
+//! their heads, and how far into each rollout segment they reach, which readers check) and
+//! where each section of the body lies. Sections are split into blocks with their own CRC-32,
+//! so a reader decodes only what it needs (the newest observations, not all of them) and a
+//! flipped byte is caught in whatever it reads. A snapshot that fails a check is never served:
+//! the store falls back to an older one or to the rollout.
+//!
+//! The file is named by its record count and the hash of its header, so two branches never
+//! write different files under one name and git merges `snapshots/` without conflicts.
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
 
+use anyhow::Context;
 use anyhow::Result;
 use anyhow::bail;
 use serde::Deserialize;
 use serde::Serialize;
+use serde::de::DeserializeOwned;
+use sha2::Digest;
+use sha2::Sha256;
 
+use crate::state::fold::Folded;
+use crate::state::fold::Writers;
+use crate::state::model::EvidenceRecord;
 use crate::state::model::GraphKind;
 use crate::state::model::Graphs;
-use crate::state::model::InvestigationCheckpoint;
+use crate::state::model::Observation;
 use crate::state::model::State;
-use crate::state::rollout::GENESIS_HASH;
-use crate::state::rollout::Record;
 
-/// The snapshot format this binary writes.
-pub const FORMAT_VERSION: u32 = 1;
+/// The snapshot format this binary writes. Format 1 was a single `state.msgpack`.
+pub const FORMAT_VERSION: u32 = 2;
+
+const MAGIC: &[u8; 8] = b"EPISNAP2";
+/// Items per block of the list sections.
+const BLOCK_ITEMS: usize = 512;
+/// The suffix of snapshot file names.
+pub const SUFFIX: &str = ".snapshot";
 
 /// When a record (a graph node or the investigation checkpoint) was last written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -41,240 +62,436 @@ pub fn node_anchor_key(graph: GraphKind, id: &str) -> String {
     format!("{}/{id}", graph.as_str())
 }
 
-/// The head snapshot.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Snapshot {
-    /// Encoding version; older versions keep decoding.
+/// How far into one rollout segment the folded records reach.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RolloutMark {
+    /// The segment's file name.
+    pub segment: String,
+    /// Its id.
+    pub last_id: String,
+    /// Where its line ends (bytes from the start of `rollout.jsonl`).
+    pub end: u64,
+    /// The length of its line, newline included.
+    pub line_bytes: u64,
+}
+
+/// The header of a snapshot file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Header {
+    /// Encoding version.
     pub format_version: u32,
-    /// Records folded into this snapshot.
-    pub rollout_seq: u64,
-    /// Bytes of `rollout.jsonl` those records occupy.
-    pub rollout_bytes: u64,
-    /// Hash of the last folded record.
-    pub rollout_hash: String,
-    /// Last write of each graph node and of the investigation checkpoint.
+    /// Records folded.
+    pub records: u64,
+    /// Their heads.
+    pub tips: Vec<String>,
+    /// How far into each rollout segment the folded records reach.
+    pub marks: Vec<RolloutMark>,
+    /// The commit checked out at the last folded record's write.
     #[serde(default)]
-    pub anchors: BTreeMap<String, Anchor>,
-    /// The state at the head revision.
+    pub last_git_head: Option<String>,
+    /// The body's sections.
+    pub sections: Vec<Section>,
+}
+
+/// A named part of the body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Section {
+    /// Its name.
+    pub name: String,
+    /// Items in it (1 for a single value).
+    pub items: u64,
+    /// Its blocks, in order.
+    pub blocks: Vec<Block>,
+}
+
+/// A checksummed run of bytes of the body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Block {
+    /// Offset from the start of the body.
+    pub offset: u64,
+    /// Length in bytes.
+    pub len: u64,
+    /// Items in it.
+    pub items: u64,
+    /// CRC-32 of its bytes.
+    pub crc: u32,
+}
+
+/// What a snapshot holds, ready to encode.
+#[derive(Debug)]
+pub struct Contents<'a> {
+    /// The folded records' result.
+    pub folded: &'a Folded,
+    /// How many records it folded.
+    pub records: u64,
+    /// How far into each rollout segment they reach.
+    pub marks: &'a [RolloutMark],
+    /// The ids of the folded records, in fold order.
+    pub order: &'a [String],
+}
+
+/// The body sections that hold the state.
+mod names {
+    pub const CORE: &str = "core";
+    pub const GRAPHS: &str = "graphs";
+    pub const ANCHORS: &str = "anchors";
+    pub const WRITERS: &str = "writers";
+    pub const OBSERVATIONS: &str = "observations";
+    pub const EVIDENCE: &str = "evidence";
+    pub const ORDER: &str = "order";
+}
+
+/// Encodes a snapshot and returns its file name and bytes.
+pub fn encode(contents: &Contents<'_>) -> Result<(String, Vec<u8>)> {
+    let folded = contents.folded;
+    let mut body = Vec::new();
+    let mut sections = Vec::new();
+    let core = State {
+        graphs: Graphs::default(),
+        observations: Vec::new(),
+        recent_evidence: Vec::new(),
+        ..folded.state.clone()
+    };
+    sections.push(single(&mut body, names::CORE, &core)?);
+    sections.push(single(&mut body, names::GRAPHS, &folded.state.graphs)?);
+    sections.push(single(&mut body, names::ANCHORS, &folded.anchors)?);
+    let writers = folded.writers.clone().unwrap_or_default();
+    sections.push(single(&mut body, names::WRITERS, &writers)?);
+    sections.push(list(
+        &mut body,
+        names::OBSERVATIONS,
+        &folded.state.observations,
+    )?);
+    sections.push(list(
+        &mut body,
+        names::EVIDENCE,
+        &folded.state.recent_evidence,
+    )?);
+    sections.push(list(&mut body, names::ORDER, contents.order)?);
+    let header = Header {
+        format_version: FORMAT_VERSION,
+        records: contents.records,
+        tips: folded.tips.iter().cloned().collect(),
+        marks: contents.marks.to_vec(),
+        last_git_head: folded.last_git_head.clone(),
+        sections,
+    };
+    let header_bytes = rmp_serde::to_vec_named(&header)?;
+    let mut bytes = Vec::with_capacity(body.len() + header_bytes.len() + 16);
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&(header_bytes.len() as u32).to_le_bytes());
+    bytes.extend_from_slice(&header_bytes);
+    bytes.extend_from_slice(&crc32fast::hash(&header_bytes).to_le_bytes());
+    bytes.extend_from_slice(&body);
+    let name = format!(
+        "{:012}-{}{SUFFIX}",
+        contents.records,
+        &hex::encode(Sha256::digest(&header_bytes))[..16]
+    );
+    Ok((name, bytes))
+}
+
+fn single(body: &mut Vec<u8>, name: &str, value: &impl Serialize) -> Result<Section> {
+    let block = push_block(body, &rmp_serde::to_vec_named(value)?, 1);
+    Ok(Section {
+        name: name.to_owned(),
+        items: 1,
+        blocks: vec![block],
+    })
+}
+
+fn list<T: Serialize>(body: &mut Vec<u8>, name: &str, items: &[T]) -> Result<Section> {
+    let mut blocks = Vec::new();
+    for chunk in items.chunks(BLOCK_ITEMS) {
+        blocks.push(push_block(
+            body,
+            &rmp_serde::to_vec_named(chunk)?,
+            chunk.len() as u64,
+        ));
+    }
+    Ok(Section {
+        name: name.to_owned(),
+        items: items.len() as u64,
+        blocks,
+    })
+}
+
+fn push_block(body: &mut Vec<u8>, bytes: &[u8], items: u64) -> Block {
+    let block = Block {
+        offset: body.len() as u64,
+        len: bytes.len() as u64,
+        items,
+        crc: crc32fast::hash(bytes),
+    };
+    body.extend_from_slice(bytes);
+    block
+}
+
+/// The record count a snapshot file name starts with, if it is a snapshot's name.
+pub fn records_in_name(name: &str) -> Option<u64> {
+    let stem = name.strip_suffix(SUFFIX)?;
+    let (count, hash) = stem.split_once('-')?;
+    (count.len() == 12 && hash.len() == 16 && hash.bytes().all(|b| b.is_ascii_hexdigit()))
+        .then(|| count.parse().ok())
+        .flatten()
+}
+
+/// An open snapshot file: its header is read and checked; sections are read on demand.
+#[derive(Debug)]
+pub struct SnapshotFile {
+    file: File,
+    body_start: u64,
+    /// The header.
+    pub header: Header,
+}
+
+/// What a snapshot holds for a fold to continue from.
+#[derive(Debug, Clone)]
+pub struct Loaded {
+    /// The state (its list sections as far as they were asked for).
     pub state: State,
+    /// The anchors.
+    pub anchors: BTreeMap<String, Anchor>,
+    /// The live writers, when asked for.
+    pub writers: Option<Writers>,
+    /// Its heads.
+    pub tips: BTreeSet<String>,
+    /// The commit checked out at its last record's write.
+    pub last_git_head: Option<String>,
 }
 
-impl Default for Snapshot {
-    fn default() -> Self {
-        Snapshot {
-            format_version: FORMAT_VERSION,
-            rollout_seq: 0,
-            rollout_bytes: 0,
-            rollout_hash: GENESIS_HASH.to_owned(),
-            anchors: BTreeMap::new(),
-            state: State::default(),
+impl SnapshotFile {
+    /// Opens a snapshot and checks its header.
+    pub fn open(path: &Path) -> Result<SnapshotFile> {
+        let mut file =
+            File::open(path).with_context(|| format!("failed to open `{}`", path.display()))?;
+        let mut start = [0u8; 12];
+        file.read_exact(&mut start)
+            .map_err(|_| anyhow::anyhow!("the file is shorter than a snapshot header"))?;
+        if &start[..8] != MAGIC {
+            bail!("not an epiphany snapshot (format {FORMAT_VERSION})");
         }
-    }
-}
-
-#[derive(Deserialize)]
-struct VersionProbe {
-    format_version: u32,
-}
-
-fn newer_format(version: u32) -> anyhow::Error {
-    anyhow::anyhow!(
-        "snapshot format {version} is newer than this binary understands (format {FORMAT_VERSION}); upgrade epiphany"
-    )
-}
-
-impl Snapshot {
-    /// Whether any write has happened yet (a fresh store has no state).
-    pub fn has_state(&self) -> bool {
-        self.rollout_seq > 0
-    }
-
-    /// MessagePack with named fields.
-    pub fn encode(&self) -> Result<Vec<u8>> {
-        Ok(rmp_serde::to_vec_named(self)?)
-    }
-
-    /// Decodes a snapshot of this or an older format version. The bytes are parsed once; only
-    /// when they do not decode is the version looked at, to explain why.
-    pub fn decode(bytes: &[u8]) -> Result<Snapshot> {
-        if bytes.is_empty() {
-            bail!("the file is empty");
+        let header_len = u32::from_le_bytes([start[8], start[9], start[10], start[11]]) as usize;
+        if header_len > 64 << 20 {
+            bail!("the header claims {header_len} bytes");
         }
-        let err = match rmp_serde::from_slice::<Snapshot>(bytes) {
-            Ok(snapshot) if snapshot.format_version <= FORMAT_VERSION => return Ok(snapshot),
-            Ok(snapshot) => return Err(newer_format(snapshot.format_version)),
-            Err(err) => err,
-        };
-        match rmp_serde::from_slice::<VersionProbe>(bytes) {
-            Ok(probe) if probe.format_version > FORMAT_VERSION => {
-                Err(newer_format(probe.format_version))
-            }
-            Ok(probe) => bail!(
-                "snapshot format {} does not decode: {err}",
-                probe.format_version
-            ),
-            Err(_) => bail!("not an epiphany snapshot: {err}"),
+        let mut header_bytes = vec![0u8; header_len + 4];
+        file.read_exact(&mut header_bytes)
+            .map_err(|_| anyhow::anyhow!("the header is cut short"))?;
+        let (header_bytes, crc) = header_bytes.split_at(header_len);
+        if crc32fast::hash(header_bytes).to_le_bytes() != crc {
+            bail!("the header fails its checksum (the file is damaged)");
         }
-    }
-
-    /// Folds one record in: state, rollout position and anchors move forward together.
-    pub fn advance(&mut self, record: &Record, line_bytes: u64) {
-        let rewrites_anchored = record.restore.is_some()
-            || record.patch.as_ref().is_some_and(|patch| {
-                patch.graphs.is_some() || patch.investigation_checkpoint.is_some()
-            });
-        let before = rewrites_anchored.then(|| {
-            (
-                self.state.graphs.clone(),
-                self.state.investigation_checkpoint.clone(),
-            )
-        });
-        self.state = record.replay(std::mem::take(&mut self.state));
-        if let Some((graphs, checkpoint)) = before {
-            let anchor = Anchor {
-                revision: record.revision,
-                git_head: record.git_head.clone(),
-            };
-            refresh_anchors(
-                &mut self.anchors,
-                (&graphs, &checkpoint),
-                &self.state,
-                anchor,
+        let header: Header = rmp_serde::from_slice(header_bytes)
+            .map_err(|err| anyhow::anyhow!("the header does not decode: {err}"))?;
+        if header.format_version > FORMAT_VERSION {
+            bail!(
+                "snapshot format {} is newer than this binary understands (format {FORMAT_VERSION}); upgrade epiphany",
+                header.format_version
             );
         }
-        self.rollout_seq = record.seq;
-        self.rollout_bytes += line_bytes;
-        self.rollout_hash.clone_from(&record.hash);
+        Ok(SnapshotFile {
+            file,
+            body_start: 12 + header_len as u64 + 4,
+            header,
+        })
     }
-}
 
-/// Moves the anchor of every graph node and of the checkpoint that a write changed.
-fn refresh_anchors(
-    anchors: &mut BTreeMap<String, Anchor>,
-    (graphs_before, checkpoint_before): (&Graphs, &Option<InvestigationCheckpoint>),
-    after: &State,
-    anchor: Anchor,
-) {
-    if *graphs_before != after.graphs {
-        let mut live = BTreeSet::new();
-        for ((kind, graph), (_, old_graph)) in
-            after.graphs.each().into_iter().zip(graphs_before.each())
-        {
-            for node in &graph.nodes {
-                let key = node_anchor_key(kind, &node.id);
-                let unchanged = old_graph.nodes.iter().any(|old| old == node);
-                if !unchanged || !anchors.contains_key(&key) {
-                    anchors.insert(key.clone(), anchor.clone());
-                }
-                live.insert(key);
-            }
-        }
-        anchors.retain(|key, _| key == CHECKPOINT_ANCHOR || live.contains(key));
+    fn section(&self, name: &str) -> Result<&Section> {
+        self.header
+            .sections
+            .iter()
+            .find(|s| s.name == name)
+            .ok_or_else(|| anyhow::anyhow!("the snapshot has no `{name}` section"))
     }
-    if *checkpoint_before != after.investigation_checkpoint {
-        match after.investigation_checkpoint {
-            Some(_) => {
-                anchors.insert(CHECKPOINT_ANCHOR.to_owned(), anchor);
-            }
-            None => {
-                anchors.remove(CHECKPOINT_ANCHOR);
-            }
+
+    fn block(&self, block: &Block) -> Result<Vec<u8>> {
+        use std::os::unix::fs::FileExt;
+        let mut bytes = vec![0u8; block.len as usize];
+        self.file
+            .read_exact_at(&mut bytes, self.body_start + block.offset)
+            .map_err(|_| anyhow::anyhow!("a block is cut short (the file is truncated)"))?;
+        if crc32fast::hash(&bytes) != block.crc {
+            bail!("a block fails its checksum (the file is damaged)");
         }
+        Ok(bytes)
+    }
+
+    fn value<T: DeserializeOwned>(&self, name: &str) -> Result<T> {
+        let section = self.section(name)?;
+        let block = section
+            .blocks
+            .first()
+            .ok_or_else(|| anyhow::anyhow!("the `{name}` section is empty"))?;
+        rmp_serde::from_slice(&self.block(block)?)
+            .map_err(|err| anyhow::anyhow!("the `{name}` section does not decode: {err}"))
+    }
+
+    /// The first `limit` items of a list section (all of them when `None`).
+    fn items<T: DeserializeOwned>(&self, name: &str, limit: Option<usize>) -> Result<Vec<T>> {
+        let section = self.section(name)?;
+        let wanted = limit.unwrap_or(usize::MAX);
+        let mut items = Vec::new();
+        for block in &section.blocks {
+            if items.len() >= wanted {
+                break;
+            }
+            let chunk: Vec<T> = rmp_serde::from_slice(&self.block(block)?)
+                .map_err(|err| anyhow::anyhow!("the `{name}` section does not decode: {err}"))?;
+            items.extend(chunk);
+        }
+        items.truncate(wanted);
+        Ok(items)
+    }
+
+    /// The last `count` ids of the fold order, with the position of the first.
+    pub fn order_tail(&self, count: usize) -> Result<(u64, Vec<String>)> {
+        let section = self.section(names::ORDER)?;
+        let mut ids: Vec<String> = Vec::new();
+        let mut first = section.items;
+        for block in section.blocks.iter().rev() {
+            if ids.len() >= count {
+                break;
+            }
+            let mut chunk: Vec<String> = rmp_serde::from_slice(&self.block(block)?)
+                .map_err(|err| anyhow::anyhow!("the order section does not decode: {err}"))?;
+            first -= chunk.len() as u64;
+            chunk.append(&mut ids);
+            ids = chunk;
+        }
+        let skip = ids.len().saturating_sub(count);
+        Ok((first + skip as u64, ids.split_off(skip)))
+    }
+
+    /// Every id of the fold order.
+    pub fn order(&self) -> Result<Vec<String>> {
+        self.items(names::ORDER, None)
+    }
+
+    /// Loads the state. `lists` caps how many of the newest observations and evidence records
+    /// are decoded (`None`: all); `writers` asks for the live writers too.
+    pub fn load(&self, lists: Option<usize>, writers: bool) -> Result<Loaded> {
+        let mut state: State = self.value(names::CORE)?;
+        state.graphs = self.value(names::GRAPHS)?;
+        state.observations = self.items::<Observation>(names::OBSERVATIONS, lists)?;
+        state.recent_evidence = self.items::<EvidenceRecord>(names::EVIDENCE, lists)?;
+        Ok(Loaded {
+            state,
+            anchors: self.value(names::ANCHORS)?,
+            writers: if writers {
+                Some(self.value(names::WRITERS)?)
+            } else {
+                None
+            },
+            tips: self.header.tips.iter().cloned().collect(),
+            last_git_head: self.header.last_git_head.clone(),
+        })
+    }
+
+    /// How many observations and evidence records the snapshot holds.
+    pub fn list_counts(&self) -> Result<(u64, u64)> {
+        Ok((
+            self.section(names::OBSERVATIONS)?.items,
+            self.section(names::EVIDENCE)?.items,
+        ))
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::state::model::Graph;
-    use crate::state::model::GraphNode;
-    use crate::state::patch::Patch;
-    use crate::state::rollout::Source;
+    use crate::state::model::Observation;
 
-    fn node(id: &str, purpose: &str) -> GraphNode {
-        GraphNode {
-            id: id.into(),
-            title: id.into(),
-            purpose: purpose.into(),
-            mechanism: None,
-            metaphor: None,
-            status: None,
-            code_refs: vec![],
-        }
-    }
-
-    fn graphs_record(seq: u64, head: &str, nodes: Vec<GraphNode>) -> Record {
-        Record {
-            seq,
-            revision: seq,
-            at: String::new(),
-            source: Source::Update,
-            turn_id: None,
-            git_head: Some(head.into()),
-            changed_fields: vec![],
-            patch: Some(Patch {
-                graphs: Some(Graphs {
-                    architecture: Graph {
-                        nodes,
-                        edges: vec![],
-                    },
-                    ..Graphs::default()
-                }),
-                ..Patch::default()
-            }),
-            restore: None,
-            prev_hash: String::new(),
-            hash: format!("h{seq}"),
-        }
-    }
-
-    #[test]
-    fn only_rewritten_nodes_move_their_anchor() {
-        let mut snapshot = Snapshot::default();
-        snapshot.advance(
-            &graphs_record(1, "c1", vec![node("a", "x"), node("b", "y")]),
-            10,
-        );
-        snapshot.advance(
-            &graphs_record(2, "c2", vec![node("a", "x"), node("b", "changed")]),
-            10,
-        );
-        let a = &snapshot.anchors[&node_anchor_key(GraphKind::Architecture, "a")];
-        let b = &snapshot.anchors[&node_anchor_key(GraphKind::Architecture, "b")];
-        assert_eq!((a.revision, a.git_head.as_deref()), (1, Some("c1")));
-        assert_eq!((b.revision, b.git_head.as_deref()), (2, Some("c2")));
-        assert_eq!(snapshot.rollout_bytes, 20);
-        assert_eq!(snapshot.rollout_hash, "h2");
-        snapshot.advance(&graphs_record(3, "c3", vec![node("b", "changed")]), 10);
-        assert_eq!(snapshot.anchors.len(), 1);
-    }
-
-    #[test]
-    fn encode_decode_round_trip_and_newer_format_is_refused() {
-        let snapshot = Snapshot::default();
-        let bytes = snapshot.encode().expect("encode");
-        assert_eq!(Snapshot::decode(&bytes).expect("decode"), snapshot);
-        let newer = Snapshot {
-            format_version: 99,
-            ..Snapshot::default()
+    fn folded(observations: usize) -> Folded {
+        let state = State {
+            revision: 3,
+            objective: Some("o".into()),
+            observations: (0..observations)
+                .map(|i| Observation {
+                    id: format!("obs-{i}"),
+                    summary: "s".into(),
+                    source_kind: "t".into(),
+                    status: "ok".into(),
+                    code_refs: vec![],
+                    evidence_ids: vec!["e".into()],
+                })
+                .collect(),
+            ..State::default()
         };
-        let err = Snapshot::decode(&newer.encode().expect("encode")).expect_err("newer");
-        assert!(err.to_string().contains("format 99 is newer"), "{err}");
-        assert!(Snapshot::decode(b"").is_err());
-        assert!(Snapshot::decode(b"\xc1garbage").is_err());
+        Folded {
+            state,
+            anchors: BTreeMap::from([(
+                CHECKPOINT_ANCHOR.to_owned(),
+                Anchor {
+                    revision: 2,
+                    git_head: None,
+                },
+            )]),
+            writers: None,
+            tips: BTreeSet::from(["t".to_owned()]),
+            last_git_head: None,
+        }
     }
 
-    proptest::proptest! {
-        #[test]
-        fn arbitrary_bytes_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..512)) {
-            let _ = Snapshot::decode(&bytes);
-        }
+    fn write(dir: &Path, folded: &Folded) -> std::path::PathBuf {
+        let order: Vec<String> = (0..3).map(|i| format!("r{i}")).collect();
+        let (name, bytes) = encode(&Contents {
+            folded,
+            records: 3,
+            marks: &[],
+            order: &order,
+        })
+        .expect("encode");
+        assert_eq!(records_in_name(&name), Some(3));
+        let path = dir.join(name);
+        std::fs::write(&path, bytes).expect("write");
+        path
+    }
 
-        #[test]
-        fn truncated_snapshots_are_errors(cut in 1usize..200) {
-            let bytes = Snapshot::default().encode().expect("encode");
-            let cut = cut.min(bytes.len() - 1);
-            proptest::prop_assert!(Snapshot::decode(&bytes[..cut]).is_err());
+    #[test]
+    fn round_trip_and_partial_lists() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let folded = folded(1200);
+        let file = SnapshotFile::open(&write(dir.path(), &folded)).expect("open");
+        let full = file.load(None, true).expect("load");
+        assert_eq!(full.state, folded.state);
+        assert_eq!(full.anchors, folded.anchors);
+        let newest = file.load(Some(3), false).expect("load");
+        assert_eq!(newest.state.observations.len(), 3);
+        assert_eq!(newest.state.observations[2].id, "obs-2");
+        assert_eq!(file.list_counts().expect("counts"), (1200, 0));
+        let (first, ids) = file.order_tail(2).expect("order");
+        assert_eq!((first, ids), (1, vec!["r1".to_owned(), "r2".to_owned()]));
+    }
+
+    #[test]
+    fn every_flipped_byte_is_caught_where_it_is_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = write(dir.path(), &folded(5));
+        let bytes = std::fs::read(&path).expect("read");
+        for at in (0..bytes.len()).step_by(7) {
+            let mut flipped = bytes.clone();
+            flipped[at] ^= 0x20;
+            std::fs::write(&path, &flipped).expect("write");
+            let served = SnapshotFile::open(&path).and_then(|file| file.load(None, true));
+            if let Ok(loaded) = served {
+                // Only a flip in a section `load` does not read can go unnoticed here.
+                assert_eq!(
+                    loaded.state,
+                    folded(5).state,
+                    "a flip at byte {at} was served"
+                );
+            }
         }
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert_eq!(
+            records_in_name("000000000012-0123456789abcdef.snapshot"),
+            Some(12)
+        );
+        assert_eq!(records_in_name("12-0123456789abcdef.snapshot"), None);
+        assert_eq!(records_in_name("000000000012-0123456789abcdef.tmp"), None);
     }
 }

@@ -1,15 +1,36 @@
-//! The `.epiphany/` store: finding it, reading its head, reading its history, and the one
-//! locked, crash-safe write.
+//! The `.epiphany/` store: finding it, reading its head and history, and the one locked,
+//! crash-safe write.
 //!
-//! Write protocol (inside an exclusive lock on `.epiphany/lock`): read the head, let the caller
-//! decide, append one sealed record to `rollout.jsonl` and fsync it, then replace
-//! `state.msgpack` atomically. The rollout is the write-ahead log: a crash after the append
-//! leaves a snapshot one record behind, and every reader rolls the complete tail forward. A
-//! final line without its newline is an interrupted write; it is ignored by readers and cut
-//! off by the next writer. Nothing here decides whether a write is allowed: that is `policy`.
+//! Layout: `rollout/` (segments of immutable records, one record a line), `snapshots/` (cached
+//! folds, named by what they hold), `.gitattributes`, `.gitignore` (for `cache/`, the lock and
+//! temporary files), and `cache/` (derived, untracked).
+//!
+//! Git never has to merge the content of a file here: a writer appends only to a segment that
+//! the checked-out commit does not hold yet (one it started since the last commit) and starts a
+//! new segment otherwise, and snapshots are named by their content. So every merge, octopus,
+//! rebase, cherry-pick or revert only adds or removes whole files, in any clone, with no
+//! set-up. A duplicate record (the same commit reaching a branch twice) is the same line and
+//! counts once.
+//!
+//! Reading: take the newest snapshot whose records are still there (each segment at least as
+//! long as the snapshot says, the line at its mark the record it names), parse only the lines
+//! after the marks, and fold them on top when every one of them saw everything the snapshot
+//! holds; otherwise try an older snapshot, down to replaying every segment. Any line a read
+//! folds must hash to its id.
+//!
+//! Writing (inside an exclusive lock on `.epiphany/lock`): read the head, let the caller decide,
+//! seal one record whose parents are the current heads, fold it into the head, and make its
+//! line durable (append and fsync, or create a new segment by writing a temporary file and
+//! renaming it). A failed append is cut back off: a record is visible only once its complete
+//! line is durable. When the records past the newest snapshot are many, write a new snapshot
+//! (failure there is a warning: the record is already safe) and thin out old ones.
+//!
+//! Nothing here decides whether a write is allowed: that is `policy`.
 
+use std::collections::BTreeMap;
+use std::collections::BTreeSet;
+use std::collections::HashSet;
 use std::fs::File;
-use std::fs::OpenOptions;
 use std::io::Read;
 use std::io::Seek;
 use std::io::SeekFrom;
@@ -24,30 +45,240 @@ use anyhow::Result;
 
 use crate::error::ErrorKind;
 use crate::error::Failure;
+use crate::state::fold::Base;
+use crate::state::fold::Fold;
+use crate::state::fold::Folded;
 use crate::state::fs;
+use crate::state::git;
 use crate::state::model::State;
+use crate::state::order::topological;
 use crate::state::patch::ChangedField;
 use crate::state::patch::Patch;
 use crate::state::rollout;
-use crate::state::rollout::ParsedRollout;
+use crate::state::rollout::Body;
+use crate::state::rollout::LineProblem;
 use crate::state::rollout::Record;
 use crate::state::rollout::Restore;
 use crate::state::rollout::Source;
-use crate::state::snapshot::Snapshot;
+use crate::state::snapshot;
+use crate::state::snapshot::Anchor;
+use crate::state::snapshot::RolloutMark;
+use crate::state::snapshot::SnapshotFile;
 
 /// The name of the store directory.
 pub const STORE_DIR: &str = ".epiphany";
-const SNAPSHOT_FILE: &str = "state.msgpack";
-const ROLLOUT_FILE: &str = "rollout.jsonl";
+/// The directory of rollout segments.
+pub const ROLLOUT_DIR: &str = "rollout";
+/// The snapshot directory.
+pub const SNAPSHOT_DIR: &str = "snapshots";
+/// The rollout of the first store format.
+const LEGACY_ROLLOUT: &str = "rollout.jsonl";
+/// The single snapshot of the first store format.
+const LEGACY_SNAPSHOT: &str = "state.msgpack";
+const SEGMENT_SUFFIX: &str = ".jsonl";
 const LOCK_FILE: &str = "lock";
 const CACHE_DIR: &str = "cache";
-const GITIGNORE: &str = "# derived data and lock files; state.msgpack and rollout.jsonl are tracked\ncache/\nlock\n.tmp-*\n";
+const GITIGNORE: &str = "# derived data, the lock and temporary files; rollout/ and snapshots/ are tracked\ncache/\nlock\n.tmp-*\n";
+const GITATTRIBUTES: &str = "# Records and snapshots are immutable files that git only ever adds or removes.\nrollout/** -text\nsnapshots/** -text -merge diff=epiphany\n";
+
+/// Records past the newest snapshot after which a write stores a new snapshot, by default.
+pub const DEFAULT_SNAPSHOT_EVERY: usize = 128;
+/// Rollout bytes past the newest snapshot after which a write stores a new snapshot.
+const SNAPSHOT_AFTER_BYTES: u64 = 1 << 20;
+/// Snapshots kept at most.
+const SNAPSHOTS_KEPT: usize = 12;
 
 /// A located store.
 #[derive(Debug, Clone)]
 pub struct Store {
     root: PathBuf,
     dir: PathBuf,
+}
+
+/// The state at the head of the store, with what a write or a projection needs besides it.
+#[derive(Debug, Clone)]
+pub struct Head {
+    /// The state.
+    pub state: State,
+    /// When each graph node and the investigation checkpoint was last written.
+    pub anchors: BTreeMap<String, Anchor>,
+    /// The records no other record names as a parent.
+    pub tips: BTreeSet<String>,
+    /// The commit checked out at the newest write, when in git.
+    pub last_git_head: Option<String>,
+    /// How many observations and evidence records the state holds (its lists may be cut to
+    /// the newest when only those were asked for).
+    pub totals: ListTotals,
+    /// The live writers, when they were read.
+    writers: Option<crate::state::fold::Writers>,
+    /// The snapshot the head was read from.
+    base: Option<PathBuf>,
+    /// The records folded on top of it, in fold order.
+    tail_ids: Vec<String>,
+    /// Bytes of those records.
+    tail_bytes: u64,
+    /// Every segment as read: where its complete part ends and its last line.
+    segments: BTreeMap<String, SegmentEnd>,
+    /// The store is in the first format and is upgraded by the next write.
+    legacy: bool,
+}
+
+/// Where a segment's complete lines end, and its last line's mark.
+#[derive(Debug, Clone)]
+struct SegmentEnd {
+    complete: u64,
+    mark: Option<RolloutMark>,
+}
+
+/// The full sizes of the observation and evidence lists.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ListTotals {
+    /// Observations.
+    pub observations: usize,
+    /// Evidence records.
+    pub evidence: usize,
+}
+
+impl Head {
+    /// Whether any write has happened yet.
+    pub fn has_state(&self) -> bool {
+        self.state.revision > 0
+    }
+}
+
+/// A problem with one line of one rollout segment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SegmentProblem {
+    /// The segment's file name.
+    pub segment: String,
+    /// The problem, with its 1-based line number.
+    pub problem: LineProblem,
+}
+
+/// Every record of the store in fold order, with what reading them found.
+#[derive(Debug, Default)]
+pub struct History {
+    /// The distinct records, in fold order.
+    pub records: Vec<Record>,
+    /// Lines that did not parse or whose id did not match.
+    pub problems: Vec<SegmentProblem>,
+    /// Final lines without their newline (interrupted writes).
+    pub torn_tails: Vec<SegmentProblem>,
+    /// Lines that repeat an earlier record (a commit that reached a branch twice).
+    pub duplicates: usize,
+    /// Where each record was first found: segment and 1-based line.
+    pub lines: BTreeMap<String, (String, u64)>,
+}
+
+/// Names a revision: a number (a position in the fold order), `HEAD`, `HEAD~N`, or a record
+/// id or a unique prefix of one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Revision {
+    /// The state after this many records.
+    Number(u64),
+    /// `HEAD~N`: N records before the head.
+    HeadMinus(u64),
+    /// A record id or a prefix of one.
+    Id(String),
+}
+
+impl std::str::FromStr for Revision {
+    type Err = String;
+
+    fn from_str(text: &str) -> Result<Revision, String> {
+        let text = text.trim();
+        if let Some(back) = text
+            .strip_prefix("HEAD")
+            .or_else(|| text.strip_prefix("head"))
+        {
+            return match back {
+                "" => Ok(Revision::HeadMinus(0)),
+                _ => match back.strip_prefix('~').map(|n| {
+                    if n.is_empty() {
+                        Ok(1)
+                    } else {
+                        n.parse::<u64>()
+                    }
+                }) {
+                    Some(Ok(n)) => Ok(Revision::HeadMinus(n)),
+                    _ => Err(format!("`{text}` is not HEAD or HEAD~N")),
+                },
+            };
+        }
+        if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+            return text
+                .parse()
+                .map(Revision::Number)
+                .map_err(|_| format!("`{text}` is too large a revision"));
+        }
+        if text.len() >= 4 && text.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Ok(Revision::Id(text.to_ascii_lowercase()));
+        }
+        Err(format!(
+            "`{text}` is not a revision: give a number, HEAD, HEAD~N, or a record id (at least 4 hex digits)"
+        ))
+    }
+}
+
+impl std::fmt::Display for Revision {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Revision::Number(n) => write!(f, "{n}"),
+            Revision::HeadMinus(0) => f.write_str("HEAD"),
+            Revision::HeadMinus(n) => write!(f, "HEAD~{n}"),
+            Revision::Id(id) => f.write_str(id),
+        }
+    }
+}
+
+impl History {
+    /// The revision `revision` names: how many records its state folds (0: the empty state).
+    pub fn resolve(&self, revision: &Revision) -> Result<usize> {
+        let head = self.records.len();
+        let hint = "list revisions and record ids with `epiphany log`";
+        match revision {
+            Revision::Number(n) if *n as usize <= head => Ok(*n as usize),
+            Revision::Number(n) => Err(Failure::usage(format!(
+                "revision {n} does not exist; the head is at revision {head}"
+            ))
+            .with_hint(hint)
+            .into()),
+            Revision::HeadMinus(back) if *back as usize <= head => Ok(head - *back as usize),
+            Revision::HeadMinus(back) => Err(Failure::usage(format!(
+                "HEAD~{back} does not exist; the head is at revision {head}"
+            ))
+            .with_hint(hint)
+            .into()),
+            Revision::Id(prefix) => {
+                let matches: Vec<usize> = self
+                    .records
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, r)| r.id.starts_with(prefix.as_str()))
+                    .map(|(at, _)| at + 1)
+                    .collect();
+                match matches.as_slice() {
+                    [one] => Ok(*one),
+                    [] => Err(
+                        Failure::usage(format!("no record id starts with `{prefix}`"))
+                            .with_hint(hint)
+                            .into(),
+                    ),
+                    _ => Err(Failure::usage(format!(
+                        "`{prefix}` is the start of {} record ids; give more digits",
+                        matches.len()
+                    ))
+                    .with_hint(hint)
+                    .into()),
+                }
+            }
+        }
+    }
+
+    /// The state and anchors after the first `count` records.
+    pub fn fold_to(&self, count: usize) -> Folded {
+        crate::state::fold::fold_all(&self.records[..count], false)
+    }
 }
 
 /// What a write changes, before it is sealed into a record.
@@ -67,9 +298,18 @@ pub struct Draft {
 #[derive(Debug, Clone)]
 pub enum Payload {
     /// A patch, applied to the head.
-    Patch(Patch),
+    Patch(Box<Patch>),
     /// The whole state of an earlier revision.
-    Restore(Restore),
+    Restore(Box<Restore>),
+}
+
+/// How a write behaves.
+#[derive(Debug, Clone)]
+pub struct WriteOptions {
+    /// How long to wait for the lock.
+    pub lock_timeout: Duration,
+    /// Records past the newest snapshot after which the write stores a new one.
+    pub snapshot_every: usize,
 }
 
 /// Where and when a write happens.
@@ -81,22 +321,40 @@ pub struct WriteStamp {
     pub git_head: Option<String>,
 }
 
+/// A write that landed.
+#[derive(Debug)]
+pub struct Committed {
+    /// The record written.
+    pub record: Record,
+    /// The revision it produced.
+    pub revision: u64,
+    /// Things that went wrong after the record was durable (a snapshot that was not written).
+    pub warnings: Vec<String>,
+}
+
 impl Store {
-    /// Finds the store in `start` or the nearest parent that has one, as git finds `.git`.
+    /// Finds the store: `.epiphany/` in `start` or the nearest parent that has one, as git finds
+    /// `.git`, never looking past the root of the repository `start` is in. A `.epiphany/`
+    /// that is not a whole store is an error naming it, not a reason to look further up.
     pub fn discover(start: &Path) -> Result<Store> {
         for dir in start.ancestors() {
             let candidate = dir.join(STORE_DIR);
-            if candidate.join(SNAPSHOT_FILE).is_file() {
-                return Ok(Store {
+            if std::fs::symlink_metadata(&candidate).is_ok() {
+                let store = Store {
                     root: dir.to_path_buf(),
                     dir: candidate,
-                });
+                };
+                store.check_shape()?;
+                return Ok(store);
+            }
+            if dir.join(".git").exists() {
+                break;
             }
         }
         Err(Failure::new(
             ErrorKind::NoStore,
             format!(
-                "no `{STORE_DIR}/` store in `{}` or any parent",
+                "no `{STORE_DIR}/` store in `{}` or any parent up to its repository root",
                 start.display()
             ),
         )
@@ -104,42 +362,64 @@ impl Store {
         .into())
     }
 
+    fn check_shape(&self) -> Result<()> {
+        fs::refuse_symlink(&self.dir)?;
+        if !self.dir.is_dir() {
+            return Err(
+                Failure::corrupt(format!("`{}` is not a directory", self.dir.display()))
+                    .with_hint("move it aside and run `epiphany init`")
+                    .into(),
+            );
+        }
+        let rollout = self.rollout_dir();
+        fs::refuse_symlink(&rollout)?;
+        // A clone of a store without records has no `rollout/` (git keeps no empty directory),
+        // but it has the tracked `.gitattributes`.
+        let whole = rollout.is_dir() || self.dir.join(".gitattributes").is_file();
+        if !whole && !self.is_legacy() {
+            return Err(Failure::corrupt(format!(
+                "`{}` holds no `{ROLLOUT_DIR}/`: the store is incomplete",
+                self.dir.display()
+            ))
+            .with_hint(
+                "restore it from git (`git checkout -- .epiphany/`), or move it aside and run `epiphany init`",
+            )
+            .into());
+        }
+        Ok(())
+    }
+
     /// Creates a store in `root`, or opens the one already there. Answers whether it was
     /// created. Creation is atomic: the files are assembled in a temporary directory and
-    /// renamed into place.
+    /// renamed into place; leftovers of an interrupted creation are removed.
     pub fn create(root: &Path) -> Result<(Store, bool)> {
         let dir = root.join(STORE_DIR);
         let store = Store {
             root: root.to_path_buf(),
             dir: dir.clone(),
         };
-        if dir.join(SNAPSHOT_FILE).is_file() {
+        remove_stale_staging(root);
+        if std::fs::symlink_metadata(&dir).is_ok() {
+            store.check_shape()?;
             return Ok((store, false));
-        }
-        if dir.exists() {
-            return Err(Failure::corrupt(format!(
-                "`{}` exists but holds no `{SNAPSHOT_FILE}`",
-                dir.display()
-            ))
-            .with_hint(
-                "move the directory aside, or restore it from git, then rerun `epiphany init`",
-            )
-            .into());
         }
         let staging = tempfile::Builder::new()
             .prefix(".epiphany-init-")
             .tempdir_in(root)
             .with_context(|| format!("failed to create a directory in `{}`", root.display()))?;
         let stage = staging.path();
-        std::fs::write(stage.join(ROLLOUT_FILE), b"")
-            .with_context(|| format!("failed to write `{}`", stage.display()))?;
-        std::fs::write(stage.join(".gitignore"), GITIGNORE)
-            .with_context(|| format!("failed to write `{}`", stage.display()))?;
-        fs::write_atomic(&stage.join(SNAPSHOT_FILE), &Snapshot::default().encode()?)?;
+        let write = |name: &str, text: &str| {
+            std::fs::write(stage.join(name), text)
+                .with_context(|| format!("failed to write `{}`", stage.join(name).display()))
+        };
+        std::fs::create_dir(stage.join(ROLLOUT_DIR))
+            .with_context(|| format!("failed to create `{}`", stage.display()))?;
+        write(".gitignore", GITIGNORE)?;
+        write(".gitattributes", GITATTRIBUTES)?;
         let staged = staging.keep();
         if let Err(err) = std::fs::rename(&staged, &dir) {
             let _ = std::fs::remove_dir_all(&staged);
-            if dir.join(SNAPSHOT_FILE).is_file() {
+            if dir.join(ROLLOUT_DIR).is_dir() {
                 return Ok((store, false));
             }
             return Err(err).with_context(|| format!("failed to create `{}`", dir.display()));
@@ -163,176 +443,384 @@ impl Store {
         self.dir.join(CACHE_DIR)
     }
 
-    /// The snapshot file.
-    pub fn snapshot_path(&self) -> PathBuf {
-        self.dir.join(SNAPSHOT_FILE)
+    /// The directory of rollout segments.
+    pub fn rollout_dir(&self) -> PathBuf {
+        self.dir.join(ROLLOUT_DIR)
     }
 
-    /// The rollout file.
-    pub fn rollout_path(&self) -> PathBuf {
-        self.dir.join(ROLLOUT_FILE)
+    /// The snapshot directory.
+    pub fn snapshot_dir(&self) -> PathBuf {
+        self.dir.join(SNAPSHOT_DIR)
     }
 
-    /// The head: the snapshot with any complete rollout records it has not folded yet.
-    pub fn head(&self) -> Result<Snapshot> {
-        let mut snapshot = self.read_snapshot()?;
-        let path = self.rollout_path();
-        let mut file =
-            File::open(&path).with_context(|| format!("failed to open `{}`", path.display()))?;
-        let length = file
-            .metadata()
-            .with_context(|| format!("failed to stat `{}`", path.display()))?
-            .len();
-        if length < snapshot.rollout_bytes {
-            return Err(Failure::corrupt(format!(
-                "`{}` is {length} bytes but the snapshot has folded {} bytes of it",
-                path.display(),
-                snapshot.rollout_bytes
-            ))
-            .with_hint(
-                "the rollout was truncated; restore it from git (`git checkout -- .epiphany/`)",
-            )
-            .into());
-        }
-        if length > snapshot.rollout_bytes {
-            let mut tail = Vec::with_capacity((length - snapshot.rollout_bytes) as usize);
-            file.seek(SeekFrom::Start(snapshot.rollout_bytes))
-                .and_then(|_| file.read_to_end(&mut tail))
-                .with_context(|| format!("failed to read `{}`", path.display()))?;
-            let parsed = rollout::parse(&tail, snapshot.rollout_seq + 1);
-            if let Some(problem) = parsed.problems.first() {
-                return Err(self.corrupt_rollout(&problem.message));
-            }
-            for line in &parsed.records {
-                if let Some(problem) = chain_problem(&snapshot, &line.record) {
-                    return Err(self.corrupt_rollout(&format!("line {}: {problem}", line.line)));
-                }
-                snapshot.advance(&line.record, line.bytes);
-            }
-        }
-        Ok(snapshot)
+    fn is_legacy(&self) -> bool {
+        self.dir.join(LEGACY_ROLLOUT).is_file()
     }
 
-    /// Every line of the rollout, parsed, with the problems found.
-    pub fn history(&self) -> Result<ParsedRollout> {
-        let bytes = fs::read(&self.rollout_path())?;
-        Ok(rollout::parse(&bytes, 1))
+    /// The head, with every record.
+    pub fn head(&self) -> Result<Head> {
+        self.read_head(None, false)
     }
 
-    /// The commit checked out at the newest complete write (the one that produced the head),
-    /// if any. Reads the rollout backwards from its end, so only the last line is read.
-    pub fn last_git_head(&self) -> Result<Option<String>> {
-        #[derive(serde::Deserialize)]
-        struct Stamp {
-            git_head: Option<String>,
-        }
-        let path = self.rollout_path();
-        let context = || format!("failed to read `{}`", path.display());
-        let mut file = File::open(&path).with_context(context)?;
-        let mut start = file.metadata().with_context(context)?.len();
-        let mut tail: Vec<u8> = Vec::new();
+    /// The head with only the newest `count` observations and evidence records decoded (the
+    /// totals still count them all): what projections that show a few of them need.
+    pub fn head_with_newest(&self, count: usize) -> Result<Head> {
+        self.read_head(Some(count), false)
+    }
+
+    fn read_head(&self, lists: Option<usize>, writers: bool) -> Result<Head> {
+        // A concurrent writer may remove a snapshot between listing and opening it: retry.
+        let mut attempt = 0;
         loop {
-            if let Some(end) = tail.iter().rposition(|b| *b == b'\n') {
-                let line_start = tail[..end].iter().rposition(|b| *b == b'\n');
-                if line_start.is_some() || start == 0 {
-                    let line = &tail[line_start.map_or(0, |at| at + 1)..end];
-                    return serde_json::from_slice::<Stamp>(line)
-                        .map(|stamp| stamp.git_head)
-                        .map_err(|err| {
-                            self.corrupt_rollout(&format!("the last line does not parse: {err}"))
-                        });
-                }
-            } else if start == 0 {
-                return Ok(None);
+            match self.try_read_head(lists, writers) {
+                Err(err) if attempt < 3 && is_not_found(&err) => attempt += 1,
+                other => return other,
             }
-            // Read the preceding chunk, doubling so a long line costs linear time.
-            let step = start.min((tail.len() as u64).max(64 * 1024));
-            start -= step;
-            let mut chunk = vec![0; step as usize];
-            file.seek(SeekFrom::Start(start))
-                .and_then(|_| file.read_exact(&mut chunk))
-                .with_context(context)?;
-            chunk.extend_from_slice(&tail);
-            tail = chunk;
         }
     }
 
-    /// The record that produced `revision`.
-    pub fn record_at(&self, revision: u64) -> Result<Record> {
-        self.history()?
-            .records
-            .into_iter()
-            .map(|line| line.record)
-            .find(|record| record.revision == revision)
-            .ok_or_else(|| {
-                Failure::usage(format!("no write produced revision {revision}"))
-                    .with_hint("list revisions with `epiphany log`")
-                    .into()
-            })
-    }
-
-    /// The state as of `revision`: the head, or a fold of the rollout up to that revision.
-    pub fn state_at(&self, revision: u64) -> Result<State> {
-        let head = self.head()?;
-        if revision == head.state.revision {
-            return Ok(head.state);
-        }
-        if revision > head.state.revision {
-            return Err(Failure::usage(format!(
-                "revision {revision} does not exist; the head is at revision {}",
-                head.state.revision
-            ))
-            .with_hint("list revisions with `epiphany log`")
-            .into());
+    fn try_read_head(&self, lists: Option<usize>, writers: bool) -> Result<Head> {
+        let legacy = self.is_legacy();
+        let segments = self.segment_lengths()?;
+        if !legacy {
+            for candidate in self.snapshot_candidates()? {
+                if let Some(head) =
+                    self.head_from_snapshot(&segments, &candidate, lists, writers)?
+                {
+                    return Ok(head);
+                }
+            }
         }
         let history = self.history()?;
-        let mut snapshot = Snapshot::default();
-        for line in &history.records {
-            if snapshot.state.revision >= revision {
-                break;
-            }
-            if let Some(problem) = chain_problem(&snapshot, &line.record) {
-                return Err(self.corrupt_rollout(&format!("line {}: {problem}", line.line)));
-            }
-            snapshot.advance(&line.record, line.bytes);
+        if let Some(problem) = history.problems.first() {
+            return Err(self.corrupt_rollout(problem));
         }
-        Ok(snapshot.state)
-    }
-
-    /// The snapshot file as written, without rolling the rollout forward.
-    pub fn read_snapshot(&self) -> Result<Snapshot> {
-        let path = self.snapshot_path();
-        let bytes = fs::read(&path)?;
-        Snapshot::decode(&bytes).map_err(|err| {
-            Failure::corrupt(format!("`{}` does not decode: {err}", path.display()))
-                .with_hint(
-                    "the file was left untouched; restore it from git (`git checkout -- .epiphany/state.msgpack`) or inspect it with `epiphany verify`",
-                )
-                .into()
+        let folded = crate::state::fold::fold_all(&history.records, true);
+        let totals = ListTotals {
+            observations: folded.state.observations.len(),
+            evidence: folded.state.recent_evidence.len(),
+        };
+        Ok(Head {
+            state: cut_lists(folded.state, lists),
+            anchors: folded.anchors,
+            tips: folded.tips,
+            last_git_head: folded.last_git_head,
+            totals,
+            writers: folded.writers,
+            base: None,
+            tail_ids: history.records.iter().map(|r| r.id.clone()).collect(),
+            tail_bytes: segments.values().sum(),
+            segments: self.segment_ends(&segments)?,
+            legacy,
         })
     }
 
-    /// Takes the exclusive write lock, waiting up to `timeout`.
-    pub fn lock(&self, timeout: Duration) -> Result<WriteLock<'_>> {
+    /// The rollout segments and their lengths, by file name.
+    fn segment_lengths(&self) -> Result<BTreeMap<String, u64>> {
+        let dir = self.rollout_dir();
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
+            Err(err) => {
+                return Err(err).with_context(|| format!("failed to list `{}`", dir.display()));
+            }
+        };
+        let mut segments = BTreeMap::new();
+        for entry in entries {
+            let entry = entry.with_context(|| format!("failed to list `{}`", dir.display()))?;
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                continue;
+            };
+            if !name.ends_with(SEGMENT_SUFFIX) || name.starts_with('.') {
+                continue;
+            }
+            let meta = entry
+                .metadata()
+                .with_context(|| format!("failed to stat `{}`", entry.path().display()))?;
+            if meta.file_type().is_symlink() {
+                fs::refuse_symlink(&entry.path())?;
+            }
+            if meta.is_file() {
+                segments.insert(name, meta.len());
+            }
+        }
+        Ok(segments)
+    }
+
+    /// Where each segment's complete lines end, and its last line.
+    fn segment_ends(
+        &self,
+        lengths: &BTreeMap<String, u64>,
+    ) -> Result<BTreeMap<String, SegmentEnd>> {
+        lengths
+            .iter()
+            .map(|(name, len)| {
+                let mut file = open_read(&self.rollout_dir().join(name))?;
+                let (complete, mark) =
+                    last_complete_line(&mut file, *len, name).with_context(|| {
+                        format!(
+                            "failed to read `{}`",
+                            self.rollout_dir().join(name).display()
+                        )
+                    })?;
+                Ok((name.clone(), SegmentEnd { complete, mark }))
+            })
+            .collect()
+    }
+
+    /// The snapshot files, newest (most records) first.
+    fn snapshot_candidates(&self) -> Result<Vec<PathBuf>> {
+        let dir = self.snapshot_dir();
+        let entries = match std::fs::read_dir(&dir) {
+            Ok(entries) => entries,
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(err) => {
+                return Err(err).with_context(|| format!("failed to list `{}`", dir.display()));
+            }
+        };
+        let mut found: Vec<(u64, PathBuf)> = entries
+            .filter_map(|entry| entry.ok())
+            .filter_map(|entry| {
+                let name = entry.file_name();
+                let count = snapshot::records_in_name(name.to_str()?)?;
+                Some((count, entry.path()))
+            })
+            .collect();
+        found.sort_by(|a, b| b.cmp(a));
+        Ok(found.into_iter().map(|(_, path)| path).collect())
+    }
+
+    /// The head read from one snapshot and the lines past its marks, or `None` when the
+    /// snapshot cannot serve these segments (damaged, records gone, or concurrent with records
+    /// past it).
+    fn head_from_snapshot(
+        &self,
+        lengths: &BTreeMap<String, u64>,
+        path: &Path,
+        lists: Option<usize>,
+        writers: bool,
+    ) -> Result<Option<Head>> {
+        let snapshot = match SnapshotFile::open(path) {
+            Ok(snapshot) => snapshot,
+            Err(err) if is_not_found(&err) => return Err(err),
+            Err(_) => return Ok(None),
+        };
+        let marks: BTreeMap<&str, &RolloutMark> = snapshot
+            .header
+            .marks
+            .iter()
+            .map(|m| (m.segment.as_str(), m))
+            .collect();
+        // Every record the snapshot holds must still be where it says.
+        let present = marks
+            .iter()
+            .all(|(name, mark)| lengths.get(*name).is_some_and(|len| *len >= mark.end));
+        if !present {
+            return Ok(None);
+        }
+        let tips: BTreeSet<String> = snapshot.header.tips.iter().cloned().collect();
+        let mut seen = HashSet::new();
+        let mut tail = Vec::new();
+        let mut tail_bytes = 0;
+        for (name, len) in lengths {
+            let mark = marks.get(name.as_str());
+            let start = mark.map_or(0, |m| m.end);
+            if *len == start {
+                continue;
+            }
+            let mut file = open_read(&self.rollout_dir().join(name))?;
+            let from = mark.map_or(0, |m| m.end - m.line_bytes);
+            let mut bytes = Vec::with_capacity((len - from) as usize);
+            file.seek(SeekFrom::Start(from))
+                .and_then(|_| file.read_to_end(&mut bytes))
+                .with_context(|| {
+                    format!(
+                        "failed to read `{}`",
+                        self.rollout_dir().join(name).display()
+                    )
+                })?;
+            let skip = (start - from) as usize;
+            if let Some(mark) = mark {
+                let marked_id = bytes[..skip]
+                    .strip_suffix(b"\n")
+                    .and_then(|line| Record::content_id(line).ok());
+                if marked_id.as_deref() != Some(mark.last_id.as_str()) {
+                    return Ok(None);
+                }
+            }
+            let parsed = rollout::parse(&bytes[skip..], start, 0);
+            if !parsed.problems.is_empty() {
+                // Name the line by its number in the whole segment.
+                let history = self.history()?;
+                let problem = history.problems.first().cloned().unwrap_or(SegmentProblem {
+                    segment: name.clone(),
+                    problem: parsed.problems[0].clone(),
+                });
+                return Err(self.corrupt_rollout(&problem));
+            }
+            for line in parsed.records {
+                tail_bytes += line.bytes;
+                if seen.insert(line.record.id.clone()) {
+                    tail.push(line.record);
+                }
+            }
+        }
+        // Usable only if every tail record descends from everything the snapshot holds: each
+        // tail record whose parents are outside the tail names all the snapshot's heads.
+        let usable = tail.iter().all(|record| {
+            let inside = record.parents.iter().any(|p| seen.contains(p));
+            inside || tips.iter().all(|tip| record.parents.contains(tip))
+        });
+        if !usable || tail.iter().any(|r| tips.contains(&r.id)) {
+            return Ok(None);
+        }
+        let ordered = topological(tail);
+        let needs_writers = writers || !is_linear(&tips, &ordered);
+        let loaded = match snapshot.load(lists, needs_writers) {
+            Ok(loaded) => loaded,
+            Err(err) if is_not_found(&err) => return Err(err),
+            Err(_) => return Ok(None),
+        };
+        let (observations, evidence) = snapshot.list_counts()?;
+        let before = (
+            loaded.state.observations.len(),
+            loaded.state.recent_evidence.len(),
+        );
+        let mut fold = Fold::new(Base {
+            state: loaded.state,
+            anchors: loaded.anchors,
+            writers: loaded.writers,
+            records: snapshot.header.records as usize,
+            tips: loaded.tips,
+            last_git_head: loaded.last_git_head,
+        });
+        for record in &ordered {
+            fold.push(record);
+        }
+        let folded = fold.finish();
+        let totals = ListTotals {
+            observations: observations as usize + folded.state.observations.len() - before.0,
+            evidence: evidence as usize + folded.state.recent_evidence.len() - before.1,
+        };
+        Ok(Some(Head {
+            state: cut_lists(folded.state, lists),
+            anchors: folded.anchors,
+            tips: folded.tips,
+            last_git_head: folded.last_git_head,
+            totals,
+            writers: folded.writers,
+            base: Some(path.to_path_buf()),
+            tail_ids: ordered.iter().map(|r| r.id.clone()).collect(),
+            tail_bytes,
+            segments: self.segment_ends(lengths)?,
+            legacy: false,
+        }))
+    }
+
+    /// Every record of the store in fold order, read from every segment.
+    pub fn history(&self) -> Result<History> {
+        if self.is_legacy() {
+            let path = self.dir.join(LEGACY_ROLLOUT);
+            let (converted, problems) = rollout::convert_first_format(&fs::read(&path)?);
+            let lines = converted
+                .iter()
+                .enumerate()
+                .map(|(at, (r, _))| (r.id.clone(), (LEGACY_ROLLOUT.to_owned(), at as u64 + 1)))
+                .collect();
+            return Ok(History {
+                records: converted.into_iter().map(|(record, _)| record).collect(),
+                problems: problems
+                    .into_iter()
+                    .map(|problem| SegmentProblem {
+                        segment: LEGACY_ROLLOUT.to_owned(),
+                        problem,
+                    })
+                    .collect(),
+                lines,
+                ..History::default()
+            });
+        }
+        let mut history = History::default();
+        let mut distinct = Vec::new();
+        for name in self.segment_lengths()?.keys() {
+            let parsed = rollout::parse(&fs::read(&self.rollout_dir().join(name))?, 0, 1);
+            let tag = |problem: LineProblem| SegmentProblem {
+                segment: name.clone(),
+                problem,
+            };
+            history
+                .problems
+                .extend(parsed.problems.into_iter().map(tag));
+            history.torn_tails.extend(parsed.torn_tail.map(tag));
+            for line in parsed.records {
+                if history.lines.contains_key(&line.record.id) {
+                    history.duplicates += 1;
+                    continue;
+                }
+                history
+                    .lines
+                    .insert(line.record.id.clone(), (name.clone(), line.line));
+                distinct.push(line.record);
+            }
+        }
+        history.records = topological(distinct);
+        Ok(history)
+    }
+
+    /// The newest `limit` records in fold order (newest first) with their revisions.
+    pub fn recent(&self, limit: usize) -> Result<Vec<(u64, Record)>> {
+        let history = self.history()?;
+        if let Some(problem) = history.problems.first() {
+            return Err(self.corrupt_rollout(problem));
+        }
+        Ok(history
+            .records
+            .into_iter()
+            .enumerate()
+            .rev()
+            .take(limit)
+            .map(|(at, record)| (at as u64 + 1, record))
+            .collect())
+    }
+
+    /// Takes the exclusive write lock, waiting as `options` say, and reads the head under it.
+    pub fn begin(&self, options: &WriteOptions) -> Result<Transaction<'_>> {
+        let lock = self.lock(options.lock_timeout, LockMode::Exclusive)?;
+        remove_stale_temporaries(&self.dir);
+        remove_stale_temporaries(&self.rollout_dir());
+        remove_stale_temporaries(&self.snapshot_dir());
+        if self.is_legacy() {
+            self.upgrade()?;
+        }
+        let head = self.read_head(None, false)?;
+        Ok(Transaction {
+            store: self,
+            _lock: lock,
+            head,
+            staged: None,
+            snapshot_every: options.snapshot_every,
+        })
+    }
+
+    /// Takes the lock shared: writers wait until it is released. For readers that compare
+    /// several files (`verify`), so that no write lands in between.
+    pub fn read_lock(&self, timeout: Duration) -> Result<File> {
+        self.lock(timeout, LockMode::Shared)
+    }
+
+    fn lock(&self, timeout: Duration, mode: LockMode) -> Result<File> {
         let path = self.dir.join(LOCK_FILE);
         fs::refuse_symlink(&self.dir)?;
-        fs::refuse_symlink(&path)?;
-        let file = OpenOptions::new()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .with_context(|| format!("failed to open `{}`", path.display()))?;
+        let file = fs::open_no_follow(&path, true)?;
         let started = Instant::now();
         let mut pause = Duration::from_millis(1);
         loop {
-            match file.try_lock() {
-                Ok(()) => {
-                    return Ok(WriteLock {
-                        store: self,
-                        _file: file,
-                    });
-                }
+            let attempt = match mode {
+                LockMode::Exclusive => file.try_lock(),
+                LockMode::Shared => file.try_lock_shared(),
+            };
+            match attempt {
+                Ok(()) => return Ok(file),
                 Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < timeout => {
                     std::thread::sleep(pause);
                     pause = (pause * 2).min(Duration::from_millis(20));
@@ -357,95 +845,370 @@ impl Store {
         }
     }
 
-    fn corrupt_rollout(&self, problem: &str) -> anyhow::Error {
+    /// Upgrades a store of the first format (under the write lock): its records become one
+    /// segment of this format, a snapshot is written, and `rollout.jsonl` and `state.msgpack`
+    /// go.
+    fn upgrade(&self) -> Result<()> {
+        let legacy = self.dir.join(LEGACY_ROLLOUT);
+        let (converted, problems) = rollout::convert_first_format(&fs::read(&legacy)?);
+        if let Some(problem) = problems.into_iter().next() {
+            return Err(self.corrupt_rollout(&SegmentProblem {
+                segment: LEGACY_ROLLOUT.to_owned(),
+                problem,
+            }));
+        }
+        let dir = self.rollout_dir();
+        fs::refuse_symlink(&dir)?;
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("failed to create `{}`", dir.display()))?;
+        if let Some((first, _)) = converted.first() {
+            let text: String = converted.iter().map(|(_, line)| line.as_str()).collect();
+            fs::write_atomic(&dir.join(segment_name(first)), text.as_bytes())?;
+        }
+        fs::write_atomic(&self.dir.join(".gitattributes"), GITATTRIBUTES.as_bytes())?;
+        fs::write_atomic(&self.dir.join(".gitignore"), GITIGNORE.as_bytes())?;
+        for old in [LEGACY_ROLLOUT, LEGACY_SNAPSHOT] {
+            let path = self.dir.join(old);
+            match std::fs::remove_file(&path) {
+                Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+                    return Err(err)
+                        .with_context(|| format!("failed to remove `{}`", path.display()));
+                }
+                _ => {}
+            }
+        }
+        if !converted.is_empty() {
+            self.write_snapshot()?;
+        }
+        Ok(())
+    }
+
+    /// Writes the head as a new snapshot, then thins out old ones.
+    fn write_snapshot(&self) -> Result<()> {
+        let head = self.read_head(None, true)?;
+        let mut order = match &head.base {
+            Some(base) => SnapshotFile::open(base)?.order()?,
+            None => Vec::new(),
+        };
+        order.extend(head.tail_ids.iter().cloned());
+        let marks: Vec<RolloutMark> = head
+            .segments
+            .values()
+            .filter_map(|end| end.mark.clone())
+            .collect();
+        let folded = Folded {
+            state: head.state,
+            anchors: head.anchors,
+            writers: head.writers,
+            tips: head.tips,
+            last_git_head: head.last_git_head,
+        };
+        let (name, bytes) = snapshot::encode(&snapshot::Contents {
+            folded: &folded,
+            records: order.len() as u64,
+            marks: &marks,
+            order: &order,
+        })?;
+        let dir = self.snapshot_dir();
+        fs::refuse_symlink(&dir)?;
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("failed to create `{}`", dir.display()))?;
+        fs::write_atomic(&dir.join(&name), &bytes)?;
+        self.thin_snapshots(order.len() as u64)
+    }
+
+    /// Keeps the newest snapshot and older ones at doubling distances from it, at most
+    /// [`SNAPSHOTS_KEPT`], so a merge with an old branch still finds one from before the fork.
+    /// Snapshots whose records are not all here (brought by a cherry-pick) or that do not open
+    /// go.
+    fn thin_snapshots(&self, newest: u64) -> Result<()> {
+        let lengths = self.segment_lengths()?;
+        let mut kept_distance: Option<u64> = None;
+        let mut kept = 0;
+        for path in self.snapshot_candidates()? {
+            let name = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .unwrap_or_default();
+            let count = snapshot::records_in_name(name).unwrap_or_default();
+            let distance = newest.saturating_sub(count);
+            let whole = SnapshotFile::open(&path).is_ok_and(|file| {
+                file.header.marks.iter().all(|mark| {
+                    lengths
+                        .get(&mark.segment)
+                        .is_some_and(|len| *len >= mark.end)
+                })
+            });
+            let keep = whole
+                && kept < SNAPSHOTS_KEPT
+                && match kept_distance {
+                    None => true,
+                    Some(previous) => distance >= (previous * 2).max(1),
+                };
+            if keep {
+                kept += 1;
+                kept_distance = Some(distance);
+            } else {
+                std::fs::remove_file(&path)
+                    .with_context(|| format!("failed to remove `{}`", path.display()))?;
+            }
+        }
+        Ok(())
+    }
+
+    fn corrupt_rollout(&self, problem: &SegmentProblem) -> anyhow::Error {
         Failure::corrupt(format!(
-            "`{}` is damaged: {problem}",
-            self.rollout_path().display()
+            "`{}` is damaged: {}",
+            self.rollout_dir().join(&problem.segment).display(),
+            problem.problem.message
         ))
-        .with_hint("run `epiphany verify` for every problem; restore the file from git to recover")
+        .with_hint(
+            "run `epiphany verify` for every problem; the line must be restored as it was written (from git or a backup)",
+        )
         .into()
     }
 }
 
-/// Why `record` cannot follow the records folded into `snapshot`, if it cannot.
-pub fn chain_problem(snapshot: &Snapshot, record: &Record) -> Option<String> {
-    if record.seq != snapshot.rollout_seq + 1 {
-        return Some(format!(
-            "seq {} follows seq {}",
-            record.seq, snapshot.rollout_seq
-        ));
-    }
-    if record.prev_hash != snapshot.rollout_hash {
-        return Some("prev_hash does not match the hash of the previous record".to_owned());
-    }
-    if record.hash != record.compute_hash() {
-        return Some("hash does not match the record's content (the line was edited)".to_owned());
-    }
-    if record.revision != snapshot.state.revision.saturating_add(1) {
-        return Some(format!(
-            "revision {} follows revision {}",
-            record.revision, snapshot.state.revision
-        ));
-    }
-    None
+#[derive(Debug, Clone, Copy)]
+enum LockMode {
+    Exclusive,
+    Shared,
 }
 
-/// The exclusive write lock; released when dropped. The only way to write the store.
-#[must_use = "a write lock does nothing until `commit` is called"]
-pub struct WriteLock<'a> {
+/// The one write: the lock, the head read under it, and the record being written.
+#[must_use = "a transaction writes nothing until `commit` is called"]
+pub struct Transaction<'a> {
     store: &'a Store,
-    _file: File,
+    _lock: File,
+    head: Head,
+    staged: Option<(Record, String)>,
+    snapshot_every: usize,
 }
 
-impl WriteLock<'_> {
-    /// The head, read under the lock.
-    pub fn head(&self) -> Result<Snapshot> {
-        self.store.head()
+impl Transaction<'_> {
+    /// The head, read under the lock (after [`Transaction::stage`]: with the staged record).
+    pub fn head(&self) -> &Head {
+        &self.head
     }
 
-    /// Seals `draft` on top of `head` (which must have been read under this lock), appends it
-    /// to the rollout, fsyncs, and replaces the snapshot. Returns the new head and its record.
-    pub fn commit(
-        self,
-        mut head: Snapshot,
-        draft: Draft,
-        stamp: WriteStamp,
-    ) -> Result<(Snapshot, Record)> {
-        let (patch, restore) = match draft.payload {
-            Payload::Patch(patch) => (Some(patch), None),
-            Payload::Restore(restore) => (None, Some(restore)),
+    /// Seals `draft` on top of the head and folds it in; the head then shows the state the
+    /// write would produce. Nothing is written until [`Transaction::commit`].
+    pub fn stage(&mut self, draft: Draft, stamp: WriteStamp) {
+        let parents: Vec<String> = self.head.tips.iter().cloned().collect();
+        let (patch, restore) = match &draft.payload {
+            Payload::Patch(patch) => (Some(patch.as_ref()), None),
+            Payload::Restore(restore) => (None, Some(restore.as_ref())),
         };
-        let (record, line) = Record {
-            seq: head.rollout_seq + 1,
-            revision: head.state.revision.saturating_add(1),
-            at: stamp.at,
+        let (record, line) = Record::seal(&Body {
+            parents: &parents,
+            at: &stamp.at,
             source: draft.source,
-            turn_id: draft.turn_id,
-            git_head: stamp.git_head,
-            changed_fields: draft.changed_fields,
+            turn_id: draft.turn_id.as_deref(),
+            git_head: stamp.git_head.as_deref(),
+            changed_fields: &draft.changed_fields,
             patch,
             restore,
-            prev_hash: head.rollout_hash.clone(),
-            hash: String::new(),
+        });
+        let head = &mut self.head;
+        let records = head.state.revision as usize;
+        let mut fold = Fold::new(Base {
+            state: std::mem::take(&mut head.state),
+            anchors: std::mem::take(&mut head.anchors),
+            writers: None,
+            records,
+            tips: std::mem::take(&mut head.tips),
+            last_git_head: head.last_git_head.take(),
+        });
+        fold.push(&record);
+        let folded = fold.finish();
+        head.state = folded.state;
+        head.anchors = folded.anchors;
+        head.tips = folded.tips;
+        head.last_git_head = folded.last_git_head;
+        self.staged = Some((record, line));
+    }
+
+    /// Makes the staged record durable, then writes a snapshot when one is due. Fails, leaving
+    /// nothing behind, when the record could not be made durable.
+    pub fn commit(mut self) -> Result<Committed> {
+        let (record, line) = self
+            .staged
+            .take()
+            .expect("commit is only called after stage; nothing was written");
+        let store = self.store;
+        let dir = store.rollout_dir();
+        fs::refuse_symlink(&dir)?;
+        match self.open_segment() {
+            Some((name, complete)) => append_line(&dir.join(name), complete, &line)?,
+            None => {
+                std::fs::create_dir_all(&dir)
+                    .with_context(|| format!("failed to create `{}`", dir.display()))?;
+                fs::write_atomic(&dir.join(segment_name(&record)), line.as_bytes())?;
+            }
         }
-        .seal();
+        let mut warnings = Vec::new();
+        let due = self.head.legacy
+            || self.head.tail_ids.len() + 1 >= self.snapshot_every
+            || self.head.tail_bytes + line.len() as u64 >= SNAPSHOT_AFTER_BYTES;
+        if due && let Err(err) = store.write_snapshot() {
+            warnings.push(format!(
+                "the write is saved, but a new snapshot was not: {err:#}; readers replay the rollout until the next write stores one"
+            ));
+        }
+        Ok(Committed {
+            revision: self.head.state.revision,
+            record,
+            warnings,
+        })
+    }
 
-        let path = self.store.rollout_path();
-        fs::refuse_symlink(&path)?;
-        let context = || format!("failed to append to `{}`", path.display());
-        let mut file = OpenOptions::new()
-            .write(true)
-            .open(&path)
-            .with_context(context)?;
-        // Anything past the head is a torn line from an interrupted writer: cut it off.
-        file.set_len(head.rollout_bytes).with_context(context)?;
-        file.seek(SeekFrom::End(0)).with_context(context)?;
-        file.write_all(line.as_bytes()).with_context(context)?;
-        file.sync_data().with_context(context)?;
+    /// The segment this write may append to: one the checked-out commit does not hold yet
+    /// (started since the last commit), the newest such; outside git, the newest segment.
+    fn open_segment(&self) -> Option<(&str, u64)> {
+        let committed = git::committed_names(&self.store.rollout_dir());
+        self.head
+            .segments
+            .iter()
+            .filter(|(name, _)| committed.as_ref().is_none_or(|held| !held.contains(*name)))
+            .max_by(|a, b| a.0.cmp(b.0))
+            .map(|(name, end)| (name.as_str(), end.complete))
+    }
+}
 
-        head.advance(&record, line.len() as u64);
-        fs::write_atomic(&self.store.snapshot_path(), &head.encode()?)?;
-        Ok((head, record))
+/// The file name of a segment that starts with `record`: its time, then its id, so that names
+/// sort by when the segment was started.
+fn segment_name(record: &Record) -> String {
+    let stamp: String = record
+        .at
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric())
+        .collect();
+    format!("{stamp}-{}{SEGMENT_SUFFIX}", &record.id[..16])
+}
+
+/// Appends `line` to the segment at `path` whose complete lines end at `complete`, cutting off
+/// a torn line an interrupted writer left; on failure the segment is cut back.
+fn append_line(path: &Path, complete: u64, line: &str) -> Result<()> {
+    let mut file = fs::open_no_follow(path, false)?;
+    let context = || format!("failed to append to `{}`", path.display());
+    file.set_len(complete).with_context(context)?;
+    let appended = file
+        .seek(SeekFrom::End(0))
+        .and_then(|_| file.write_all(line.as_bytes()))
+        .and_then(|_| file.sync_data());
+    if let Err(err) = appended {
+        // Leave no partial line for readers to trip on.
+        let _ = file.set_len(complete);
+        let _ = file.sync_data();
+        return Err(err).with_context(context);
+    }
+    Ok(())
+}
+
+/// Where a file's complete lines end, and its last complete line's mark: reads backwards from
+/// the end in growing steps, so a long segment costs no more than its last line.
+fn last_complete_line(
+    file: &mut File,
+    file_len: u64,
+    segment: &str,
+) -> std::io::Result<(u64, Option<RolloutMark>)> {
+    let mut window_start = file_len;
+    let mut window: Vec<u8> = Vec::new();
+    loop {
+        if let Some(last) = window.iter().rposition(|b| *b == b'\n') {
+            let before = window[..last].iter().rposition(|b| *b == b'\n');
+            if before.is_some() || window_start == 0 {
+                let line_start = before.map_or(0, |at| at + 1);
+                let complete = window_start + last as u64 + 1;
+                let mark = Record::content_id(&window[line_start..last])
+                    .ok()
+                    .map(|id| RolloutMark {
+                        segment: segment.to_owned(),
+                        last_id: id,
+                        end: complete,
+                        line_bytes: (last + 1 - line_start) as u64,
+                    });
+                return Ok((complete, mark));
+            }
+        } else if window_start == 0 {
+            return Ok((0, None));
+        }
+        let step = window_start.min((window.len() as u64).max(64 * 1024));
+        window_start -= step;
+        let mut chunk = vec![0u8; step as usize];
+        file.seek(SeekFrom::Start(window_start))?;
+        file.read_exact(&mut chunk)?;
+        chunk.extend_from_slice(&window);
+        window = chunk;
+    }
+}
+
+/// Removes temporary files (`.tmp-*`) a killed writer left in `dir`.
+fn remove_stale_temporaries(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.filter_map(|e| e.ok()) {
+        let stale = entry
+            .file_name()
+            .to_str()
+            .is_some_and(|name| name.starts_with(".tmp-"));
+        if stale {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Whether every record (in fold order) names all heads before it as parents.
+fn is_linear(base_tips: &BTreeSet<String>, ordered: &[Record]) -> bool {
+    let mut tips = base_tips.clone();
+    for record in ordered {
+        if !tips.iter().all(|tip| record.parents.contains(tip)) {
+            return false;
+        }
+        for parent in &record.parents {
+            tips.remove(parent);
+        }
+        tips.insert(record.id.clone());
+    }
+    true
+}
+
+/// Keeps only the newest `count` observations and evidence records, when asked to.
+fn cut_lists(mut state: State, lists: Option<usize>) -> State {
+    if let Some(count) = lists {
+        state.observations.truncate(count);
+        state.recent_evidence.truncate(count);
+    }
+    state
+}
+
+fn open_read(path: &Path) -> Result<File> {
+    File::open(path).with_context(|| format!("failed to open `{}`", path.display()))
+}
+
+fn is_not_found(err: &anyhow::Error) -> bool {
+    err.chain().any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound)
+    })
+}
+
+/// Removes `.epiphany-init-*` directories left by an interrupted `init`.
+fn remove_stale_staging(root: &Path) {
+    let Ok(entries) = std::fs::read_dir(root) else {
+        return;
+    };
+    for entry in entries.filter_map(|e| e.ok()) {
+        let name = entry.file_name();
+        let stale = name
+            .to_str()
+            .is_some_and(|n| n.starts_with(".epiphany-init-"))
+            && entry.file_type().is_ok_and(|t| t.is_dir());
+        if stale {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
     }
 }
 
@@ -454,17 +1217,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn last_git_head_reads_the_last_complete_line_from_the_end() {
-        let dir = tempfile::tempdir().expect("tempdir");
-        let (store, _) = Store::create(dir.path()).expect("create");
-        assert_eq!(store.last_git_head().expect("read"), None);
-        let long = "x".repeat(200_000);
-        let rollout = format!(
-            "{{\"git_head\":\"c1\"}}\n{{\"pad\":\"{long}\",\"git_head\":\"c2\"}}\n{{\"git_head\":\"torn"
-        );
-        std::fs::write(store.rollout_path(), &rollout).expect("write");
-        assert_eq!(store.last_git_head().expect("read").as_deref(), Some("c2"));
-        std::fs::write(store.rollout_path(), "{\"git_head\":null}\n").expect("write");
-        assert_eq!(store.last_git_head().expect("read"), None);
+    fn revisions_parse_like_git() {
+        assert_eq!("3".parse(), Ok(Revision::Number(3)));
+        assert_eq!("HEAD".parse(), Ok(Revision::HeadMinus(0)));
+        assert_eq!("HEAD~2".parse(), Ok(Revision::HeadMinus(2)));
+        assert_eq!("HEAD~".parse(), Ok(Revision::HeadMinus(1)));
+        assert_eq!("AbCd12".parse(), Ok(Revision::Id("abcd12".into())));
+        assert!("abc".parse::<Revision>().is_err());
+        assert!("HEAD^".parse::<Revision>().is_err());
+        assert!("nope".parse::<Revision>().is_err());
     }
 }

@@ -29,6 +29,7 @@ pub struct TestEnv {
     _dir: TempDir,
     root: PathBuf,
     clock: AtomicU32,
+    vars: Vec<(String, String)>,
 }
 
 /// What one run printed and how it exited.
@@ -79,6 +80,34 @@ impl TestEnv {
             _dir: dir,
             root,
             clock: AtomicU32::new(0),
+            vars: Vec::new(),
+        }
+    }
+
+    /// Sets an environment variable for every run of the binary.
+    pub fn with_var(mut self, key: &str, value: &str) -> TestEnv {
+        self.vars.push((key.to_owned(), value.to_owned()));
+        self
+    }
+
+    /// The same binary environment for another directory, `name` inside a new temporary one
+    /// (not created: `git clone` or `git worktree add` creates it), with a clock running
+    /// alongside this one's.
+    pub fn sibling(&self, name: &str) -> TestEnv {
+        let dir = tempfile::Builder::new()
+            .prefix("epiphany-test-")
+            .tempdir()
+            .expect("tempdir");
+        let root = dir
+            .path()
+            .canonicalize()
+            .expect("canonical root")
+            .join(name);
+        TestEnv {
+            _dir: dir,
+            root,
+            clock: AtomicU32::new(self.clock.load(Ordering::Relaxed) + 1),
+            vars: self.vars.clone(),
         }
     }
 
@@ -110,6 +139,7 @@ impl TestEnv {
                 format!("2026-01-01T00:{:02}:{:02}Z", tick / 60 % 60, tick % 60),
             )
             .current_dir(&self.root)
+            .envs(self.vars.iter().map(|(k, v)| (k, v)))
             .args(args);
         command
     }
@@ -199,17 +229,75 @@ impl TestEnv {
         std::fs::read(self.root.join(relative)).expect("read")
     }
 
-    /// The bytes of the snapshot and the rollout, to prove a command changed nothing.
-    pub fn store_bytes(&self) -> (Vec<u8>, Vec<u8>) {
-        (
-            self.read(".epiphany/state.msgpack"),
-            self.read(".epiphany/rollout.jsonl"),
-        )
+    /// Every tracked file of the store (path and bytes, `cache/` and the lock left out), to
+    /// prove a command changed nothing.
+    pub fn store_bytes(&self) -> Vec<(String, Vec<u8>)> {
+        fn walk(dir: &Path, base: &Path, out: &mut Vec<(String, Vec<u8>)>) {
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                return;
+            };
+            for entry in entries.map(|e| e.expect("entry")) {
+                let path = entry.path();
+                let relative = path
+                    .strip_prefix(base)
+                    .expect("inside")
+                    .display()
+                    .to_string();
+                if relative == "cache" || relative == "lock" {
+                    continue;
+                }
+                if path.is_dir() {
+                    walk(&path, base, out);
+                } else {
+                    out.push((relative, std::fs::read(&path).expect("read")));
+                }
+            }
+        }
+        let store = self.root.join(".epiphany");
+        let mut files = Vec::new();
+        walk(&store, &store, &mut files);
+        files.sort();
+        files
+    }
+
+    /// The rollout segments, in name order (the order they were started in).
+    pub fn rollout_segments(&self) -> Vec<PathBuf> {
+        let mut found: Vec<PathBuf> = std::fs::read_dir(self.root.join(".epiphany/rollout"))
+            .map(|entries| entries.map(|e| e.expect("entry").path()).collect())
+            .unwrap_or_default();
+        found.retain(|path| path.extension().is_some_and(|ext| ext == "jsonl"));
+        found.sort();
+        found
+    }
+
+    /// The newest rollout segment.
+    pub fn last_segment(&self) -> PathBuf {
+        self.rollout_segments().pop().expect("a rollout segment")
+    }
+
+    /// Every rollout line, segment after segment.
+    pub fn rollout_text(&self) -> String {
+        self.rollout_segments()
+            .iter()
+            .map(|path| std::fs::read_to_string(path).expect("read segment"))
+            .collect()
+    }
+
+    /// Runs git with a fixed identity and fixed dates, and insists on success.
+    pub fn git(&self, args: &[&str]) -> String {
+        let output = self.git_output(args);
+        assert!(
+            output.status.success(),
+            "git {args:?} failed: {}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
     /// Runs git with a fixed identity and fixed dates.
-    pub fn git(&self, args: &[&str]) -> String {
-        let output = StdCommand::new("git")
+    pub fn git_output(&self, args: &[&str]) -> std::process::Output {
+        StdCommand::new("git")
             .args(args)
             .current_dir(&self.root)
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
@@ -221,13 +309,7 @@ impl TestEnv {
             .env("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
             .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
             .output()
-            .expect("git");
-        assert!(
-            output.status.success(),
-            "git {args:?} failed: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
-        String::from_utf8_lossy(&output.stdout).into_owned()
+            .expect("git")
     }
 
     /// Stages everything and commits.

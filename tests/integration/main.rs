@@ -4,6 +4,7 @@
 mod common;
 
 mod test_draft;
+mod test_git;
 mod test_hardening;
 mod test_hooks;
 mod test_mcp;

@@ -61,8 +61,8 @@ const STRONG_VERIFIER: [&str; 7] = [
     "prompt smoke is green",
 ];
 
-fn assert_unchanged(env: &TestEnv, before: &(Vec<u8>, Vec<u8>), output: &Output) {
-    assert!(env.store_bytes() == *before, "the store changed:\n{output}");
+fn assert_unchanged(env: &TestEnv, before: &[(String, Vec<u8>)], output: &Output) {
+    assert!(env.store_bytes() == before, "the store changed:\n{output}");
 }
 
 #[test]
@@ -193,9 +193,12 @@ fn distill_pipes_into_update_once() {
     let draft = distill_verified(&env, "live smoke returned revision 1");
     assert_eq!(draft.json()["expected_revision"], 1);
     let applied = json_with_stdin(&env, &["update"], &draft.stdout);
+    let mut report = applied.json();
+    let id = report["id"].take();
+    assert!(id.as_str().is_some_and(|id| id.len() == 64), "{report}");
     assert_eq!(
-        applied.json(),
-        json!({"revision": 2, "changed_fields": ["observations", "evidence"], "seq": 2, "source": "update"})
+        report,
+        json!({"revision": 2, "changed_fields": ["observations", "evidence"], "id": null, "source": "update"})
     );
     // The same input drafts the same ids, so recording it twice is refused.
     let before = env.store_bytes();

@@ -56,7 +56,7 @@ fn writers_killed_at_random_points_never_break_the_store() {
             "only a torn tail may remain: {report}"
         );
     }
-    let rollout = String::from_utf8(env.read(".epiphany/rollout.jsonl")).expect("utf8");
+    let rollout = env.rollout_text();
     let complete = rollout
         .split_inclusive('\n')
         .filter(|line| line.ends_with('\n'))
@@ -151,8 +151,11 @@ fn secrets_are_redacted_before_they_reach_the_store_and_reported() {
             .contains("warning: redacted 1 aws_access_key secret(s)"),
         "{output}"
     );
-    let stored = String::from_utf8(env.read(".epiphany/rollout.jsonl")).expect("utf8")
-        + &String::from_utf8_lossy(&env.read(".epiphany/state.msgpack"));
+    let stored: String = env
+        .store_bytes()
+        .iter()
+        .map(|(_, bytes)| String::from_utf8_lossy(bytes).into_owned())
+        .collect();
     for secret in [
         "AKIAIOSFODNN7EXAMPLE",
         "abcdefghijklmnop0123456789",
@@ -195,11 +198,11 @@ fn the_store_never_writes_through_a_symlink() {
     let env = TestEnv::new();
     env.update(&json!({"objective": "one"}));
     let outside = env.root().join("outside.jsonl");
-    std::fs::copy(env.root().join(".epiphany/rollout.jsonl"), &outside).expect("copy");
+    let segment = env.last_segment();
+    std::fs::copy(&segment, &outside).expect("copy");
     let original = std::fs::read(&outside).expect("read");
-    std::fs::remove_file(env.root().join(".epiphany/rollout.jsonl")).expect("remove");
-    std::os::unix::fs::symlink(&outside, env.root().join(".epiphany/rollout.jsonl"))
-        .expect("symlink");
+    std::fs::remove_file(&segment).expect("remove");
+    std::os::unix::fs::symlink(&outside, &segment).expect("symlink");
     let output = env.run_with_stdin(&["update"], json!({"objective": "two"}).to_string());
     assert_eq!(output.code, 2, "{output}");
     assert!(output.stderr.contains("is a symbolic link"), "{output}");

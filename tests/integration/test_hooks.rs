@@ -4,21 +4,6 @@ use serde_json::Value;
 use serde_json::json;
 
 use crate::common::TestEnv;
-use crate::common::observation_patch;
-
-fn git_merge(env: &TestEnv, branch: &str) -> std::process::Output {
-    std::process::Command::new("git")
-        .args(["merge", "--no-edit", branch])
-        .current_dir(env.root())
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_SYSTEM", "/dev/null")
-        .env("GIT_AUTHOR_NAME", "Test")
-        .env("GIT_AUTHOR_EMAIL", "test@example.com")
-        .env("GIT_COMMITTER_NAME", "Test")
-        .env("GIT_COMMITTER_EMAIL", "test@example.com")
-        .output()
-        .expect("git merge")
-}
 
 /// A repository with the store and the git integration committed on `main`.
 fn installed() -> TestEnv {
@@ -173,85 +158,22 @@ fn broken_host_settings_are_reported_not_overwritten() {
 }
 
 #[test]
-fn branches_that_both_wrote_merge_cleanly() {
-    let env = installed();
-    env.git(&["checkout", "-q", "-b", "feature"]);
-    env.update(&observation_patch("feature"));
-    env.update(&json!({"scratch": {"summary": "feature notes"}}));
-    env.commit_all("feature work");
-    env.git(&["checkout", "-q", "main"]);
-    env.update(&observation_patch("main"));
-    env.commit_all("main work");
-
-    let merge = git_merge(&env, "feature");
-    assert!(
-        merge.status.success(),
-        "{}",
-        String::from_utf8_lossy(&merge.stderr)
-    );
-    let state = env.json(&["show"]);
-    assert_eq!(state["revision"], 4);
-    let ids: Vec<&str> = state["observations"]
-        .as_array()
-        .expect("obs")
-        .iter()
-        .map(|o| o["id"].as_str().expect("id"))
-        .collect();
-    assert_eq!(ids, ["obs-feature", "obs-main"]);
-    assert_eq!(state["scratch"]["summary"], "feature notes");
-    assert_eq!(env.json(&["verify"])["ok"], true);
-    let log = env.json(&["log"]);
-    let revisions: Vec<u64> = log["entries"]
-        .as_array()
-        .expect("entries")
-        .iter()
-        .map(|e| e["revision"].as_u64().expect("rev"))
-        .collect();
-    assert_eq!(revisions, [4, 3, 2, 1]);
-    // The next write continues the merged chain.
-    env.update(&json!({"objective": "after the merge"}));
-    assert_eq!(env.json(&["verify"])["ok"], true);
-}
-
-#[test]
-fn the_same_field_written_on_both_branches_is_a_readable_conflict() {
-    let env = installed();
-    env.git(&["checkout", "-q", "-b", "feature"]);
-    env.update(&json!({"objective": "feature objective"}));
-    env.commit_all("feature objective");
-    env.git(&["checkout", "-q", "main"]);
-    env.update(&json!({"objective": "main objective"}));
-    env.commit_all("main objective");
-    let ours = env.read(".epiphany/rollout.jsonl");
-
-    let merge = git_merge(&env, "feature");
-    assert!(!merge.status.success(), "the merge must stop for a person");
-    let stderr = String::from_utf8_lossy(&merge.stderr);
-    assert!(stderr.contains("both sides replaced `objective`: ours is \"main objective\", theirs is \"feature objective\""), "{stderr}");
-    assert_eq!(
-        env.read(".epiphany/rollout.jsonl"),
-        ours,
-        "our rollout is left whole"
-    );
-    assert_eq!(env.json(&["show"])["objective"], "main objective");
-    assert_eq!(env.json(&["verify"])["ok"], true);
-}
-
-#[test]
 fn git_diff_shows_readable_state() {
     let env = installed();
-    env.update(&json!({"objective": "a readable diff"}));
-    let diff = env.git(&[
-        "diff",
-        "--",
-        ".epiphany/state.msgpack",
-        ".epiphany/rollout.jsonl",
-    ]);
+    let mut command = env.command(&["update"]);
+    command.env("EPIPHANY_SNAPSHOT_EVERY", "1");
+    let output = command
+        .write_stdin(json!({"objective": "a readable diff"}).to_string())
+        .output()
+        .expect("run");
+    assert!(output.status.success());
+    env.git(&["add", "-N", ".epiphany"]);
+    let diff = env.git(&["diff", "--", ".epiphany/"]);
     assert!(
-        diff.contains("+    \"objective\": \"a readable diff\""),
+        diff.contains("+  \"objective\": \"a readable diff\""),
         "{diff}"
     );
-    assert!(diff.contains("+# revision 2 (update)"), "{diff}");
+    assert!(diff.contains("+# snapshot of 2 records"), "{diff}");
 }
 
 fn additional_context(output: &crate::common::Output) -> String {
@@ -329,7 +251,7 @@ fn hooks_never_fail_the_host() {
     );
     let env = TestEnv::new();
     env.update(&json!({"objective": "o"}));
-    env.write(".epiphany/state.msgpack", b"\x00\x01broken");
+    std::fs::write(env.last_segment(), b"\x00\x01broken\n").expect("write");
     for hook in ["session-start", "pre-compact"] {
         let output = env.run_with_stdin(&["hook", hook], "{}");
         assert_eq!(output.code, 0, "{output}");

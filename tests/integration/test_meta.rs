@@ -65,6 +65,28 @@ fn policy_is_pure() {
 }
 
 #[test]
+fn state_depends_on_nothing_above_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let forbidden = ["crate::policy", "crate::search", "crate::cmd", "crate::cli"];
+    let mut offences = Vec::new();
+    for file in rust_files(&root.join("src/state")) {
+        let text = std::fs::read_to_string(&file).expect("read");
+        // Unit tests may use policy fixtures; the module's own code may not.
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for needle in forbidden {
+            if code.contains(needle) {
+                offences.push(format!("{}: uses `{needle}`", file.display()));
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "src/state must not depend on the layers above it:\n{}",
+        offences.join("\n")
+    );
+}
+
+#[test]
 fn no_forgotten_test_files() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/integration");
     let main = std::fs::read_to_string(dir.join("main.rs")).expect("main.rs");

@@ -1,0 +1,278 @@
+//! The one deterministic order records fold in, and who descends from whom.
+//!
+//! Every clone computes the same state from the same set of records because the order depends
+//! on nothing but the records: parents before children, and among records that are ready at
+//! the same time, the earlier `at` first, then the smaller id. A parent that is not in the set
+//! (a record cherry-picked without its parent) counts as already folded.
+//!
+//! [`Lineage`] answers "did record A see record B when it was written?" for the records of one
+//! fold, which is what tells a conflict (concurrent writes) from an overwrite (a later write).
+//! Records folded before the fold started (those a snapshot already holds) are ancestors of
+//! every record of the fold: the store only starts a fold from a snapshot when that holds.
+
+use std::cmp::Reverse;
+use std::collections::BTreeSet;
+use std::collections::BinaryHeap;
+use std::collections::HashMap;
+
+use crate::state::rollout::Record;
+
+/// Orders `records` (distinct ids) parents first, then by `at`, then by id.
+pub fn topological(records: Vec<Record>) -> Vec<Record> {
+    let index: HashMap<&str, usize> = records
+        .iter()
+        .enumerate()
+        .map(|(at, record)| (record.id.as_str(), at))
+        .collect();
+    let mut waiting = vec![0usize; records.len()];
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); records.len()];
+    for (child, record) in records.iter().enumerate() {
+        let present: BTreeSet<usize> = record
+            .parents
+            .iter()
+            .filter_map(|parent| index.get(parent.as_str()).copied())
+            .collect();
+        waiting[child] = present.len();
+        for parent in present {
+            children[parent].push(child);
+        }
+    }
+    let key = |at: usize| Reverse((records[at].at.clone(), records[at].id.clone(), at));
+    let mut ready: BinaryHeap<_> = (0..records.len())
+        .filter(|at| waiting[*at] == 0)
+        .map(key)
+        .collect();
+    let mut order = Vec::with_capacity(records.len());
+    while let Some(Reverse((_, _, at))) = ready.pop() {
+        order.push(at);
+        for &child in &children[at] {
+            waiting[child] -= 1;
+            if waiting[child] == 0 {
+                ready.push(key(child));
+            }
+        }
+    }
+    // Ids are content hashes, so a cycle cannot be written; a forged one is left out here and
+    // reported by `verify` as records that never became ready.
+    let mut slots: Vec<Option<Record>> = records.into_iter().map(Some).collect();
+    order
+        .into_iter()
+        .filter_map(|at| slots[at].take())
+        .collect()
+}
+
+/// The ancestry of the records of one fold, in fold order.
+#[derive(Debug, Clone, Default)]
+pub struct Lineage {
+    /// Records folded before this fold started.
+    base_len: usize,
+    /// The heads among them.
+    base_tips: BTreeSet<String>,
+    /// Fold records by id, to their global position.
+    positions: HashMap<String, usize>,
+    /// Per fold record: its parents that are fold records, as global positions.
+    parents: Vec<Vec<usize>>,
+    /// Per fold record: the latest position at or below which every record is its ancestor.
+    floors: Vec<Option<usize>>,
+    /// The heads after the records pushed so far.
+    tips: BTreeSet<String>,
+    /// Whether every record pushed so far descends from everything before it.
+    linear: bool,
+}
+
+impl Lineage {
+    /// A lineage continuing `base_len` folded records whose heads are `base_tips`.
+    pub fn new(base_len: usize, base_tips: BTreeSet<String>) -> Lineage {
+        Lineage {
+            base_len,
+            tips: base_tips.clone(),
+            base_tips,
+            linear: true,
+            ..Lineage::default()
+        }
+    }
+
+    /// Records folded, base included.
+    pub fn len(&self) -> usize {
+        self.base_len + self.parents.len()
+    }
+
+    /// Whether nothing has been folded.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The heads: records no other folded record names as a parent, sorted.
+    pub fn tips(&self) -> &BTreeSet<String> {
+        &self.tips
+    }
+
+    /// Whether every record of the fold saw every record before it (no concurrency).
+    pub fn is_linear(&self) -> bool {
+        self.linear
+    }
+
+    /// Whether `id` is one of this fold's records.
+    pub fn contains(&self, id: &str) -> bool {
+        self.positions.contains_key(id)
+    }
+
+    /// Adds the next record in fold order and returns its global position.
+    pub fn push(&mut self, record: &Record) -> usize {
+        let position = self.len();
+        let parents: Vec<usize> = record
+            .parents
+            .iter()
+            .filter_map(|parent| self.positions.get(parent).copied())
+            .collect();
+        let sees_everything = self.tips.iter().all(|tip| record.parents.contains(tip));
+        let floor = if sees_everything {
+            Some(position)
+        } else {
+            let from_base = (self.base_len > 0
+                && self
+                    .base_tips
+                    .iter()
+                    .all(|tip| record.parents.contains(tip)))
+            .then(|| self.base_len - 1);
+            parents
+                .iter()
+                .filter_map(|parent| self.floors[parent - self.base_len])
+                .chain(from_base)
+                .max()
+        };
+        self.linear &= sees_everything;
+        for parent in &record.parents {
+            self.tips.remove(parent);
+        }
+        self.tips.insert(record.id.clone());
+        self.positions.insert(record.id.clone(), position);
+        self.parents.push(parents);
+        self.floors.push(floor);
+        position
+    }
+
+    /// Whether the record at `position` descends from the record `ancestor` (a record of the
+    /// base always counts as an ancestor).
+    pub fn descends(&self, position: usize, ancestor: &str) -> bool {
+        let Some(&target) = self.positions.get(ancestor) else {
+            return true;
+        };
+        if target >= position {
+            return false;
+        }
+        let floor_of = |at: usize| {
+            if at < self.base_len {
+                Some(at)
+            } else {
+                self.floors[at - self.base_len]
+            }
+        };
+        let mut stack = vec![position];
+        let mut seen = BTreeSet::new();
+        while let Some(at) = stack.pop() {
+            if at == target || floor_of(at).is_some_and(|floor| floor >= target) {
+                return true;
+            }
+            if at < self.base_len || !seen.insert(at) {
+                continue;
+            }
+            stack.extend(
+                self.parents[at - self.base_len]
+                    .iter()
+                    .copied()
+                    .filter(|parent| *parent >= target),
+            );
+        }
+        false
+    }
+
+    /// The fold records' positions, by id.
+    pub fn positions(&self) -> &HashMap<String, usize> {
+        &self.positions
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::rollout::Body;
+    use crate::state::rollout::Source;
+
+    fn record(at: &str, parents: &[&Record]) -> Record {
+        let parents: Vec<String> = parents.iter().map(|p| p.id.clone()).collect();
+        let at_text = format!("2026-01-01T00:00:{at}Z");
+        Record::seal(&Body {
+            parents: &parents,
+            at: &at_text,
+            source: Source::Update,
+            turn_id: Some(at),
+            git_head: None,
+            changed_fields: &[],
+            patch: None,
+            restore: None,
+        })
+        .0
+    }
+
+    fn turns(records: &[Record]) -> Vec<&str> {
+        records
+            .iter()
+            .map(|r| r.turn_id.as_deref().unwrap_or(""))
+            .collect()
+    }
+
+    #[test]
+    fn parents_come_first_then_time_then_id() {
+        let root = record("00", &[]);
+        let ours = record("05", &[&root]);
+        let theirs = record("03", &[&root]);
+        let child_of_ours = record("01", &[&ours]);
+        let merge = record("09", &[&child_of_ours, &theirs]);
+        let shuffled = vec![
+            merge.clone(),
+            child_of_ours.clone(),
+            ours.clone(),
+            theirs.clone(),
+            root.clone(),
+        ];
+        assert_eq!(
+            turns(&topological(shuffled)),
+            ["00", "03", "05", "01", "09"]
+        );
+        let orphan = record("02", &[&ours]);
+        let without_parent = vec![orphan, root];
+        assert_eq!(turns(&topological(without_parent)), ["00", "02"]);
+    }
+
+    #[test]
+    fn lineage_tells_concurrent_records_from_descendants() {
+        let root = record("00", &[]);
+        let a1 = record("01", &[&root]);
+        let b1 = record("02", &[&root]);
+        let a2 = record("03", &[&a1]);
+        let merge = record("04", &[&a2, &b1]);
+        let mut lineage = Lineage::new(0, BTreeSet::new());
+        for r in [&root, &a1, &b1, &a2, &merge] {
+            lineage.push(r);
+        }
+        assert!(!lineage.is_linear());
+        assert!(lineage.descends(3, &a1.id));
+        assert!(!lineage.descends(3, &b1.id));
+        assert!(lineage.descends(4, &b1.id));
+        assert!(lineage.descends(4, &a1.id));
+        assert!(!lineage.descends(2, &a1.id));
+        assert_eq!(lineage.tips().iter().collect::<Vec<_>>(), vec![&merge.id]);
+    }
+
+    #[test]
+    fn base_records_are_ancestors_of_the_fold() {
+        let base_tip = record("00", &[]);
+        let next = record("01", &[&base_tip]);
+        let mut lineage = Lineage::new(5, BTreeSet::from([base_tip.id.clone()]));
+        assert_eq!(lineage.push(&next), 5);
+        assert!(lineage.is_linear());
+        assert!(lineage.descends(5, &base_tip.id));
+        assert!(lineage.descends(5, "anything folded before"));
+    }
+}

@@ -1,0 +1,354 @@
+//! The store inside git's history: merges (repeated, both directions, octopus), rebases,
+//! cherry-picks, reverts, worktrees and fresh clones, all with git's own commands and no
+//! `hooks install`. After each: git reports no conflict, `verify` passes, every record from
+//! every side is there exactly once, and the head equals a full replay.
+
+use std::collections::BTreeSet;
+
+use serde_json::Value;
+use serde_json::json;
+
+use crate::common::TestEnv;
+use crate::common::observation_patch;
+
+/// A repository with a store, an objective and a first commit. Snapshots are written every
+/// other record, so reads cross snapshots written on different branches.
+fn repository() -> TestEnv {
+    let env = TestEnv::bare().with_var("EPIPHANY_SNAPSHOT_EVERY", "2");
+    env.ok(&["init"]);
+    env.update(&json!({"objective": "shared"}));
+    env.write("src/lib.rs", "pub fn lex() {}\n");
+    env.commit_all("base");
+    env
+}
+
+/// Writes observation `obs-<id>` and commits it.
+fn observe(env: &TestEnv, id: &str) {
+    env.update(&observation_patch(id));
+    env.commit_all(&format!("observe {id}"));
+}
+
+/// Runs a git command that must succeed without a conflict or conflict markers.
+fn git_clean(env: &TestEnv, args: &[&str]) {
+    let output = env.git_output(args);
+    assert!(
+        output.status.success(),
+        "git {args:?} failed:\n{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let status = env.git(&["status", "--porcelain"]);
+    assert!(
+        !status
+            .lines()
+            .any(|l| l.starts_with("UU") || l.starts_with("AA")),
+        "unmerged paths after git {args:?}:\n{status}"
+    );
+    for (path, bytes) in env.store_bytes() {
+        let text = String::from_utf8_lossy(&bytes);
+        assert!(
+            !text.contains("<<<<<<<") && !text.contains(">>>>>>>"),
+            "conflict markers in {path} after git {args:?}"
+        );
+    }
+}
+
+fn observation_ids(env: &TestEnv) -> BTreeSet<String> {
+    env.json(&["show"])["observations"]
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .map(|o| o["id"].as_str().expect("id").to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `verify` passes, every record is listed once, and the head equals a replay from scratch.
+fn assert_whole(env: &TestEnv, observations: &[&str]) -> Value {
+    let verify = env.json(&["verify"]);
+    assert_eq!(verify["ok"], true, "{verify}");
+    let head = env.json(&["show"]);
+    let records = head["revision"].as_u64().expect("revision");
+    assert_eq!(verify["records"], records, "{verify}");
+    let replay = env.json(&["show", "--revision", &records.to_string()]);
+    assert_eq!(head, replay, "the head differs from a full replay");
+    let log = env.json(&["log"]);
+    let ids: BTreeSet<&str> = log["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| e["id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(ids.len() as u64, records, "each record once in the log");
+    let expected: BTreeSet<String> = observations.iter().map(|id| format!("obs-{id}")).collect();
+    assert_eq!(observation_ids(env), expected);
+    head
+}
+
+#[test]
+fn two_branches_merged_twice_in_both_directions() {
+    let env = repository();
+    env.git(&["checkout", "-q", "-b", "feature"]);
+    observe(&env, "f1");
+    observe(&env, "f2");
+    env.git(&["checkout", "-q", "main"]);
+    observe(&env, "m1");
+    git_clean(&env, &["merge", "--no-edit", "feature"]);
+    assert_whole(&env, &["f1", "f2", "m1"]);
+
+    // Both sides go on; main is merged back into the feature branch, then again into main.
+    observe(&env, "m2");
+    env.git(&["checkout", "-q", "feature"]);
+    observe(&env, "f3");
+    git_clean(&env, &["merge", "--no-edit", "main"]);
+    assert_whole(&env, &["f1", "f2", "f3", "m1", "m2"]);
+    observe(&env, "f4");
+    env.git(&["checkout", "-q", "main"]);
+    observe(&env, "m3");
+    git_clean(&env, &["merge", "--no-edit", "feature"]);
+    let head = assert_whole(&env, &["f1", "f2", "f3", "f4", "m1", "m2", "m3"]);
+    assert!(head.get("conflicts").is_none(), "{head}");
+
+    // A write after the merges descends from both sides.
+    env.update(&json!({"objective": "after the merges"}));
+    assert_whole(&env, &["f1", "f2", "f3", "f4", "m1", "m2", "m3"]);
+    let log = env.json(&["log", "--limit", "1"]);
+    assert_eq!(
+        log["entries"][0]["parents"].as_array().map(Vec::len),
+        Some(2)
+    );
+}
+
+#[test]
+fn a_rebase_of_three_commits() {
+    let env = repository();
+    env.git(&["checkout", "-q", "-b", "feature"]);
+    observe(&env, "f1");
+    observe(&env, "f2");
+    observe(&env, "f3");
+    env.git(&["checkout", "-q", "main"]);
+    observe(&env, "m1");
+    env.git(&["checkout", "-q", "feature"]);
+    git_clean(&env, &["rebase", "main"]);
+    assert_whole(&env, &["f1", "f2", "f3", "m1"]);
+    observe(&env, "f4");
+    env.git(&["checkout", "-q", "main"]);
+    git_clean(&env, &["merge", "--no-edit", "feature"]);
+    assert_whole(&env, &["f1", "f2", "f3", "f4", "m1"]);
+}
+
+#[test]
+fn cherry_picks_then_a_merge_of_the_same_branch() {
+    let env = repository();
+    env.git(&["checkout", "-q", "-b", "feature"]);
+    observe(&env, "f1");
+    observe(&env, "f2");
+    observe(&env, "f3");
+    let picks: Vec<String> = env
+        .git(&["rev-list", "--reverse", "main..feature"])
+        .lines()
+        .skip(1)
+        .map(str::to_owned)
+        .collect();
+    env.git(&["checkout", "-q", "main"]);
+    observe(&env, "m1");
+    for commit in &picks {
+        git_clean(&env, &["cherry-pick", commit]);
+    }
+    let picked = env.json(&["verify"]);
+    assert_eq!(picked["ok"], true, "{picked}");
+    assert!(observation_ids(&env).contains("obs-f3"));
+    git_clean(&env, &["merge", "--no-edit", "feature"]);
+    assert_whole(&env, &["f1", "f2", "f3", "m1"]);
+    // Lines that reached main twice (picked, then merged) count once.
+    env.update(&json!({"objective": "after the merge"}));
+    assert_whole(&env, &["f1", "f2", "f3", "m1"]);
+}
+
+#[test]
+fn an_octopus_merge() {
+    let env = repository();
+    for branch in ["a", "b", "c"] {
+        env.git(&["checkout", "-q", "-b", branch, "main"]);
+        observe(&env, branch);
+    }
+    env.git(&["checkout", "-q", "main"]);
+    observe(&env, "main");
+    git_clean(&env, &["merge", "--no-edit", "a", "b", "c"]);
+    assert_whole(&env, &["a", "b", "c", "main"]);
+}
+
+#[test]
+fn two_worktrees_write_concurrently_and_merge() {
+    let env = repository();
+    let other = env.sibling("other");
+    let path = other.root().display().to_string();
+    env.git(&["worktree", "add", "-q", "-b", "other", &path]);
+    std::thread::scope(|scope| {
+        let here = &env;
+        let there = &other;
+        scope.spawn(move || here.write_observations(0, 5));
+        scope.spawn(move || there.write_observations(1, 5));
+    });
+    other.commit_all("other worktree");
+    env.commit_all("main worktree");
+    git_clean(&env, &["merge", "--no-edit", "other"]);
+    let expected: Vec<String> = (0..2)
+        .flat_map(|w| (0..5).map(move |n| format!("{w}-{n}")))
+        .collect();
+    let expected: Vec<&str> = expected.iter().map(String::as_str).collect();
+    assert_whole(&env, &expected);
+}
+
+#[test]
+fn a_fresh_clone_without_set_up_merges_a_branch() {
+    let env = repository();
+    env.git(&["checkout", "-q", "-b", "feature"]);
+    observe(&env, "f1");
+    env.git(&["checkout", "-q", "main"]);
+    let clone = env.sibling("clone");
+    let path = clone.root().display().to_string();
+    env.git(&["clone", "-q", "--no-local", ".", &path]);
+    let merge_config = clone.git_output(&["config", "--get-regexp", "^merge\\."]);
+    assert!(
+        merge_config.stdout.is_empty(),
+        "a clone has no merge set-up"
+    );
+    clone.git(&["checkout", "-q", "-b", "feature", "origin/feature"]);
+    clone.git(&["checkout", "-q", "main"]);
+    observe(&clone, "c1");
+    git_clean(&clone, &["merge", "--no-edit", "feature"]);
+    assert_whole(&clone, &["c1", "f1"]);
+}
+
+#[test]
+fn a_revert_of_a_state_commit() {
+    let env = repository();
+    observe(&env, "kept");
+    observe(&env, "reverted");
+    git_clean(&env, &["revert", "--no-edit", "HEAD"]);
+    assert_whole(&env, &["kept"]);
+    observe(&env, "after");
+    assert_whole(&env, &["after", "kept"]);
+}
+
+fn node(id: &str, purpose: &str) -> Value {
+    json!({"id": id, "title": id, "purpose": purpose, "code_refs": [{"path": "src/lib.rs"}]})
+}
+
+#[test]
+fn concurrent_graph_edits_keep_both_and_a_clash_is_a_conflict_until_rewritten() {
+    let env = repository();
+    env.update(&json!({"upsert": {"architecture_nodes": [node("lexer", "tokens")]}}));
+    env.commit_all("map");
+    env.git(&["checkout", "-q", "-b", "feature"]);
+    env.update(&json!({"upsert": {"architecture_nodes": [node("parser", "trees"), node("lexer", "feature's lexer")]}}));
+    env.commit_all("feature map");
+    env.git(&["checkout", "-q", "main"]);
+    env.update(&json!({"upsert": {"architecture_nodes": [node("checker", "types"), node("lexer", "main's lexer")]}}));
+    env.commit_all("main map");
+    git_clean(&env, &["merge", "--no-edit", "feature"]);
+
+    let head = env.json(&["show"]);
+    let nodes: BTreeSet<&str> = head["graphs"]["architecture"]["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .map(|n| n["id"].as_str().expect("id"))
+        .collect();
+    assert_eq!(nodes, BTreeSet::from(["checker", "lexer", "parser"]));
+    let conflicts = head["conflicts"].as_array().expect("a conflict");
+    assert_eq!(conflicts.len(), 1, "{head}");
+    assert_eq!(conflicts[0]["key"], "architecture_nodes/lexer");
+    assert_eq!(conflicts[0]["records"].as_array().map(Vec::len), Some(2));
+    assert_eq!(env.json(&["verify"])["ok"], true);
+    let scene = env.run(&["scene"]);
+    assert!(scene.stdout.contains("architecture_nodes/lexer"), "{scene}");
+    let check = env.run(&["freshness", "--check"]);
+    assert_eq!(check.code, 1, "{check}");
+    assert!(
+        check.stdout.contains("architecture_nodes/lexer")
+            || check.stderr.contains("architecture_nodes/lexer"),
+        "{check}"
+    );
+
+    env.update(&json!({"upsert": {"architecture_nodes": [node("lexer", "settled")]}}));
+    let settled = env.json(&["show"]);
+    assert!(settled.get("conflicts").is_none(), "{settled}");
+    assert_eq!(env.json(&["verify"])["ok"], true);
+}
+
+#[test]
+fn revisions_take_record_ids_and_prefixes() {
+    let env = repository();
+    env.update(&json!({"objective": "second"}));
+    let log = env.json(&["log"]);
+    let first = log["entries"][1]["id"].as_str().expect("id").to_owned();
+    assert_eq!(
+        env.json(&["show", "--revision", &first[..10]])["objective"],
+        "shared"
+    );
+    assert_eq!(
+        env.json(&["show", "--revision", "HEAD~1"])["objective"],
+        "shared"
+    );
+    let diff = env.json(&["diff", &first[..8], "HEAD"]);
+    assert_eq!(diff["changed_fields"], json!(["objective"]));
+    let rolled = env.json(&["rollback", "--to-revision", &first]);
+    assert_eq!(rolled["changed_fields"], json!(["objective"]));
+    let unknown = env.run(&["show", "--revision", "ffffffff"]);
+    assert_eq!(unknown.code, 2, "{unknown}");
+    assert!(
+        unknown
+            .stderr
+            .contains("no record id starts with `ffffffff`"),
+        "{unknown}"
+    );
+}
+
+#[test]
+fn rollback_restores_anchors_so_staleness_stays_visible() {
+    let env = repository();
+    env.update(&json!({"upsert": {"architecture_nodes": [node("lexer", "tokens")]}}));
+    env.commit_all("map");
+    env.write("src/lib.rs", "pub fn lex() { /* changed */ }\n");
+    env.commit_all("change the cited code");
+    let stale = env.run(&["freshness", "--check"]);
+    assert_eq!(stale.code, 1, "{stale}");
+    env.update(&json!({"upsert": {"architecture_nodes": [node("lexer", "re-read")]}}));
+    assert_eq!(env.run(&["freshness", "--check"]).code, 0);
+    env.ok(&["rollback", "--to-revision", "HEAD~1"]);
+    let again = env.run(&["freshness", "--check"]);
+    assert_eq!(again.code, 1, "rollback must not hide staleness:\n{again}");
+}
+
+#[test]
+fn a_write_that_would_leave_an_invalid_state_is_refused() {
+    let env = repository();
+    env.update(&json!({
+        "upsert": {"architecture_nodes": [node("a", "x"), node("b", "y")]},
+        "graph_frontier": {"active_node_ids": ["b"]}
+    }));
+    let before = env.store_bytes();
+    let refused = env.run_with_stdin(
+        &["--json", "update"],
+        json!({"graphs": {"architecture": {"nodes": [node("a", "x")]}}}).to_string(),
+    );
+    assert_eq!(refused.code, 2, "{refused}");
+    assert_eq!(
+        refused.json()["error"]["problems"],
+        json!(["graph frontier references missing node \"b\""])
+    );
+    let removed = env.run_with_stdin(
+        &["update"],
+        json!({"remove": {"architecture_nodes": ["b", "nope"]}}).to_string(),
+    );
+    assert_eq!(removed.code, 2, "{removed}");
+    assert!(
+        removed.stderr.contains("there is no record \"nope\""),
+        "{removed}"
+    );
+    assert_eq!(env.store_bytes(), before);
+    assert_eq!(env.json(&["verify"])["ok"], true);
+}
