@@ -50,7 +50,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let history = store.history()?;
     let count = history.resolve(to_revision)?;
     let target = history.fold_to(count);
-    let changed_fields = changed_fields_between(&tx.head().state, &target.state);
+    // The write head holds no observation bodies; compare with the whole head.
+    let changed_fields = changed_fields_between(&store.head()?.state, &target.state);
     if changed_fields.is_empty() {
         ctx.ui.status(&format!(
             "nothing changed: the head already equals revision {count}"

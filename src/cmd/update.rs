@@ -16,11 +16,13 @@ use crate::policy::update::UpdateRefusal;
 use crate::policy::update::added_problems;
 use crate::policy::update::check_update;
 use crate::policy::update::structure_problems;
+use crate::state::model::RecordIds;
 use crate::state::patch::ChangedField;
 use crate::state::patch::Patch;
 use crate::state::rollout::Source;
 use crate::state::store::Committed;
 use crate::state::store::Draft;
+use crate::state::store::Head;
 use crate::state::store::Payload;
 use crate::state::store::Store;
 use crate::ui::Report;
@@ -187,9 +189,10 @@ pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<Patch
         ));
     }
     let mut tx = ctx.begin(store)?;
-    check_update(&tx.head().state, &patch, expected_revision).map_err(refusal_error)?;
+    check_update(&tx.head().state, tx.head(), &patch, expected_revision).map_err(refusal_error)?;
     let structural = patch.has_state_replacements();
-    let before = structural.then(|| structure_problems(&tx.head().state));
+    let problems = |head: &Head| structure_problems(&head.state, &|id| head.has_evidence(id));
+    let before = structural.then(|| problems(tx.head()));
     tx.stage(
         Draft {
             source,
@@ -200,7 +203,7 @@ pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<Patch
         ctx.stamp(store),
     );
     if let Some(before) = before {
-        let added = added_problems(&before, structure_problems(&tx.head().state));
+        let added = added_problems(&before, problems(tx.head()));
         if !added.is_empty() {
             return Err(refusal_error(UpdateRefusal::Invalid(added)));
         }

@@ -126,6 +126,7 @@ pub fn evaluate_promotion(patch: &Patch, verifier: &EvidenceRecord) -> Vec<Strin
         }
     }
 
+    let has_evidence = |id: &str| evidence_ids.contains(id);
     reasons.0.extend(structural_errors(&Replacements {
         active_subgoal_id: patch.active_subgoal_id.as_deref(),
         subgoals: patch.subgoals.as_deref(),
@@ -134,7 +135,7 @@ pub fn evaluate_promotion(patch: &Patch, verifier: &EvidenceRecord) -> Vec<Strin
         graph_frontier: patch.graph_frontier.as_ref(),
         graph_checkpoint: patch.graph_checkpoint.as_ref(),
         investigation_checkpoint: patch.investigation_checkpoint.as_ref(),
-        available_evidence_ids: Some(&evidence_ids),
+        available_evidence_ids: Some(&has_evidence),
         churn: patch.churn.as_ref(),
     }));
 

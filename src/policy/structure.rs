@@ -15,7 +15,7 @@ use crate::state::model::InvestigationCheckpoint;
 use crate::state::model::Subgoal;
 
 /// The replacement fields to check. `None` means "not part of this write".
-#[derive(Debug, Default, Clone, Copy)]
+#[derive(Default, Clone, Copy)]
 pub struct Replacements<'a> {
     /// The active subgoal id.
     pub active_subgoal_id: Option<&'a str>,
@@ -31,8 +31,8 @@ pub struct Replacements<'a> {
     pub graph_checkpoint: Option<&'a GraphCheckpoint>,
     /// The investigation checkpoint.
     pub investigation_checkpoint: Option<&'a InvestigationCheckpoint>,
-    /// Evidence ids a checkpoint may cite; `None` skips that check.
-    pub available_evidence_ids: Option<&'a HashSet<&'a str>>,
+    /// Whether a checkpoint may cite an evidence id; `None` skips that check.
+    pub available_evidence_ids: Option<&'a dyn Fn(&str) -> bool>,
     /// The churn judgment.
     pub churn: Option<&'a ChurnState>,
 }
@@ -293,7 +293,7 @@ fn check_graph_checkpoint_shape(reasons: &mut Reasons, checkpoint: &GraphCheckpo
 fn check_investigation_checkpoint(
     reasons: &mut Reasons,
     checkpoint: &InvestigationCheckpoint,
-    available_evidence_ids: Option<&HashSet<&str>>,
+    available_evidence_ids: Option<&dyn Fn(&str) -> bool>,
 ) {
     let label = "patch.investigation_checkpoint";
     reasons.require(&format!("{label}.checkpoint_id"), &checkpoint.checkpoint_id);
@@ -315,7 +315,7 @@ fn check_investigation_checkpoint(
     reasons.non_blank_unique(&format!("{label}.evidence_ids"), &checkpoint.evidence_ids);
     if let Some(available) = available_evidence_ids {
         for id in checkpoint.evidence_ids.iter().filter(|id| !is_blank(id)) {
-            if !available.contains(id.as_str()) {
+            if !available(id) {
                 reasons.push(format!(
                     "investigation checkpoint cites missing evidence id \"{id}\""
                 ));
@@ -491,7 +491,7 @@ mod tests {
             code_refs: vec![],
             evidence_ids: vec!["ev-1".into(), "ev-2".into()],
         };
-        let available: HashSet<&str> = ["ev-1"].into_iter().collect();
+        let available = |id: &str| id == "ev-1";
         let reasons = structural_errors(&Replacements {
             investigation_checkpoint: Some(&checkpoint),
             available_evidence_ids: Some(&available),

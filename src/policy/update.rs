@@ -13,6 +13,7 @@ use crate::policy::structure::structural_errors;
 use crate::policy::text::is_blank;
 use crate::state::model::PlanningSourceRef;
 use crate::state::model::PlanningState;
+use crate::state::model::RecordIds;
 use crate::state::model::State;
 use crate::state::patch::ChangedField;
 use crate::state::patch::Collection;
@@ -53,9 +54,11 @@ impl std::fmt::Display for UpdateRefusal {
     }
 }
 
-/// Decides whether `patch` may be applied to `state` (§9.2 steps 1–4).
+/// Decides whether `patch` may be applied to `state` (§9.2 steps 1–4). `ids` answers which
+/// observation and evidence ids the store holds (the state's lists may be cut short).
 pub fn check_update(
     state: &State,
+    ids: &dyn RecordIds,
     patch: &Patch,
     expected_revision: Option<u64>,
 ) -> Result<(), UpdateRefusal> {
@@ -70,7 +73,7 @@ pub fn check_update(
             found: state.revision,
         });
     }
-    let reasons = update_validation_errors(state, patch);
+    let reasons = update_validation_errors(state, ids, patch);
     if reasons.is_empty() {
         Ok(())
     } else {
@@ -79,19 +82,16 @@ pub fn check_update(
 }
 
 /// Every validation reason of §9.3, in order, each reported once.
-pub fn update_validation_errors(state: &State, patch: &Patch) -> Vec<String> {
+pub fn update_validation_errors(state: &State, ids: &dyn RecordIds, patch: &Patch) -> Vec<String> {
     let mut reasons = Reasons::default();
-    let stored_evidence: HashSet<&str> = state
-        .recent_evidence
+    let patch_evidence: HashSet<&str> = patch
+        .evidence
         .iter()
         .map(|e| e.id.as_str())
-        .collect();
-    let known_evidence: HashSet<&str> = stored_evidence
-        .iter()
-        .copied()
-        .chain(patch.evidence.iter().map(|e| e.id.as_str()))
         .filter(|id| !id.is_empty())
         .collect();
+    let known_evidence =
+        |id: &str| !id.is_empty() && (patch_evidence.contains(id) || ids.has_evidence(id));
 
     for evidence in &patch.evidence {
         reasons.require("patch.evidence.id", &evidence.id);
@@ -104,7 +104,7 @@ pub fn update_validation_errors(state: &State, patch: &Patch) -> Vec<String> {
         patch.evidence.iter().map(|e| e.id.as_str()),
     );
     for evidence in &patch.evidence {
-        if stored_evidence.contains(evidence.id.as_str()) {
+        if !evidence.id.is_empty() && ids.has_evidence(&evidence.id) {
             reasons.push(format!(
                 "evidence id \"{}\" already exists in Epiphany state",
                 evidence.id
@@ -112,8 +112,6 @@ pub fn update_validation_errors(state: &State, patch: &Patch) -> Vec<String> {
         }
     }
 
-    let stored_observations: HashSet<&str> =
-        state.observations.iter().map(|o| o.id.as_str()).collect();
     for observation in &patch.observations {
         reasons.require("patch.observations.id", &observation.id);
         reasons.require("patch.observations.summary", &observation.summary);
@@ -126,7 +124,7 @@ pub fn update_validation_errors(state: &State, patch: &Patch) -> Vec<String> {
     );
     for observation in &patch.observations {
         let id = &observation.id;
-        if stored_observations.contains(id.as_str()) {
+        if !id.is_empty() && ids.has_observation(id) {
             reasons.push(format!(
                 "observation id \"{id}\" already exists in Epiphany state"
             ));
@@ -137,7 +135,7 @@ pub fn update_validation_errors(state: &State, patch: &Patch) -> Vec<String> {
             ));
         }
         for cited in &observation.evidence_ids {
-            if !known_evidence.contains(cited.as_str()) {
+            if !known_evidence(cited) {
                 reasons.push(format!(
                     "observation \"{id}\" cites missing evidence id \"{cited}\""
                 ));
@@ -147,7 +145,7 @@ pub fn update_validation_errors(state: &State, patch: &Patch) -> Vec<String> {
 
     if let Some(checkpoint) = &patch.investigation_checkpoint {
         for cited in &checkpoint.evidence_ids {
-            if !known_evidence.contains(cited.as_str()) {
+            if !known_evidence(cited) {
                 reasons.push(format!(
                     "investigation checkpoint cites missing evidence id \"{cited}\""
                 ));
@@ -325,7 +323,12 @@ fn has_record(state: &State, collection: Collection, key: &str) -> bool {
     }
 }
 
-fn check_receipts(reasons: &mut Reasons, state: &State, patch: &Patch, known: &HashSet<&str>) {
+fn check_receipts(
+    reasons: &mut Reasons,
+    state: &State,
+    patch: &Patch,
+    known: &dyn Fn(&str) -> bool,
+) {
     let mut ids: HashSet<&str> = state
         .acceptance_receipts
         .iter()
@@ -362,7 +365,7 @@ fn check_receipts(reasons: &mut Reasons, state: &State, patch: &Patch, known: &H
             ));
         }
         if let Some(evidence) = &receipt.accepted_evidence_id
-            && !known.contains(evidence.as_str())
+            && !known(evidence)
         {
             reasons.push(format!(
                 "acceptance receipt \"{}\" cites missing evidence id \"{evidence}\"",
@@ -512,7 +515,8 @@ pub fn state_problems(state: &State) -> Vec<String> {
         .iter()
         .map(|e| e.id.as_str())
         .collect();
-    let mut reasons = Reasons(structure_problems(state));
+    let has_evidence = |id: &str| evidence.contains(id);
+    let mut reasons = Reasons(structure_problems(state, &has_evidence));
     reasons.no_repeats(
         "duplicate evidence id",
         state.recent_evidence.iter().map(|e| e.id.as_str()),
@@ -536,13 +540,9 @@ pub fn state_problems(state: &State) -> Vec<String> {
 
 /// Problems of the state's replaceable fields: the §3.4 validator over subgoals, invariants,
 /// graphs, frontier and checkpoints, and the planning rules. Cheap next to
-/// [`state_problems`]: it does not walk observations or evidence.
-pub fn structure_problems(state: &State) -> Vec<String> {
-    let evidence: HashSet<&str> = state
-        .recent_evidence
-        .iter()
-        .map(|e| e.id.as_str())
-        .collect();
+/// [`state_problems`]: it does not walk observations or evidence; `has_evidence` answers
+/// whether an evidence id exists.
+pub fn structure_problems(state: &State, has_evidence: &dyn Fn(&str) -> bool) -> Vec<String> {
     let mut reasons = Reasons(structural_errors(&Replacements {
         active_subgoal_id: state.active_subgoal_id.as_deref(),
         subgoals: Some(&state.subgoals),
@@ -551,7 +551,7 @@ pub fn structure_problems(state: &State) -> Vec<String> {
         graph_frontier: state.graph_frontier.as_ref(),
         graph_checkpoint: state.graph_checkpoint.as_ref(),
         investigation_checkpoint: state.investigation_checkpoint.as_ref(),
-        available_evidence_ids: Some(&evidence),
+        available_evidence_ids: Some(has_evidence),
         churn: state.churn.as_ref(),
     }));
     check_planning(&mut reasons, &state.planning);
@@ -622,7 +622,12 @@ mod tests {
     #[test]
     fn empty_patch_is_refused_first() {
         assert_eq!(
-            check_update(&State::default(), &Patch::default(), Some(9)),
+            check_update(
+                &State::default(),
+                &State::default(),
+                &Patch::default(),
+                Some(9)
+            ),
             Err(UpdateRefusal::EmptyPatch)
         );
     }
@@ -633,7 +638,7 @@ mod tests {
             objective: Some("o".into()),
             ..Patch::default()
         };
-        let refusal = check_update(&stored(), &patch, Some(0)).expect_err("mismatch");
+        let refusal = check_update(&stored(), &stored(), &patch, Some(0)).expect_err("mismatch");
         assert_eq!(
             refusal.to_string(),
             "epiphany state revision mismatch: expected 0, found 1"
@@ -661,7 +666,7 @@ mod tests {
             ..Patch::default()
         };
         assert_eq!(
-            update_validation_errors(&stored(), &patch),
+            update_validation_errors(&stored(), &stored(), &patch),
             vec![
                 "patch.evidence.kind must not be empty",
                 "duplicate evidence id \"ev-2\"",
@@ -692,7 +697,7 @@ mod tests {
             ..Patch::default()
         };
         assert_eq!(
-            update_validation_errors(&stored(), &patch),
+            update_validation_errors(&stored(), &stored(), &patch),
             vec!["investigation checkpoint cites missing evidence id \"ev-404\""]
         );
     }
@@ -715,13 +720,13 @@ mod tests {
             active_subgoal_id: Some("s1".into()),
             ..Patch::default()
         };
-        assert!(update_validation_errors(&state, &ok).is_empty());
+        assert!(update_validation_errors(&state, &state, &ok).is_empty());
         let bad = Patch {
             active_subgoal_id: Some("s2".into()),
             ..Patch::default()
         };
         assert_eq!(
-            update_validation_errors(&state, &bad),
+            update_validation_errors(&state, &state, &bad),
             vec!["active subgoal id \"s2\" is not present in patch.subgoals"]
         );
     }
@@ -769,7 +774,7 @@ mod tests {
             ..Patch::default()
         };
         assert_eq!(
-            update_validation_errors(&State::default(), &patch),
+            update_validation_errors(&State::default(), &State::default(), &patch),
             vec![
                 "job_binding.scope must not be empty",
                 "job_binding.authority_scope must not be empty",
@@ -866,7 +871,7 @@ mod tests {
             ..Patch::default()
         };
         assert_eq!(
-            update_validation_errors(&State::default(), &patch),
+            update_validation_errors(&State::default(), &State::default(), &patch),
             vec![
                 "planning.captures.source.repo is required for github_issue sources",
                 "planning.captures.source.issue_number is required for github_issue sources",
@@ -894,7 +899,7 @@ mod tests {
             .code_refs
             .push(crate::state::model::CodeRef::to_path("C:\\x.rs"));
         assert_eq!(
-            update_validation_errors(&State::default(), &patch),
+            update_validation_errors(&State::default(), &State::default(), &patch),
             vec![
                 "code ref path \"../outside.rs\" leaves the repository (`..` is not allowed)",
                 "code ref path \"C:\\x.rs\" is absolute; give it relative to the repository root",

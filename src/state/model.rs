@@ -79,6 +79,25 @@ pub struct State {
     pub conflicts: Vec<Conflict>,
 }
 
+/// Answers whether the store holds an observation or evidence record with an id, without
+/// needing the records themselves (a head read for a write decodes only their ids).
+pub trait RecordIds {
+    /// Whether an observation has this id.
+    fn has_observation(&self, id: &str) -> bool;
+    /// Whether an evidence record has this id.
+    fn has_evidence(&self, id: &str) -> bool;
+}
+
+impl RecordIds for State {
+    fn has_observation(&self, id: &str) -> bool {
+        self.observations.iter().any(|o| o.id == id)
+    }
+
+    fn has_evidence(&self, id: &str) -> bool {
+        self.recent_evidence.iter().any(|e| e.id == id)
+    }
+}
+
 /// Concurrent records that wrote the same field or record with different values.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Conflict {

@@ -139,6 +139,31 @@ mod names {
     pub const OBSERVATIONS: &str = "observations";
     pub const EVIDENCE: &str = "evidence";
     pub const ORDER: &str = "order";
+    pub const IDS: &str = "ids";
+}
+
+/// The ids of the stored observations and evidence records, sorted: what a write checks new
+/// ids against without decoding the records.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StoredIds {
+    /// Observation ids, sorted.
+    pub observations: Vec<String>,
+    /// Evidence ids, sorted.
+    pub evidence: Vec<String>,
+}
+
+impl StoredIds {
+    /// The ids of `state`'s lists, sorted.
+    pub fn of(state: &State) -> StoredIds {
+        let sorted = |mut ids: Vec<String>| {
+            ids.sort_unstable();
+            ids
+        };
+        StoredIds {
+            observations: sorted(state.observations.iter().map(|o| o.id.clone()).collect()),
+            evidence: sorted(state.recent_evidence.iter().map(|e| e.id.clone()).collect()),
+        }
+    }
 }
 
 /// Encodes a snapshot and returns its file name and bytes.
@@ -168,6 +193,11 @@ pub fn encode(contents: &Contents<'_>) -> Result<(String, Vec<u8>)> {
         &folded.state.recent_evidence,
     )?);
     sections.push(list(&mut body, names::ORDER, contents.order)?);
+    sections.push(single(
+        &mut body,
+        names::IDS,
+        &StoredIds::of(&folded.state),
+    )?);
     let header = Header {
         format_version: FORMAT_VERSION,
         records: contents.records,
@@ -258,6 +288,8 @@ pub struct Loaded {
     pub tips: BTreeSet<String>,
     /// The commit checked out at its last record's write.
     pub last_git_head: Option<String>,
+    /// The ids of all its observations and evidence, when its lists were cut short.
+    pub ids: Option<StoredIds>,
 }
 
 impl SnapshotFile {
@@ -385,6 +417,10 @@ impl SnapshotFile {
             },
             tips: self.header.tips.iter().cloned().collect(),
             last_git_head: self.header.last_git_head.clone(),
+            ids: match lists {
+                Some(_) => Some(self.value(names::IDS)?),
+                None => None,
+            },
         })
     }
 

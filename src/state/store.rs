@@ -50,6 +50,7 @@ use crate::state::fold::Fold;
 use crate::state::fold::Folded;
 use crate::state::fs;
 use crate::state::git;
+use crate::state::model::RecordIds;
 use crate::state::model::State;
 use crate::state::order::topological;
 use crate::state::patch::ChangedField;
@@ -64,6 +65,7 @@ use crate::state::snapshot;
 use crate::state::snapshot::Anchor;
 use crate::state::snapshot::RolloutMark;
 use crate::state::snapshot::SnapshotFile;
+use crate::state::snapshot::StoredIds;
 
 /// The name of the store directory.
 pub const STORE_DIR: &str = ".epiphany";
@@ -111,6 +113,8 @@ pub struct Head {
     pub totals: ListTotals,
     /// The live writers, when they were read.
     writers: Option<crate::state::fold::Writers>,
+    /// When the lists were cut short: the ids of every observation and evidence record.
+    ids: Option<KnownIds>,
     /// The snapshot the head was read from.
     base: Option<PathBuf>,
     /// The records folded on top of it, in fold order.
@@ -143,6 +147,44 @@ impl Head {
     /// Whether any write has happened yet.
     pub fn has_state(&self) -> bool {
         self.state.revision > 0
+    }
+}
+
+/// Every observation and evidence id: the snapshot's, sorted, and those folded after it.
+#[derive(Debug, Clone, Default)]
+struct KnownIds {
+    stored: StoredIds,
+    observations: HashSet<String>,
+    evidence: HashSet<String>,
+}
+
+impl RecordIds for Head {
+    fn has_observation(&self, id: &str) -> bool {
+        match &self.ids {
+            Some(ids) => {
+                ids.observations.contains(id)
+                    || ids
+                        .stored
+                        .observations
+                        .binary_search_by(|o| o.as_str().cmp(id))
+                        .is_ok()
+            }
+            None => self.state.has_observation(id),
+        }
+    }
+
+    fn has_evidence(&self, id: &str) -> bool {
+        match &self.ids {
+            Some(ids) => {
+                ids.evidence.contains(id)
+                    || ids
+                        .stored
+                        .evidence
+                        .binary_search_by(|e| e.as_str().cmp(id))
+                        .is_ok()
+            }
+            None => self.state.has_evidence(id),
+        }
     }
 }
 
@@ -500,7 +542,12 @@ impl Store {
             observations: folded.state.observations.len(),
             evidence: folded.state.recent_evidence.len(),
         };
+        let ids = lists.map(|_| KnownIds {
+            stored: StoredIds::of(&folded.state),
+            ..KnownIds::default()
+        });
         Ok(Head {
+            ids,
             state: cut_lists(folded.state, lists),
             anchors: folded.anchors,
             tips: folded.tips,
@@ -698,11 +745,27 @@ impl Store {
             fold.push(record);
         }
         let folded = fold.finish();
+        let appended = (
+            folded.state.observations.len() - before.0,
+            folded.state.recent_evidence.len() - before.1,
+        );
         let totals = ListTotals {
-            observations: observations as usize + folded.state.observations.len() - before.0,
-            evidence: evidence as usize + folded.state.recent_evidence.len() - before.1,
+            observations: observations as usize + appended.0,
+            evidence: evidence as usize + appended.1,
         };
+        let ids = loaded.ids.map(|stored| KnownIds {
+            stored,
+            observations: folded.state.observations[..appended.0]
+                .iter()
+                .map(|o| o.id.clone())
+                .collect(),
+            evidence: folded.state.recent_evidence[..appended.1]
+                .iter()
+                .map(|e| e.id.clone())
+                .collect(),
+        });
         Ok(Some(Head {
+            ids,
             state: cut_lists(folded.state, lists),
             anchors: folded.anchors,
             tips: folded.tips,
@@ -792,7 +855,9 @@ impl Store {
         if self.is_legacy() {
             self.upgrade()?;
         }
-        let head = self.read_head(None, false)?;
+        // A write checks new observation and evidence ids against the stored ids; it never
+        // needs the records themselves.
+        let head = self.read_head(Some(0), false)?;
         Ok(Transaction {
             store: self,
             _lock: lock,
@@ -987,6 +1052,8 @@ pub struct Transaction<'a> {
 
 impl Transaction<'_> {
     /// The head, read under the lock (after [`Transaction::stage`]: with the staged record).
+    /// Its observation and evidence lists hold only what the staged record adds; their ids
+    /// are all answered by [`RecordIds`].
     pub fn head(&self) -> &Head {
         &self.head
     }
@@ -1025,6 +1092,12 @@ impl Transaction<'_> {
         head.anchors = folded.anchors;
         head.tips = folded.tips;
         head.last_git_head = folded.last_git_head;
+        if let Some(ids) = &mut head.ids {
+            ids.observations
+                .extend(head.state.observations.iter().map(|o| o.id.clone()));
+            ids.evidence
+                .extend(head.state.recent_evidence.iter().map(|e| e.id.clone()));
+        }
         self.staged = Some((record, line));
     }
 
