@@ -7,6 +7,8 @@ use serde::Serialize;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::mcp::Tool;
+use crate::mcp::schema_of;
 use crate::policy::update::changed_fields_between;
 use crate::state::patch::ChangedField;
 use crate::ui::Report;
@@ -23,6 +25,9 @@ pub struct Args {
     /// The newer revision (default: the head)
     pub to: Option<u64>,
 }
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::READER.report(schema_of::<DiffReport>);
 
 /// The difference between two revisions.
 #[derive(Debug, Serialize, schemars::JsonSchema)]

@@ -14,6 +14,7 @@ use serde_json::json;
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::cmd::reorient::reorientation;
+use crate::mcp::Tool;
 use crate::policy::session::HOST_INJECTION_CAP;
 use crate::policy::session::pre_compact_directive;
 use crate::policy::session::session_start_context;
@@ -30,6 +31,9 @@ pub struct Args {
     #[command(subcommand)]
     pub event: Event,
 }
+
+/// Plumbing: not offered as an MCP tool.
+pub const TOOL: Tool = Tool::PLUMBING;
 
 /// The hook events.
 #[derive(Debug, clap::Subcommand)]

@@ -14,6 +14,7 @@ use anyhow::Result;
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::error::Failure;
+use crate::mcp::Tool;
 use crate::policy::merge::merge_rollouts;
 use crate::state::fs;
 use crate::state::rollout;
@@ -35,6 +36,9 @@ pub struct Args {
     /// The path being merged, relative to the repository root (%P)
     pub path: Option<PathBuf>,
 }
+
+/// Plumbing: not offered as an MCP tool.
+pub const TOOL: Tool = Tool::PLUMBING;
 
 /// Runs `merge-driver`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {

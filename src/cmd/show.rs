@@ -6,6 +6,8 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::mcp::Tool;
+use crate::mcp::schema_of;
 use crate::state::model::State;
 use crate::ui::Report;
 
@@ -20,6 +22,9 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub revision: Option<u64>,
 }
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::READER.report(schema_of::<State>);
 
 struct StateReport(State);
 

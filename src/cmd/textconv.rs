@@ -8,6 +8,7 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::mcp::Tool;
 use crate::state::fs;
 use crate::state::rollout;
 use crate::state::snapshot::Snapshot;
@@ -22,6 +23,9 @@ pub struct Args {
     /// The file to convert
     pub file: PathBuf,
 }
+
+/// Plumbing: not offered as an MCP tool.
+pub const TOOL: Tool = Tool::PLUMBING;
 
 /// Runs `textconv`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {

@@ -17,6 +17,8 @@ use serde_json::json;
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::error::Failure;
+use crate::mcp::Tool;
+use crate::mcp::schema_of;
 use crate::policy::hooks::AgentHook;
 use crate::state::fs;
 use crate::state::git;
@@ -32,6 +34,9 @@ pub struct Args {
     #[command(subcommand)]
     pub action: Action,
 }
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::PLUMBING.report(schema_of::<HooksReport>);
 
 /// `hooks` subcommands.
 #[derive(Debug, clap::Subcommand)]
