@@ -44,6 +44,11 @@ pub fn hooks_dir(dir: &Path) -> Result<PathBuf, git2::Error> {
     })
 }
 
+/// The git directory of the repository that contains `dir` (a worktree's own one in a worktree).
+pub fn git_dir(dir: &Path) -> Result<PathBuf, git2::Error> {
+    Ok(Repository::discover(dir)?.path().to_path_buf())
+}
+
 /// A value of the repository's local git config.
 pub fn local_config(dir: &Path, key: &str) -> Result<Option<String>, git2::Error> {
     let repo = Repository::discover(dir)?;
