@@ -210,7 +210,11 @@ pub fn call(ctx: &Ctx, params: &Map<String, Value>, revision: Revision) -> Resul
             return Ok(result(text, code, None));
         }
     };
-    let text = String::from_utf8_lossy(&captured.take()).into_owned();
+    let mut text = String::from_utf8_lossy(&captured.take()).into_owned();
+    if code >= 2 {
+        // The command's own complaints name its flags; the tool's caller knows arguments.
+        text = renamed_flags(&command, &text);
+    }
     // Exit 1 is an answer ("stale", "rejected"), not a failure: its report is the result.
     let structured = (code < 2 && revision >= Revision::STRUCTURED)
         .then(|| serde_json::from_str::<Value>(&text).ok())
@@ -477,8 +481,12 @@ fn renamed_flags(command: &clap::Command, text: &str) -> String {
         };
         let id = format!("`{}`", arg.get_id().as_str());
         for name in arg.get_value_names().into_iter().flatten() {
-            text = text.replace(&format!("--{long} <{name}>"), &id);
+            for shown in [format!("--{long} <{name}>"), format!("--{long} {name}")] {
+                text = text.replace(&format!("`{shown}`"), &id);
+                text = text.replace(&shown, &id);
+            }
         }
+        text = text.replace(&format!("`--{long}`"), &id);
         text = text.replace(&format!("--{long}"), &id);
     }
     text
@@ -624,6 +632,14 @@ mod tests {
         assert_eq!(
             renamed_flags(&command, "a value is required for '--used <N>'"),
             "a value is required for '`used`'"
+        );
+        let distill = subcommand("distill");
+        assert_eq!(
+            renamed_flags(
+                &distill,
+                "pass `--text TEXT`, or a non-blank `--source-kind`"
+            ),
+            "pass `text`, or a non-blank `source_kind`"
         );
     }
 }

@@ -233,6 +233,14 @@ fn tool_errors_name_the_tools_arguments() {
         text(&choice),
         "argument `mode` must be one of hybrid, exact, semantic, not `fuzzy`"
     );
+    // The command's own complaints are renamed too.
+    let empty = session.call(5, "init", json!({"objective": ""}));
+    assert_eq!(empty["isError"], true, "{empty}");
+    assert!(
+        text(&empty).contains("`objective` must not be empty"),
+        "{empty}"
+    );
+    assert!(!text(&empty).contains("--objective"), "{empty}");
 }
 
 #[test]
