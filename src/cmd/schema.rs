@@ -6,7 +6,6 @@ use std::io::Write;
 use anyhow::Result;
 use clap::CommandFactory;
 use schemars::Schema;
-use schemars::schema_for;
 use serde::Serialize;
 use serde_json::Map;
 use serde_json::Value;
@@ -69,7 +68,7 @@ impl Report for SchemaReport {
 /// Runs `schema`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let Args { command } = args;
-    let error = schema_for!(ErrorDocument).to_value();
+    let error = crate::mcp::schema_of::<ErrorDocument>().to_value();
     let mut reports: Map<String, Value> = report_schemas()
         .into_iter()
         .map(|(name, schema)| (name, schema.to_value()))

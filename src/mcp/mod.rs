@@ -16,6 +16,8 @@
 
 use schemars::JsonSchema;
 use schemars::Schema;
+use schemars::transform::RecursiveTransform;
+use schemars::transform::Transform;
 
 pub mod protocol;
 pub mod tools;
@@ -81,10 +83,48 @@ impl Tool {
     }
 }
 
-/// The JSON Schema of `T`, for [`Tool::report`].
+/// The JSON Schema of `T`, for [`Tool::report`]. Rust's integer widths (`"format": "uint64"`)
+/// are dropped: they are no JSON Schema format, validators such as ajv (the MCP TypeScript SDK's)
+/// warn about each, and `"type": "integer"` with `"minimum": 0` already says what they meant.
 pub fn schema_of<T: JsonSchema>() -> Schema {
-    schemars::schema_for!(T)
+    let mut schema = schemars::schema_for!(T);
+    let mut drop_widths = RecursiveTransform(|schema: &mut Schema| {
+        if schema
+            .get("format")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(is_rust_width)
+        {
+            schema.remove("format");
+        }
+    });
+    drop_widths.transform(&mut schema);
+    schema
+}
+
+/// `uint`, `uint8` ... `int64`, `float`, `double`: schemars' names for Rust's number types.
+fn is_rust_width(format: &str) -> bool {
+    matches!(format, "float" | "double")
+        || format
+            .strip_prefix("uint")
+            .or_else(|| format.strip_prefix("int"))
+            .is_some_and(|width| matches!(width, "" | "8" | "16" | "32" | "64" | "128"))
 }
 
 /// Text a writer of patches reads on standard input, for [`Tool::input`].
 pub const PATCH_INPUT: &str = "The patch, or the `{\"expected_revision\", \"patch\"}` envelope that `distill` and `propose` print, as JSON text";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn report_schemas_carry_no_rust_number_formats() {
+        let text = schema_of::<crate::cmd::index::IndexReport>()
+            .to_value()
+            .to_string();
+        assert!(!text.contains("uint"), "{text}");
+        assert!(text.contains("\"minimum\":0"), "{text}");
+        assert!(is_rust_width("uint64") && is_rust_width("int32") && is_rust_width("double"));
+        assert!(!is_rust_width("date-time") && !is_rust_width("uri") && !is_rust_width("8"));
+    }
+}
