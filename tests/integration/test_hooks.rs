@@ -480,6 +480,12 @@ fn a_reinstall_points_the_hooks_at_the_binary_again() {
         ),
         "{output}"
     );
+    assert!(
+        output.stderr.contains(
+            "`.claude/settings.local.json` holds this machine's path to epiphany: keep it out of git"
+        ),
+        "{output}"
+    );
     let exe = assert_cmd::cargo::cargo_bin("epiphany")
         .display()
         .to_string();

@@ -100,6 +100,12 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             shell_quote(&exe),
             flags.join(" ")
         ));
+        let local = Host::Claude.settings_path();
+        if hosts.contains(&Host::Claude) && !git::is_ignored(&root, std::path::Path::new(local)) {
+            ctx.ui.hint(&format!(
+                "`{local}` holds this machine's path to epiphany: keep it out of git (Claude Code ignores it when it creates the file; here, add it to `.gitignore`)"
+            ));
+        }
         if hosts.contains(&Host::Codex) {
             ctx.ui.hint("Codex runs `.codex/hooks.json` once you trust the project; hooks are on by default (`[features] hooks = true` in config.toml if they were turned off)");
         }
