@@ -10,6 +10,8 @@
 //! - [`state`] owns the typed model and its persistence: the MessagePack snapshot, the
 //!   hash-chained JSONL rollout, the locked write path, the file walker and the git adapter.
 //! - [`search`] owns retrieval: chunking, tokenization, the tantivy index and its manifest.
+//! - [`mcp`] serves the commands as Model Context Protocol tools, through the same parser and
+//!   dispatch as the command line.
 //! - [`policy`] is pure decision logic over the state and explicit inputs: validation, the
 //!   patch fold, drafting and gating, and every projection. It never touches the file system,
 //!   the clock, the environment or git.
@@ -17,6 +19,7 @@
 pub mod cli;
 pub mod cmd;
 pub mod error;
+pub mod mcp;
 pub mod policy;
 pub mod search;
 pub mod state;

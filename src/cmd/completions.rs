@@ -6,6 +6,7 @@ use clap::CommandFactory;
 use crate::cli::Cli;
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::mcp::Tool;
 
 /// Print a shell completion script.
 ///
@@ -16,6 +17,9 @@ pub struct Args {
     /// The shell to generate completions for
     pub shell: clap_complete::Shell,
 }
+
+/// Plumbing: not offered as an MCP tool.
+pub const TOOL: Tool = Tool::PLUMBING;
 
 /// Runs `completions`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {

@@ -8,6 +8,8 @@ use anyhow::Result;
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::cmd::render;
+use crate::mcp::Tool;
+use crate::mcp::schema_of;
 use crate::policy::context::ContextRequest;
 use crate::policy::context::ContextShard;
 use crate::policy::context::context_shard;
@@ -43,6 +45,9 @@ pub struct Args {
     #[arg(long)]
     pub no_linked_evidence: bool,
 }
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::READER.report(schema_of::<ContextShard>);
 
 impl Report for ContextShard {
     fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {

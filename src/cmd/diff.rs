@@ -7,6 +7,8 @@ use serde::Serialize;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::mcp::Tool;
+use crate::mcp::schema_of;
 use crate::state::fold::changed_fields_between;
 use crate::state::patch::ChangedField;
 use crate::state::store::Revision;
@@ -27,6 +29,9 @@ pub struct Args {
     #[arg(value_name = "REV_B")]
     pub to: Option<Revision>,
 }
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::READER.report(schema_of::<DiffReport>);
 
 /// The difference between two revisions.
 #[derive(Debug, Serialize, schemars::JsonSchema)]

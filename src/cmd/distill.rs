@@ -14,6 +14,8 @@ use crate::cmd::draft::DraftReport;
 use crate::cmd::input::stream_text;
 use crate::error::ErrorKind;
 use crate::error::Failure;
+use crate::mcp::Tool;
+use crate::mcp::schema_of;
 use crate::policy::code_ref::parse_code_ref;
 use crate::policy::distill::DistillError;
 use crate::policy::distill::DistillRequest;
@@ -53,6 +55,11 @@ pub struct Args {
     #[arg(long, value_name = "TEXT")]
     pub text: Option<String>,
 }
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::READER
+    .input("The text to distill (tool output, a log, a note) when `text` is not given")
+    .report(schema_of::<DraftReport>);
 
 /// Runs `distill`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {

@@ -10,6 +10,8 @@ use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::cmd::signals::retrieval_summary;
 use crate::cmd::signals::watcher_input;
+use crate::mcp::Tool;
+use crate::mcp::schema_of;
 use crate::policy::freshness::ChangeSource;
 use crate::policy::freshness::Freshness;
 use crate::policy::freshness::StaleReason;
@@ -39,6 +41,9 @@ pub struct Args {
     #[arg(long, value_name = "REV")]
     pub since: Option<u64>,
 }
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::READER.report(schema_of::<Freshness>);
 
 impl Report for Freshness {
     fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {

@@ -8,6 +8,8 @@ use anyhow::Result;
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::cmd::render;
+use crate::mcp::Tool;
+use crate::mcp::schema_of;
 use crate::policy::graph_query::Direction;
 use crate::policy::graph_query::GraphQuery;
 use crate::policy::graph_query::GraphQueryResult;
@@ -50,6 +52,9 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub depth: u64,
 }
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::READER.report(schema_of::<GraphQueryResult>);
 
 /// `--direction` on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

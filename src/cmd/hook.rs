@@ -1,29 +1,48 @@
 //! `epiphany hook session-start|pre-compact`: the entry points agent hosts call.
 //!
-//! A hook must never break its host: whatever goes wrong (no store, a corrupt file, bad input,
-//! even a panic) prints nothing on stdout, a warning on stderr, and exits 0.
+//! A hook must never break its host: whatever goes wrong (a corrupt store, a git failure, even a
+//! panic) exits 0, and the problem reaches the user through the one channel both hosts show
+//! them, `systemMessage` (plus a warning on stderr). A repository without a store gets silence.
+//!
+//! What each host gets (see the README's table):
+//! - `SessionStart` (every source, `compact` included): `hookSpecificOutput.additionalContext`,
+//!   which both hosts hand to the model, within the host's budget.
+//! - `PreCompact`: neither host passes anything from it to the model, so it records the
+//!   compaction (time, trigger, session, transcript) in the store's cache; the `SessionStart`
+//!   with source `compact` that follows reads it back and says what happened.
 
 use std::io::Read;
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
 
 use anyhow::Result;
+use serde::Deserialize;
+use serde::Serialize;
 use serde_json::Value;
 use serde_json::json;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::cmd::reorient::reorientation;
-use crate::policy::session::HOST_INJECTION_CAP;
-use crate::policy::session::pre_compact_directive;
+use crate::error::ErrorKind;
+use crate::error::classify;
+use crate::mcp::Tool;
+use crate::policy::hooks::Host;
+use crate::policy::session::Budget;
+use crate::policy::session::Compaction;
+use crate::policy::session::pre_compact_problem;
 use crate::policy::session::session_start_context;
+use crate::policy::session::session_start_problem;
+use crate::state::fs;
+use crate::state::snapshot::CHECKPOINT_ANCHOR;
+use crate::state::store::Head;
 use crate::state::store::Store;
 
 /// Entry points for agent hosts (Claude Code, Codex); `hooks install` registers them.
 ///
 /// Each reads the host's hook JSON on stdin (its `cwd` says which repository) and prints what
-/// the host expects on stdout. They never fail the host: on any error they print nothing,
-/// warn on stderr, and exit 0.
+/// the host expects on stdout. They never fail the host: a problem exits 0 and is shown to the
+/// user as the host's `systemMessage`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Which hook
@@ -31,22 +50,56 @@ pub struct Args {
     pub event: Event,
 }
 
+/// Plumbing: not offered as an MCP tool.
+pub const TOOL: Tool = Tool::PLUMBING;
+
+/// The host that runs a hook.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum HostArg {
+    /// Claude Code: context counted in characters (10,000)
+    Claude,
+    /// Codex: context counted as UTF-8 bytes / 4 tokens (2,500)
+    Codex,
+}
+
+impl From<HostArg> for Host {
+    fn from(host: HostArg) -> Host {
+        match host {
+            HostArg::Claude => Host::Claude,
+            HostArg::Codex => Host::Codex,
+        }
+    }
+}
+
 /// The hook events.
 #[derive(Debug, clap::Subcommand)]
 pub enum Event {
-    /// At session start (also after a compaction): the reorientation verdict and the bounded
-    /// `<epiphany_state>` block, as `hookSpecificOutput.additionalContext`
+    /// At session start (also right after a compaction): a compaction note when there was
+    /// one, the reorientation verdict and the bounded `<epiphany_state>` block, as
+    /// `hookSpecificOutput.additionalContext`
     SessionStart {
-        /// The host's injection cap, in characters
-        #[arg(long, value_name = "N", default_value_t = HOST_INJECTION_CAP)]
-        max_chars: usize,
+        /// The host that runs the hook, whose budget the context fits (`hooks install` writes
+        /// it); without it, the context fits every host
+        #[arg(long, value_enum)]
+        host: Option<HostArg>,
+        /// At most this many characters, within the host's budget
+        #[arg(long, value_name = "N")]
+        max_chars: Option<usize>,
     },
-    /// Before compaction: the directive to save a checkpoint, when a state exists
-    PreCompact,
+    /// Before compaction: records it, for the session start that follows
+    PreCompact {
+        /// The host that runs the hook (`hooks install` writes it)
+        #[arg(long, value_enum)]
+        host: Option<HostArg>,
+    },
 }
 
 /// The most hook input read from stdin; hosts send a small JSON object.
 const MAX_HOOK_INPUT: u64 = 1024 * 1024;
+/// The file under the store's cache where `pre-compact` records compactions.
+const COMPACTIONS_FILE: &str = "compactions.json";
+/// How many compactions are remembered (one per concurrent session is plenty).
+const COMPACTIONS_KEPT: usize = 20;
 
 /// Runs `hook`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
@@ -54,38 +107,76 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     std::panic::set_hook(Box::new(|_| {}));
     let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| respond(ctx, &args.event)));
     std::panic::set_hook(previous);
-    let failure = match outcome {
-        Ok(Ok(Some(output))) => return ctx.ui.emit_text(&output).map(|()| Status::Ok),
+    let problem = match outcome {
+        Ok(Ok(Some(output))) => return print(ctx, &output),
         Ok(Ok(None)) => return Ok(Status::Ok),
-        Ok(Err(err)) => format!("{err:#}"),
+        Ok(Err(err)) => {
+            let failure = classify(&err);
+            let causes: Vec<String> = err.chain().skip(1).map(ToString::to_string).collect();
+            let mut problem = failure.message;
+            for cause in causes {
+                problem = format!("{problem}: {cause}");
+            }
+            problem
+        }
         Err(_) => "an internal error (a bug in epiphany)".to_owned(),
     };
-    ctx.ui.warn(&format!("epiphany hook skipped: {failure}"));
+    ctx.ui.warn(&format!("epiphany hook: {problem}"));
+    let output = match &args.event {
+        Event::SessionStart { .. } => {
+            let (user, model) = session_start_problem(&problem);
+            json!({
+                "systemMessage": user,
+                "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": model}
+            })
+        }
+        Event::PreCompact { .. } => json!({ "systemMessage": pre_compact_problem(&problem) }),
+    };
+    print(ctx, &output)
+}
+
+fn print(ctx: &Ctx, output: &Value) -> Result<Status> {
+    ctx.ui.emit_text(&(output.to_string() + "\n"))?;
     Ok(Status::Ok)
 }
 
-/// The hook's stdout, or `None` when there is nothing to say.
-fn respond(ctx: &Ctx, event: &Event) -> Result<Option<String>> {
+/// The hook's stdout as JSON, or `None` when there is nothing to say.
+fn respond(ctx: &Ctx, event: &Event) -> Result<Option<Value>> {
     let input = read_host_input(ctx)?;
     let dir = input
         .get("cwd")
         .and_then(Value::as_str)
         .map_or_else(|| ctx.cwd.clone(), |cwd| ctx.cwd.join(PathBuf::from(cwd)));
-    let Ok(store) = Store::discover(&dir) else {
-        return Ok(None);
+    let store = match Store::discover(&dir) {
+        Ok(store) => store,
+        Err(err) if classify(&err).kind == ErrorKind::NoStore => return Ok(None),
+        Err(err) => return Err(err),
     };
     let head = store.head()?;
     match event {
-        Event::SessionStart { max_chars } => {
+        Event::SessionStart { host, max_chars } => {
             let verdict = reorientation(ctx, &store, &head, None)?;
             let state = head.has_state().then_some(&head.state);
-            let context = session_start_context(state, &verdict, *max_chars);
-            let output = json!({
+            let mut budget = Budget::for_host(host.map(Host::from));
+            if let Some(max_chars) = max_chars {
+                budget = budget.at_most_chars(*max_chars);
+            }
+            let compaction = (input.get("source").and_then(Value::as_str) == Some("compact"))
+                .then(|| compaction_facts(&store, &head, &input));
+            let context = session_start_context(
+                state,
+                &verdict,
+                compaction.as_ref().map(|compaction| (compaction, ctx.now)),
+                budget,
+            );
+            Ok(Some(json!({
                 "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}
-            });
-            Ok(Some(output.to_string() + "\n"))
+            })))
         }
-        Event::PreCompact => Ok(head.has_state().then(pre_compact_directive)),
+        Event::PreCompact { .. } => {
+            record_compaction(ctx, &store, &input)?;
+            Ok(None)
+        }
     }
 }
 
@@ -97,4 +188,73 @@ fn read_host_input(ctx: &Ctx) -> Result<Value> {
         .ok()
         .filter(Value::is_object)
         .unwrap_or_else(|| json!({})))
+}
+
+/// One compaction, as `pre-compact` saw it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct CompactionRecord {
+    /// When (RFC 3339).
+    at: String,
+    /// `manual` or `auto`.
+    trigger: Option<String>,
+    /// The host's session.
+    session_id: Option<String>,
+    /// The host's transcript of the session, when it gave one.
+    transcript_path: Option<String>,
+}
+
+fn text_field(input: &Value, key: &str) -> Option<String> {
+    input
+        .get(key)
+        .and_then(Value::as_str)
+        .filter(|text| !text.is_empty())
+        .map(str::to_owned)
+}
+
+fn read_compactions(store: &Store) -> Vec<CompactionRecord> {
+    std::fs::read(store.cache_dir().join(COMPACTIONS_FILE))
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default()
+}
+
+fn record_compaction(ctx: &Ctx, store: &Store, input: &Value) -> Result<()> {
+    let mut records = read_compactions(store);
+    records.push(CompactionRecord {
+        at: ctx.now_rfc3339(),
+        trigger: text_field(input, "trigger"),
+        session_id: text_field(input, "session_id"),
+        transcript_path: text_field(input, "transcript_path"),
+    });
+    let skip = records.len().saturating_sub(COMPACTIONS_KEPT);
+    let records: Vec<CompactionRecord> = records.into_iter().skip(skip).collect();
+    let dir = store.cache_dir();
+    fs::refuse_symlink(&dir)?;
+    std::fs::create_dir_all(&dir)
+        .map_err(|err| anyhow::anyhow!("failed to create `{}`: {err}", dir.display()))?;
+    let mut bytes = serde_json::to_vec_pretty(&records)?;
+    bytes.push(b'\n');
+    fs::write_atomic(&dir.join(COMPACTIONS_FILE), &bytes)
+}
+
+/// What is known about the compaction before this `SessionStart(compact)`: the record of this
+/// session's latest compaction, and when the investigation checkpoint was last written.
+fn compaction_facts(store: &Store, head: &Head, input: &Value) -> Compaction {
+    let session = text_field(input, "session_id");
+    let record = read_compactions(store)
+        .into_iter()
+        .rev()
+        .find(|record| session.is_none() || record.session_id == session);
+    let checkpoint_saved_at = head
+        .anchors
+        .get(CHECKPOINT_ANCHOR)
+        .and_then(|anchor| anchor.at.as_deref())
+        .and_then(|at| at.parse().ok());
+    Compaction {
+        at: record.as_ref().and_then(|record| record.at.parse().ok()),
+        trigger: record
+            .and_then(|record| record.trigger)
+            .or_else(|| text_field(input, "trigger")),
+        checkpoint_saved_at,
+    }
 }

@@ -8,6 +8,8 @@ use serde::Serialize;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::mcp::Tool;
+use crate::mcp::schema_of;
 use crate::search;
 use crate::search::index::BuildMode;
 use crate::state::model::RetrievalStatus;
@@ -32,6 +34,9 @@ pub struct Args {
     #[arg(long)]
     pub check: bool,
 }
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::WRITER.idempotent().report(schema_of::<IndexReport>);
 
 /// The index after the command.
 #[derive(Debug, Serialize, schemars::JsonSchema)]

@@ -10,6 +10,8 @@ use crate::cli::Status;
 use crate::cmd::update::PatchWrite;
 use crate::cmd::update::commit_patch;
 use crate::error::Failure;
+use crate::mcp::Tool;
+use crate::mcp::schema_of;
 use crate::policy::text::is_blank;
 use crate::state::git;
 use crate::state::patch::Patch;
@@ -30,6 +32,9 @@ pub struct Args {
     #[arg(long, value_name = "TEXT")]
     pub objective: Option<String>,
 }
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::WRITER.idempotent().report(schema_of::<InitReport>);
 
 /// What `init` did.
 #[derive(Debug, Serialize, schemars::JsonSchema)]

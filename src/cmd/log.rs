@@ -7,6 +7,8 @@ use serde::Serialize;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::mcp::Tool;
+use crate::mcp::schema_of;
 use crate::state::patch::ChangedField;
 use crate::state::rollout::Source;
 use crate::ui::Report;
@@ -24,6 +26,9 @@ pub struct Args {
     #[arg(long, short = 'n', value_name = "N")]
     pub limit: Option<usize>,
 }
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::READER.report(schema_of::<LogReport>);
 
 /// One rollout entry.
 #[derive(Debug, Serialize, schemars::JsonSchema)]

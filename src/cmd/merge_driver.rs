@@ -15,6 +15,7 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::mcp::Tool;
 use crate::state::fs;
 
 /// Merge two versions of a `.epiphany/` file (a git merge driver); never a conflict.
@@ -34,6 +35,9 @@ pub struct Args {
     /// The path being merged, relative to the repository root (%P)
     pub path: Option<PathBuf>,
 }
+
+/// Plumbing: not offered as an MCP tool.
+pub const TOOL: Tool = Tool::PLUMBING;
 
 /// Runs `merge-driver`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {

@@ -8,6 +8,7 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::mcp::Tool;
 
 pub mod completions;
 pub mod context;
@@ -105,4 +106,39 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<Status> {
         Command::Completions(args) => completions::run(ctx, args),
         Command::Schema(args) => schema::run(ctx, args),
     }
+}
+
+/// How the subcommand named `name` is offered over MCP and what its report looks like: the
+/// `TOOL` its module declares next to its `Args`.
+pub fn tool(name: &str) -> Option<Tool> {
+    Some(match name {
+        "init" => init::TOOL,
+        "show" => show::TOOL,
+        "log" => log::TOOL,
+        "diff" => diff::TOOL,
+        "rollback" => rollback::TOOL,
+        "verify" => verify::TOOL,
+        "update" => update::TOOL,
+        "distill" => distill::TOOL,
+        "propose" => propose::TOOL,
+        "promote" => promote::TOOL,
+        "scene" => scene::TOOL,
+        "context" => context::TOOL,
+        "graph" => graph::TOOL,
+        "planning" => planning::TOOL,
+        "freshness" => freshness::TOOL,
+        "pressure" => pressure::TOOL,
+        "reorient" => reorient::TOOL,
+        "prompt" => prompt::TOOL,
+        "index" => index::TOOL,
+        "retrieve" => retrieve::TOOL,
+        "hooks" => hooks::TOOL,
+        "hook" => hook::TOOL,
+        "merge-driver" => merge_driver::TOOL,
+        "textconv" => textconv::TOOL,
+        "mcp" => mcp::TOOL,
+        "completions" => completions::TOOL,
+        "schema" => schema::TOOL,
+        _ => return None,
+    })
 }

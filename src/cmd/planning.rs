@@ -7,6 +7,8 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::mcp::Tool;
+use crate::mcp::schema_of;
 use crate::policy::planning::PlanningView;
 use crate::policy::planning::planning_view;
 use crate::ui::Report;
@@ -18,6 +20,9 @@ use crate::ui::Report;
 /// the counts an agent checks first (pending captures, ready backlog items, drafts).
 #[derive(Debug, clap::Args)]
 pub struct Args {}
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::READER.report(schema_of::<PlanningView>);
 
 impl Report for PlanningView {
     fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {

@@ -7,6 +7,8 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::mcp::Tool;
+use crate::mcp::schema_of;
 use crate::policy::pressure::Pressure;
 use crate::policy::pressure::Telemetry;
 use crate::policy::pressure::assess_pressure;
@@ -27,6 +29,9 @@ pub struct Args {
     #[command(flatten)]
     pub limits: TokenLimits,
 }
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::READER.report(schema_of::<Pressure>);
 
 /// The limits and cumulative count that go with a token reading.
 #[derive(Debug, clap::Args)]

@@ -19,6 +19,9 @@ use crate::cmd::input::read_envelope;
 use crate::cmd::update::PatchWrite;
 use crate::cmd::update::commit_patch;
 use crate::error::Failure;
+use crate::mcp::PATCH_INPUT;
+use crate::mcp::Tool;
+use crate::mcp::schema_of;
 use crate::policy::promote::promote;
 use crate::policy::promote::verifier_record;
 use crate::policy::secrets::Redaction;
@@ -68,6 +71,11 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub expected_revision: Option<u64>,
 }
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::WRITER
+    .input(PATCH_INPUT)
+    .report(schema_of::<PromoteReport>);
 
 /// What a promotion decided, and what it wrote.
 #[derive(Debug, Serialize, schemars::JsonSchema)]

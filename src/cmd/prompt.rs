@@ -8,6 +8,8 @@ use serde::Serialize;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::mcp::Tool;
+use crate::mcp::schema_of;
 use crate::policy::projection::StateStatus;
 use crate::policy::prompt::DEFAULT_MAX_CHARS;
 use crate::policy::prompt::MIN_MAX_CHARS;
@@ -31,6 +33,9 @@ pub struct Args {
     #[arg(long, value_name = "N", default_value_t = DEFAULT_MAX_CHARS, value_parser = parse_max_chars)]
     pub max_chars: usize,
 }
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::READER.report(schema_of::<PromptReport>);
 
 fn parse_max_chars(text: &str) -> Result<usize, String> {
     let value: usize = text

@@ -9,6 +9,8 @@ use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::cmd::draft::DraftReport;
 use crate::error::Failure;
+use crate::mcp::Tool;
+use crate::mcp::schema_of;
 use crate::policy::propose::propose;
 
 /// Draft a map/frontier/churn patch from verified observations; writes nothing.
@@ -28,6 +30,9 @@ pub struct Args {
     #[arg(long = "observation", value_name = "ID")]
     pub observations: Vec<String>,
 }
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::READER.report(schema_of::<DraftReport>);
 
 /// Runs `propose`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {

@@ -10,6 +10,8 @@ use crate::cli::Status;
 use crate::cmd::pressure::TokenLimits;
 use crate::cmd::signals::retrieval_summary;
 use crate::cmd::signals::watcher_input;
+use crate::mcp::Tool;
+use crate::mcp::schema_of;
 use crate::policy::freshness::assess_freshness;
 use crate::policy::pressure::Telemetry;
 use crate::policy::pressure::assess_pressure;
@@ -41,6 +43,9 @@ pub struct Args {
     #[command(flatten)]
     pub limits: TokenLimits,
 }
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::READER.report(schema_of::<Reorientation>);
 
 impl Report for Reorientation {
     fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {

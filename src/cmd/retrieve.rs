@@ -8,6 +8,8 @@ use serde::Serialize;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::mcp::Tool;
+use crate::mcp::schema_of;
 use crate::search::QUERY_TIME_REVISION;
 use crate::search::exact;
 use crate::search::hit::Hit;
@@ -47,6 +49,9 @@ pub struct Args {
     #[arg(long, value_enum, default_value_t = ModeArg::Hybrid)]
     pub mode: ModeArg,
 }
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::READER.report(schema_of::<RetrieveReport>);
 
 /// Which searches to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

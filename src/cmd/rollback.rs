@@ -7,6 +7,8 @@ use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::cmd::update::WriteReport;
 use crate::error::Failure;
+use crate::mcp::Tool;
+use crate::mcp::schema_of;
 use crate::state::fold::changed_fields_between;
 use crate::state::rollout::Restore;
 use crate::state::rollout::Source;
@@ -30,6 +32,9 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub expected_revision: Option<u64>,
 }
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::WRITER.idempotent().report(schema_of::<WriteReport>);
 
 /// Runs `rollback`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {

@@ -8,6 +8,8 @@ use anyhow::Result;
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::cmd::signals::retrieval_summary;
+use crate::mcp::Tool;
+use crate::mcp::schema_of;
 use crate::policy::prompt::inline_ids;
 use crate::policy::scene::Scene;
 use crate::policy::scene::SceneRecords;
@@ -24,6 +26,9 @@ use crate::ui::Report;
 /// available from here. Before the first write it says so and still lists the commands.
 #[derive(Debug, clap::Args)]
 pub struct Args {}
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::READER.report(schema_of::<Scene>);
 
 fn records(out: &mut dyn Write, label: &str, records: &SceneRecords) -> std::io::Result<()> {
     if records.total_count == 0 {

@@ -4,16 +4,18 @@
 use std::io::Write;
 
 use anyhow::Result;
+use clap::CommandFactory;
 use schemars::Schema;
-use schemars::schema_for;
 use serde::Serialize;
 use serde_json::Map;
 use serde_json::Value;
 
+use crate::cli::Cli;
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::error::ErrorDocument;
 use crate::error::Failure;
+use crate::mcp::Tool;
 use crate::ui::Report;
 
 /// Print the JSON Schemas of the `--json` reports.
@@ -27,33 +29,25 @@ pub struct Args {
     pub command: Option<String>,
 }
 
-/// The schema of each command's `--json` report.
-pub fn report_schemas() -> Vec<(&'static str, Schema)> {
-    use crate::cmd;
-    use crate::policy;
-    vec![
-        ("init", schema_for!(cmd::init::InitReport)),
-        ("show", schema_for!(crate::state::model::State)),
-        ("log", schema_for!(cmd::log::LogReport)),
-        ("diff", schema_for!(cmd::diff::DiffReport)),
-        ("rollback", schema_for!(cmd::update::WriteReport)),
-        ("verify", schema_for!(cmd::verify::VerifyReport)),
-        ("update", schema_for!(cmd::update::WriteReport)),
-        ("distill", schema_for!(cmd::draft::DraftReport)),
-        ("propose", schema_for!(cmd::draft::DraftReport)),
-        ("promote", schema_for!(cmd::promote::PromoteReport)),
-        ("scene", schema_for!(policy::scene::Scene)),
-        ("context", schema_for!(policy::context::ContextShard)),
-        ("graph", schema_for!(policy::graph_query::GraphQueryResult)),
-        ("planning", schema_for!(policy::planning::PlanningView)),
-        ("freshness", schema_for!(policy::freshness::Freshness)),
-        ("pressure", schema_for!(policy::pressure::Pressure)),
-        ("reorient", schema_for!(policy::reorient::Reorientation)),
-        ("prompt", schema_for!(cmd::prompt::PromptReport)),
-        ("index", schema_for!(cmd::index::IndexReport)),
-        ("retrieve", schema_for!(cmd::retrieve::RetrieveReport)),
-        ("hooks", schema_for!(cmd::hooks::HooksReport)),
-    ]
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::READER.report(any_object);
+
+/// The schema of each command's `--json` report, from the `TOOL` each command declares (the same
+/// schemas `mcp` offers as `outputSchema`), in the order of the command list.
+pub fn report_schemas() -> Vec<(String, Schema)> {
+    Cli::command()
+        .get_subcommands()
+        .filter(|command| command.get_name() != "schema")
+        .filter_map(|command| {
+            let report = crate::cmd::tool(command.get_name())?.report?;
+            Some((command.get_name().to_owned(), report()))
+        })
+        .collect()
+}
+
+/// The report of `schema` itself: some JSON object.
+fn any_object() -> Schema {
+    schemars::json_schema!({"type": "object"})
 }
 
 struct SchemaReport(Value);
@@ -74,10 +68,10 @@ impl Report for SchemaReport {
 /// Runs `schema`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let Args { command } = args;
-    let error = schema_for!(ErrorDocument).to_value();
+    let error = crate::mcp::schema_of::<ErrorDocument>().to_value();
     let mut reports: Map<String, Value> = report_schemas()
         .into_iter()
-        .map(|(name, schema)| (name.to_owned(), schema.to_value()))
+        .map(|(name, schema)| (name, schema.to_value()))
         .collect();
     let document = match command.as_deref() {
         None => serde_json::json!({"reports": reports, "error": error}),
@@ -86,8 +80,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             Failure::usage(format!("`{name}` has no JSON report")).with_hint(format!(
                 "choose one of: {}, error",
                 report_schemas()
-                    .iter()
-                    .map(|(n, _)| *n)
+                    .into_iter()
+                    .map(|(n, _)| n)
                     .collect::<Vec<_>>()
                     .join(", ")
             ))

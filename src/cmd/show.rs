@@ -6,6 +6,8 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::mcp::Tool;
+use crate::mcp::schema_of;
 use crate::state::model::State;
 use crate::state::store::Revision;
 use crate::ui::Report;
@@ -22,6 +24,9 @@ pub struct Args {
     #[arg(long, value_name = "REV")]
     pub revision: Option<Revision>,
 }
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::READER.report(schema_of::<State>);
 
 struct StateReport(State);
 

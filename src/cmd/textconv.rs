@@ -8,6 +8,7 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::mcp::Tool;
 use crate::state::fs;
 use crate::state::rollout;
 use crate::state::snapshot::SnapshotFile;
@@ -23,6 +24,9 @@ pub struct Args {
     /// The file to convert
     pub file: PathBuf,
 }
+
+/// Plumbing: not offered as an MCP tool.
+pub const TOOL: Tool = Tool::PLUMBING;
 
 /// Runs `textconv`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {

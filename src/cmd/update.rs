@@ -10,6 +10,9 @@ use serde::Serialize;
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::error::Failure;
+use crate::mcp::PATCH_INPUT;
+use crate::mcp::Tool;
+use crate::mcp::schema_of;
 use crate::policy::secrets::Redaction;
 use crate::policy::secrets::redact_patch;
 use crate::policy::update::UpdateRefusal;
@@ -60,6 +63,11 @@ pub struct Args {
     #[arg(long, value_name = "ID")]
     pub turn_id: Option<String>,
 }
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::WRITER
+    .input(PATCH_INPUT)
+    .report(schema_of::<WriteReport>);
 
 /// What a write did.
 #[derive(Debug, Serialize, schemars::JsonSchema)]

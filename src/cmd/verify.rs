@@ -13,6 +13,8 @@ use serde::Serialize;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::mcp::Tool;
+use crate::mcp::schema_of;
 use crate::policy::update::state_problems;
 use crate::state::fold::Base;
 use crate::state::fold::Fold;
@@ -32,6 +34,9 @@ use crate::ui::Report;
 /// Exits 1 when any problem is found.
 #[derive(Debug, clap::Args)]
 pub struct Args {}
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::READER.report(schema_of::<VerifyReport>);
 
 /// One problem.
 #[derive(Debug, Serialize, schemars::JsonSchema)]

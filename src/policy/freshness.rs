@@ -579,6 +579,7 @@ mod tests {
         Anchor {
             revision: 1,
             git_head: Some(commit.into()),
+            at: None,
         }
     }
 

@@ -761,6 +761,7 @@ impl Step<'_> {
         Anchor {
             revision: self.position as u64 + 1,
             git_head: self.record.git_head.clone(),
+            at: Some(self.record.at.clone()),
         }
     }
 }

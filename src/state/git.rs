@@ -72,6 +72,18 @@ pub fn hooks_dir(dir: &Path) -> Result<PathBuf, git2::Error> {
     })
 }
 
+/// The git directory of the repository that contains `dir` (a worktree's own one in a worktree).
+pub fn git_dir(dir: &Path) -> Result<PathBuf, git2::Error> {
+    Ok(Repository::discover(dir)?.path().to_path_buf())
+}
+
+/// Whether git ignores `path` (relative to the work tree of the repository containing `dir`).
+pub fn is_ignored(dir: &Path, path: &Path) -> bool {
+    Repository::discover(dir)
+        .and_then(|repo| repo.is_path_ignored(path))
+        .unwrap_or(false)
+}
+
 /// A value of the repository's local git config.
 pub fn local_config(dir: &Path, key: &str) -> Result<Option<String>, git2::Error> {
     let repo = Repository::discover(dir)?;

@@ -52,6 +52,9 @@ pub struct Anchor {
     /// The commit checked out at that write, when in git.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub git_head: Option<String>,
+    /// When that write happened (RFC 3339, UTC).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub at: Option<String>,
 }
 
 /// The anchor key of the investigation checkpoint.
@@ -461,6 +464,7 @@ mod tests {
                 Anchor {
                     revision: 2,
                     git_head: None,
+                    at: None,
                 },
             )]),
             writers: None,

@@ -1,4 +1,5 @@
-//! `mcp`: a real Model Context Protocol session over stdio.
+//! `mcp`: a real Model Context Protocol session over stdio, by hand and through the official
+//! MCP Python SDK (`tests/mcp/sdk_client.py`).
 
 use std::io::BufRead;
 use std::io::BufReader;
@@ -36,15 +37,24 @@ impl Session {
     }
 
     fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").expect("send");
+        self.send_line(message.to_string().as_bytes());
+    }
+
+    fn send_line(&mut self, line: &[u8]) {
+        self.stdin.write_all(line).expect("send");
+        self.stdin.write_all(b"\n").expect("send");
         self.stdin.flush().expect("flush");
+    }
+
+    fn receive(&mut self) -> Value {
+        let mut line = String::new();
+        self.stdout.read_line(&mut line).expect("read");
+        serde_json::from_str(&line).expect("a JSON-RPC response")
     }
 
     fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        let mut line = String::new();
-        self.stdout.read_line(&mut line).expect("read");
-        let response: Value = serde_json::from_str(&line).expect("a JSON-RPC response");
+        let response = self.receive();
         assert_eq!(response["id"], id, "{response}");
         response
     }
@@ -126,10 +136,13 @@ fn a_client_lists_and_calls_the_tools() {
 
     let conflict = session.call(5, "update", json!({"input": patch, "expected_revision": 0}));
     assert_eq!(conflict["isError"], true, "{conflict}");
-    assert_eq!(
-        conflict["structuredContent"]["error"]["kind"], "conflict",
-        "{conflict}"
+    assert!(
+        conflict.get("structuredContent").is_none(),
+        "an error does not claim to match the report schema: {conflict}"
     );
+    let error: Value = serde_json::from_str(conflict["content"][0]["text"].as_str().expect("text"))
+        .expect("the error document");
+    assert_eq!(error["error"]["kind"], "conflict", "{conflict}");
 
     let unknown_flag = session.call(6, "show", json!({"colour": "red"}));
     assert_eq!(unknown_flag["isError"], true, "{unknown_flag}");
@@ -139,4 +152,171 @@ fn a_client_lists_and_calls_the_tools() {
     let unknown_method = session.request(8, "resources/list", json!({}));
     assert_eq!(unknown_method["error"]["code"], -32601, "{unknown_method}");
     assert_eq!(env.json(&["show"])["objective"], "answer through MCP");
+}
+
+#[test]
+fn broken_lines_and_batches_get_the_answers_the_specification_names() {
+    let env = TestEnv::new();
+    let mut session = Session::start(&env);
+    // JSON-RPC 2.0 §5.1: -32700 parse error, -32600 invalid request, -32601 method not found,
+    // -32602 invalid params; an id that cannot be read is answered as null.
+    session.send_line(b"{\"jsonrpc\": \"2.0\", \"id\": 1,");
+    let parse = session.receive();
+    assert_eq!(
+        (parse["id"].clone(), parse["error"]["code"].clone()),
+        (Value::Null, json!(-32700))
+    );
+    session.send_line(b"{\"jsonrpc\": \"2.0\", \"id\": 2, \"method\": \"p\xffing\"}");
+    let not_utf8 = session.receive();
+    assert_eq!(not_utf8["error"]["code"], -32700, "{not_utf8}");
+    session.send(&json!({"jsonrpc": "2.0", "id": 3, "params": {}}));
+    let no_method = session.receive();
+    assert_eq!(
+        (no_method["id"].clone(), no_method["error"]["code"].clone()),
+        (json!(3), json!(-32600))
+    );
+    let oops = session.request(
+        4,
+        "tools/call",
+        json!({"name": "show", "arguments": "oops"}),
+    );
+    assert_eq!(oops["error"]["code"], -32602, "{oops}");
+    assert!(
+        oops["error"]["message"]
+            .as_str()
+            .expect("message")
+            .contains("`arguments` must be an object")
+    );
+
+    // MCP 2025-03-26, "Batching": servers MUST support receiving JSON-RPC batches.
+    session.send(&json!([
+        {"jsonrpc": "2.0", "id": 5, "method": "ping"},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 6, "method": "tools/call", "params": {"name": "show", "arguments": {}}}
+    ]));
+    let batch = session.receive();
+    let answers = batch.as_array().expect("a batch answer");
+    assert_eq!(answers.len(), 2, "{batch}");
+    assert_eq!(answers[0]["id"], 5);
+    assert_eq!(answers[1]["id"], 6);
+    assert_eq!(answers[1]["result"]["isError"], false, "{batch}");
+    session.send(&json!([]));
+    assert_eq!(session.receive()["error"]["code"], -32600);
+
+    // And the server is still serving.
+    let pong = session.request(7, "ping", json!({}));
+    assert_eq!(pong["result"], json!({}));
+}
+
+#[test]
+fn tool_errors_name_the_tools_arguments() {
+    let env = TestEnv::new();
+    let mut session = Session::start(&env);
+    let text = |result: &Value| {
+        result["content"][0]["text"]
+            .as_str()
+            .expect("text")
+            .to_owned()
+    };
+    let missing = session.call(1, "pressure", json!({}));
+    assert_eq!(missing["isError"], true);
+    assert_eq!(text(&missing), "`pressure` needs the argument `used`");
+    let wrong = session.call(2, "pressure", json!({"used": "many"}));
+    assert_eq!(
+        text(&wrong),
+        "argument `used` must be an integer, not a string"
+    );
+    let unknown = session.call(3, "retrieve", json!({"query": "q", "path_prefix": "src"}));
+    assert!(text(&unknown).starts_with("`retrieve` has no argument `path_prefix`; its arguments are: query, limit, path_prefixes, mode"), "{unknown}");
+    let choice = session.call(4, "retrieve", json!({"query": "q", "mode": "fuzzy"}));
+    assert_eq!(
+        text(&choice),
+        "argument `mode` must be one of hybrid, exact, semantic, not `fuzzy`"
+    );
+    // The command's own complaints are renamed too.
+    let empty = session.call(5, "init", json!({"objective": ""}));
+    assert_eq!(empty["isError"], true, "{empty}");
+    assert!(
+        text(&empty).contains("`objective` must not be empty"),
+        "{empty}"
+    );
+    assert!(!text(&empty).contains("--objective"), "{empty}");
+}
+
+#[test]
+fn structured_content_matches_the_output_schema() {
+    let env = TestEnv::new();
+    env.update(&json!({"objective": "schemas"}));
+    let mut session = Session::start(&env);
+    let list = session.request(1, "tools/list", json!({}));
+    let tools = list["result"]["tools"].as_array().expect("tools").clone();
+    let calls = [
+        ("show", json!({})),
+        ("verify", json!({})),
+        ("scene", json!({})),
+        ("pressure", json!({"used": 90, "context_window": 100})),
+        ("reorient", json!({"check": true})),
+        ("retrieve", json!({"query": "schemas"})),
+        ("schema", json!({"command": "show"})),
+    ];
+    for (id, (name, arguments)) in (2..).zip(calls) {
+        let tool = tools.iter().find(|t| t["name"] == name).expect("listed");
+        let schema = &tool["outputSchema"];
+        if name != "schema" {
+            assert_eq!(
+                schema,
+                &env.json(&["schema", name]),
+                "{name}: the outputSchema is what `epiphany schema` prints"
+            );
+        }
+        let result = session.call(id, name, arguments);
+        assert_eq!(result["isError"], false, "{name}: {result}");
+        let validator = jsonschema::validator_for(schema).expect("a valid schema");
+        let document = &result["structuredContent"];
+        let errors: Vec<String> = validator
+            .iter_errors(document)
+            .map(|e| e.to_string())
+            .collect();
+        assert!(errors.is_empty(), "{name}: {errors:?}\n{document}");
+    }
+}
+
+/// The official MCP Python SDK (`pip install mcp`, 1.x or 2.x) drives the server: a handshake in
+/// every protocol revision, every tool called with its `structuredContent` validated against its
+/// `outputSchema` by the SDK, bad arguments, and raw lines (a batch, malformed and non-UTF-8
+/// lines) answered with messages the SDK's JSON-RPC models accept. CI installs the SDK
+/// (`.ci/run`) and sets `EPIPHANY_REQUIRE_MCP_SDK`, so there the test cannot be skipped.
+#[test]
+#[allow(clippy::disallowed_methods, clippy::print_stderr)] // reads CI's switch; says why it skips
+fn the_official_python_sdk_accepts_the_server() {
+    let required = std::env::var_os("EPIPHANY_REQUIRE_MCP_SDK").is_some();
+    let probe = std::process::Command::new("python3")
+        .args(["-c", "import mcp, jsonschema"])
+        .output();
+    if !probe.as_ref().is_ok_and(|output| output.status.success()) {
+        assert!(
+            !required,
+            "EPIPHANY_REQUIRE_MCP_SDK is set but `python3 -c 'import mcp'` fails: {probe:?}"
+        );
+        eprintln!("skipped: no python3 with the `mcp` package (pip install mcp)");
+        return;
+    }
+    let env = TestEnv::bare();
+    env.write("src/lexer.rs", "pub fn retry_keeps_span() {}\n");
+    env.commit_all("code");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/sdk_client.py");
+    let output = std::process::Command::new("python3")
+        .arg(script)
+        .arg(assert_cmd::cargo::cargo_bin("epiphany"))
+        .arg(env.root())
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_SYSTEM", "/dev/null")
+        .output()
+        .expect("run python3");
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
 }

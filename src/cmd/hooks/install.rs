@@ -5,37 +5,43 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::cmd::hooks::CLAUDE_HOOKS;
-use crate::cmd::hooks::CODEX_HOOKS;
 use crate::cmd::hooks::ConfigChange;
-use crate::cmd::hooks::FileChange;
 use crate::cmd::hooks::INDEX_HOOKS;
+use crate::cmd::hooks::LEGACY_CONFIG_KEYS;
 use crate::cmd::hooks::PRE_PUSH_HOOK;
 use crate::cmd::hooks::Plan;
 use crate::cmd::hooks::Targets;
-use crate::cmd::hooks::attribute_lines;
+use crate::cmd::hooks::backups_dir;
 use crate::cmd::hooks::carry_out;
-use crate::cmd::hooks::claude_settings;
-use crate::cmd::hooks::codex_hooks;
-use crate::cmd::hooks::git_config_entries;
-use crate::cmd::hooks::plan_settings;
+use crate::cmd::hooks::legacy_attribute_lines;
+use crate::cmd::hooks::read_host_file;
 use crate::cmd::hooks::read_optional;
 use crate::cmd::hooks::repository_root;
-use crate::policy::hooks::with_agent_hooks;
+use crate::cmd::hooks::settings_error;
+use crate::cmd::hooks::textconv_entry;
+use crate::policy::hooks::FileChange;
+use crate::policy::hooks::Host;
+use crate::policy::hooks::plan_host_install;
+use crate::policy::hooks::plan_host_uninstall;
+use crate::policy::hooks::shell_quote;
 use crate::policy::hooks::with_hook_block;
-use crate::policy::hooks::with_lines;
+use crate::policy::hooks::without_lines;
 use crate::state::git;
 
-/// Install git hooks, the merge driver, and agent session hooks.
+/// Install git hooks, the diff textconv, and agent session hooks.
 ///
 /// `--git` (the default when no target is named) adds `post-commit`, `post-merge` and
 /// `post-checkout` hooks that refresh the retrieval index in the background without slowing
-/// git, registers the merge driver and diff textconv for `.epiphany/` files
-/// (`.gitattributes` plus local git config), and with `--pre-push` a freshness check that
+/// git, sets the diff textconv that shows snapshots as text (local git config; the store's
+/// own `.gitattributes` needs no merge driver: git merges it in any clone without set-up), and
+/// with `--pre-push` a freshness check that
 /// blocks a push while the map is stale. Existing hooks are kept: epiphany's block is chained
-/// in, marked, and removed again by `hooks uninstall`. `--claude` and `--codex` register
-/// `epiphany hook session-start` (and, for Claude Code, `epiphany hook pre-compact`) in the
-/// project's host settings. Running it twice changes nothing.
+/// in, marked, and removed again by `hooks uninstall`. `--claude` (in
+/// `.claude/settings.local.json`) and `--codex` (in `.codex/hooks.json`) register
+/// `epiphany hook session-start` for every session start, the one after a compaction included,
+/// and `epiphany hook pre-compact`, calling this binary by its absolute path; after moving or
+/// reinstalling epiphany, run this again to point them at the new path. Running it twice
+/// changes nothing.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Which integrations to install
@@ -68,25 +74,49 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
                 .push(script_change(hooks.join(PRE_PUSH_HOOK), &body)?);
         }
         let attributes = root.join(".gitattributes");
-        let before = read_optional(&attributes)?;
-        let after = with_lines(before.as_deref().unwrap_or(""), &attribute_lines());
-        plan.files
-            .push(FileChange::new(attributes, before, Some(after)));
-        for (key, value) in git_config_entries(&exe) {
-            plan.config
-                .push(ConfigChange::plan(&root, key, Some(value))?);
+        if let Some(before) = read_optional(&attributes)? {
+            let after = without_lines(&before, &legacy_attribute_lines());
+            if after != before {
+                let after = (!after.trim().is_empty()).then_some(after);
+                plan.files
+                    .push(FileChange::new(attributes, Some(before), after));
+            }
         }
+        for key in LEGACY_CONFIG_KEYS {
+            plan.config.push(ConfigChange::plan(&root, key, None)?);
+        }
+        let (key, value) = textconv_entry(&exe);
+        plan.config
+            .push(ConfigChange::plan(&root, key, Some(value))?);
     }
-    if targets.claude {
-        plan.files.push(plan_settings(claude_settings(&root), |s| {
-            with_agent_hooks(s, &CLAUDE_HOOKS)
-        })?);
-    }
-    if targets.codex {
-        plan.files.push(plan_settings(codex_hooks(&root), |s| {
-            with_agent_hooks(s, &CODEX_HOOKS)
-        })?);
-        ctx.ui.hint("Codex runs project hooks once `[features] codex_hooks = true` is set in its config.toml and the hook is trusted");
+    let hosts = targets.hosts();
+    if !hosts.is_empty() {
+        let exe = std::env::current_exe().context("failed to locate the epiphany binary")?;
+        let exe = exe.display().to_string();
+        let backups = backups_dir(&root)?;
+        for host in &hosts {
+            let file = read_host_file(&root, &backups, host.settings_path())?;
+            plan.add(plan_host_install(&file, *host, &exe).map_err(settings_error)?);
+            for legacy in host.legacy_paths() {
+                let file = read_host_file(&root, &backups, legacy)?;
+                plan.add(plan_host_uninstall(&file).map_err(settings_error)?);
+            }
+        }
+        let flags: Vec<String> = hosts.iter().map(|h| format!("--{}", h.name())).collect();
+        ctx.ui.hint(&format!(
+            "the agent hooks run `{}`; after moving or reinstalling epiphany, run `epiphany hooks install {}` again",
+            shell_quote(&exe),
+            flags.join(" ")
+        ));
+        let local = Host::Claude.settings_path();
+        if hosts.contains(&Host::Claude) && !git::is_ignored(&root, std::path::Path::new(local)) {
+            ctx.ui.hint(&format!(
+                "`{local}` holds this machine's path to epiphany: keep it out of git (Claude Code ignores it when it creates the file; here, add it to `.gitignore`)"
+            ));
+        }
+        if hosts.contains(&Host::Codex) {
+            ctx.ui.hint("Codex runs `.codex/hooks.json` once you trust the project; hooks are on by default (`[features] hooks = true` in config.toml if they were turned off)");
+        }
     }
     carry_out(ctx, &root, plan, targets.dry_run)
 }
@@ -95,16 +125,4 @@ fn script_change(path: std::path::PathBuf, body: &str) -> Result<FileChange> {
     let before = read_optional(&path)?;
     let after = with_hook_block(before.as_deref(), body);
     Ok(FileChange::new(path, before, Some(after)).executable())
-}
-
-/// Quotes a path for a POSIX shell command line.
-fn shell_quote(text: &str) -> String {
-    if text
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c))
-    {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
 }

@@ -1,8 +1,10 @@
 //! `epiphany hooks install|uninstall`: wire epiphany into git and the agent hosts.
 //!
-//! Both subcommands compute a plan — file contents before and after, git config keys — with the
-//! pure transformations of `policy::hooks`, then either print it (`--dry-run`) or apply it.
-//! Running either twice changes nothing the second time.
+//! Both subcommands compute a plan — file contents before and after, folders to remove, git
+//! config keys — with the pure transformations of `policy::hooks` (for the agent hosts, the whole
+//! plan comes from `policy::hooks::plan_host_install` and `plan_host_uninstall` over what was
+//! read), then either print it (`--dry-run`) or apply it. Running either twice changes nothing
+//! the second time.
 
 use std::io::Write;
 use std::path::Path;
@@ -11,13 +13,16 @@ use std::path::PathBuf;
 use anyhow::Context;
 use anyhow::Result;
 use serde::Serialize;
-use serde_json::Value;
-use serde_json::json;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::error::Failure;
-use crate::policy::hooks::AgentHook;
+use crate::mcp::Tool;
+use crate::mcp::schema_of;
+use crate::policy::hooks::FileChange;
+use crate::policy::hooks::Host;
+use crate::policy::hooks::HostFile;
+use crate::policy::hooks::HostPlan;
 use crate::state::fs;
 use crate::state::git;
 use crate::ui::Report;
@@ -25,13 +30,16 @@ use crate::ui::Report;
 pub mod install;
 pub mod uninstall;
 
-/// Install or remove git hooks, the merge driver, and agent session hooks.
+/// Install or remove git hooks, the diff textconv, and agent session hooks.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// What to do
     #[command(subcommand)]
     pub action: Action,
 }
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::PLUMBING.report(schema_of::<HooksReport>);
 
 /// `hooks` subcommands.
 #[derive(Debug, clap::Subcommand)]
@@ -52,14 +60,15 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
 /// Which integrations a subcommand touches.
 #[derive(Debug, Clone, Copy, clap::Args)]
 pub struct Targets {
-    /// Git: hooks that refresh the index, the merge driver and diff textconv
+    /// Git: hooks that refresh the index, and the diff textconv
     #[arg(long)]
     pub git: bool,
-    /// Claude Code: `SessionStart` (including after compaction) and `PreCompact` hooks in
-    /// `.claude/settings.json`
+    /// Claude Code: `SessionStart` (every source, `compact` included) and `PreCompact` hooks
+    /// in `.claude/settings.local.json`
     #[arg(long)]
     pub claude: bool,
-    /// Codex: a `SessionStart` hook in `.codex/hooks.json`
+    /// Codex: `SessionStart` (every source, `compact` included) and `PreCompact` hooks in
+    /// `.codex/hooks.json`
     #[arg(long)]
     pub codex: bool,
     /// Print what would change and write nothing
@@ -67,39 +76,17 @@ pub struct Targets {
     pub dry_run: bool,
 }
 
-/// One file to write or delete.
-#[derive(Debug)]
-pub struct FileChange {
-    path: PathBuf,
-    before: Option<String>,
-    after: Option<String>,
-    executable: bool,
-}
-
-impl FileChange {
-    /// A change of `path` from its current content to `after` (`None` deletes it).
-    pub fn new(path: PathBuf, before: Option<String>, after: Option<String>) -> FileChange {
-        FileChange {
-            path,
-            before,
-            after,
-            executable: false,
+impl Targets {
+    /// The agent hosts named.
+    pub fn hosts(&self) -> Vec<Host> {
+        let mut hosts = Vec::new();
+        if self.claude {
+            hosts.push(Host::Claude);
         }
-    }
-
-    /// Marks the file as an executable script.
-    pub fn executable(mut self) -> FileChange {
-        self.executable = true;
-        self
-    }
-
-    fn action(&self) -> &'static str {
-        match (&self.before, &self.after) {
-            (before, after) if before == after => "unchanged",
-            (None, Some(_)) => "create",
-            (Some(_), None) => "delete",
-            _ => "update",
+        if self.codex {
+            hosts.push(Host::Codex);
         }
+        hosts
     }
 }
 
@@ -129,8 +116,18 @@ impl ConfigChange {
 pub struct Plan {
     /// Files.
     pub files: Vec<FileChange>,
+    /// Folders to remove once the files are gone.
+    pub remove_dirs: Vec<PathBuf>,
     /// Local git config keys.
     pub config: Vec<ConfigChange>,
+}
+
+impl Plan {
+    /// Adds the changes to one agent host's settings.
+    pub fn add(&mut self, host: HostPlan) {
+        self.files.extend(host.files);
+        self.remove_dirs.extend(host.remove_dirs);
+    }
 }
 
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -182,85 +179,63 @@ pub const INDEX_HOOKS: [&str; 3] = ["post-commit", "post-merge", "post-checkout"
 /// The opt-in hook that checks freshness before a push.
 pub const PRE_PUSH_HOOK: &str = "pre-push";
 
-/// Claude Code hooks: orientation at every session start (including right after a compaction)
-/// and the checkpoint directive before compacting.
-pub const CLAUDE_HOOKS: [AgentHook; 2] = [
-    AgentHook {
-        event: "SessionStart",
-        matcher: "startup|resume|clear|compact",
-        command: "epiphany hook session-start",
-    },
-    AgentHook {
-        event: "PreCompact",
-        matcher: "manual|auto",
-        command: "epiphany hook pre-compact",
-    },
-];
-/// Codex hooks: orientation at every session start.
-pub const CODEX_HOOKS: [AgentHook; 1] = [AgentHook {
-    event: "SessionStart",
-    matcher: "startup|resume|clear",
-    command: "epiphany hook session-start",
-}];
-
-/// The `.gitattributes` lines that route `.epiphany/` files to the merge driver and textconv.
-pub fn attribute_lines() -> Vec<String> {
+/// The `.gitattributes` lines earlier versions added to route the first store format to their
+/// merge driver; install and uninstall take them out (the store's own `.gitattributes` needs
+/// no driver).
+pub fn legacy_attribute_lines() -> Vec<String> {
     vec![
         ".epiphany/rollout.jsonl merge=epiphany diff=epiphany".to_owned(),
         ".epiphany/state.msgpack merge=epiphany diff=epiphany -text".to_owned(),
     ]
 }
 
-/// The local git config keys of the merge driver and textconv, with their values for `exe`.
-pub fn git_config_entries(exe: &str) -> [(&'static str, String); 3] {
-    [
-        (
-            "merge.epiphany.name",
-            "epiphany state merge (replays the other side's records)".to_owned(),
-        ),
-        (
-            "merge.epiphany.driver",
-            format!("{exe} merge-driver %O %A %B %P"),
-        ),
-        ("diff.epiphany.textconv", format!("{exe} textconv")),
-    ]
+/// The local git config keys of that merge driver, removed the same way.
+pub const LEGACY_CONFIG_KEYS: [&str; 2] = ["merge.epiphany.name", "merge.epiphany.driver"];
+
+/// The local git config key that lets `git diff` show snapshots as text (the store's
+/// `.gitattributes` marks them `diff=epiphany`), with its value for `exe`.
+pub fn textconv_entry(exe: &str) -> (&'static str, String) {
+    ("diff.epiphany.textconv", format!("{exe} textconv"))
 }
 
-/// Where Claude Code reads project hook settings.
-pub fn claude_settings(root: &Path) -> PathBuf {
-    root.join(".claude/settings.json")
-}
-
-/// Where Codex reads project hooks.
-pub fn codex_hooks(root: &Path) -> PathBuf {
-    root.join(".codex/hooks.json")
-}
-
-/// Plans an edit of an agent host's JSON settings file.
-pub fn plan_settings(path: PathBuf, edit: impl FnOnce(Value) -> Value) -> Result<FileChange> {
-    let before = read_optional(&path)?;
-    let current: Value = match &before {
-        Some(text) if !text.trim().is_empty() => serde_json::from_str(text).map_err(|err| {
-            Failure::input(format!("`{}` is not valid JSON: {err}", path.display()))
-                .with_hint("fix or move the file, then rerun; nothing was changed")
-        })?,
-        _ => json!({}),
+/// What is on disk for the agent-host settings file at `relative` (under the repository root),
+/// with the backup `install` keeps for it under `backups`.
+pub fn read_host_file(root: &Path, backups: &Path, relative: &str) -> Result<HostFile> {
+    let path = root.join(relative);
+    let dir = path.parent().unwrap_or(root).to_path_buf();
+    let backup_path = backups.join(format!(
+        "{}.before-install",
+        relative.trim_start_matches('.').replace('/', "-")
+    ));
+    let dir_entries = match std::fs::read_dir(&dir) {
+        Ok(entries) => Some(entries.count()),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+        Err(err) => {
+            return Err(err).with_context(|| format!("failed to read `{}`", dir.display()));
+        }
     };
-    let edited = edit(current);
-    let after = (edited != json!({})).then(|| {
-        serde_json::to_string_pretty(&edited)
-            .map(|text| text + "\n")
-            .unwrap_or_default()
-    });
-    let unchanged = before
-        .as_deref()
-        .and_then(|text| serde_json::from_str::<Value>(text).ok())
-        == Some(edited);
-    Ok(FileChange::new(
+    Ok(HostFile {
+        text: read_optional(&path)?,
+        backup: read_optional(&backup_path)?,
         path,
-        before.clone(),
-        if unchanged { before } else { after },
-    ))
+        backup_path,
+        dir,
+        dir_exists: dir_entries.is_some(),
+        dir_entries: dir_entries.unwrap_or(0),
+    })
+}
+
+/// Where `install` keeps the agent-host settings files as they were: in the git directory, out
+/// of the work tree and out of git's history.
+pub fn backups_dir(root: &Path) -> Result<PathBuf> {
+    Ok(git::git_dir(root)?.join("epiphany"))
+}
+
+/// A settings file that is not JSON stops the subcommand before anything is written.
+pub fn settings_error(message: String) -> anyhow::Error {
+    Failure::input(message)
+        .with_hint("fix or move the file, then rerun; nothing was changed")
+        .into()
 }
 
 /// Reads a file that may not exist.
@@ -290,22 +265,31 @@ pub fn carry_out(ctx: &Ctx, root: &Path, plan: Plan, dry_run: bool) -> Result<St
         for change in plan.files.iter().filter(|c| c.action() != "unchanged") {
             apply_file(change)?;
         }
+        for dir in &plan.remove_dirs {
+            std::fs::remove_dir(dir)
+                .with_context(|| format!("failed to remove `{}`", dir.display()))?;
+        }
         for key in plan.config.iter().filter(|c| c.action != "unchanged") {
             git::set_local_config(root, key.key, key.value.as_deref())?;
         }
     }
+    let shown = |path: &Path| {
+        path.strip_prefix(root)
+            .unwrap_or(path)
+            .display()
+            .to_string()
+    };
     let files = plan
         .files
         .iter()
         .map(|change| FileReport {
-            path: change
-                .path
-                .strip_prefix(root)
-                .unwrap_or(&change.path)
-                .display()
-                .to_string(),
+            path: shown(&change.path),
             action: change.action(),
         })
+        .chain(plan.remove_dirs.iter().map(|dir| FileReport {
+            path: format!("{}/", shown(dir)),
+            action: "delete",
+        }))
         .collect();
     ctx.ui.emit(&HooksReport {
         dry_run,

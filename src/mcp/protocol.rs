@@ -1,0 +1,355 @@
+//! JSON-RPC 2.0 over stdio, as the Model Context Protocol frames it: one message per line.
+//!
+//! A line that is not JSON (including one that is not UTF-8) gets a parse error (-32700) and the
+//! server keeps reading. A batch (a JSON array, which the 2025-03-26 revision requires servers
+//! to accept) gets one array of answers in any revision; an empty batch or a member that is not
+//! a request gets an invalid-request error (-32600), as does a request without a `method`.
+//! Notifications and responses from the client are never answered. `params` must be an object
+//! (-32602 otherwise).
+
+use std::io::BufRead;
+use std::io::Write;
+
+use anyhow::Result;
+use serde_json::Map;
+use serde_json::Value;
+use serde_json::json;
+
+use crate::cli::Ctx;
+use crate::mcp::tools;
+
+/// The protocol revisions this server speaks, oldest first.
+pub const REVISIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+/// JSON-RPC error codes.
+pub mod code {
+    /// The line is not JSON.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// The JSON is not a valid request.
+    pub const INVALID_REQUEST: i64 = -32600;
+    /// No such method.
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    /// The parameters are wrong.
+    pub const INVALID_PARAMS: i64 = -32602;
+}
+
+/// A JSON-RPC error: its code and message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RpcError {
+    /// The code (see [`code`]).
+    pub code: i64,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl RpcError {
+    /// An error with `code`.
+    pub fn new(code: i64, message: impl Into<String>) -> RpcError {
+        RpcError {
+            code,
+            message: message.into(),
+        }
+    }
+}
+
+/// A protocol revision, by its place in [`REVISIONS`]; later revisions compare greater.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Revision(usize);
+
+impl Revision {
+    /// The newest revision this server speaks, used before `initialize` settles one.
+    pub const LATEST: Revision = Revision(REVISIONS.len() - 1);
+    /// 2025-03-26: tool annotations, batches.
+    pub const ANNOTATIONS: Revision = Revision(1);
+    /// 2025-06-18: `outputSchema` and `structuredContent`.
+    pub const STRUCTURED: Revision = Revision(2);
+
+    /// The revision named `name`, when this server speaks it.
+    pub fn named(name: &str) -> Option<Revision> {
+        REVISIONS.iter().position(|r| *r == name).map(Revision)
+    }
+
+    /// Its name.
+    pub fn name(self) -> &'static str {
+        REVISIONS[self.0]
+    }
+}
+
+/// One client connection: the negotiated revision and the context tools run in.
+pub struct Server<'a> {
+    ctx: &'a Ctx,
+    revision: Revision,
+}
+
+impl<'a> Server<'a> {
+    /// A server for a new connection.
+    pub fn new(ctx: &'a Ctx) -> Server<'a> {
+        Server {
+            ctx,
+            revision: Revision::LATEST,
+        }
+    }
+
+    /// Serves `input` until it ends, writing every answer to `output` as one line.
+    pub fn serve(&mut self, mut input: impl BufRead, mut output: impl Write) -> Result<()> {
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            if input.read_until(b'\n', &mut line)? == 0 {
+                return Ok(());
+            }
+            if line.iter().all(u8::is_ascii_whitespace) {
+                continue;
+            }
+            if let Some(answer) = self.answer_line(&line) {
+                writeln!(output, "{answer}")?;
+                output.flush()?;
+            }
+        }
+    }
+
+    /// The answer to one line: a response, an array of responses for a batch, or nothing.
+    pub fn answer_line(&mut self, line: &[u8]) -> Option<Value> {
+        let message = match parse(line) {
+            Ok(message) => message,
+            Err(message) => {
+                return Some(error_response(
+                    Value::Null,
+                    &RpcError::new(code::PARSE_ERROR, message),
+                ));
+            }
+        };
+        match message {
+            Value::Array(batch) if batch.is_empty() => Some(error_response(
+                Value::Null,
+                &RpcError::new(code::INVALID_REQUEST, "an empty batch is not a request"),
+            )),
+            Value::Array(batch) => {
+                let answers: Vec<Value> = batch
+                    .iter()
+                    .filter_map(|message| self.answer(message, true))
+                    .collect();
+                (!answers.is_empty()).then_some(Value::Array(answers))
+            }
+            message => self.answer(&message, false),
+        }
+    }
+
+    /// The answer to one message, or `None` for a notification or a client's response.
+    fn answer(&mut self, message: &Value, in_batch: bool) -> Option<Value> {
+        let Some(object) = message.as_object() else {
+            return Some(error_response(
+                Value::Null,
+                &RpcError::new(code::INVALID_REQUEST, "a message must be a JSON object"),
+            ));
+        };
+        let id = match object.get("id") {
+            None => None,
+            Some(id @ (Value::String(_) | Value::Number(_))) => Some(id.clone()),
+            Some(_) => {
+                return Some(error_response(
+                    Value::Null,
+                    &RpcError::new(code::INVALID_REQUEST, "`id` must be a string or a number"),
+                ));
+            }
+        };
+        let method = match object.get("method") {
+            Some(Value::String(method)) => method.as_str(),
+            // A response to a request of ours: the server sends none, so there is nothing to do.
+            _ if id.is_some()
+                && (object.contains_key("result") || object.contains_key("error")) =>
+            {
+                return None;
+            }
+            Some(_) => {
+                return reply(id, Err(invalid_request("`method` must be a string")));
+            }
+            None => return reply(id, Err(invalid_request("the request has no `method`"))),
+        };
+        if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+            return reply(id, Err(invalid_request("`jsonrpc` must be \"2.0\"")));
+        }
+        // Notifications (`notifications/initialized`, `notifications/cancelled`, ...) need no
+        // answer, and tool calls finish before the next line is read, so none needs handling.
+        let id = id?;
+        let empty = Map::new();
+        let params = match object.get("params") {
+            None | Some(Value::Null) => &empty,
+            Some(Value::Object(params)) => params,
+            Some(_) => {
+                return reply(
+                    Some(id),
+                    Err(RpcError::new(
+                        code::INVALID_PARAMS,
+                        "`params` must be an object",
+                    )),
+                );
+            }
+        };
+        let result = match method {
+            "initialize" if in_batch => {
+                Err(invalid_request("`initialize` must not be part of a batch"))
+            }
+            "initialize" => Ok(self.initialize(params)),
+            "ping" => Ok(json!({})),
+            "tools/list" => Ok(json!({ "tools": tools::list(self.revision) })),
+            "tools/call" => tools::call(self.ctx, params, self.revision),
+            other => Err(RpcError::new(
+                code::METHOD_NOT_FOUND,
+                format!("method not found: `{other}`"),
+            )),
+        };
+        reply(Some(id), result)
+    }
+
+    fn initialize(&mut self, params: &Map<String, Value>) -> Value {
+        // The client's revision when we speak it, else our newest: the client decides whether
+        // it can go on with that.
+        self.revision = params
+            .get("protocolVersion")
+            .and_then(Value::as_str)
+            .and_then(Revision::named)
+            .unwrap_or(Revision::LATEST);
+        json!({
+            "protocolVersion": self.revision.name(),
+            "capabilities": {"tools": {"listChanged": false}},
+            "serverInfo": {"name": "epiphany", "version": env!("CARGO_PKG_VERSION")},
+            "instructions": "epiphany keeps this repository's typed understanding (objective, graphs, observations, evidence, checkpoint) in .epiphany/. Start with `reorient` and `prompt`; record findings with `distill` then `update`; search code with `retrieve`."
+        })
+    }
+}
+
+fn parse(line: &[u8]) -> Result<Value, String> {
+    let text = std::str::from_utf8(line)
+        .map_err(|err| format!("parse error: the line is not UTF-8 ({err})"))?;
+    serde_json::from_str(text).map_err(|err| format!("parse error: {err}"))
+}
+
+fn invalid_request(message: &str) -> RpcError {
+    RpcError::new(code::INVALID_REQUEST, message)
+}
+
+fn reply(id: Option<Value>, result: Result<Value, RpcError>) -> Option<Value> {
+    let id = id.unwrap_or(Value::Null);
+    Some(match result {
+        Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        Err(err) => error_response(id, &err),
+    })
+}
+
+fn error_response(id: Value, err: &RpcError) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "error": {"code": err.code, "message": err.message}})
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ui::Ui;
+
+    fn test_ctx() -> Ctx {
+        Ctx {
+            cwd: std::path::PathBuf::from("/nonexistent"),
+            ui: Ui::capturing().0,
+            now: jiff::Timestamp::UNIX_EPOCH,
+            lock_timeout: std::time::Duration::ZERO,
+            snapshot_every: crate::state::store::DEFAULT_SNAPSHOT_EVERY,
+            stdin: crate::cli::Stdin::Given(Vec::new()),
+        }
+    }
+
+    fn answer_to(line: &str) -> Option<Value> {
+        Server::new(&test_ctx()).answer_line(line.as_bytes())
+    }
+
+    fn error_code(answer: &Value) -> i64 {
+        answer["error"]["code"].as_i64().expect("an error")
+    }
+
+    #[test]
+    fn malformed_lines_get_parse_errors() {
+        for line in ["{not json", "\"half"] {
+            let answer = answer_to(line).expect("an answer");
+            assert_eq!(error_code(&answer), code::PARSE_ERROR, "{answer}");
+            assert_eq!(answer["id"], Value::Null);
+        }
+        let answer = Server::new(&test_ctx())
+            .answer_line(b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"p\xffing\"}")
+            .expect("an answer");
+        assert_eq!(error_code(&answer), code::PARSE_ERROR, "{answer}");
+    }
+
+    #[test]
+    fn invalid_requests_are_named_as_such() {
+        let cases = [
+            r#"{"jsonrpc": "2.0", "id": 1}"#,
+            r#"{"jsonrpc": "2.0", "id": 1, "method": 7}"#,
+            r#"{"jsonrpc": "1.0", "id": 1, "method": "ping"}"#,
+            r#"{"jsonrpc": "2.0", "id": {"x": 1}, "method": "ping"}"#,
+            "[]",
+            "3",
+        ];
+        for line in cases {
+            let answer = answer_to(line).expect("an answer");
+            assert_eq!(
+                error_code(&answer),
+                code::INVALID_REQUEST,
+                "{line}: {answer}"
+            );
+        }
+        let answer = answer_to(r#"{"jsonrpc": "2.0", "id": 4}"#).expect("an answer");
+        assert_eq!(answer["id"], 4);
+    }
+
+    #[test]
+    fn notifications_and_client_responses_get_no_answer() {
+        assert_eq!(
+            answer_to(r#"{"jsonrpc": "2.0", "method": "notifications/initialized"}"#),
+            None
+        );
+        assert_eq!(
+            answer_to(r#"{"jsonrpc": "2.0", "method": "no/such/notification"}"#),
+            None
+        );
+        assert_eq!(
+            answer_to(r#"{"jsonrpc": "2.0", "id": 9, "result": {}}"#),
+            None
+        );
+        assert_eq!(
+            answer_to(r#"[{"jsonrpc": "2.0", "method": "notifications/initialized"}]"#),
+            None
+        );
+    }
+
+    #[test]
+    fn a_batch_gets_one_answer_per_request() {
+        let batch = r#"[{"jsonrpc": "2.0", "id": 1, "method": "ping"},
+                        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                        {"jsonrpc": "2.0", "id": 2, "method": "nope"},
+                        {"jsonrpc": "2.0", "id": 3, "method": "initialize", "params": {}},
+                        5]"#;
+        let answers = answer_to(batch).expect("answers");
+        let answers = answers.as_array().expect("an array");
+        assert_eq!(answers.len(), 4, "{answers:?}");
+        assert_eq!(answers[0]["result"], json!({}));
+        assert_eq!(error_code(&answers[1]), code::METHOD_NOT_FOUND);
+        assert_eq!(error_code(&answers[2]), code::INVALID_REQUEST);
+        assert_eq!(error_code(&answers[3]), code::INVALID_REQUEST);
+    }
+
+    #[test]
+    fn the_revision_is_the_clients_when_known() {
+        for revision in REVISIONS {
+            let line = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                              "params": {"protocolVersion": revision, "capabilities": {}}});
+            let answer = answer_to(&line.to_string()).expect("an answer");
+            assert_eq!(answer["result"]["protocolVersion"], revision);
+        }
+        let line = r#"{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "1999-01-01"}}"#;
+        let answer = answer_to(line).expect("an answer");
+        assert_eq!(answer["result"]["protocolVersion"], Revision::LATEST.name());
+        let bad =
+            answer_to(r#"{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": [1]}"#)
+                .expect("an answer");
+        assert_eq!(error_code(&bad), code::INVALID_PARAMS);
+    }
+}

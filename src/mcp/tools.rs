@@ -1,0 +1,642 @@
+//! The tools: every command a [`Tool`] declaration offers, listed with schemas derived from its
+//! clap definition and its report type, and called through the command line's own parser.
+//!
+//! A tool's arguments are its flags and positionals by their clap ids (`expected_revision`,
+//! `path_prefixes`, `query`), plus `input` for what the command reads on stdin and `directory`
+//! to run elsewhere than the server's directory. Arguments are checked against the input
+//! schema before anything runs, and every complaint names arguments as the tool spells them,
+//! never as command-line flags. A call that fails (exit 2 or 3) is a tool error whose text is
+//! the command's error document; any other call carries its report as `structuredContent`,
+//! which matches the tool's `outputSchema`.
+
+use std::any::TypeId;
+use std::path::PathBuf;
+
+use clap::ArgAction;
+use clap::CommandFactory;
+use clap::FromArgMatches;
+use serde_json::Map;
+use serde_json::Value;
+use serde_json::json;
+
+use crate::cli::Cli;
+use crate::cli::Ctx;
+use crate::cli::Status;
+use crate::cli::report_failure;
+use crate::mcp::Tool;
+use crate::mcp::protocol::Revision;
+use crate::mcp::protocol::RpcError;
+use crate::mcp::protocol::code;
+use crate::ui::Ui;
+
+/// Global flags the server sets itself, and clap's own.
+const MANAGED_ARGS: [&str; 4] = ["json", "quiet", "directory", "help"];
+/// The argument that carries standard input.
+const INPUT: &str = "input";
+/// The argument that picks the directory to run in.
+const DIRECTORY: &str = "directory";
+
+/// Every offered command with its declaration.
+fn offered() -> impl Iterator<Item = (clap::Command, Tool)> {
+    Cli::command()
+        .get_subcommands()
+        .filter_map(|command| {
+            let tool = crate::cmd::tool(command.get_name())?;
+            tool.offered.then(|| (command.clone(), tool))
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+}
+
+/// The `tools/list` entries, with what `revision` defines.
+pub fn list(revision: Revision) -> Vec<Value> {
+    offered()
+        .map(|(command, tool)| describe(&command, &tool, revision))
+        .collect()
+}
+
+fn describe(command: &clap::Command, tool: &Tool, revision: Revision) -> Value {
+    let description = command
+        .get_long_about()
+        .or(command.get_about())
+        .map(ToString::to_string)
+        .unwrap_or_default();
+    let mut entry = json!({
+        "name": command.get_name(),
+        "description": description,
+        "inputSchema": input_schema(command, tool),
+    });
+    if revision >= Revision::ANNOTATIONS {
+        // The store is append-only and the cache is derived, so no call destroys anything.
+        entry["annotations"] = json!({
+            "readOnlyHint": tool.read_only,
+            "destructiveHint": false,
+            "idempotentHint": tool.idempotent,
+            "openWorldHint": false
+        });
+    }
+    if revision >= Revision::STRUCTURED
+        && let Some(schema) = tool.report
+    {
+        entry["outputSchema"] = schema().to_value();
+    }
+    entry
+}
+
+/// A JSON Schema of the command's arguments, named by their clap ids.
+fn input_schema(command: &clap::Command, tool: &Tool) -> Value {
+    let mut properties = Map::new();
+    let mut required = Vec::new();
+    for arg in own_args(command) {
+        let id = arg.get_id().as_str();
+        let mut schema = match arg.get_action() {
+            ArgAction::SetTrue | ArgAction::SetFalse => json!({"type": "boolean"}),
+            ArgAction::Append => json!({"type": "array", "items": value_schema(arg)}),
+            _ => value_schema(arg),
+        };
+        if let Some(help) = arg.get_long_help().or(arg.get_help()) {
+            schema["description"] = json!(help.to_string());
+        }
+        if arg.is_required_set() {
+            required.push(json!(id));
+        }
+        properties.insert(id.to_owned(), schema);
+    }
+    if let Some(what) = tool.input {
+        properties.insert(
+            INPUT.to_owned(),
+            json!({"type": "string", "description": what}),
+        );
+    }
+    properties.insert(
+        DIRECTORY.to_owned(),
+        json!({"type": "string", "description": "Run as if started in this directory (relative to the server's)"}),
+    );
+    json!({"type": "object", "properties": properties, "required": required, "additionalProperties": false})
+}
+
+/// The command's own arguments, without the ones the server manages.
+fn own_args(command: &clap::Command) -> impl Iterator<Item = &clap::Arg> {
+    command
+        .get_arguments()
+        .filter(|arg| !MANAGED_ARGS.contains(&arg.get_id().as_str()))
+}
+
+fn value_schema(arg: &clap::Arg) -> Value {
+    let choices: Vec<String> = arg
+        .get_possible_values()
+        .iter()
+        .map(|v| v.get_name().to_owned())
+        .collect();
+    if !choices.is_empty() {
+        return json!({"type": "string", "enum": choices});
+    }
+    let type_id = arg.get_value_parser().type_id();
+    let integers = [
+        TypeId::of::<u64>(),
+        TypeId::of::<u32>(),
+        TypeId::of::<usize>(),
+        TypeId::of::<i64>(),
+        TypeId::of::<i32>(),
+    ];
+    if integers.iter().any(|integer| type_id == *integer) {
+        json!({"type": "integer"})
+    } else {
+        json!({"type": "string"})
+    }
+}
+
+/// Runs one `tools/call` through the command line's own parser and dispatch.
+pub fn call(ctx: &Ctx, params: &Map<String, Value>, revision: Revision) -> Result<Value, RpcError> {
+    let name = match params.get("name") {
+        Some(Value::String(name)) => name.as_str(),
+        _ => {
+            return Err(RpcError::new(
+                code::INVALID_PARAMS,
+                "`name` must be the name of a tool",
+            ));
+        }
+    };
+    let Some((command, tool)) = offered().find(|(command, _)| command.get_name() == name) else {
+        return Err(RpcError::new(
+            code::INVALID_PARAMS,
+            format!("unknown tool `{name}`"),
+        ));
+    };
+    let empty = Map::new();
+    let arguments = match params.get("arguments") {
+        None | Some(Value::Null) => &empty,
+        Some(Value::Object(arguments)) => arguments,
+        Some(other) => {
+            return Err(RpcError::new(
+                code::INVALID_PARAMS,
+                format!("`arguments` must be an object, not {}", kind_of(other)),
+            ));
+        }
+    };
+    let schema = input_schema(&command, &tool);
+    if let Err(message) = check_arguments(&command, &schema, arguments) {
+        return Ok(tool_error(&message));
+    }
+    let argv = command_line(&command, arguments);
+    let parsed = Cli::command()
+        .try_get_matches_from(&argv)
+        .and_then(|matches| Cli::from_arg_matches(&matches));
+    let cli = match parsed {
+        Ok(cli) => cli,
+        Err(err) => return Ok(tool_error(&clap_message(&command, &err))),
+    };
+    let stdin = arguments
+        .get(INPUT)
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .as_bytes()
+        .to_vec();
+    let directory = arguments
+        .get(DIRECTORY)
+        .and_then(Value::as_str)
+        .map(PathBuf::from);
+    let (ui, captured) = Ui::capturing();
+    let code = match ctx.for_call(directory.as_deref(), ui, stdin) {
+        Ok(call) => match crate::cmd::run(&call, &cli.command) {
+            Ok(Status::Ok) => 0,
+            Ok(Status::No) => 1,
+            Err(err) => report_failure(&call.ui, &err),
+        },
+        Err(err) => {
+            let (ui, captured) = Ui::capturing();
+            let code = report_failure(&ui, &err);
+            let text = String::from_utf8_lossy(&captured.take()).into_owned();
+            return Ok(result(text, code, None));
+        }
+    };
+    let mut text = String::from_utf8_lossy(&captured.take()).into_owned();
+    if code >= 2 {
+        // The command's own complaints name its flags; the tool's caller knows arguments.
+        text = renamed_flags(&command, &text);
+    }
+    // Exit 1 is an answer ("stale", "rejected"), not a failure: its report is the result.
+    let structured = (code < 2 && revision >= Revision::STRUCTURED)
+        .then(|| serde_json::from_str::<Value>(&text).ok())
+        .flatten()
+        .filter(Value::is_object);
+    Ok(result(text, code, structured))
+}
+
+fn result(text: String, code: u8, structured: Option<Value>) -> Value {
+    let mut result = json!({
+        "content": [{"type": "text", "text": text}],
+        "isError": code >= 2,
+        "_meta": {"exit_code": code}
+    });
+    if let Some(document) = structured {
+        result["structuredContent"] = document;
+    }
+    result
+}
+
+fn tool_error(message: &str) -> Value {
+    json!({"content": [{"type": "text", "text": message}], "isError": true, "_meta": {"exit_code": 2}})
+}
+
+fn kind_of(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+/// Checks the arguments against the input schema: known names, types, choices, and the
+/// required ones present. The message names arguments as the tool does.
+fn check_arguments(
+    command: &clap::Command,
+    schema: &Value,
+    arguments: &Map<String, Value>,
+) -> Result<(), String> {
+    let tool = command.get_name();
+    let properties = schema["properties"]
+        .as_object()
+        .cloned()
+        .unwrap_or_default();
+    for (key, value) in arguments {
+        let Some(property) = properties.get(key) else {
+            let known: Vec<&str> = properties.keys().map(String::as_str).collect();
+            return Err(format!(
+                "`{tool}` has no argument `{key}`; its arguments are: {}",
+                known.join(", ")
+            ));
+        };
+        if value.is_null() {
+            continue;
+        }
+        check_value(key, property, value)?;
+    }
+    let missing: Vec<String> = schema["required"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .filter(|id| arguments.get(*id).is_none_or(Value::is_null))
+        .map(|id| format!("`{id}`"))
+        .collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "`{tool}` needs the argument{} {}",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+fn check_value(key: &str, schema: &Value, value: &Value) -> Result<(), String> {
+    let expected = schema["type"].as_str().unwrap_or("string");
+    let fits = match (expected, value) {
+        ("boolean", Value::Bool(_)) | ("string", Value::String(_)) => true,
+        ("integer", Value::Number(number)) => number.is_i64() || number.is_u64(),
+        ("integer", Value::String(text)) => text.trim().parse::<i64>().is_ok(),
+        ("array", Value::Array(items)) => {
+            for item in items {
+                check_value(key, &schema["items"], item)?;
+            }
+            return Ok(());
+        }
+        // One value where several may be given is a list of one.
+        ("array", single) => return check_value(key, &schema["items"], single),
+        _ => false,
+    };
+    if !fits {
+        let article = if expected == "integer" || expected == "array" {
+            "an"
+        } else {
+            "a"
+        };
+        return Err(format!(
+            "argument `{key}` must be {article} {expected}, not {}",
+            kind_of(value)
+        ));
+    }
+    if let (Some(choices), Value::String(text)) = (schema["enum"].as_array(), value)
+        && !choices.iter().any(|choice| choice == text)
+    {
+        let names: Vec<&str> = choices.iter().filter_map(Value::as_str).collect();
+        return Err(format!(
+            "argument `{key}` must be one of {}, not `{text}`",
+            names.join(", ")
+        ));
+    }
+    Ok(())
+}
+
+/// The argv the tool arguments stand for: options by long name, then positionals after `--`.
+/// The arguments have been checked: every key names an argument of `command`.
+fn command_line(command: &clap::Command, arguments: &Map<String, Value>) -> Vec<String> {
+    let mut argv = vec![
+        "epiphany".to_owned(),
+        "--json".to_owned(),
+        command.get_name().to_owned(),
+    ];
+    let mut positionals: Vec<(usize, Vec<String>)> = Vec::new();
+    for arg in own_args(command) {
+        let Some(value) = arguments.get(arg.get_id().as_str()) else {
+            continue;
+        };
+        let values: Vec<String> = match value {
+            Value::Null | Value::Bool(false) => continue,
+            Value::Bool(true) => Vec::new(),
+            Value::Array(items) => items.iter().map(scalar).collect(),
+            other => vec![scalar(other)],
+        };
+        if arg.is_positional() {
+            let order = command
+                .get_positionals()
+                .position(|p| p.get_id() == arg.get_id());
+            positionals.push((order.unwrap_or(usize::MAX), values));
+            continue;
+        }
+        let Some(long) = arg.get_long() else {
+            continue;
+        };
+        if values.is_empty() {
+            argv.push(format!("--{long}"));
+        }
+        for value in values {
+            argv.push(format!("--{long}={value}"));
+        }
+    }
+    if !positionals.is_empty() {
+        positionals.sort_by_key(|(index, _)| *index);
+        argv.push("--".to_owned());
+        argv.extend(positionals.into_iter().flat_map(|(_, values)| values));
+    }
+    argv
+}
+
+fn scalar(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.trim().to_owned(),
+        other => other.to_string(),
+    }
+}
+
+/// A clap error about a tool call, with every flag replaced by the argument's name.
+fn clap_message(command: &clap::Command, err: &clap::Error) -> String {
+    use clap::error::ContextKind;
+    use clap::error::ContextValue;
+    use clap::error::ErrorKind;
+    let names = |kind: ContextKind| -> String {
+        let shown = match err.get(kind) {
+            Some(ContextValue::String(one)) => vec![argument_name(command, one)],
+            Some(ContextValue::Strings(many)) => {
+                many.iter().map(|s| argument_name(command, s)).collect()
+            }
+            _ => Vec::new(),
+        };
+        shown.join(", ")
+    };
+    let value = || match err.get(ContextKind::InvalidValue) {
+        Some(ContextValue::String(value)) => value.clone(),
+        _ => String::new(),
+    };
+    let tool = command.get_name();
+    match err.kind() {
+        ErrorKind::MissingRequiredArgument => {
+            format!(
+                "`{tool}` needs the argument {}",
+                names(ContextKind::InvalidArg)
+            )
+        }
+        ErrorKind::ArgumentConflict => format!(
+            "`{tool}`: {} cannot be given together with {}",
+            names(ContextKind::InvalidArg),
+            names(ContextKind::PriorArg)
+        ),
+        ErrorKind::InvalidValue => format!(
+            "`{tool}`: `{}` is not a valid value for {}",
+            value(),
+            names(ContextKind::InvalidArg)
+        ),
+        ErrorKind::ValueValidation => {
+            let reason = std::error::Error::source(err)
+                .map(|source| format!(": {source}"))
+                .unwrap_or_default();
+            format!(
+                "`{tool}`: `{}` is not a valid value for {}{reason}",
+                value(),
+                names(ContextKind::InvalidArg)
+            )
+        }
+        _ => {
+            let rendered = err.render().to_string();
+            let first = rendered
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .trim_start_matches("error: ");
+            renamed_flags(command, first)
+        }
+    }
+}
+
+/// The argument's name for clap's display of it (`--used <N>`, `<QUERY>`, `--check`).
+fn argument_name(command: &clap::Command, shown: &str) -> String {
+    let found = own_args(command).find(|arg| match arg.get_long() {
+        Some(long) => {
+            let flag = format!("--{long}");
+            shown == flag
+                || shown.starts_with(&format!("{flag} "))
+                || shown.starts_with(&format!("{flag}="))
+        }
+        None => {
+            let names = arg
+                .get_value_names()
+                .map(|names| names.iter().map(ToString::to_string).collect::<Vec<_>>())
+                .unwrap_or_else(|| vec![arg.get_id().as_str().to_uppercase()]);
+            names
+                .iter()
+                .any(|name| shown.starts_with(&format!("<{name}>")))
+        }
+    });
+    match found {
+        Some(arg) => format!("`{}`", arg.get_id().as_str()),
+        None => format!("`{shown}`"),
+    }
+}
+
+/// `text` with `--flag <VALUE>` and `--flag` replaced by the arguments' names.
+fn renamed_flags(command: &clap::Command, text: &str) -> String {
+    let mut text = text.to_owned();
+    let mut args: Vec<&clap::Arg> = own_args(command)
+        .filter(|a| a.get_long().is_some())
+        .collect();
+    // Longer flags first, so `--limit-chars` is not half-replaced by `--limit`.
+    args.sort_by_key(|arg| std::cmp::Reverse(arg.get_long().map_or(0, str::len)));
+    for arg in args {
+        let Some(long) = arg.get_long() else {
+            continue;
+        };
+        let id = format!("`{}`", arg.get_id().as_str());
+        for name in arg.get_value_names().into_iter().flatten() {
+            for shown in [format!("--{long} <{name}>"), format!("--{long} {name}")] {
+                text = text.replace(&format!("`{shown}`"), &id);
+                text = text.replace(&shown, &id);
+            }
+        }
+        text = text.replace(&format!("`--{long}`"), &id);
+        text = text.replace(&format!("--{long}"), &id);
+    }
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tool(name: &str) -> Value {
+        list(Revision::LATEST)
+            .into_iter()
+            .find(|t| t["name"] == name)
+            .expect("tool")
+    }
+
+    fn subcommand(name: &str) -> clap::Command {
+        Cli::command()
+            .find_subcommand(name)
+            .cloned()
+            .expect("subcommand")
+    }
+
+    #[test]
+    fn every_command_declares_how_it_is_offered() {
+        for command in Cli::command().get_subcommands() {
+            assert!(
+                crate::cmd::tool(command.get_name()).is_some(),
+                "`{}` declares no `TOOL`",
+                command.get_name()
+            );
+        }
+    }
+
+    #[test]
+    fn tools_carry_schemas_from_the_command_definitions() {
+        let update = tool("update");
+        assert_eq!(update["annotations"]["readOnlyHint"], false);
+        assert_eq!(update["annotations"]["idempotentHint"], false);
+        let properties = &update["inputSchema"]["properties"];
+        assert_eq!(properties["expected_revision"]["type"], "integer");
+        assert_eq!(properties["input"]["type"], "string");
+        assert_eq!(properties["file"]["type"], "string");
+        assert_eq!(update["outputSchema"]["type"], "object");
+        let show = tool("show");
+        assert_eq!(show["annotations"]["readOnlyHint"], true);
+        let init = tool("init");
+        assert_eq!(init["annotations"]["readOnlyHint"], false);
+        assert_eq!(init["annotations"]["idempotentHint"], true);
+        let names: Vec<Value> = list(Revision::LATEST)
+            .into_iter()
+            .map(|t| t["name"].clone())
+            .collect();
+        for plumbing in [
+            "mcp",
+            "hook",
+            "hooks",
+            "merge-driver",
+            "textconv",
+            "completions",
+        ] {
+            assert!(!names.contains(&json!(plumbing)), "{plumbing} is offered");
+        }
+        for tool in list(Revision::LATEST) {
+            assert_eq!(tool["outputSchema"]["type"], "object", "{}", tool["name"]);
+        }
+    }
+
+    #[test]
+    fn older_revisions_get_only_what_they_define() {
+        let oldest = Revision::named("2024-11-05").expect("known");
+        for tool in list(oldest) {
+            assert!(tool.get("annotations").is_none());
+            assert!(tool.get("outputSchema").is_none());
+        }
+        let middle = Revision::named("2025-03-26").expect("known");
+        for tool in list(middle) {
+            assert!(tool.get("annotations").is_some());
+            assert!(tool.get("outputSchema").is_none());
+        }
+    }
+
+    #[test]
+    fn arguments_become_a_command_line() {
+        let command = subcommand("update");
+        let arguments = json!({"expected_revision": 3, "file": "-", "turn_id": "t", "input": "{}"});
+        let argv = command_line(&command, arguments.as_object().expect("object"));
+        assert_eq!(
+            argv,
+            [
+                "epiphany",
+                "--json",
+                "update",
+                "--expected-revision=3",
+                "--turn-id=t",
+                "--",
+                "-"
+            ]
+        );
+    }
+
+    #[test]
+    fn bad_arguments_are_named_as_the_tool_names_them() {
+        let check = |name: &str, arguments: Value| {
+            let command = subcommand(name);
+            let tool = crate::cmd::tool(name).expect("declared");
+            let schema = input_schema(&command, &tool);
+            check_arguments(&command, &schema, arguments.as_object().expect("object"))
+                .expect_err("refused")
+        };
+        let missing = check("pressure", json!({}));
+        assert_eq!(missing, "`pressure` needs the argument `used`");
+        assert!(!missing.contains("--"), "{missing}");
+        let unknown = check("show", json!({"colour": "red"}));
+        assert!(
+            unknown.starts_with("`show` has no argument `colour`"),
+            "{unknown}"
+        );
+        let wrong = check("pressure", json!({"used": "three"}));
+        assert_eq!(wrong, "argument `used` must be an integer, not a string");
+        let choice = check("retrieve", json!({"query": "q", "mode": "fuzzy"}));
+        assert!(
+            choice.starts_with("argument `mode` must be one of"),
+            "{choice}"
+        );
+        let item = check("context", json!({"nodes": ["n", 1]}));
+        assert_eq!(item, "argument `nodes` must be a string, not a number");
+    }
+
+    #[test]
+    fn clap_errors_name_arguments_not_flags() {
+        let command = subcommand("pressure");
+        let err = Cli::command()
+            .try_get_matches_from(["epiphany", "--json", "pressure"])
+            .expect_err("missing --used");
+        assert_eq!(
+            clap_message(&command, &err),
+            "`pressure` needs the argument `used`"
+        );
+        assert_eq!(
+            renamed_flags(&command, "a value is required for '--used <N>'"),
+            "a value is required for '`used`'"
+        );
+        let distill = subcommand("distill");
+        assert_eq!(
+            renamed_flags(
+                &distill,
+                "pass `--text TEXT`, or a non-blank `--source-kind`"
+            ),
+            "pass `text`, or a non-blank `source_kind`"
+        );
+    }
+}
