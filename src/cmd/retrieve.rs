@@ -14,6 +14,7 @@ use crate::search::hit::Hit;
 use crate::search::hit::HitKind;
 use crate::search::retrieve;
 use crate::search::retrieve::Request;
+use crate::search::retrieve::SearchPath;
 use crate::state::model::RetrievalState;
 use crate::state::model::RetrievalStatus;
 use crate::state::store::Store;
@@ -64,6 +65,12 @@ pub enum ModeArg {
 pub struct RetrieveReport {
     query: String,
     index: RetrievalState,
+    /// How the query was answered: `index`, `index_overlay` (the index plus the files changed
+    /// since, read now) or `scan` (no usable index; the work tree was searched).
+    search: SearchPath,
+    /// Why an existing index was not used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    index_problem: Option<String>,
     results: Vec<Hit>,
 }
 
@@ -134,6 +141,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     ctx.ui.emit(&RetrieveReport {
         query: answer.query,
         index: answer.index,
+        search: answer.search,
+        index_problem: answer.index_problem,
         results: answer.results,
     })?;
     Ok(if ctx.ui.quiet() && !found {

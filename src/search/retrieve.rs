@@ -95,6 +95,18 @@ impl Request {
     }
 }
 
+/// How a query was answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SearchPath {
+    /// From the persistent index alone: nothing changed since it was built.
+    Index,
+    /// From the persistent index, with the files changed since searched as they are now.
+    IndexOverlay,
+    /// No usable index: the work tree was searched at query time.
+    Scan,
+}
+
 /// The ranked answer to a query.
 #[derive(Debug, Clone)]
 pub struct Answer {
@@ -102,6 +114,10 @@ pub struct Answer {
     pub query: String,
     /// The state of the index that answered.
     pub index: RetrievalState,
+    /// How it was answered.
+    pub search: SearchPath,
+    /// Why an index that exists was not used, when it was not.
+    pub index_problem: Option<String>,
     /// Results in rank order.
     pub results: Vec<Hit>,
 }
@@ -153,15 +169,31 @@ pub fn retrieve(
         };
         Ok((found, state))
     };
-    let (found, state) = match &opened {
+    let (found, state, search, index_problem) = match &opened {
         Opened::Ready(persistent) => {
             match search_index(root, persistent, &listing, request, &terms, chunks_wanted) {
-                Ok(answer) => answer,
-                Err(_) => scan(Some(&persistent.manifest))?,
+                Ok((found, state)) => {
+                    let search = if state.dirty_paths.is_empty() {
+                        SearchPath::Index
+                    } else {
+                        SearchPath::IndexOverlay
+                    };
+                    (found, state, search, None)
+                }
+                Err(err) => {
+                    let (found, state) = scan(Some(&persistent.manifest))?;
+                    (found, state, SearchPath::Scan, Some(format!("{err:#}")))
+                }
             }
         }
-        Opened::Unusable { manifest, .. } => scan(manifest.as_ref())?,
-        Opened::Missing => scan(None)?,
+        Opened::Unusable { manifest, reason } => {
+            let (found, state) = scan(manifest.as_ref())?;
+            (found, state, SearchPath::Scan, Some(reason.clone()))
+        }
+        Opened::Missing => {
+            let (found, state) = scan(None)?;
+            (found, state, SearchPath::Scan, None)
+        }
     };
     let mut results = match request.mode {
         Mode::Semantic => Vec::new(),
@@ -175,6 +207,8 @@ pub fn retrieve(
     Ok(Answer {
         query: request.query.clone(),
         index: state,
+        search,
+        index_problem,
         results,
     })
 }

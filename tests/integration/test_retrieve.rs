@@ -53,6 +53,13 @@ fn paths(answer: &Value) -> Vec<String> {
     ranked(answer).into_iter().map(|(_, path)| path).collect()
 }
 
+/// The published index generation's directory, relative to the root.
+fn generation_dir(env: &TestEnv) -> String {
+    let current = env.read(".epiphany/cache/retrieval/CURRENT");
+    let current = String::from_utf8(current).expect("utf-8");
+    format!(".epiphany/cache/retrieval/gen-{}", current.trim())
+}
+
 #[test]
 fn index_edit_check_retrieve_reindex() {
     let env = TestEnv::new();
@@ -335,7 +342,8 @@ fn a_corrupt_index_is_reported_still_answers_and_is_rebuilt() {
     let env = TestEnv::new();
     repository(&env);
     env.ok(&["index"]);
-    env.write(".epiphany/cache/retrieval/index/meta.json", "{ not json");
+    let generation = generation_dir(&env);
+    env.write(&format!("{generation}/index/meta.json"), "{ not json");
     let answer = env.json(&["retrieve", "render frame"]);
     assert_eq!(answer["index"]["status"], "stale");
     assert_eq!(paths(&answer)[0], "src/render.rs");
@@ -356,7 +364,8 @@ fn a_corrupt_index_is_reported_still_answers_and_is_rebuilt() {
     assert_eq!(rebuilt.json()["mode"], "full");
     env.ok(&["index", "--check"]);
 
-    env.write(".epiphany/cache/retrieval/manifest.msgpack", b"\x91\xc0");
+    let generation = generation_dir(&env);
+    env.write(&format!("{generation}/manifest.msgpack"), b"\x91\xc0");
     let check = env.run(&["index", "--check"]);
     assert_eq!(check.code, 1, "{check}");
     assert!(check.stdout.contains("manifest does not decode"), "{check}");
@@ -370,10 +379,10 @@ fn a_version_mismatched_manifest_is_rebuilt() {
     let env = TestEnv::new();
     repository(&env);
     env.ok(&["index"]);
-    let path = ".epiphany/cache/retrieval/manifest.msgpack";
-    let mut manifest: Value = rmp_serde::from_slice(&env.read(path)).expect("manifest");
+    let path = format!("{}/manifest.msgpack", generation_dir(&env));
+    let mut manifest: Value = rmp_serde::from_slice(&env.read(&path)).expect("manifest");
     manifest["index_revision"] = json!("tantivy-bm25-v0");
-    env.write(path, rmp_serde::to_vec_named(&manifest).expect("encode"));
+    env.write(&path, rmp_serde::to_vec_named(&manifest).expect("encode"));
     let check = env.run(&["index", "--check"]);
     assert_eq!(check.code, 1, "{check}");
     assert!(check.stdout.contains("tantivy-bm25-v0"), "{check}");
@@ -467,9 +476,9 @@ fn full_rebuild_renumbers_files_under_a_new_generation() {
     let env = TestEnv::new();
     repository(&env);
     env.ok(&["index"]);
-    let manifest = ".epiphany/cache/retrieval/manifest.msgpack";
     let generation = |env: &TestEnv| {
-        let manifest: Value = rmp_serde::from_slice(&env.read(manifest)).expect("manifest");
+        let manifest = format!("{}/manifest.msgpack", generation_dir(env));
+        let manifest: Value = rmp_serde::from_slice(&env.read(&manifest)).expect("manifest");
         manifest["generation"].as_u64().expect("generation")
     };
     assert_eq!(generation(&env), 1);
@@ -493,7 +502,7 @@ fn truncated_index_segments_are_reported_and_rebuilt() {
     let env = TestEnv::new();
     repository(&env);
     env.ok(&["index"]);
-    let dir = env.root().join(".epiphany/cache/retrieval/index");
+    let dir = env.root().join(generation_dir(&env)).join("index");
     for entry in std::fs::read_dir(&dir).expect("index dir").flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
@@ -542,6 +551,7 @@ fn retrieve_json_contract() {
           }
         ]
       },
+      "search": "scan",
       "results": [
         {
           "kind": "exact_file",
@@ -570,4 +580,61 @@ fn retrieve_json_contract() {
       ]
     }
     "#);
+}
+
+/// Issue 12, item 5: a background `index` publishes each generation atomically, so queries
+/// running while it writes and commits always read a complete index (with the files changed
+/// since as an overlay) and never fall back to searching the whole tree.
+#[test]
+fn regression_12_retrieve_never_scans_while_index_commits() {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::atomic::Ordering;
+
+    let env = TestEnv::new();
+    repository(&env);
+    for n in 0..40 {
+        env.write(
+            &format!("src/module_{n}.rs"),
+            format!("pub fn helper_{n}() -> usize {{\n    {n}\n}}\n"),
+        );
+    }
+    env.ok(&["index"]);
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let stop = Arc::clone(&stop);
+        let root = env.root().to_path_buf();
+        let mut index = env.std_command(&["-q", "index"]);
+        let mut full = env.std_command(&["-q", "index", "--full"]);
+        std::thread::spawn(move || {
+            let mut runs = 0_u32;
+            while !stop.load(Ordering::Relaxed) || runs < 4 {
+                let body = format!(
+                    "pub fn render(frame: &Frame) -> String {{\n    // edit {runs}\n    frame.lines.join(\"\\n\")\n}}\n"
+                );
+                // Replaced whole, as editors save, so a query never reads a half-written file.
+                std::fs::write(root.join("render.tmp"), body).expect("edit");
+                std::fs::rename(root.join("render.tmp"), root.join("src/render.rs")).expect("edit");
+                let command = if runs % 3 == 2 { &mut full } else { &mut index };
+                let output = command.output().expect("index");
+                assert!(output.status.success(), "{output:?}");
+                runs += 1;
+            }
+            runs
+        })
+    };
+    let mut retrieve = env.std_command(&["--json", "retrieve", "render frame"]);
+    let started = std::time::Instant::now();
+    let mut queries = 0;
+    while started.elapsed() < std::time::Duration::from_secs(3) || queries < 20 {
+        let output = retrieve.output().expect("retrieve");
+        assert!(output.status.success(), "{output:?}");
+        let answer: Value = serde_json::from_slice(&output.stdout).expect("json");
+        assert_ne!(answer["search"], "scan", "{answer}");
+        assert_eq!(paths(&answer)[0], "src/render.rs", "{answer}");
+        queries += 1;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let runs = writer.join().expect("writer");
+    assert!(runs >= 4, "{runs} index runs");
 }
