@@ -12,10 +12,12 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use tantivy::DocId;
+use tantivy::DocSet;
 use tantivy::Score;
 use tantivy::Searcher;
 use tantivy::SegmentOrdinal;
 use tantivy::SegmentReader;
+use tantivy::TERMINATED;
 use tantivy::Term;
 use tantivy::collector::Collector;
 use tantivy::collector::SegmentCollector;
@@ -26,6 +28,7 @@ use tantivy::query::BoostQuery;
 use tantivy::query::Occur;
 use tantivy::query::Query;
 use tantivy::query::TermQuery;
+use tantivy::schema::Field;
 use tantivy::schema::IndexRecordOption;
 
 use crate::search::index::Fields;
@@ -241,6 +244,94 @@ impl SegmentCollector for SegmentBest {
     fn harvest(self) -> Self::Fruit {
         self.best
     }
+}
+
+/// BM25 statistics over live chunks only: chunks of files that are still current, in the
+/// persistent index and in the in-memory index of dirty files alike. Tantivy's own statistics
+/// count deleted documents until a merge drops them, so an incrementally updated index would
+/// rank differently from a fresh build of the same tree; these do not. Document lengths are
+/// the indexed field norms, the same numbers tantivy scores with.
+#[derive(Debug, Clone, Default)]
+pub struct LiveStatistics {
+    docs: u64,
+    tokens: HashMap<Field, u64>,
+    doc_freqs: HashMap<Term, u64>,
+}
+
+impl LiveStatistics {
+    /// Adds the live documents of `searcher`'s index: those not deleted whose file id
+    /// `is_live` accepts. Counts document frequencies of `terms` only.
+    pub fn add(
+        &mut self,
+        searcher: &Searcher,
+        is_live: &dyn Fn(u64) -> bool,
+        fields: &[Field],
+        terms: &[Term],
+    ) -> Result<()> {
+        for segment in searcher.segment_readers() {
+            let file_ids = segment.fast_fields().u64("file_id")?;
+            let max_doc = segment.max_doc();
+            let mut live = vec![false; max_doc as usize];
+            for doc in 0..max_doc {
+                live[doc as usize] = !segment.is_deleted(doc)
+                    && file_ids.first(doc).is_some_and(is_live);
+            }
+            self.docs += live.iter().filter(|&&alive| alive).count() as u64;
+            for &field in fields {
+                let norms = segment.get_fieldnorms_reader(field)?;
+                let total: u64 = (0..max_doc)
+                    .filter(|&doc| live[doc as usize])
+                    .map(|doc| u64::from(norms.fieldnorm(doc)))
+                    .sum();
+                *self.tokens.entry(field).or_default() += total;
+            }
+            for term in terms {
+                let index = segment.inverted_index(term.field())?;
+                let Some(mut postings) = index.read_postings(term, IndexRecordOption::Basic)?
+                else {
+                    continue;
+                };
+                let mut count = 0;
+                let mut doc = postings.doc();
+                while doc != TERMINATED {
+                    if live[doc as usize] {
+                        count += 1;
+                    }
+                    doc = postings.advance();
+                }
+                *self.doc_freqs.entry(term.clone()).or_default() += count;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Bm25StatisticsProvider for LiveStatistics {
+    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
+        Ok(self.tokens.get(&field).copied().unwrap_or(0))
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        // BM25 divides by it; an empty corpus scores nothing anyway.
+        Ok(self.docs.max(1))
+    }
+
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        Ok(self.doc_freqs.get(term).copied().unwrap_or(0))
+    }
+}
+
+/// The terms of a query built by [`query`], for [`LiveStatistics::add`].
+pub fn query_terms(fields: &Fields, terms: &[QueryTerm]) -> Vec<Term> {
+    terms
+        .iter()
+        .flat_map(|term| {
+            [
+                Term::from_field_text(fields.body, &term.text),
+                Term::from_field_text(fields.path, &term.text),
+            ]
+        })
+        .collect()
 }
 
 #[cfg(test)]

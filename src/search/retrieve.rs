@@ -16,8 +16,6 @@ use std::path::Path;
 use std::sync::Arc;
 
 use anyhow::Result;
-use tantivy::Searcher;
-use tantivy::query::Bm25StatisticsProvider;
 use tantivy::query::BooleanQuery;
 use tantivy::tokenizer::TextAnalyzer;
 
@@ -231,49 +229,79 @@ fn search_index(
     let (_, fields) = index::schema();
     let query = rank::query(&fields, terms);
     let searcher = &persistent.searcher;
-    let mut weights = vec![0.0; usize::try_from(manifest.next_file_id).unwrap_or(0)];
+    let slots = usize::try_from(manifest.next_file_id).unwrap_or(0);
+    let mut weights = vec![0.0; slots];
+    let mut live = vec![false; slots];
     let mut paths = HashMap::new();
     for (entry, _) in &changes.unchanged {
-        let slot = usize::try_from(entry.file_id)
-            .ok()
-            .and_then(|id| weights.get_mut(id));
-        if let Some(slot) = slot
-            && entry.chunk_count > 0
-            && exact::in_scope(&request.prefixes, &entry.path)
-        {
-            *slot = rank::prior(&entry.path);
+        let Some(slot) = usize::try_from(entry.file_id).ok().filter(|&id| id < slots) else {
+            continue;
+        };
+        live[slot] = true;
+        if entry.chunk_count > 0 && exact::in_scope(&request.prefixes, &entry.path) {
+            weights[slot] = rank::prior(&entry.path);
             paths.insert(entry.file_id, entry.path.as_str());
         }
     }
+    // Dirty files are searched as they are now, in memory; every file changed since the
+    // index counts with its current text in the statistics, and only then.
+    let mut fresh: Vec<(String, String)> = changes
+        .modified
+        .into_iter()
+        .filter_map(|(_, stat, fetched)| fetched.text.ok().map(|text| (stat.path.clone(), text)))
+        .collect();
+    fresh.extend(changes.added.into_iter().filter_map(|stat| {
+        walk::read_text(root, stat)
+            .ok()
+            .map(|text| (stat.path.clone(), text))
+    }));
+    let memory = if fresh.is_empty() {
+        None
+    } else {
+        let memory = index::in_memory(&fresh)?;
+        let memory_searcher = index::searcher(&memory.index)?;
+        Some((memory, memory_searcher))
+    };
+    let stat_terms = rank::query_terms(&fields, terms);
+    let stat_fields = [fields.body, fields.path];
+    let mut statistics = rank::LiveStatistics::default();
+    let is_live = |file_id: u64| {
+        usize::try_from(file_id)
+            .ok()
+            .and_then(|id| live.get(id).copied())
+            .unwrap_or(false)
+    };
+    statistics.add(searcher, &is_live, &stat_fields, &stat_terms)?;
+    if let Some((_, memory_searcher)) = &memory {
+        statistics.add(memory_searcher, &|_| true, &stat_fields, &stat_terms)?;
+    }
     let mut found = ChunkSearch::default();
-    for file in rank::best_chunks(searcher, searcher, &query, Arc::from(weights))? {
+    for file in rank::best_chunks(searcher, &statistics, &query, Arc::from(weights))? {
         if let Some(path) = paths.get(&file.file_id) {
             found.candidates.push(candidate(path, &file));
         }
     }
-    let in_scope = |path: &str| exact::in_scope(&request.prefixes, path);
-    let mut fresh: Vec<(String, String)> = changes
-        .modified
-        .into_iter()
-        .filter(|(_, stat, _)| in_scope(&stat.path))
-        .filter_map(|(_, stat, fetched)| fetched.text.ok().map(|text| (stat.path.clone(), text)))
-        .collect();
-    fresh.extend(
-        changes
-            .added
-            .into_iter()
-            .filter(|stat| in_scope(&stat.path))
-            .filter_map(|stat| {
-                walk::read_text(root, stat)
-                    .ok()
-                    .map(|text| (stat.path.clone(), text))
-            }),
-    );
-    if !fresh.is_empty() {
-        let dirty = search_in_memory(fresh, &query, Some(searcher))?;
-        found.candidates.extend(dirty.candidates);
-        found.texts = dirty.texts;
-        found.chunk_count = dirty.chunk_count;
+    if let Some((memory, memory_searcher)) = memory {
+        let weights: Arc<[f32]> = fresh
+            .iter()
+            .map(|(path, _)| {
+                if exact::in_scope(&request.prefixes, path) {
+                    rank::prior(path)
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        for file in rank::best_chunks(&memory_searcher, &statistics, &query, weights)? {
+            if let Some((path, _)) = usize::try_from(file.file_id)
+                .ok()
+                .and_then(|id| fresh.get(id))
+            {
+                found.candidates.push(candidate(path, &file));
+            }
+        }
+        found.chunk_count = memory.chunk_count;
+        found.texts = fresh.into_iter().collect();
     }
     Ok((Some(found), state))
 }
@@ -301,7 +329,7 @@ fn scan_if(
         .collect();
     let (_, fields) = index::schema();
     let query = rank::query(&fields, terms);
-    search_in_memory(files, &query, None).map(Some)
+    search_in_memory(files, &query).map(Some)
 }
 
 /// The summary of a query-time scan, or the baseline when no scan was needed.
@@ -319,21 +347,12 @@ fn scan_summary(root: &Path, found: &Option<ChunkSearch>, now: i64) -> Retrieval
     }
 }
 
-/// Indexes `files` in memory and searches them; BM25 statistics come from `statistics` when
-/// given (the persistent index), so scores compare with its hits.
-fn search_in_memory(
-    files: Vec<(String, String)>,
-    query: &BooleanQuery,
-    statistics: Option<&Searcher>,
-) -> Result<ChunkSearch> {
+/// Indexes `files` in memory and searches them.
+fn search_in_memory(files: Vec<(String, String)>, query: &BooleanQuery) -> Result<ChunkSearch> {
     let memory = index::in_memory(&files)?;
     let searcher = index::searcher(&memory.index)?;
     let weights: Arc<[f32]> = files.iter().map(|(path, _)| rank::prior(path)).collect();
-    let statistics: &dyn Bm25StatisticsProvider = match statistics {
-        Some(persistent) => persistent,
-        None => &searcher,
-    };
-    let candidates = rank::best_chunks(&searcher, statistics, query, weights)?
+    let candidates = rank::best_chunks(&searcher, &searcher, query, weights)?
         .iter()
         .filter_map(|file| {
             let (path, _) = files.get(usize::try_from(file.file_id).ok()?)?;

@@ -308,7 +308,7 @@ fn human_output_shows_ranked_paths_and_lines() {
     env.ok(&["index"]);
     let output = env.run(&["retrieve", "validate patch"]);
     insta::assert_snapshot!(output, @r"
-    src/engine.rs:3-13  (2.55)
+    src/engine.rs:3-13  (2.53)
           3      validate_patch(&change.patch)?;
           4      state.merge(change);
           5      Ok(())
@@ -637,4 +637,40 @@ fn regression_12_retrieve_never_scans_while_index_commits() {
     stop.store(true, Ordering::Relaxed);
     let runs = writer.join().expect("writer");
     assert!(runs >= 4, "{runs} index runs");
+}
+
+/// Issue 13, item 5: BM25 statistics come from live chunks only, so an index updated
+/// incrementally (its deleted chunks still in tantivy's own counts) ranks exactly like a
+/// fresh full build of the same tree.
+#[test]
+fn incremental_and_full_index_rank_the_same() {
+    let env = TestEnv::new();
+    repository(&env);
+    for n in 0..12 {
+        let body: String = (0..30)
+            .map(|line| format!("fn frame_{n}_{line}() {{ render(patch_{line}); }}\n"))
+            .collect();
+        env.write(&format!("src/gen_{n}.rs"), body);
+    }
+    env.ok(&["index"]);
+    for n in 0..6 {
+        env.write(&format!("src/gen_{n}.rs"), format!("fn quiet_{n}() {{}}\n"));
+    }
+    std::fs::remove_file(env.root().join("src/gen_7.rs")).expect("remove");
+    env.write("src/late.rs", "fn render_patch() { frame(); }\n");
+    assert_eq!(env.json(&["index"])["mode"], "incremental");
+    let queries = ["render frame", "validate patch", "render patch frame"];
+    let answers = |env: &TestEnv| -> Vec<Value> {
+        queries
+            .iter()
+            .map(|query| {
+                let answer = env.json(&["retrieve", "--mode", "semantic", "-n", "50", query]);
+                assert_eq!(answer["search"], "index", "{answer}");
+                answer["results"].clone()
+            })
+            .collect()
+    };
+    let incremental = answers(&env);
+    assert_eq!(env.json(&["index", "--full"])["mode"], "full");
+    assert_eq!(answers(&env), incremental);
 }
