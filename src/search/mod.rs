@@ -44,7 +44,7 @@ pub const CHUNK_SHAPE: ChunkShape = ChunkShape {
 
 /// Names the index configuration (schema, tokenizer, chunking); an index built by another
 /// configuration is rebuilt. Change it whenever any of them changes.
-pub const INDEX_REVISION: &str = "tantivy-bm25-v2:code-tokens:chunks-120x30";
+pub const INDEX_REVISION: &str = "tantivy-bm25-v3:code-tokens:chunks-120x30";
 
 /// The revision reported when results come from a query-time scan.
 pub const QUERY_TIME_REVISION: &str = "query-time-bm25-v1";
@@ -128,6 +128,19 @@ pub struct IndexUpdate {
     pub state: RetrievalState,
     /// Files left out of the index, by reason (whole index, not just this run).
     pub skipped: SkipCounts,
+    /// The same files, by path.
+    pub skipped_files: Vec<SkippedFile>,
+}
+
+/// A file left out of the index.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct SkippedFile {
+    /// Path relative to the root.
+    pub path: String,
+    /// Why.
+    pub reason: walk::Skip,
+    /// Its size in bytes.
+    pub size_bytes: u64,
 }
 
 /// Brings the persistent index in `cache_dir` up to date with the work tree at `root`.
@@ -145,14 +158,23 @@ pub fn update_index(
         unreadable: listing.unreadable,
         ..SkipCounts::default()
     };
-    for skip in built.manifest.files.iter().filter_map(|file| file.skipped) {
-        skipped.add(skip);
+    let mut skipped_files = Vec::new();
+    for file in &built.manifest.files {
+        if let Some(reason) = file.skipped {
+            skipped.add(reason);
+            skipped_files.push(SkippedFile {
+                path: file.path.clone(),
+                reason,
+                size_bytes: file.size_bytes,
+            });
+        }
     }
     let state = freshness_summary(root, &built.manifest, Vec::new());
     Ok(IndexUpdate {
         built,
         state,
         skipped,
+        skipped_files,
     })
 }
 

@@ -273,8 +273,8 @@ impl LiveStatistics {
             let max_doc = segment.max_doc();
             let mut live = vec![false; max_doc as usize];
             for doc in 0..max_doc {
-                live[doc as usize] = !segment.is_deleted(doc)
-                    && file_ids.first(doc).is_some_and(is_live);
+                live[doc as usize] =
+                    !segment.is_deleted(doc) && file_ids.first(doc).is_some_and(is_live);
             }
             self.docs += live.iter().filter(|&&alive| alive).count() as u64;
             for &field in fields {

@@ -317,7 +317,7 @@ fn human_output_shows_ranked_paths_and_lines() {
 }
 
 #[test]
-fn binary_non_utf8_and_large_files_are_skipped_and_counted() {
+fn binary_non_utf8_and_large_files_are_skipped_and_listed() {
     let env = TestEnv::new();
     repository(&env);
     env.write(
@@ -325,16 +325,40 @@ fn binary_non_utf8_and_large_files_are_skipped_and_counted() {
         b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".as_slice(),
     );
     env.write("data/latin1.txt", b"caf\xe9 render\n".as_slice());
-    env.write("data/huge.rs", "fn render() {}\n".repeat(20_000));
-    let built = env.json(&["index"]);
+    env.write("data/huge.rs", "fn render() {}\n".repeat(400_000));
+    env.write("data/table.json", "[\"render\"],\n".repeat(30_000));
+    // A source file of 1 MB, with what it is about at its very end.
+    let mut big = "fn filler() { let x = 1; }\n".repeat(38_000);
+    big.push_str("fn tessellate_mesh() { subdivide(); }\n");
+    env.write("src/big.rs", &big);
+    let output = env.run(&["--json", "index"]);
+    assert_eq!(output.code, 0, "{output}");
+    let built = output.json();
     assert_eq!(
         built["skipped"],
-        json!({"too_large": 1, "binary": 1, "not_utf8": 1, "unreadable": 0})
+        json!({"too_large": 2, "binary": 1, "not_utf8": 1, "unreadable": 0})
     );
-    assert_eq!(built["indexed_file_count"], 3);
+    assert_eq!(
+        built["skipped_files"],
+        json!([
+            {"path": "assets/logo.png", "reason": "binary", "size_bytes": 16},
+            {"path": "data/huge.rs", "reason": "too_large", "size_bytes": 6_000_000},
+            {"path": "data/latin1.txt", "reason": "not_utf8", "size_bytes": 12},
+            {"path": "data/table.json", "reason": "too_large", "size_bytes": 360_000},
+        ])
+    );
+    assert!(
+        output.stderr.contains("`data/huge.rs` is 5859 KiB"),
+        "{output}"
+    );
+    assert!(!output.stderr.contains("table.json"), "{output}");
+    assert_eq!(built["indexed_file_count"], 4);
     env.ok(&["index", "--check"]);
     let answer = env.json(&["retrieve", "--mode", "semantic", "render"]);
     assert_eq!(paths(&answer), ["src/render.rs"]);
+    let answer = env.json(&["retrieve", "tessellate mesh"]);
+    assert_eq!(answer["results"][0]["path"], "src/big.rs", "{answer}");
+    assert_eq!(answer["results"][0]["start_line"], 38_001, "{answer}");
 }
 
 #[test]
