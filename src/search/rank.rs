@@ -58,9 +58,88 @@ const NON_SOURCE_EXTENSIONS: &[&str] = &[
     "markdown", "md", "rst", "snap", "svg", "toml", "tpl", "tsv", "txt", "xml", "yaml", "yml",
 ];
 
-/// The prior weight of a file (see [`NON_SOURCE_PRIOR`]). Files without an extension are
-/// mostly licenses, build files and notes (`LICENSE`, `Makefile`, `BUILD`).
-pub fn prior(path: &str) -> f32 {
+/// Weight of tests, test data, fixtures, snapshots, vendored code and grammar query files,
+/// unless the query is about tests ([`mentions_tests`]): they repeat the words of the code
+/// they exercise, often more densely, and outranked the code itself in a quarter of the
+/// misses on commit-derived queries. MRR / R@10 on ripgrep, httpx and hono commit queries:
+/// 1.0 (none) 0.585 / 0.837, 0.619 / 0.795, 0.681 / 0.840; 0.5 gives 0.586 / 0.826,
+/// 0.654 / 0.760, 0.717 / 0.792; 0.7 gives 0.586 / 0.837, 0.652 / 0.787, 0.716 / 0.804
+/// (those sets count changed tests as relevant too, which favours a milder weight).
+pub const TEST_PRIOR: f32 = 0.7;
+
+/// Directory names whose files are tests, test data or code the project does not own.
+const TEST_DIRS: &[&str] = &[
+    "__fixtures__",
+    "__mocks__",
+    "__snapshots__",
+    "__tests__",
+    "e2e",
+    "fixture",
+    "fixtures",
+    "mocks",
+    "snapshots",
+    "spec",
+    "specs",
+    "test",
+    "test-data",
+    "test_data",
+    "testdata",
+    "testing",
+    "tests",
+    "third-party",
+    "third_party",
+    "vendor",
+    "vendored",
+];
+
+/// Query words that ask about tests.
+const TEST_WORDS: &[&str] = &[
+    "e2e",
+    "fixture",
+    "fixtures",
+    "pytest",
+    "snapshot",
+    "snapshots",
+    "spec",
+    "specs",
+    "test",
+    "tested",
+    "testing",
+    "tests",
+    "unittest",
+];
+
+/// Whether `path` is test code, test data, a snapshot, vendored code or a grammar query.
+pub fn is_test_like(path: &str) -> bool {
+    let lower = path.to_ascii_lowercase();
+    let mut parts: Vec<&str> = lower.split('/').collect();
+    let name = parts.pop().unwrap_or_default();
+    if parts.iter().any(|dir| TEST_DIRS.contains(dir)) {
+        return true;
+    }
+    let (stem, extension) = name.rsplit_once('.').unwrap_or((name, ""));
+    stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("_tests")
+        || stem.ends_with("_spec")
+        || stem.ends_with(".test")
+        || stem.ends_with(".spec")
+        || stem == "tests"
+        || stem == "conftest"
+        || matches!(extension, "snap" | "scm")
+}
+
+/// Whether a query asks about tests (then tests get no [`TEST_PRIOR`]).
+pub fn mentions_tests(query: &str) -> bool {
+    query
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|word| TEST_WORDS.contains(&word.to_lowercase().as_str()))
+}
+
+/// The prior weight of a file: [`NON_SOURCE_PRIOR`] for documentation, configuration and
+/// data, times [`TEST_PRIOR`] for test-like files unless `tests_wanted`. Files without an
+/// extension are mostly licenses, build files and notes (`LICENSE`, `Makefile`, `BUILD`).
+pub fn prior(path: &str, tests_wanted: bool) -> f32 {
     let name = path.rsplit('/').next().unwrap_or(path);
     let non_source = match name.trim_start_matches('.').rsplit_once('.') {
         Some((_, extension)) => {
@@ -68,7 +147,11 @@ pub fn prior(path: &str) -> f32 {
         }
         None => true,
     };
-    if non_source { NON_SOURCE_PRIOR } else { 1.0 }
+    let mut weight = if non_source { NON_SOURCE_PRIOR } else { 1.0 };
+    if !tests_wanted && is_test_like(path) {
+        weight *= TEST_PRIOR;
+    }
+    weight
 }
 
 /// One boolean query: every term in the chunk text, and in the path with [`PATH_BOOST`], each
@@ -342,6 +425,7 @@ mod tests {
 
     #[test]
     fn prior_halves_docs_config_and_data() {
+        let prior = |path| prior(path, false);
         assert_eq!(prior("src/main.rs"), 1.0);
         assert_eq!(prior("README.md"), NON_SOURCE_PRIOR);
         assert_eq!(prior("pkg/Cargo.LOCK"), NON_SOURCE_PRIOR);
@@ -351,6 +435,41 @@ mod tests {
         assert_eq!(prior(".gitignore"), NON_SOURCE_PRIOR);
         assert_eq!(prior("scripts/build.nu"), 1.0);
         assert_eq!(prior("complete/rg.ZSH"), 1.0);
+    }
+
+    #[test]
+    fn tests_weigh_less_unless_the_query_is_about_tests() {
+        for path in [
+            "tests/integration.rs",
+            "crates/core/tests/util.rs",
+            "src/__tests__/url.ts",
+            "src/utils/url.test.ts",
+            "src/app.spec.js",
+            "pkg/server_test.go",
+            "tests/test_client.py",
+            "httpx/test_utils.py",
+            "test-data/check-classes.test",
+            "queries/highlights.scm",
+            "vendor/lib/x.c",
+            "src/snapshots/a.snap",
+        ] {
+            assert!(is_test_like(path), "{path}");
+            assert_eq!(prior(path, true), prior(path, false) / TEST_PRIOR, "{path}");
+        }
+        for path in [
+            "src/testing_utils_x/attest.rs",
+            "src/contest.py",
+            "src/latest.ts",
+        ] {
+            assert!(!is_test_like(path), "{path}");
+        }
+        assert_eq!(
+            prior("tests/data.json", false),
+            NON_SOURCE_PRIOR * TEST_PRIOR
+        );
+        assert!(mentions_tests("Add tests for the URL parser"));
+        assert!(mentions_tests("fix(test): flaky"));
+        assert!(!mentions_tests("latest protest attestation"));
     }
 
     #[test]

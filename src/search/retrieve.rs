@@ -61,6 +61,7 @@ pub struct Request {
     limit: usize,
     prefixes: Vec<String>,
     mode: Mode,
+    tests_wanted: bool,
 }
 
 impl Request {
@@ -85,6 +86,7 @@ impl Request {
                 .into());
         }
         Ok(Request {
+            tests_wanted: rank::mentions_tests(query),
             query: query.to_owned(),
             limit: limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT),
             prefixes,
@@ -239,7 +241,7 @@ fn search_index(
         };
         live[slot] = true;
         if entry.chunk_count > 0 && exact::in_scope(&request.prefixes, &entry.path) {
-            weights[slot] = rank::prior(&entry.path);
+            weights[slot] = rank::prior(&entry.path, request.tests_wanted);
             paths.insert(entry.file_id, entry.path.as_str());
         }
     }
@@ -286,7 +288,7 @@ fn search_index(
             .iter()
             .map(|(path, _)| {
                 if exact::in_scope(&request.prefixes, path) {
-                    rank::prior(path)
+                    rank::prior(path, request.tests_wanted)
                 } else {
                     0.0
                 }
@@ -329,7 +331,7 @@ fn scan_if(
         .collect();
     let (_, fields) = index::schema();
     let query = rank::query(&fields, terms);
-    search_in_memory(files, &query).map(Some)
+    search_in_memory(files, &query, request.tests_wanted).map(Some)
 }
 
 /// The summary of a query-time scan, or the baseline when no scan was needed.
@@ -348,10 +350,17 @@ fn scan_summary(root: &Path, found: &Option<ChunkSearch>, now: i64) -> Retrieval
 }
 
 /// Indexes `files` in memory and searches them.
-fn search_in_memory(files: Vec<(String, String)>, query: &BooleanQuery) -> Result<ChunkSearch> {
+fn search_in_memory(
+    files: Vec<(String, String)>,
+    query: &BooleanQuery,
+    tests_wanted: bool,
+) -> Result<ChunkSearch> {
     let memory = index::in_memory(&files)?;
     let searcher = index::searcher(&memory.index)?;
-    let weights: Arc<[f32]> = files.iter().map(|(path, _)| rank::prior(path)).collect();
+    let weights: Arc<[f32]> = files
+        .iter()
+        .map(|(path, _)| rank::prior(path, tests_wanted))
+        .collect();
     let candidates = rank::best_chunks(&searcher, &searcher, query, weights)?
         .iter()
         .filter_map(|file| {

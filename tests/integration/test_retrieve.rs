@@ -698,3 +698,22 @@ fn incremental_and_full_index_rank_the_same() {
     assert_eq!(env.json(&["index", "--full"])["mode"], "full");
     assert_eq!(answers(&env), incremental);
 }
+
+/// Issue 13, item 2: tests rank below the code they test unless the question is about tests.
+#[test]
+fn tests_rank_below_their_source_unless_the_query_names_tests() {
+    let env = TestEnv::new();
+    env.write(
+        "src/url.rs",
+        "/// Encodes a URL path without encoding it twice.\npub fn encode_url_path(path: &str) -> String {\n    path.replace(' ', \"%20\")\n}\n",
+    );
+    env.write(
+        "tests/url.rs",
+        "#[test]\nfn encode_url_path_twice() {\n    assert_eq!(encode_url_path(\"a b\"), encode_url_path(&encode_url_path(\"a b\")));\n    // encode url path encode url path\n}\n",
+    );
+    env.ok(&["index"]);
+    let source_first = env.json(&["retrieve", "--mode", "semantic", "encode url path"]);
+    assert_eq!(paths(&source_first), ["src/url.rs", "tests/url.rs"]);
+    let test_first = env.json(&["retrieve", "--mode", "semantic", "test encode url path"]);
+    assert_eq!(paths(&test_first), ["tests/url.rs", "src/url.rs"]);
+}
