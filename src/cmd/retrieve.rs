@@ -25,9 +25,10 @@ const HUMAN_EXCERPT_LINES: usize = 3;
 
 /// Find the files and lines that answer a question about the code.
 ///
-/// Combines path matches (files and directories whose path contains every query word) with
-/// BM25 search over overlapping chunks of every text file, using code-aware tokens
-/// (`validatePatch` matches "validate patch"). Uses the index built by `epiphany index` when
+/// Fuses BM25 search over overlapping chunks of every text file (code-aware tokens:
+/// `validatePatch` matches "validate patch"; paths and definition names count too) with exact
+/// lookup of the identifiers the query names (files and definitions, across conventions:
+/// `SocketAddr` finds `socketaddr.rs` and `struct SocketAddr`), by reciprocal rank. Uses the index built by `epiphany index` when
 /// there is one; files changed since are searched as they are now and listed as dirty. Works in
 /// any directory, with or without a store: without an index it searches at query time. Never
 /// writes anything.
@@ -52,11 +53,13 @@ pub struct Args {
 /// Which searches to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ModeArg {
-    /// Path matches and chunk search
+    /// Chunk search and exact lookup, fused by reciprocal rank
     Hybrid,
-    /// Path matches only
+    /// Files and definitions named by the query's identifiers (`SocketAddr` ~ `socket_addr`)
     Exact,
-    /// Chunk search only
+    /// BM25 chunk search alone
+    Lexical,
+    /// Embedding search (needs an embedding model; none is configured in this version)
     Semantic,
 }
 
@@ -84,7 +87,7 @@ impl Report for RetrieveReport {
                 writeln!(out)?;
             }
             match (hit.kind, hit.start_line, hit.end_line) {
-                (HitKind::SemanticChunk, Some(start), Some(end)) => {
+                (HitKind::SemanticChunk | HitKind::ExactFile, Some(start), Some(end)) => {
                     writeln!(out, "{}:{start}-{end}  ({:.2})", hit.path, hit.score)?;
                     let lines = hit.excerpt.iter().flat_map(|text| text.lines());
                     for (number, line) in (start..).zip(lines).take(HUMAN_EXCERPT_LINES) {
@@ -122,6 +125,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let mode = match mode {
         ModeArg::Hybrid => retrieve::Mode::Hybrid,
         ModeArg::Exact => retrieve::Mode::Exact,
+        ModeArg::Lexical => retrieve::Mode::Lexical,
         ModeArg::Semantic => retrieve::Mode::Semantic,
     };
     let request = Request::new(&query.join(" "), Some(*limit), prefixes.kept, mode)?;

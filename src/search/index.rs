@@ -49,6 +49,7 @@ use crate::search::manifest::Fetched;
 use crate::search::manifest::FileEntry;
 use crate::search::manifest::Loaded;
 use crate::search::manifest::Manifest;
+use crate::search::symbols;
 use crate::search::tokenize;
 use crate::state::fs;
 use crate::state::walk::FileStat;
@@ -72,6 +73,8 @@ pub struct Fields {
     pub body: Field,
     /// The file's path.
     pub path: Field,
+    /// The normalised names ([`symbols::normalize`]) of the definitions in the chunk.
+    pub defs: Field,
 }
 
 /// The chunk schema.
@@ -88,6 +91,14 @@ pub fn schema() -> (Schema, Fields) {
         end_line: builder.add_u64_field("end_line", FAST),
         body: builder.add_text_field("body", analyzed.clone()),
         path: builder.add_text_field("path", analyzed),
+        defs: builder.add_text_field(
+            "defs",
+            TextOptions::default().set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_tokenizer(tokenize::NAMES)
+                    .set_index_option(IndexRecordOption::WithFreqs),
+            ),
+        ),
     };
     (builder.build(), fields)
 }
@@ -96,6 +107,9 @@ fn with_analyzer(index: Index) -> Index {
     index
         .tokenizers()
         .register(tokenize::ANALYZER, tokenize::analyzer());
+    index
+        .tokenizers()
+        .register(tokenize::NAMES, tokenize::names_analyzer());
     index
 }
 
@@ -652,6 +666,7 @@ pub fn chunk_documents<'a>(
     path: &'a str,
     text: &'a str,
 ) -> impl Iterator<Item = TantivyDocument> + 'a {
+    let definitions = symbols::definitions(path, text);
     chunk::chunks(text, CHUNK_SHAPE)
         .into_iter()
         .map(move |chunk| {
@@ -661,6 +676,12 @@ pub fn chunk_documents<'a>(
             doc.add_u64(fields.end_line, u64::from(chunk.end_line));
             doc.add_text(fields.body, chunk.text);
             doc.add_text(fields.path, path);
+            let names: Vec<String> = definitions
+                .iter()
+                .filter(|definition| (chunk.start_line..=chunk.end_line).contains(&definition.line))
+                .map(|definition| symbols::normalize(&definition.name))
+                .collect();
+            doc.add_text(fields.defs, names.join(" "));
             doc
         })
 }

@@ -28,6 +28,7 @@ pub mod index;
 pub mod manifest;
 pub mod rank;
 pub mod retrieve;
+pub mod symbols;
 pub mod tokenize;
 
 use chunk::ChunkShape;
@@ -44,7 +45,7 @@ pub const CHUNK_SHAPE: ChunkShape = ChunkShape {
 
 /// Names the index configuration (schema, tokenizer, chunking); an index built by another
 /// configuration is rebuilt. Change it whenever any of them changes.
-pub const INDEX_REVISION: &str = "tantivy-bm25-v3:code-tokens:chunks-120x30";
+pub const INDEX_REVISION: &str = "tantivy-bm25-v4:code-tokens:defs:chunks-120x30";
 
 /// The revision reported when results come from a query-time scan.
 pub const QUERY_TIME_REVISION: &str = "query-time-bm25-v1";
@@ -229,11 +230,11 @@ fn baseline_summary(root: &Path) -> RetrievalState {
         workspace_root: root_string(root),
         index_revision: Some(QUERY_TIME_REVISION.to_owned()),
         status: RetrievalStatus::Ready,
-        semantic_available: true,
+        semantic_available: false,
         last_indexed_at_unix_seconds: None,
         indexed_file_count: None,
         indexed_chunk_count: None,
-        shards: vec![shard(RetrievalStatus::Ready, true, true, (None, None))],
+        shards: vec![shard(RetrievalStatus::Ready, true, false, (None, None))],
         dirty_paths: Vec::new(),
     }
 }
@@ -245,11 +246,11 @@ fn query_time_summary(root: &Path, files: usize, chunks: u64, now: i64) -> Retri
         workspace_root: root_string(root),
         index_revision: Some(QUERY_TIME_REVISION.to_owned()),
         status: RetrievalStatus::Ready,
-        semantic_available: chunks > 0,
+        semantic_available: false,
         last_indexed_at_unix_seconds: Some(now),
         indexed_file_count: counts.0,
         indexed_chunk_count: counts.1,
-        shards: vec![shard(RetrievalStatus::Ready, true, chunks > 0, counts)],
+        shards: vec![shard(RetrievalStatus::Ready, true, false, counts)],
         dirty_paths: Vec::new(),
     }
 }
@@ -276,11 +277,11 @@ fn manifest_summary(
         workspace_root: root_string(root),
         index_revision: Some(manifest.index_revision.clone()),
         status,
-        semantic_available: chunks > 0,
+        semantic_available: false,
         last_indexed_at_unix_seconds: Some(manifest.indexed_at_unix_seconds),
         indexed_file_count: counts.0,
         indexed_chunk_count: counts.1,
-        shards: vec![shard(status, true, chunks > 0, counts)],
+        shards: vec![shard(status, true, false, counts)],
         dirty_paths,
     }
 }

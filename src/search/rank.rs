@@ -155,8 +155,9 @@ pub fn prior(path: &str, tests_wanted: bool) -> f32 {
 }
 
 /// One boolean query: every term in the chunk text, and in the path with [`PATH_BOOST`], each
-/// with the term's weight.
-pub fn query(fields: &Fields, terms: &[QueryTerm]) -> BooleanQuery {
+/// with the term's weight, and every identifier among the chunk's definition names with
+/// [`DEFINITION_BOOST`].
+pub fn query(fields: &Fields, terms: &[QueryTerm], identifiers: &[String]) -> BooleanQuery {
     let clause = |field, term: &QueryTerm, boost: f32| {
         let query = TermQuery::new(
             Term::from_field_text(field, &term.text),
@@ -173,6 +174,7 @@ pub fn query(fields: &Fields, terms: &[QueryTerm]) -> BooleanQuery {
                 clause(fields.path, term, term.weight * PATH_BOOST),
             ]
         })
+        .chain(definition_clauses(fields, identifiers, DEFINITION_BOOST))
         .collect();
     BooleanQuery::new(clauses)
 }
@@ -405,7 +407,7 @@ impl Bm25StatisticsProvider for LiveStatistics {
 }
 
 /// The terms of a query built by [`query`], for [`LiveStatistics::add`].
-pub fn query_terms(fields: &Fields, terms: &[QueryTerm]) -> Vec<Term> {
+pub fn query_terms(fields: &Fields, terms: &[QueryTerm], identifiers: &[String]) -> Vec<Term> {
     terms
         .iter()
         .flat_map(|term| {
@@ -414,7 +416,41 @@ pub fn query_terms(fields: &Fields, terms: &[QueryTerm]) -> Vec<Term> {
                 Term::from_field_text(fields.path, &term.text),
             ]
         })
+        .chain(
+            identifiers
+                .iter()
+                .map(|name| Term::from_field_text(fields.defs, name)),
+        )
         .collect()
+}
+/// Weight of a definition-name match relative to a chunk-text match. MRR on ripgrep / httpx /
+/// hono commit queries: 0 gives 0.586 / 0.652 / 0.716, 0.3 gives 0.584 / 0.664 / 0.716, 1
+/// gives 0.576 / 0.665 / 0.688.
+pub const DEFINITION_BOOST: f32 = 0.3;
+
+/// The definition-name clauses of `identifiers` (normalised), each a BM25 term query on the
+/// `defs` field.
+fn definition_clauses(
+    fields: &Fields,
+    identifiers: &[String],
+    boost: f32,
+) -> Vec<(Occur, Box<dyn Query>)> {
+    identifiers
+        .iter()
+        .map(|name| {
+            let query = TermQuery::new(
+                Term::from_field_text(fields.defs, name),
+                IndexRecordOption::WithFreqs,
+            );
+            let boosted: Box<dyn Query> = Box::new(BoostQuery::new(Box::new(query), boost));
+            (Occur::Should, boosted)
+        })
+        .collect()
+}
+
+/// The query of definitions only (exact lookup).
+pub fn definitions_query(fields: &Fields, identifiers: &[String]) -> BooleanQuery {
+    BooleanQuery::new(definition_clauses(fields, identifiers, 1.0))
 }
 
 #[cfg(test)]
@@ -515,7 +551,7 @@ mod tests {
         let searcher = index::searcher(&memory.index).expect("searcher");
         let (_, fields) = index::schema();
         let terms = tokenize::query_terms(&mut tokenize::analyzer(), "validate patches");
-        let query = query(&fields, &terms);
+        let query = query(&fields, &terms, &[]);
         let weights: Arc<[f32]> = Arc::from(vec![1.0, 1.0, 1.0]);
         let mut found = best_chunks(&searcher, &searcher, &query, weights).expect("search");
         found.sort_by_key(|file| file.file_id);

@@ -102,7 +102,7 @@ fn index_edit_check_retrieve_reindex() {
             .contains("rasterize_glyphs(frame)")
     );
     // The old text is not answered from the stale index.
-    let old = env.json(&["retrieve", "--mode", "semantic", "lines join"]);
+    let old = env.json(&["retrieve", "--mode", "lexical", "lines join"]);
     assert_eq!(ranked(&old), Vec::<(String, String)>::new());
 
     let updated = env.json(&["index"]);
@@ -176,36 +176,104 @@ fn chunk_search_finds_a_concept_exact_name_search_misses() {
     );
 }
 
+/// Issue 13, item 3: exact lookup matches identifiers across spelling conventions, in file
+/// names and in definitions, in each supported language.
 #[test]
-fn exact_hits_rank_files_before_chunks_before_directories() {
+fn exact_finds_identifiers_in_paths_and_definitions() {
     let env = TestEnv::new();
-    env.write("src/render/mod.rs", "pub mod frame;\n");
-    env.write("src/render/frame.rs", "// builds a render frame\n");
-    env.write("src/paint.rs", "fn paint() { render(); }\n");
-    let answer = env.json(&["retrieve", "--limit", "3", "render"]);
-    assert_eq!(
-        ranked(&answer),
-        [
-            ("exact_file".to_owned(), "src/render/frame.rs".to_owned()),
-            ("exact_file".to_owned(), "src/render/mod.rs".to_owned()),
-            (
-                "semantic_chunk".to_owned(),
-                "src/render/frame.rs".to_owned()
-            ),
-        ]
+    env.write("src/net/socketaddr.rs", "pub fn parse() {}\n");
+    env.write(
+        "src/util/cancel.rs",
+        "use std::sync::Arc;\n\npub struct CancellationToken {\n    flag: Arc<bool>,\n}\n",
     );
-    let exact = env.json(&["retrieve", "--mode", "exact", "render"]);
+    env.write(
+        "py/transport.py",
+        "import ssl\n\nclass HTTPTransport:\n    pass\n",
+    );
+    env.write(
+        "web/url.ts",
+        "// helpers\nexport function safeEncodeURI(uri: string): string {\n  return uri\n}\n",
+    );
+    env.write(
+        "go/server.go",
+        "package server\n\nfunc (s *Server) ServeHTTP(w Writer, r *Request) {\n}\n",
+    );
+    env.write(
+        "java/Parser.java",
+        "class Parser {\n    public static int parseCount(String s) {\n        return 1;\n    }\n}\n",
+    );
+    env.write(
+        "c/header.c",
+        "#include <string.h>\n\nstatic int parse_header(const char *s)\n{\n    return 0;\n}\n",
+    );
+    env.write("src/render/frame.rs", "// a frame\n");
+    env.ok(&["index"]);
+    let first = |query: &str| {
+        let answer = env.json(&["retrieve", "--mode", "exact", query]);
+        let hit = answer["results"][0].clone();
+        (
+            hit["kind"].as_str().unwrap_or_default().to_owned(),
+            hit["path"].as_str().unwrap_or_default().to_owned(),
+            hit["start_line"].as_u64(),
+        )
+    };
+    let file = |path: &str, line: Option<u64>| ("exact_file".to_owned(), path.to_owned(), line);
+    assert_eq!(first("SocketAddr"), file("src/net/socketaddr.rs", None));
+    assert_eq!(first("socket_addr"), file("src/net/socketaddr.rs", None));
     assert_eq!(
-        ranked(&exact).last(),
+        first("cancellation token"),
+        file("src/util/cancel.rs", Some(3))
+    );
+    assert_eq!(first("HttpTransport"), file("py/transport.py", Some(3)));
+    assert_eq!(first("safe_encode_uri"), file("web/url.ts", Some(2)));
+    assert_eq!(first("ServeHTTP"), file("go/server.go", Some(3)));
+    assert_eq!(first("parse_count"), file("java/Parser.java", Some(2)));
+    assert_eq!(first("parseHeader"), file("c/header.c", Some(3)));
+    let directory = env.json(&["retrieve", "--mode", "exact", "render"]);
+    assert_eq!(
+        ranked(&directory).last(),
         Some(&("exact_directory".to_owned(), "src/render".to_owned()))
     );
-    assert_eq!(exact["results"][0]["start_line"], Value::Null, "{exact}");
-    assert_eq!(exact["results"][0]["excerpt"], Value::Null, "{exact}");
-    let semantic = env.json(&["retrieve", "--mode", "semantic", "render"]);
+    let excerpt = env.json(&["retrieve", "--mode", "exact", "CancellationToken"]);
     assert!(
-        ranked(&semantic)
+        excerpt["results"][0]["excerpt"]
+            .as_str()
+            .expect("excerpt")
+            .starts_with("pub struct CancellationToken"),
+        "{excerpt}"
+    );
+    // Hybrid fuses exact lookup with chunk search by rank: the definition comes first for
+    // an identifier query, and lexical mode has chunks only.
+    let hybrid = env.json(&["retrieve", "CancellationToken"]);
+    assert_eq!(paths(&hybrid)[0], "src/util/cancel.rs");
+    let lexical = env.json(&["retrieve", "--mode", "lexical", "render"]);
+    assert!(
+        ranked(&lexical)
             .iter()
             .all(|(kind, _)| kind == "semantic_chunk")
+    );
+}
+
+/// Issue 13, item 4: without an embedding model, semantic search says it is unavailable
+/// instead of running BM25 under its name.
+#[test]
+fn semantic_mode_reports_itself_unavailable() {
+    let env = TestEnv::new();
+    repository(&env);
+    env.ok(&["index"]);
+    let output = env.run(&["--json", "retrieve", "--mode", "semantic", "render"]);
+    assert_eq!(output.code, 2, "{output}");
+    assert!(
+        output.stderr.contains("semantic search is not available"),
+        "{output}"
+    );
+    // `semantic_available` is false, which the report leaves out.
+    let answer = env.json(&["retrieve", "render"]);
+    assert!(
+        answer["index"]
+            .get("semantic_available")
+            .is_none_or(|available| available == false),
+        "{answer}"
     );
 }
 
@@ -308,7 +376,7 @@ fn human_output_shows_ranked_paths_and_lines() {
     env.ok(&["index"]);
     let output = env.run(&["retrieve", "validate patch"]);
     insta::assert_snapshot!(output, @r"
-    src/engine.rs:3-13  (2.53)
+    src/engine.rs:3-13  (0.09)
           3      validate_patch(&change.patch)?;
           4      state.merge(change);
           5      Ok(())
@@ -354,7 +422,7 @@ fn binary_non_utf8_and_large_files_are_skipped_and_listed() {
     assert!(!output.stderr.contains("table.json"), "{output}");
     assert_eq!(built["indexed_file_count"], 4);
     env.ok(&["index", "--check"]);
-    let answer = env.json(&["retrieve", "--mode", "semantic", "render"]);
+    let answer = env.json(&["retrieve", "--mode", "lexical", "render"]);
     assert_eq!(paths(&answer), ["src/render.rs"]);
     let answer = env.json(&["retrieve", "tessellate mesh"]);
     assert_eq!(answer["results"][0]["path"], "src/big.rs", "{answer}");
@@ -559,7 +627,6 @@ fn retrieve_json_contract() {
         "workspace_root": "[ROOT]",
         "index_revision": "query-time-bm25-v1",
         "status": "ready",
-        "semantic_available": true,
         "last_indexed_at_unix_seconds": 1767225600,
         "indexed_file_count": 2,
         "indexed_chunk_count": 2,
@@ -570,36 +637,35 @@ fn retrieve_json_contract() {
             "indexed_file_count": 2,
             "indexed_chunk_count": 2,
             "status": "ready",
-            "exact_available": true,
-            "semantic_available": true
+            "exact_available": true
           }
         ]
       },
       "search": "scan",
       "results": [
         {
-          "kind": "exact_file",
-          "path": "src/render.rs",
-          "score": 148.0,
-          "start_line": null,
-          "end_line": null,
-          "excerpt": null
-        },
-        {
-          "kind": "exact_file",
-          "path": "src/render/frame.rs",
-          "score": 67.0,
-          "start_line": null,
-          "end_line": null,
-          "excerpt": null
-        },
-        {
           "kind": "semantic_chunk",
           "path": "src/render.rs",
-          "score": 0.76166123,
+          "score": 0.18181819,
           "start_line": 1,
           "end_line": 3,
           "excerpt": "pub fn render(frame: &Frame) -> String {\n    frame.lines.join(\"\\n\")\n}"
+        },
+        {
+          "kind": "semantic_chunk",
+          "path": "src/render/frame.rs",
+          "score": 0.16666667,
+          "start_line": 1,
+          "end_line": 1,
+          "excerpt": "pub struct Frame;"
+        },
+        {
+          "kind": "exact_directory",
+          "path": "src/render",
+          "score": 1.0,
+          "start_line": null,
+          "end_line": null,
+          "excerpt": null
         }
       ]
     }
@@ -688,7 +754,7 @@ fn incremental_and_full_index_rank_the_same() {
         queries
             .iter()
             .map(|query| {
-                let answer = env.json(&["retrieve", "--mode", "semantic", "-n", "50", query]);
+                let answer = env.json(&["retrieve", "--mode", "lexical", "-n", "50", query]);
                 assert_eq!(answer["search"], "index", "{answer}");
                 answer["results"].clone()
             })
@@ -712,8 +778,8 @@ fn tests_rank_below_their_source_unless_the_query_names_tests() {
         "#[test]\nfn encode_url_path_twice() {\n    assert_eq!(encode_url_path(\"a b\"), encode_url_path(&encode_url_path(\"a b\")));\n    // encode url path encode url path\n}\n",
     );
     env.ok(&["index"]);
-    let source_first = env.json(&["retrieve", "--mode", "semantic", "encode url path"]);
+    let source_first = env.json(&["retrieve", "--mode", "lexical", "encode url path"]);
     assert_eq!(paths(&source_first), ["src/url.rs", "tests/url.rs"]);
-    let test_first = env.json(&["retrieve", "--mode", "semantic", "test encode url path"]);
+    let test_first = env.json(&["retrieve", "--mode", "lexical", "test encode url path"]);
     assert_eq!(paths(&test_first), ["tests/url.rs", "src/url.rs"]);
 }
