@@ -204,6 +204,8 @@ struct ChunkSearch {
     definitions: Vec<Candidate>,
     texts: HashMap<String, String>,
     chunk_count: u64,
+    /// Files a query-time scan looked at (matching or not).
+    scanned_files: usize,
 }
 
 impl ChunkSearch {
@@ -261,7 +263,7 @@ pub fn retrieve(
     // Without a usable index, every file in scope is searched as it is now; the summary is
     // the manifest marked stale when there is one (§14.4), the scan's own otherwise.
     let scan = |manifest: Option<&Manifest>| -> Result<(Option<ChunkSearch>, RetrievalState)> {
-        let found = scan_if(root, &listing, request, &queries)?;
+        let found = scan_if(root, &listing, request, &queries, &terms)?;
         let state = match manifest {
             Some(manifest) => {
                 super::manifest_summary(root, manifest, RetrievalStatus::Stale, Vec::new())
@@ -527,40 +529,97 @@ fn search_index(
     Ok((Some(found), state))
 }
 
-/// Reads every file in scope and searches it in memory (no usable index).
+/// Reads the files in scope that can match and searches them in memory (no usable index).
+/// A file whose path and contents hold none of the query's term stems (case-insensitively, as
+/// bytes) cannot score, so it is neither decoded nor tokenized: a scan costs about a `grep` of the tree plus
+/// the indexing of the files that match. BM25 statistics are those of the matching files.
 fn scan_if(
     root: &Path,
     listing: &Listing,
     request: &Request,
     queries: &Queries,
+    terms: &[QueryTerm],
 ) -> Result<Option<ChunkSearch>> {
     if !queries.wanted() {
         return Ok(None);
     }
-    let files: Vec<(String, String)> = listing
+    let filter = prefilter(terms);
+    let in_scope: Vec<&walk::FileStat> = listing
         .files
         .iter()
         .filter(|stat| exact::in_scope(&request.prefixes, &stat.path))
-        .filter_map(|stat| {
-            walk::read_text(root, stat)
-                .ok()
-                .map(|text| (stat.path.clone(), text))
+        .collect();
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let per_thread = in_scope.len().div_ceil(threads).max(1);
+    let filter = filter.as_ref();
+    let files: Vec<(String, String)> = std::thread::scope(|scope| {
+        let parts: Vec<_> = in_scope
+            .chunks(per_thread)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .filter_map(|stat| {
+                            if stat.size_bytes > walk::max_bytes(&stat.path) {
+                                return None;
+                            }
+                            let bytes = std::fs::read(root.join(&stat.path)).ok()?;
+                            let hopeless = |filter: &regex::bytes::Regex| {
+                                !filter.is_match(stat.path.as_bytes()) && !filter.is_match(&bytes)
+                            };
+                            if filter.is_some_and(hopeless) {
+                                return None;
+                            }
+                            let text = walk::text_of(&stat.path, bytes).ok()?;
+                            Some((stat.path.clone(), text))
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        parts
+            .into_iter()
+            .flat_map(|part| part.join().unwrap_or_default())
+            .collect()
+    });
+    let scanned_files = in_scope
+        .iter()
+        .filter(|stat| stat.size_bytes <= walk::max_bytes(&stat.path))
+        .count();
+    let mut found = search_in_memory(files, queries, request.tests_wanted)?;
+    found.scanned_files = scanned_files;
+    Ok(Some(found))
+}
+
+/// A case-insensitive byte pattern that every file able to match `terms` contains: any of
+/// the terms' parts, cut before a stemmer's `i` (`happi` for "happy"). `None` matches all.
+fn prefilter(terms: &[QueryTerm]) -> Option<regex::bytes::Regex> {
+    let mut parts: Vec<String> = terms
+        .iter()
+        .flat_map(|term| term.text.split('_'))
+        .filter(|part| !part.is_empty())
+        .map(|part| {
+            let part = part
+                .strip_suffix('i')
+                .filter(|rest| !rest.is_empty())
+                .unwrap_or(part);
+            regex::escape(part)
         })
         .collect();
-    search_in_memory(files, queries, request.tests_wanted).map(Some)
+    parts.sort();
+    parts.dedup();
+    if parts.is_empty() {
+        return None;
+    }
+    regex::bytes::RegexBuilder::new(&parts.join("|"))
+        .case_insensitive(true)
+        .build()
+        .ok()
 }
 
 /// The summary of a query-time scan, or the baseline when no scan was needed.
 fn scan_summary(root: &Path, found: &Option<ChunkSearch>, now: i64) -> RetrievalState {
     match found {
-        Some(found) => {
-            let files = found
-                .texts
-                .values()
-                .filter(|text| !text.trim().is_empty())
-                .count();
-            super::query_time_summary(root, files, found.chunk_count, now)
-        }
+        Some(found) => super::query_time_summary(root, found.scanned_files, found.chunk_count, now),
         None => super::baseline_summary(root),
     }
 }
