@@ -8,6 +8,8 @@ use serde::Serialize;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::error::Failure;
+use crate::search;
 use crate::search::QUERY_TIME_REVISION;
 use crate::search::exact;
 use crate::search::hit::Hit;
@@ -48,6 +50,21 @@ pub struct Args {
     /// Which searches to run
     #[arg(long, value_enum, default_value_t = ModeArg::Hybrid)]
     pub mode: ModeArg,
+    /// What to search: the code, the state's records (current and superseded), or both
+    #[arg(long, value_enum, default_value_t = ScopeArg::Code)]
+    pub scope: ScopeArg,
+}
+
+/// What to search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScopeArg {
+    /// The work tree's files
+    Code,
+    /// The state's records: observations, evidence, graph nodes and edges, checkpoint,
+    /// planning, and records superseded or rolled back (from the rollout)
+    State,
+    /// Code and state, fused by rank
+    All,
 }
 
 /// Which searches to run.
@@ -94,6 +111,19 @@ impl Report for RetrieveReport {
                         writeln!(out, "  {number:>5}  {}", line.trim_end())?;
                     }
                 }
+                (HitKind::StateRecord, _, _) => {
+                    if let Some(record) = &hit.record {
+                        writeln!(
+                            out,
+                            "{} {} (revision {}, {})  ({:.2})",
+                            record.kind, record.id, record.revision, record.status, hit.score
+                        )?;
+                    }
+                    let lines = hit.excerpt.iter().flat_map(|text| text.lines());
+                    for line in lines.take(HUMAN_EXCERPT_LINES) {
+                        writeln!(out, "         {}", line.trim_end())?;
+                    }
+                }
                 (HitKind::ExactDirectory, _, _) => {
                     writeln!(out, "{}/  (directory name match)", hit.path)?;
                 }
@@ -104,6 +134,29 @@ impl Report for RetrieveReport {
     }
 }
 
+/// The state's records that match `query`, as hits. The head state and the rollout's
+/// patches go to [`search::state::state_docs`] as JSON, so this is the only place that knows
+/// how the store hands them out.
+fn state_hits(store: &Store, query: &str, limit: usize) -> Result<Vec<Hit>> {
+    let head = store.head()?;
+    let revision = head.state.revision;
+    let state = serde_json::to_value(&head.state)?;
+    let patches: Vec<(u64, serde_json::Value)> = store
+        .history()?
+        .records
+        .iter()
+        .filter_map(|line| {
+            let patch = line.record.patch.as_ref()?;
+            Some((line.record.revision, serde_json::to_value(patch).ok()?))
+        })
+        .collect();
+    let docs = search::state::state_docs(&state, revision, &patches);
+    Ok(search::state::search(&docs, query, limit)?
+        .into_iter()
+        .map(search::state::hit)
+        .collect())
+}
+
 /// Runs `retrieve`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let Args {
@@ -111,6 +164,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         limit,
         path_prefixes,
         mode,
+        scope,
     } = args;
     let store = Store::discover(&ctx.cwd).ok();
     let root = store.as_ref().map_or(ctx.cwd.as_path(), Store::root);
@@ -141,13 +195,29 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         ctx.ui
             .hint("no search index yet: run `epiphany index` to make searches faster");
     }
-    let found = !answer.results.is_empty();
+    let results = match scope {
+        ScopeArg::Code => answer.results,
+        ScopeArg::State | ScopeArg::All => {
+            let Some(store) = store.as_ref() else {
+                return Err(Failure::usage("`--scope state` needs a store")
+                    .with_hint("run `epiphany init` first, or search code with `--scope code`")
+                    .into());
+            };
+            let hits = state_hits(store, &answer.query, request.limit())?;
+            if *scope == ScopeArg::State {
+                hits
+            } else {
+                search::state::fuse(answer.results, hits, request.limit())
+            }
+        }
+    };
+    let found = !results.is_empty();
     ctx.ui.emit(&RetrieveReport {
         query: answer.query,
         index: answer.index,
         search: answer.search,
         index_problem: answer.index_problem,
-        results: answer.results,
+        results,
     })?;
     Ok(if ctx.ui.quiet() && !found {
         Status::No

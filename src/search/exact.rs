@@ -56,6 +56,7 @@ pub fn directory_hits(listing: &Listing, identifiers: &[String], prefixes: &[Str
                 start_line: None,
                 end_line: None,
                 excerpt: None,
+                record: None,
             })
         })
         .collect();

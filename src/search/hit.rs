@@ -23,12 +23,14 @@ pub enum HitKind {
     ExactDirectory,
     /// A range of lines whose text matches the query.
     SemanticChunk,
+    /// A record of the state (`retrieve --scope state|all`).
+    StateRecord,
 }
 
 impl HitKind {
     fn priority(self) -> u8 {
         match self {
-            HitKind::ExactFile | HitKind::SemanticChunk => 2,
+            HitKind::ExactFile | HitKind::SemanticChunk | HitKind::StateRecord => 2,
             HitKind::ExactDirectory => 1,
         }
     }
@@ -47,8 +49,24 @@ pub struct Hit {
     pub start_line: Option<u32>,
     /// Last line of the excerpt, inclusive (`null` for name matches).
     pub end_line: Option<u32>,
-    /// The lines `start_line..=end_line` (`null` for name matches).
+    /// The lines `start_line..=end_line` (`null` for name matches); a state record's text.
     pub excerpt: Option<String>,
+    /// The state record, for `state_record` hits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<RecordRef>,
+}
+
+/// Which state record a hit is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct RecordRef {
+    /// The record's id.
+    pub id: String,
+    /// Its kind (the state collection it is in, e.g. `observations`).
+    pub kind: String,
+    /// The revision that wrote this version.
+    pub revision: u64,
+    /// `current`, or `superseded` (an earlier version, or no longer in the state).
+    pub status: String,
 }
 
 /// The result order (see the module docs).
@@ -89,6 +107,7 @@ mod tests {
             start_line: line,
             end_line: line,
             excerpt: None,
+            record: None,
         }
     }
 

@@ -28,6 +28,7 @@ pub mod index;
 pub mod manifest;
 pub mod rank;
 pub mod retrieve;
+pub mod state;
 pub mod symbols;
 pub mod tokenize;
 

@@ -102,6 +102,11 @@ pub struct Request {
 }
 
 impl Request {
+    /// The most results to return.
+    pub fn limit(&self) -> usize {
+        self.limit
+    }
+
     /// Validates a query (§14.4): the trimmed query must not be empty, a given limit must not
     /// be zero and is clamped to 1–50. `prefixes` are already normalised
     /// ([`exact::normalize_prefixes`]).
@@ -711,6 +716,7 @@ fn hit_of(
         start_line: None,
         end_line: None,
         excerpt: None,
+        record: None,
     };
     if file.chunk.is_none() && file.definition.is_none() {
         return hit;

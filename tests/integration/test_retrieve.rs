@@ -783,3 +783,49 @@ fn tests_rank_below_their_source_unless_the_query_names_tests() {
     let test_first = env.json(&["retrieve", "--mode", "lexical", "test encode url path"]);
     assert_eq!(paths(&test_first), ["tests/url.rs", "src/url.rs"]);
 }
+
+/// Issue 13, item 7: `--scope state` searches the state's records, including those no longer
+/// in the head state (here rolled back), and returns their ids, kinds and revisions.
+#[test]
+fn scope_state_finds_a_rolled_back_observation() {
+    let env = TestEnv::new();
+    repository(&env);
+    env.update(&json!({
+        "observations": [{"id": "obs-kept", "summary": "the renderer joins frame lines",
+                          "source_kind": "test", "status": "ok", "evidence_ids": ["ev-kept"]}],
+        "evidence": [{"id": "ev-kept", "kind": "test", "status": "ok", "summary": "kept"}]
+    }));
+    env.update(&json!({
+        "observations": [{"id": "obs-retry", "summary": "retry storms saturate the connection pool",
+                          "source_kind": "test", "status": "ok",
+                          "code_refs": [{"path": "src/engine.rs"}], "evidence_ids": ["ev-retry"]}],
+        "evidence": [{"id": "ev-retry", "kind": "test", "status": "ok", "summary": "pool"}]
+    }));
+    env.ok(&["rollback", "--to-revision", "1"]);
+    let answer = env.json(&[
+        "retrieve",
+        "--scope",
+        "state",
+        "connection pool saturated by retries",
+    ]);
+    let hit = &answer["results"][0];
+    assert_eq!(hit["kind"], "state_record", "{answer}");
+    assert_eq!(hit["record"]["id"], "obs-retry", "{answer}");
+    assert_eq!(hit["record"]["kind"], "observations");
+    assert_eq!(hit["record"]["revision"], 2);
+    assert_eq!(hit["record"]["status"], "superseded");
+    assert_eq!(hit["path"], "src/engine.rs");
+    let current = env.json(&["retrieve", "--scope", "state", "renderer frame lines"]);
+    assert_eq!(
+        current["results"][0]["record"]["id"], "obs-kept",
+        "{current}"
+    );
+    assert_eq!(current["results"][0]["record"]["status"], "current");
+    let all = env.json(&["retrieve", "--scope", "all", "-n", "20", "render frame"]);
+    let kinds: Vec<String> = ranked(&all).into_iter().map(|(kind, _)| kind).collect();
+    assert!(kinds.contains(&"state_record".to_owned()), "{all}");
+    assert!(kinds.contains(&"semantic_chunk".to_owned()), "{all}");
+    let plain = TestEnv::plain();
+    let output = plain.run(&["retrieve", "--scope", "state", "anything"]);
+    assert_eq!(output.code, 2, "{output}");
+}
