@@ -11,15 +11,19 @@ use crate::cli::Status;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
 use crate::search;
+use crate::search::SkippedFile;
 use crate::search::index::BuildMode;
 use crate::state::model::RetrievalStatus;
+use crate::state::walk;
+use crate::state::walk::Skip;
 use crate::state::walk::SkipCounts;
 use crate::ui::Report;
 
 /// Build or update the search index under `.epiphany/cache/`.
 ///
-/// Walks the work tree (honouring `.gitignore`, `.ignore` and `.epiphanyignore`; binary,
-/// non-UTF-8 and files over 256 KiB are skipped and counted) and indexes overlapping chunks of
+/// Walks the work tree (honouring `.gitignore`, `.ignore` and `.epiphanyignore`; binary and
+/// non-UTF-8 files, source files over 4 MiB and data files over 256 KiB are skipped and
+/// listed, and skipped source files are warned about) and indexes overlapping chunks of
 /// every text file with tantivy. Incremental by default: only files whose size, time and
 /// content changed are re-read, and removed files are dropped. An interrupted run leaves the
 /// previous index usable. A corrupt index, or one built by another version, is rebuilt.
@@ -62,6 +66,8 @@ pub struct IndexRun {
     reindexed_file_count: u32,
     removed_file_count: u32,
     skipped: SkipCounts,
+    /// Every skipped file with its reason.
+    skipped_files: Vec<SkippedFile>,
     rebuilt_because: Option<String>,
     elapsed_ms: u64,
 }
@@ -161,6 +167,16 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         ctx.ui
             .warn(&format!("rebuilt the index from scratch: {reason}"));
     }
+    for file in &update.skipped_files {
+        if file.reason == Skip::TooLarge && !walk::is_data_file(&file.path) {
+            ctx.ui.warn(&format!(
+                "not indexed: `{}` is {} KiB, over the {} KiB limit for source files",
+                file.path,
+                file.size_bytes / 1024,
+                walk::MAX_FILE_BYTES / 1024
+            ));
+        }
+    }
     let state = update.state;
     ctx.ui.emit(&IndexReport {
         status: state.status,
@@ -174,6 +190,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             reindexed_file_count: update.built.reindexed_files,
             removed_file_count: update.built.removed_files,
             skipped: update.skipped,
+            skipped_files: update.skipped_files,
             rebuilt_because: update.built.rebuilt_because,
             elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         }),

@@ -8,14 +8,17 @@ use serde::Serialize;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::error::Failure;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
+use crate::search;
 use crate::search::QUERY_TIME_REVISION;
 use crate::search::exact;
 use crate::search::hit::Hit;
 use crate::search::hit::HitKind;
 use crate::search::retrieve;
 use crate::search::retrieve::Request;
+use crate::search::retrieve::SearchPath;
 use crate::state::model::RetrievalState;
 use crate::state::model::RetrievalStatus;
 use crate::state::store::Store;
@@ -26,9 +29,10 @@ const HUMAN_EXCERPT_LINES: usize = 3;
 
 /// Find the files and lines that answer a question about the code.
 ///
-/// Combines path matches (files and directories whose path contains every query word) with
-/// BM25 search over overlapping chunks of every text file, using code-aware tokens
-/// (`validatePatch` matches "validate patch"). Uses the index built by `epiphany index` when
+/// Fuses BM25 search over overlapping chunks of every text file (code-aware tokens:
+/// `validatePatch` matches "validate patch"; paths and definition names count too) with exact
+/// lookup of the identifiers the query names (files and definitions, across conventions:
+/// `SocketAddr` finds `socketaddr.rs` and `struct SocketAddr`), by reciprocal rank. Uses the index built by `epiphany index` when
 /// there is one; files changed since are searched as they are now and listed as dirty. Works in
 /// any directory, with or without a store: without an index it searches at query time. Never
 /// writes anything.
@@ -48,6 +52,21 @@ pub struct Args {
     /// Which searches to run
     #[arg(long, value_enum, default_value_t = ModeArg::Hybrid)]
     pub mode: ModeArg,
+    /// What to search: the code, the state's records (current and superseded), or both
+    #[arg(long, value_enum, default_value_t = ScopeArg::Code)]
+    pub scope: ScopeArg,
+}
+
+/// What to search.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ScopeArg {
+    /// The work tree's files
+    Code,
+    /// The state's records: observations, evidence, graph nodes and edges, checkpoint,
+    /// planning, and records superseded or rolled back (from the rollout)
+    State,
+    /// Code and state, fused by rank
+    All,
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
@@ -56,11 +75,13 @@ pub const TOOL: Tool = Tool::READER.report(schema_of::<RetrieveReport>);
 /// Which searches to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum ModeArg {
-    /// Path matches and chunk search
+    /// Chunk search and exact lookup, fused by reciprocal rank
     Hybrid,
-    /// Path matches only
+    /// Files and definitions named by the query's identifiers (`SocketAddr` ~ `socket_addr`)
     Exact,
-    /// Chunk search only
+    /// BM25 chunk search alone
+    Lexical,
+    /// Embedding search (needs an embedding model; none is configured in this version)
     Semantic,
 }
 
@@ -69,6 +90,12 @@ pub enum ModeArg {
 pub struct RetrieveReport {
     query: String,
     index: RetrievalState,
+    /// How the query was answered: `index`, `index_overlay` (the index plus the files changed
+    /// since, read now) or `scan` (no usable index; the work tree was searched).
+    search: SearchPath,
+    /// Why an existing index was not used.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    index_problem: Option<String>,
     results: Vec<Hit>,
 }
 
@@ -82,11 +109,24 @@ impl Report for RetrieveReport {
                 writeln!(out)?;
             }
             match (hit.kind, hit.start_line, hit.end_line) {
-                (HitKind::SemanticChunk, Some(start), Some(end)) => {
+                (HitKind::SemanticChunk | HitKind::ExactFile, Some(start), Some(end)) => {
                     writeln!(out, "{}:{start}-{end}  ({:.2})", hit.path, hit.score)?;
                     let lines = hit.excerpt.iter().flat_map(|text| text.lines());
                     for (number, line) in (start..).zip(lines).take(HUMAN_EXCERPT_LINES) {
                         writeln!(out, "  {number:>5}  {}", line.trim_end())?;
+                    }
+                }
+                (HitKind::StateRecord, _, _) => {
+                    if let Some(record) = &hit.record {
+                        writeln!(
+                            out,
+                            "{} {} (revision {}, {})  ({:.2})",
+                            record.kind, record.id, record.revision, record.status, hit.score
+                        )?;
+                    }
+                    let lines = hit.excerpt.iter().flat_map(|text| text.lines());
+                    for line in lines.take(HUMAN_EXCERPT_LINES) {
+                        writeln!(out, "         {}", line.trim_end())?;
                     }
                 }
                 (HitKind::ExactDirectory, _, _) => {
@@ -99,6 +139,36 @@ impl Report for RetrieveReport {
     }
 }
 
+/// The state's records that match `query`, as hits. The head state and the rollout's
+/// patches go to [`search::state::state_docs`] as JSON, so this is the only place that knows
+/// how the store hands them out.
+fn state_hits(store: &Store, query: &str, limit: usize) -> Result<Vec<Hit>> {
+    let head = store.head()?;
+    let revision = head.state.revision;
+    let state = serde_json::to_value(&head.state)?;
+    let patches: Vec<(u64, serde_json::Value)> = store
+        .history()?
+        .records
+        .iter()
+        .enumerate()
+        .filter_map(|(at, record)| {
+            let mut patch = serde_json::to_value(record.patch.as_ref()?).ok()?;
+            // Upserted records count as records of their collection; removals hold no text.
+            let object = patch.as_object_mut()?;
+            object.remove("remove");
+            if let Some(serde_json::Value::Object(upserted)) = object.remove("upsert") {
+                object.extend(upserted);
+            }
+            Some((at as u64 + 1, patch))
+        })
+        .collect();
+    let docs = search::state::state_docs(&state, revision, &patches);
+    Ok(search::state::search(&docs, query, limit)?
+        .into_iter()
+        .map(search::state::hit)
+        .collect())
+}
+
 /// Runs `retrieve`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let Args {
@@ -106,6 +176,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         limit,
         path_prefixes,
         mode,
+        scope,
     } = args;
     let store = Store::discover(&ctx.cwd).ok();
     let root = store.as_ref().map_or(ctx.cwd.as_path(), Store::root);
@@ -120,6 +191,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let mode = match mode {
         ModeArg::Hybrid => retrieve::Mode::Hybrid,
         ModeArg::Exact => retrieve::Mode::Exact,
+        ModeArg::Lexical => retrieve::Mode::Lexical,
         ModeArg::Semantic => retrieve::Mode::Semantic,
     };
     let request = Request::new(&query.join(" "), Some(*limit), prefixes.kept, mode)?;
@@ -135,11 +207,29 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         ctx.ui
             .hint("no search index yet: run `epiphany index` to make searches faster");
     }
-    let found = !answer.results.is_empty();
+    let results = match scope {
+        ScopeArg::Code => answer.results,
+        ScopeArg::State | ScopeArg::All => {
+            let Some(store) = store.as_ref() else {
+                return Err(Failure::usage("`--scope state` needs a store")
+                    .with_hint("run `epiphany init` first, or search code with `--scope code`")
+                    .into());
+            };
+            let hits = state_hits(store, &answer.query, request.limit())?;
+            if *scope == ScopeArg::State {
+                hits
+            } else {
+                search::state::fuse(answer.results, hits, request.limit())
+            }
+        }
+    };
+    let found = !results.is_empty();
     ctx.ui.emit(&RetrieveReport {
         query: answer.query,
         index: answer.index,
-        results: answer.results,
+        search: answer.search,
+        index_problem: answer.index_problem,
+        results,
     })?;
     Ok(if ctx.ui.quiet() && !found {
         Status::No

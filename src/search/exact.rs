@@ -1,5 +1,6 @@
-//! Exact/path search (§14.5): files and directories whose path contains every query term,
-//! scored by where the terms appear, and path-prefix scoping (§14.4).
+//! Exact lookup by name: files whose name, and directories whose name, is one of the query's
+//! identifiers in any spelling convention, and path-prefix scoping (§14.4). Definition names
+//! are the other half of exact lookup; they live in the index's `defs` field.
 //!
 //! Deterministic and index-free: it scores the walker's listing, so it is always fresh. Pure
 //! functions over paths; no file contents are read here.
@@ -9,82 +10,57 @@ use std::path::Path;
 
 use crate::search::hit::Hit;
 use crate::search::hit::HitKind;
+use crate::search::symbols;
 use crate::state::walk::Listing;
 
-/// The exact-search terms: the query split on every non-alphanumeric character, lowercased.
-pub fn terms(query: &str) -> Vec<String> {
-    query
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|piece| !piece.is_empty())
-        .map(str::to_lowercase)
-        .collect()
+/// How well `path` matches the query's identifiers (normalised, see
+/// [`crate::search::tokenize::query_identifiers`]) by name: 3 for each identifier that is the
+/// file's whole stem (`SocketAddr` ~ `socketaddr.rs`, `cancellation token` ~
+/// `cancellation_token.rs`), 1 for one the stem contains (four characters or more), and 1 for
+/// each identifier that is a directory's whole name. 0 when nothing matches.
+pub fn path_score(identifiers: &[String], path: &str) -> f32 {
+    let mut parts: Vec<&str> = path.split('/').collect();
+    let name = parts.pop().unwrap_or_default();
+    let stem = symbols::normalize(name.split('.').next().unwrap_or(name));
+    let dirs: Vec<String> = parts.iter().map(|dir| symbols::normalize(dir)).collect();
+    let mut score = 0.0;
+    for identifier in identifiers {
+        if stem == *identifier {
+            score += 3.0;
+        } else if identifier.len() >= 4 && stem.contains(identifier.as_str()) {
+            score += 1.0;
+        }
+        if dirs.contains(identifier) {
+            score += 1.0;
+        }
+    }
+    score
 }
 
-/// The score of `path` for `terms`, or `None` when some term is not in the path.
-pub fn score(terms: &[String], path: &str) -> Option<i64> {
-    if terms.is_empty() {
-        return None;
-    }
-    let lower = path.to_lowercase();
-    if !terms.iter().all(|term| lower.contains(term.as_str())) {
-        return None;
-    }
-    let name = lower.rsplit('/').next().unwrap_or(&lower);
-    let mut total: i64 = terms
-        .iter()
-        .map(|term| {
-            let in_name = if name.contains(term.as_str()) { 30 } else { 0 };
-            in_name + 20
-        })
-        .sum();
-    let joined: Vec<String> = [" ", "_", "-"]
-        .iter()
-        .map(|separator| terms.join(separator))
-        .collect();
-    total += if joined.iter().any(|phrase| name == phrase) {
-        200
-    } else if joined.iter().any(|phrase| name.contains(phrase.as_str())) {
-        100
-    } else if joined.iter().any(|phrase| lower.contains(phrase.as_str())) {
-        50
-    } else {
-        0
-    };
-    let depth = path.split('/').count();
-    Some(total - i64::try_from(depth).unwrap_or(i64::MAX))
-}
-
-/// The best `limit` exact hits among the listed files and directories under `prefixes`.
-pub fn search(listing: &Listing, query: &str, prefixes: &[String], limit: usize) -> Vec<Hit> {
-    let terms = terms(query);
-    if terms.is_empty() {
-        return Vec::new();
-    }
-    let files = listing
-        .files
-        .iter()
-        .map(|file| (HitKind::ExactFile, file.path.as_str()));
-    let dirs = listing
+/// Directories under `prefixes` whose own name is one of the identifiers, best first.
+pub fn directory_hits(listing: &Listing, identifiers: &[String], prefixes: &[String]) -> Vec<Hit> {
+    let mut hits: Vec<Hit> = listing
         .dirs
         .iter()
-        .filter(|dir| !dir.path.is_empty())
-        .map(|dir| (HitKind::ExactDirectory, dir.path.as_str()));
-    let mut hits: Vec<Hit> = files
-        .chain(dirs)
-        .filter(|(_, path)| in_scope(prefixes, path))
-        .filter_map(|(kind, path)| {
-            score(&terms, path).map(|score| Hit {
-                kind,
-                path: path.to_owned(),
-                score: score as f32,
+        .filter(|dir| !dir.path.is_empty() && in_scope(prefixes, &dir.path))
+        .filter_map(|dir| {
+            let name = dir.path.rsplit('/').next().unwrap_or(&dir.path);
+            let matched = identifiers
+                .iter()
+                .filter(|identifier| symbols::normalize(name) == **identifier)
+                .count();
+            (matched > 0).then(|| Hit {
+                kind: HitKind::ExactDirectory,
+                path: dir.path.clone(),
+                score: matched as f32,
                 start_line: None,
                 end_line: None,
                 excerpt: None,
+                record: None,
             })
         })
         .collect();
     crate::search::hit::sort(&mut hits);
-    hits.truncate(limit);
     hits
 }
 
@@ -160,28 +136,25 @@ mod tests {
     }
 
     #[test]
-    fn spec_vector_scores_198() {
-        let terms = terms("session checkpoint");
-        assert_eq!(score(&terms, "src/session_checkpoint.rs"), Some(198));
-    }
-
-    #[test]
-    fn every_term_must_be_in_the_path() {
-        let terms = terms("Session, store!");
-        assert_eq!(terms, ["session", "store"]);
-        assert_eq!(score(&terms, "src/session.rs"), None);
-        // 30+20 (session in name) + 20 (store in path) + 0 phrase - 2 depth
-        assert_eq!(score(&terms, "store/session.rs"), Some(68));
-        assert_eq!(score(&[], "a.rs"), None);
-        // exact file-name phrase match: 200
-        assert_eq!(score(&terms, "x/session-store"), Some(100 + 200 - 2));
-    }
-
-    #[test]
-    fn search_ranks_files_before_directories_and_respects_prefixes() {
+    fn path_scores_match_identifiers_across_conventions() {
+        let ids = |query: &str| crate::search::tokenize::query_identifiers(query);
+        assert_eq!(path_score(&ids("SocketAddr"), "src/net/socketaddr.rs"), 3.0);
+        assert_eq!(
+            path_score(&ids("CancellationToken"), "src/cancellation_token.rs"),
+            3.0
+        );
+        assert_eq!(
+            path_score(
+                &ids("where is the cancellation token"),
+                "src/cancellation_token.rs"
+            ),
+            3.0 + 1.0 + 1.0
+        );
+        assert_eq!(path_score(&ids("render"), "src/render/frame.rs"), 1.0);
+        assert_eq!(path_score(&ids("the of"), "src/the_of.rs"), 0.0);
         let listing = Listing {
-            files: vec![file("src/walk.rs"), file("docs/walk.md"), file("lib.rs")],
-            dirs: ["", "src", "src/walk"]
+            files: vec![file("src/walk/mod.rs")],
+            dirs: ["", "src", "src/walk", "docs/walk"]
                 .iter()
                 .map(|path| DirStat {
                     path: (*path).to_owned(),
@@ -190,19 +163,12 @@ mod tests {
                 .collect(),
             unreadable: 0,
         };
-        let hits = search(&listing, "walk", &[], 10);
-        let got: Vec<(HitKind, &str)> = hits.iter().map(|h| (h.kind, h.path.as_str())).collect();
+        let hits = directory_hits(&listing, &ids("walk"), &["src".to_owned()]);
+        assert_eq!(hits.len(), 1);
         assert_eq!(
-            got,
-            [
-                (HitKind::ExactFile, "docs/walk.md"),
-                (HitKind::ExactFile, "src/walk.rs"),
-                (HitKind::ExactDirectory, "src/walk"),
-            ]
+            (hits[0].kind, hits[0].path.as_str()),
+            (HitKind::ExactDirectory, "src/walk")
         );
-        let scoped = search(&listing, "walk", &["src".to_owned()], 1);
-        assert_eq!(scoped.len(), 1);
-        assert_eq!(scoped[0].path, "src/walk.rs");
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! A ranked result and the one result order (§14.8).
 //!
-//! Kinds rank before scores: an exact file-name match beats any chunk, and a chunk beats a
-//! directory whose path matches. Within a kind: score descending, then path ascending
+//! Files rank before directories; among files (exact matches and chunks alike, whose scores
+//! the ranking has already fused into one scale) and among directories: score descending,
+//! then path ascending
 //! (component-wise), then first line ascending. Sorting is total and deterministic: a NaN
 //! score (never produced, but possible in principle) sorts after every number instead of
 //! comparing equal to all of them, which would not be a total order.
@@ -15,19 +16,21 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum HitKind {
-    /// A file whose path contains every query term.
+    /// A file whose name, or one of whose definitions, is an identifier of the query (a
+    /// definition's lines are given; a name match has no lines).
     ExactFile,
-    /// A directory whose path contains every query term.
+    /// A directory whose name is an identifier of the query.
     ExactDirectory,
     /// A range of lines whose text matches the query.
     SemanticChunk,
+    /// A record of the state (`retrieve --scope state|all`).
+    StateRecord,
 }
 
 impl HitKind {
     fn priority(self) -> u8 {
         match self {
-            HitKind::ExactFile => 3,
-            HitKind::SemanticChunk => 2,
+            HitKind::ExactFile | HitKind::SemanticChunk | HitKind::StateRecord => 2,
             HitKind::ExactDirectory => 1,
         }
     }
@@ -42,12 +45,28 @@ pub struct Hit {
     pub path: String,
     /// Score within its kind (higher is better).
     pub score: f32,
-    /// First line of the excerpt (chunks only; `null` for files and directories).
+    /// First line of the excerpt (chunks and definitions; `null` for name matches).
     pub start_line: Option<u32>,
-    /// Last line of the excerpt, inclusive (chunks only; `null` otherwise).
+    /// Last line of the excerpt, inclusive (`null` for name matches).
     pub end_line: Option<u32>,
-    /// The lines `start_line..=end_line` (chunks only; `null` otherwise).
+    /// The lines `start_line..=end_line` (`null` for name matches); a state record's text.
     pub excerpt: Option<String>,
+    /// The state record, for `state_record` hits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub record: Option<RecordRef>,
+}
+
+/// Which state record a hit is.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct RecordRef {
+    /// The record's id.
+    pub id: String,
+    /// Its kind (the state collection it is in, e.g. `observations`).
+    pub kind: String,
+    /// The revision that wrote this version.
+    pub revision: u64,
+    /// `current`, or `superseded` (an earlier version, or no longer in the state).
+    pub status: String,
 }
 
 /// The result order (see the module docs).
@@ -88,11 +107,12 @@ mod tests {
             start_line: line,
             end_line: line,
             excerpt: None,
+            record: None,
         }
     }
 
     #[test]
-    fn kind_then_score_then_path_then_line() {
+    fn files_then_score_then_path_then_line() {
         let mut hits = vec![
             hit(HitKind::ExactDirectory, "src", 500.0, None),
             hit(HitKind::SemanticChunk, "b.rs", 2.0, Some(9)),
@@ -101,7 +121,7 @@ mod tests {
             hit(HitKind::SemanticChunk, "a.rs", 2.0, Some(5)),
             hit(HitKind::SemanticChunk, "z.rs", f32::NAN, Some(1)),
             hit(HitKind::SemanticChunk, "c.rs", 7.0, Some(1)),
-            hit(HitKind::ExactFile, "x/y.rs", 10.0, None),
+            hit(HitKind::ExactFile, "x/y.rs", 5.0, None),
         ];
         sort(&mut hits);
         let order: Vec<(&str, Option<u32>)> = hits
@@ -111,8 +131,8 @@ mod tests {
         assert_eq!(
             order,
             [
-                ("x/y.rs", None),
                 ("c.rs", Some(1)),
+                ("x/y.rs", None),
                 ("a.rs", Some(5)),
                 ("b.rs", Some(1)),
                 ("b.rs", Some(9)),

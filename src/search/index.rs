@@ -7,12 +7,17 @@
 //! `end_line` (fast), and `body` and `path`, both analyzed with the code tokenizer, with
 //! frequencies but no positions and no stored text (excerpts are read from the files).
 //!
-//! Crash safety: an incremental build deletes and adds only the changed files' chunks and
-//! commits once, with the new manifest generation as the commit payload; the manifest is
-//! written atomically after the commit. An index whose commit payload does not match the
-//! manifest is treated as unusable, so an interrupted run never yields wrong hits: queries
-//! fall back to query-time search and the next `index` rebuilds. Builds take an exclusive
-//! lock on `retrieval/lock`; concurrent `index` runs fail fast instead of interleaving.
+//! Generations: every build writes a complete index and its manifest into a directory of its
+//! own, `gen-<N>/`, and then publishes it by replacing the one-line file `CURRENT` atomically.
+//! An incremental build starts its directory from hard links to the previous generation's
+//! segment files (tantivy never modifies a segment file; new deletes and segments are new
+//! files), so it costs what the changed files cost. A reader reads `CURRENT` and opens that
+//! generation: it always sees a complete index with the manifest that describes it, never a
+//! half-written one, however a build is timed against it or interrupted. The previous
+//! generation is kept until the next build, so a reader that read `CURRENT` just before a
+//! switch still finds its files; one that loses that race anyway retries with the new
+//! `CURRENT`. Builds take an exclusive lock on `retrieval/lock`; concurrent `index` runs fail
+//! fast instead of interleaving.
 
 use std::fs::File;
 use std::path::Path;
@@ -44,7 +49,9 @@ use crate::search::manifest::Fetched;
 use crate::search::manifest::FileEntry;
 use crate::search::manifest::Loaded;
 use crate::search::manifest::Manifest;
+use crate::search::symbols;
 use crate::search::tokenize;
+use crate::state::fs;
 use crate::state::walk::FileStat;
 use crate::state::walk::Listing;
 
@@ -66,6 +73,8 @@ pub struct Fields {
     pub body: Field,
     /// The file's path.
     pub path: Field,
+    /// The normalised names ([`symbols::normalize`]) of the definitions in the chunk.
+    pub defs: Field,
 }
 
 /// The chunk schema.
@@ -82,6 +91,14 @@ pub fn schema() -> (Schema, Fields) {
         end_line: builder.add_u64_field("end_line", FAST),
         body: builder.add_text_field("body", analyzed.clone()),
         path: builder.add_text_field("path", analyzed),
+        defs: builder.add_text_field(
+            "defs",
+            TextOptions::default().set_indexing_options(
+                TextFieldIndexing::default()
+                    .set_tokenizer(tokenize::NAMES)
+                    .set_index_option(IndexRecordOption::WithFreqs),
+            ),
+        ),
     };
     (builder.build(), fields)
 }
@@ -91,6 +108,9 @@ fn with_analyzer(index: Index) -> Index {
         .tokenizers()
         .register(tokenize::ANALYZER, tokenize::analyzer());
     index
+        .tokenizers()
+        .register(tokenize::NAMES, tokenize::names_analyzer());
+    index
 }
 
 /// Where the persistent index lives inside the store's cache directory.
@@ -98,6 +118,11 @@ fn with_analyzer(index: Index) -> Index {
 pub struct Layout {
     dir: PathBuf,
 }
+
+/// The file naming the published generation.
+const CURRENT: &str = "CURRENT";
+/// Generation directories are `gen-<N>`.
+const GENERATION_PREFIX: &str = "gen-";
 
 impl Layout {
     /// The layout under a store's cache directory.
@@ -107,17 +132,69 @@ impl Layout {
         }
     }
 
-    /// The manifest file.
-    pub fn manifest_path(&self) -> PathBuf {
-        self.dir.join("manifest.msgpack")
+    /// The published generation, when there is one.
+    pub fn current(&self) -> Option<u64> {
+        let text = std::fs::read_to_string(self.dir.join(CURRENT)).ok()?;
+        text.trim().parse().ok()
     }
 
-    fn index_dir(&self) -> PathBuf {
-        self.dir.join("index")
+    /// The directory of generation `generation`.
+    pub fn generation_dir(&self, generation: u64) -> PathBuf {
+        self.dir.join(format!("{GENERATION_PREFIX}{generation}"))
+    }
+
+    /// The manifest file of a generation.
+    pub fn manifest_path(&self, generation: u64) -> PathBuf {
+        self.generation_dir(generation).join("manifest.msgpack")
+    }
+
+    fn index_dir(&self, generation: u64) -> PathBuf {
+        self.generation_dir(generation).join("index")
     }
 
     fn lock_path(&self) -> PathBuf {
         self.dir.join("lock")
+    }
+
+    /// The generations present on disk, published or not.
+    fn generations_on_disk(&self) -> Vec<u64> {
+        let Ok(entries) = std::fs::read_dir(&self.dir) else {
+            return Vec::new();
+        };
+        entries
+            .flatten()
+            .filter_map(|entry| {
+                entry
+                    .file_name()
+                    .to_str()?
+                    .strip_prefix(GENERATION_PREFIX)?
+                    .parse()
+                    .ok()
+            })
+            .collect()
+    }
+
+    /// Makes `generation` the one readers open; its manifest and index are complete and
+    /// synced before `CURRENT` names them.
+    fn publish(&self, generation: u64) -> Result<()> {
+        fs::sync_dir(&self.index_dir(generation))?;
+        fs::sync_dir(&self.generation_dir(generation))?;
+        fs::write_atomic(
+            &self.dir.join(CURRENT),
+            format!("{generation}\n").as_bytes(),
+        )
+    }
+
+    /// Removes every generation but `current` and the one before it, and what the
+    /// single-directory layout of earlier versions left. Best effort: a leftover costs disk only.
+    fn remove_old(&self, current: u64) {
+        for generation in self.generations_on_disk() {
+            if generation + 1 < current || generation > current {
+                let _ = std::fs::remove_dir_all(self.generation_dir(generation));
+            }
+        }
+        let _ = std::fs::remove_dir_all(self.dir.join("index"));
+        let _ = std::fs::remove_file(self.dir.join("manifest.msgpack"));
     }
 }
 
@@ -146,10 +223,34 @@ pub enum Opened {
     Ready(Persistent),
 }
 
-/// Opens the persistent index, checking that its manifest, configuration and commit agree.
+/// Opens the published generation of the persistent index, checking that its manifest,
+/// configuration and commit agree. When a build publishes a newer generation while this
+/// opens the old one and the old one fails, it opens the newer one.
 pub fn open(layout: &Layout) -> Opened {
-    let manifest = match Manifest::load(&layout.manifest_path()) {
-        Loaded::Missing => return Opened::Missing,
+    let mut current = layout.current();
+    loop {
+        let Some(generation) = current else {
+            return Opened::Missing;
+        };
+        let opened = open_generation(layout, generation);
+        if matches!(opened, Opened::Ready(_)) {
+            return opened;
+        }
+        match layout.current() {
+            Some(newer) if newer > generation => current = Some(newer),
+            _ => return opened,
+        }
+    }
+}
+
+fn open_generation(layout: &Layout, generation: u64) -> Opened {
+    let manifest = match Manifest::load(&layout.manifest_path(generation)) {
+        Loaded::Missing => {
+            return Opened::Unusable {
+                reason: format!("generation {generation} has no manifest"),
+                manifest: None,
+            };
+        }
         Loaded::Unusable(reason) => {
             return Opened::Unusable {
                 reason,
@@ -178,7 +279,7 @@ fn open_index(layout: &Layout, manifest: &Manifest) -> Result<(Index, Searcher),
             manifest.index_revision
         ));
     }
-    let index = Index::open_in_dir(layout.index_dir())
+    let index = Index::open_in_dir(layout.index_dir(manifest.generation))
         .map_err(|err| format!("the index does not open: {err}"))?;
     if index.schema() != schema().0 {
         return Err("the index has a different schema".to_owned());
@@ -253,15 +354,23 @@ pub fn build(
     std::fs::create_dir_all(&layout.dir)
         .with_context(|| format!("failed to create `{}`", layout.dir.display()))?;
     let _lock = lock(layout)?;
-    let (index, previous, rebuilt_because) = match open(layout) {
-        Opened::Ready(persistent) => (persistent.index, Some(persistent.manifest), None),
-        Opened::Missing => (recreate(layout)?, None, None),
-        Opened::Unusable { reason, .. } => (recreate(layout)?, None, Some(reason)),
+    let (previous, rebuilt_because) = match open(layout) {
+        Opened::Ready(persistent) => (Some(persistent), None),
+        Opened::Missing => (None, None),
+        Opened::Unusable { reason, .. } => (None, Some(reason)),
     };
-    // Generations only grow, so a manifest never matches an index committed after it.
-    let generation = previous.as_ref().map_or(0, |manifest| manifest.generation) + 1;
+    // Generations only grow, so a manifest never matches an index committed after it, and a
+    // new directory never reuses one a reader may still have open.
+    let generation = layout
+        .generations_on_disk()
+        .into_iter()
+        .chain(layout.current())
+        .max()
+        .unwrap_or(0)
+        + 1;
     let mut plan = match previous.as_ref().filter(|_| !full) {
-        Some(manifest) => {
+        Some(persistent) => {
+            let manifest = &persistent.manifest;
             let changes = manifest::compare(manifest, &listing.files, root);
             if changes.is_clean() {
                 return finish_unchanged(layout, manifest, &changes, listing);
@@ -270,10 +379,17 @@ pub fn build(
         }
         None => Plan::full(listing),
     };
+    let index = match previous
+        .as_ref()
+        .filter(|_| plan.mode == BuildMode::Incremental)
+    {
+        Some(persistent) => fork(layout, persistent.manifest.generation, generation)?,
+        None => create(layout, generation)?,
+    };
     let in_dir = || {
         format!(
             "failed to update the index in `{}`",
-            layout.index_dir().display()
+            layout.index_dir(generation).display()
         )
     };
     let writer = writer_for(&index, plan.jobs.len()).with_context(in_dir)?;
@@ -292,7 +408,9 @@ pub fn build(
         dirs: listing.dirs.clone(),
         written_unix_nanos: 0,
     };
-    manifest.save(&layout.manifest_path())?;
+    manifest.save(&layout.manifest_path(generation))?;
+    layout.publish(generation)?;
+    layout.remove_old(generation);
     Ok(Built {
         manifest,
         mode: plan.mode,
@@ -404,7 +522,7 @@ fn finish_unchanged(
             .map(|(entry, stat)| with_stat(entry, stat))
             .collect();
         manifest.dirs = listing.dirs.clone();
-        manifest.save(&layout.manifest_path())?;
+        manifest.save(&layout.manifest_path(manifest.generation))?;
     }
     Ok(Built {
         manifest,
@@ -433,26 +551,50 @@ fn lock(layout: &Layout) -> Result<File> {
     }
 }
 
-/// Replaces whatever is in the index directory with an empty index. The manifest goes first,
-/// so an interruption leaves "no index" rather than a manifest describing missing chunks.
-fn recreate(layout: &Layout) -> Result<Index> {
-    let manifest = layout.manifest_path();
-    match std::fs::remove_file(&manifest) {
-        Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
-            return Err(err).with_context(|| format!("failed to remove `{}`", manifest.display()));
-        }
-        _ => {}
-    }
-    let dir = layout.index_dir();
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir)
-            .with_context(|| format!("failed to remove `{}`", dir.display()))?;
-    }
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("failed to create `{}`", dir.display()))?;
+/// An empty index in a new generation directory (replacing a leftover of an interrupted run).
+fn create(layout: &Layout, generation: u64) -> Result<Index> {
+    let dir = fresh_index_dir(layout, generation)?;
     let index = Index::create_in_dir(&dir, schema().0)
         .with_context(|| format!("failed to create an index in `{}`", dir.display()))?;
     Ok(with_analyzer(index))
+}
+
+/// A new generation that starts as a copy of generation `from`: hard links to its segment
+/// files (never modified in place by tantivy), copies of its metadata files.
+fn fork(layout: &Layout, from: u64, generation: u64) -> Result<Index> {
+    let dir = fresh_index_dir(layout, generation)?;
+    let source = layout.index_dir(from);
+    let entries = std::fs::read_dir(&source)
+        .with_context(|| format!("failed to read `{}`", source.display()))?;
+    for entry in entries {
+        let entry = entry.with_context(|| format!("failed to read `{}`", source.display()))?;
+        let name = entry.file_name();
+        let text = name.to_string_lossy();
+        if text.starts_with(".tantivy-") || !entry.file_type().is_ok_and(|kind| kind.is_file()) {
+            continue;
+        }
+        let target = dir.join(&name);
+        let linked = !text.ends_with(".json") && std::fs::hard_link(entry.path(), &target).is_ok();
+        if !linked {
+            std::fs::copy(entry.path(), &target)
+                .with_context(|| format!("failed to copy `{}`", entry.path().display()))?;
+        }
+    }
+    let index = Index::open_in_dir(&dir)
+        .with_context(|| format!("failed to open the index in `{}`", dir.display()))?;
+    Ok(with_analyzer(index))
+}
+
+fn fresh_index_dir(layout: &Layout, generation: u64) -> Result<PathBuf> {
+    let generation_dir = layout.generation_dir(generation);
+    if generation_dir.exists() {
+        std::fs::remove_dir_all(&generation_dir)
+            .with_context(|| format!("failed to remove `{}`", generation_dir.display()))?;
+    }
+    let dir = layout.index_dir(generation);
+    std::fs::create_dir_all(&dir)
+        .with_context(|| format!("failed to create `{}`", dir.display()))?;
+    Ok(dir)
 }
 
 /// A writer sized for `jobs` files: worker threads pay off only for larger batches.
@@ -524,6 +666,7 @@ pub fn chunk_documents<'a>(
     path: &'a str,
     text: &'a str,
 ) -> impl Iterator<Item = TantivyDocument> + 'a {
+    let definitions = symbols::definitions(path, text);
     chunk::chunks(text, CHUNK_SHAPE)
         .into_iter()
         .map(move |chunk| {
@@ -533,6 +676,12 @@ pub fn chunk_documents<'a>(
             doc.add_u64(fields.end_line, u64::from(chunk.end_line));
             doc.add_text(fields.body, chunk.text);
             doc.add_text(fields.path, path);
+            let names: Vec<String> = definitions
+                .iter()
+                .filter(|definition| (chunk.start_line..=chunk.end_line).contains(&definition.line))
+                .map(|definition| symbols::normalize(&definition.name))
+                .collect();
+            doc.add_text(fields.defs, names.join(" "));
             doc
         })
 }

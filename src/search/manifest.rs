@@ -203,7 +203,7 @@ pub struct Fetched {
 
 /// Reads and hashes a listed file.
 pub fn fetch(root: &Path, file: &FileStat) -> Fetched {
-    if file.size_bytes > walk::MAX_FILE_BYTES {
+    if file.size_bytes > walk::max_bytes(&file.path) {
         return Fetched {
             content_hash: String::new(),
             text: Err(Skip::TooLarge),
@@ -212,7 +212,7 @@ pub fn fetch(root: &Path, file: &FileStat) -> Fetched {
     match std::fs::read(root.join(&file.path)) {
         Ok(bytes) => Fetched {
             content_hash: hex::encode(Sha256::digest(&bytes)),
-            text: walk::text_of(bytes),
+            text: walk::text_of(&file.path, bytes),
         },
         Err(_) => Fetched {
             content_hash: String::new(),

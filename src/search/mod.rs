@@ -28,6 +28,8 @@ pub mod index;
 pub mod manifest;
 pub mod rank;
 pub mod retrieve;
+pub mod state;
+pub mod symbols;
 pub mod tokenize;
 
 use chunk::ChunkShape;
@@ -44,7 +46,7 @@ pub const CHUNK_SHAPE: ChunkShape = ChunkShape {
 
 /// Names the index configuration (schema, tokenizer, chunking); an index built by another
 /// configuration is rebuilt. Change it whenever any of them changes.
-pub const INDEX_REVISION: &str = "tantivy-bm25-v2:code-tokens:chunks-120x30";
+pub const INDEX_REVISION: &str = "tantivy-bm25-v4:code-tokens:defs:chunks-120x30";
 
 /// The revision reported when results come from a query-time scan.
 pub const QUERY_TIME_REVISION: &str = "query-time-bm25-v1";
@@ -128,6 +130,19 @@ pub struct IndexUpdate {
     pub state: RetrievalState,
     /// Files left out of the index, by reason (whole index, not just this run).
     pub skipped: SkipCounts,
+    /// The same files, by path.
+    pub skipped_files: Vec<SkippedFile>,
+}
+
+/// A file left out of the index.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, schemars::JsonSchema)]
+pub struct SkippedFile {
+    /// Path relative to the root.
+    pub path: String,
+    /// Why.
+    pub reason: walk::Skip,
+    /// Its size in bytes.
+    pub size_bytes: u64,
 }
 
 /// Brings the persistent index in `cache_dir` up to date with the work tree at `root`.
@@ -145,14 +160,23 @@ pub fn update_index(
         unreadable: listing.unreadable,
         ..SkipCounts::default()
     };
-    for skip in built.manifest.files.iter().filter_map(|file| file.skipped) {
-        skipped.add(skip);
+    let mut skipped_files = Vec::new();
+    for file in &built.manifest.files {
+        if let Some(reason) = file.skipped {
+            skipped.add(reason);
+            skipped_files.push(SkippedFile {
+                path: file.path.clone(),
+                reason,
+                size_bytes: file.size_bytes,
+            });
+        }
     }
     let state = freshness_summary(root, &built.manifest, Vec::new());
     Ok(IndexUpdate {
         built,
         state,
         skipped,
+        skipped_files,
     })
 }
 
@@ -207,11 +231,11 @@ fn baseline_summary(root: &Path) -> RetrievalState {
         workspace_root: root_string(root),
         index_revision: Some(QUERY_TIME_REVISION.to_owned()),
         status: RetrievalStatus::Ready,
-        semantic_available: true,
+        semantic_available: false,
         last_indexed_at_unix_seconds: None,
         indexed_file_count: None,
         indexed_chunk_count: None,
-        shards: vec![shard(RetrievalStatus::Ready, true, true, (None, None))],
+        shards: vec![shard(RetrievalStatus::Ready, true, false, (None, None))],
         dirty_paths: Vec::new(),
     }
 }
@@ -223,11 +247,11 @@ fn query_time_summary(root: &Path, files: usize, chunks: u64, now: i64) -> Retri
         workspace_root: root_string(root),
         index_revision: Some(QUERY_TIME_REVISION.to_owned()),
         status: RetrievalStatus::Ready,
-        semantic_available: chunks > 0,
+        semantic_available: false,
         last_indexed_at_unix_seconds: Some(now),
         indexed_file_count: counts.0,
         indexed_chunk_count: counts.1,
-        shards: vec![shard(RetrievalStatus::Ready, true, chunks > 0, counts)],
+        shards: vec![shard(RetrievalStatus::Ready, true, false, counts)],
         dirty_paths: Vec::new(),
     }
 }
@@ -254,11 +278,11 @@ fn manifest_summary(
         workspace_root: root_string(root),
         index_revision: Some(manifest.index_revision.clone()),
         status,
-        semantic_available: chunks > 0,
+        semantic_available: false,
         last_indexed_at_unix_seconds: Some(manifest.indexed_at_unix_seconds),
         indexed_file_count: counts.0,
         indexed_chunk_count: counts.1,
-        shards: vec![shard(status, true, chunks > 0, counts)],
+        shards: vec![shard(status, true, false, counts)],
         dirty_paths,
     }
 }

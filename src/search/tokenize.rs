@@ -46,6 +46,41 @@ const STOP_WORDS: &[&str] = &[
     "supports", "update", "updates", "updated", "use", "uses", "used", "using",
 ];
 
+/// The name of the analyzer of normalised definition names: whitespace-separated, as given.
+pub const NAMES: &str = "names";
+
+/// The analyzer of the `defs` field: its text is already normalised names.
+pub fn names_analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(tantivy::tokenizer::WhitespaceTokenizer::default()).build()
+}
+
+/// The identifiers a query may name, normalised ([`crate::search::symbols::normalize`]): every
+/// word that is not a stop word, and every pair and triple of adjacent words joined, so
+/// "cancellation token" also looks for `CancellationToken`. Words shorter than three
+/// characters are left out; so are duplicates.
+pub fn query_identifiers(query: &str) -> Vec<String> {
+    let words: Vec<&str> = query
+        .split('`')
+        .flat_map(words)
+        .filter(|word| !is_stop_word(word))
+        .collect();
+    let mut found: Vec<String> = Vec::new();
+    let mut push = |name: String| {
+        if name.chars().count() >= 3 && !found.contains(&name) {
+            found.push(name);
+        }
+    };
+    for (index, word) in words.iter().enumerate() {
+        push(crate::search::symbols::normalize(word));
+        for width in 2..=3 {
+            if let Some(group) = words.get(index..index + width) {
+                push(crate::search::symbols::normalize(&group.concat()));
+            }
+        }
+    }
+    found
+}
+
 /// The analyzer used for every indexed field and every query.
 pub fn analyzer() -> TextAnalyzer {
     TextAnalyzer::builder(CodeTokenizer::default())

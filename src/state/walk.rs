@@ -8,7 +8,7 @@
 //! followed. Output is sorted by path, so listings are deterministic.
 //!
 //! [`read_text`] decides whether a listed file is text the tool can search: at most
-//! [`MAX_FILE_BYTES`], no NUL byte, valid UTF-8. Files that fail are skipped and counted by
+//! [`max_bytes`] for its kind, no NUL byte, valid UTF-8. Files that fail are skipped and counted by
 //! the caller, never fatal. This module reads the work tree; it never writes to it.
 
 use std::fs::Metadata;
@@ -20,8 +20,37 @@ use ignore::WalkBuilder;
 use ignore::WalkState;
 use serde::Serialize;
 
-/// Files larger than this are not searched (256 KiB).
-pub const MAX_FILE_BYTES: u64 = 256 * 1024;
+/// Source and text files larger than this are not searched (4 MiB): central modules of real
+/// projects reach hundreds of kilobytes, and chunking keeps each document short.
+pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Data files (JSON, CSV, lock files, SVG, source maps...) larger than this are not searched
+/// (256 KiB): past that size they are generated data, not something an agent reads.
+pub const MAX_DATA_FILE_BYTES: u64 = 256 * 1024;
+
+/// Extensions of data files, capped at [`MAX_DATA_FILE_BYTES`].
+const DATA_EXTENSIONS: &[&str] = &[
+    "csv", "geojson", "ipynb", "json", "jsonl", "lock", "log", "map", "ndjson", "svg", "tsv", "xml",
+];
+
+/// Whether `path` names a data file rather than source or prose (see [`DATA_EXTENSIONS`];
+/// minified scripts count as data).
+pub fn is_data_file(path: &str) -> bool {
+    let name = path.rsplit('/').next().unwrap_or(path).to_ascii_lowercase();
+    name.ends_with(".min.js")
+        || name
+            .rsplit_once('.')
+            .is_some_and(|(_, extension)| DATA_EXTENSIONS.contains(&extension))
+}
+
+/// The largest file at `path` that is searched.
+pub fn max_bytes(path: &str) -> u64 {
+    if is_data_file(path) {
+        MAX_DATA_FILE_BYTES
+    } else {
+        MAX_FILE_BYTES
+    }
+}
 
 /// A per-directory ignore file with gitignore syntax that only epiphany reads.
 pub const IGNORE_FILE: &str = ".epiphanyignore";
@@ -76,7 +105,7 @@ pub struct Listing {
 )]
 #[serde(rename_all = "snake_case")]
 pub enum Skip {
-    /// Larger than [`MAX_FILE_BYTES`].
+    /// Larger than [`max_bytes`] allows for its kind.
     TooLarge,
     /// Contains a NUL byte.
     Binary,
@@ -89,7 +118,7 @@ pub enum Skip {
 /// How many files were skipped, by reason.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SkipCounts {
-    /// Larger than [`MAX_FILE_BYTES`].
+    /// Larger than [`max_bytes`] allows for its kind.
     pub too_large: u32,
     /// Contains a NUL byte.
     pub binary: u32,
@@ -175,16 +204,16 @@ pub fn list(root: &Path) -> Listing {
 
 /// Reads a listed file as searchable text, or says why it is skipped.
 pub fn read_text(root: &Path, file: &FileStat) -> Result<String, Skip> {
-    if file.size_bytes > MAX_FILE_BYTES {
+    if file.size_bytes > max_bytes(&file.path) {
         return Err(Skip::TooLarge);
     }
     let bytes = std::fs::read(root.join(&file.path)).map_err(|_| Skip::Unreadable)?;
-    text_of(bytes)
+    text_of(&file.path, bytes)
 }
 
-/// Classifies file contents as searchable text.
-pub fn text_of(bytes: Vec<u8>) -> Result<String, Skip> {
-    if bytes.len() as u64 > MAX_FILE_BYTES {
+/// Classifies the contents of the file at `path` as searchable text.
+pub fn text_of(path: &str, bytes: Vec<u8>) -> Result<String, Skip> {
+    if bytes.len() as u64 > max_bytes(path) {
         return Err(Skip::TooLarge);
     }
     if bytes.contains(&0) {
@@ -280,10 +309,14 @@ mod tests {
 
     #[test]
     fn text_of_skips_binary_non_utf8_and_large() {
-        assert_eq!(text_of(b"ok\n".to_vec()), Ok("ok\n".to_owned()));
-        assert_eq!(text_of(b"a\0b".to_vec()), Err(Skip::Binary));
-        assert_eq!(text_of(vec![0xff, 0xfe, b'a']), Err(Skip::NotUtf8));
+        assert_eq!(text_of("a.rs", b"ok\n".to_vec()), Ok("ok\n".to_owned()));
+        assert_eq!(text_of("a.rs", b"a\0b".to_vec()), Err(Skip::Binary));
+        assert_eq!(text_of("a.rs", vec![0xff, 0xfe, b'a']), Err(Skip::NotUtf8));
         let large = vec![b'a'; MAX_FILE_BYTES as usize + 1];
-        assert_eq!(text_of(large), Err(Skip::TooLarge));
+        assert_eq!(text_of("a.rs", large), Err(Skip::TooLarge));
+        let data = vec![b'a'; MAX_DATA_FILE_BYTES as usize + 1];
+        assert_eq!(text_of("big.json", data.clone()), Err(Skip::TooLarge));
+        assert!(text_of("big.py", data).is_ok());
+        assert!(is_data_file("dist/app.min.js") && !is_data_file("src/app.js"));
     }
 }

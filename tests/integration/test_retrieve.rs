@@ -53,6 +53,13 @@ fn paths(answer: &Value) -> Vec<String> {
     ranked(answer).into_iter().map(|(_, path)| path).collect()
 }
 
+/// The published index generation's directory, relative to the root.
+fn generation_dir(env: &TestEnv) -> String {
+    let current = env.read(".epiphany/cache/retrieval/CURRENT");
+    let current = String::from_utf8(current).expect("utf-8");
+    format!(".epiphany/cache/retrieval/gen-{}", current.trim())
+}
+
 #[test]
 fn index_edit_check_retrieve_reindex() {
     let env = TestEnv::new();
@@ -95,7 +102,7 @@ fn index_edit_check_retrieve_reindex() {
             .contains("rasterize_glyphs(frame)")
     );
     // The old text is not answered from the stale index.
-    let old = env.json(&["retrieve", "--mode", "semantic", "lines join"]);
+    let old = env.json(&["retrieve", "--mode", "lexical", "lines join"]);
     assert_eq!(ranked(&old), Vec::<(String, String)>::new());
 
     let updated = env.json(&["index"]);
@@ -169,36 +176,104 @@ fn chunk_search_finds_a_concept_exact_name_search_misses() {
     );
 }
 
+/// Issue 13, item 3: exact lookup matches identifiers across spelling conventions, in file
+/// names and in definitions, in each supported language.
 #[test]
-fn exact_hits_rank_files_before_chunks_before_directories() {
+fn exact_finds_identifiers_in_paths_and_definitions() {
     let env = TestEnv::new();
-    env.write("src/render/mod.rs", "pub mod frame;\n");
-    env.write("src/render/frame.rs", "// builds a render frame\n");
-    env.write("src/paint.rs", "fn paint() { render(); }\n");
-    let answer = env.json(&["retrieve", "--limit", "3", "render"]);
-    assert_eq!(
-        ranked(&answer),
-        [
-            ("exact_file".to_owned(), "src/render/frame.rs".to_owned()),
-            ("exact_file".to_owned(), "src/render/mod.rs".to_owned()),
-            (
-                "semantic_chunk".to_owned(),
-                "src/render/frame.rs".to_owned()
-            ),
-        ]
+    env.write("src/net/socketaddr.rs", "pub fn parse() {}\n");
+    env.write(
+        "src/util/cancel.rs",
+        "use std::sync::Arc;\n\npub struct CancellationToken {\n    flag: Arc<bool>,\n}\n",
     );
-    let exact = env.json(&["retrieve", "--mode", "exact", "render"]);
+    env.write(
+        "py/transport.py",
+        "import ssl\n\nclass HTTPTransport:\n    pass\n",
+    );
+    env.write(
+        "web/url.ts",
+        "// helpers\nexport function safeEncodeURI(uri: string): string {\n  return uri\n}\n",
+    );
+    env.write(
+        "go/server.go",
+        "package server\n\nfunc (s *Server) ServeHTTP(w Writer, r *Request) {\n}\n",
+    );
+    env.write(
+        "java/Parser.java",
+        "class Parser {\n    public static int parseCount(String s) {\n        return 1;\n    }\n}\n",
+    );
+    env.write(
+        "c/header.c",
+        "#include <string.h>\n\nstatic int parse_header(const char *s)\n{\n    return 0;\n}\n",
+    );
+    env.write("src/render/frame.rs", "// a frame\n");
+    env.ok(&["index"]);
+    let first = |query: &str| {
+        let answer = env.json(&["retrieve", "--mode", "exact", query]);
+        let hit = answer["results"][0].clone();
+        (
+            hit["kind"].as_str().unwrap_or_default().to_owned(),
+            hit["path"].as_str().unwrap_or_default().to_owned(),
+            hit["start_line"].as_u64(),
+        )
+    };
+    let file = |path: &str, line: Option<u64>| ("exact_file".to_owned(), path.to_owned(), line);
+    assert_eq!(first("SocketAddr"), file("src/net/socketaddr.rs", None));
+    assert_eq!(first("socket_addr"), file("src/net/socketaddr.rs", None));
     assert_eq!(
-        ranked(&exact).last(),
+        first("cancellation token"),
+        file("src/util/cancel.rs", Some(3))
+    );
+    assert_eq!(first("HttpTransport"), file("py/transport.py", Some(3)));
+    assert_eq!(first("safe_encode_uri"), file("web/url.ts", Some(2)));
+    assert_eq!(first("ServeHTTP"), file("go/server.go", Some(3)));
+    assert_eq!(first("parse_count"), file("java/Parser.java", Some(2)));
+    assert_eq!(first("parseHeader"), file("c/header.c", Some(3)));
+    let directory = env.json(&["retrieve", "--mode", "exact", "render"]);
+    assert_eq!(
+        ranked(&directory).last(),
         Some(&("exact_directory".to_owned(), "src/render".to_owned()))
     );
-    assert_eq!(exact["results"][0]["start_line"], Value::Null, "{exact}");
-    assert_eq!(exact["results"][0]["excerpt"], Value::Null, "{exact}");
-    let semantic = env.json(&["retrieve", "--mode", "semantic", "render"]);
+    let excerpt = env.json(&["retrieve", "--mode", "exact", "CancellationToken"]);
     assert!(
-        ranked(&semantic)
+        excerpt["results"][0]["excerpt"]
+            .as_str()
+            .expect("excerpt")
+            .starts_with("pub struct CancellationToken"),
+        "{excerpt}"
+    );
+    // Hybrid fuses exact lookup with chunk search by rank: the definition comes first for
+    // an identifier query, and lexical mode has chunks only.
+    let hybrid = env.json(&["retrieve", "CancellationToken"]);
+    assert_eq!(paths(&hybrid)[0], "src/util/cancel.rs");
+    let lexical = env.json(&["retrieve", "--mode", "lexical", "render"]);
+    assert!(
+        ranked(&lexical)
             .iter()
             .all(|(kind, _)| kind == "semantic_chunk")
+    );
+}
+
+/// Issue 13, item 4: without an embedding model, semantic search says it is unavailable
+/// instead of running BM25 under its name.
+#[test]
+fn semantic_mode_reports_itself_unavailable() {
+    let env = TestEnv::new();
+    repository(&env);
+    env.ok(&["index"]);
+    let output = env.run(&["--json", "retrieve", "--mode", "semantic", "render"]);
+    assert_eq!(output.code, 2, "{output}");
+    assert!(
+        output.stderr.contains("semantic search is not available"),
+        "{output}"
+    );
+    // `semantic_available` is false, which the report leaves out.
+    let answer = env.json(&["retrieve", "render"]);
+    assert!(
+        answer["index"]
+            .get("semantic_available")
+            .is_none_or(|available| available == false),
+        "{answer}"
     );
 }
 
@@ -301,7 +376,7 @@ fn human_output_shows_ranked_paths_and_lines() {
     env.ok(&["index"]);
     let output = env.run(&["retrieve", "validate patch"]);
     insta::assert_snapshot!(output, @r"
-    src/engine.rs:3-13  (2.55)
+    src/engine.rs:3-13  (0.09)
           3      validate_patch(&change.patch)?;
           4      state.merge(change);
           5      Ok(())
@@ -310,7 +385,7 @@ fn human_output_shows_ranked_paths_and_lines() {
 }
 
 #[test]
-fn binary_non_utf8_and_large_files_are_skipped_and_counted() {
+fn binary_non_utf8_and_large_files_are_skipped_and_listed() {
     let env = TestEnv::new();
     repository(&env);
     env.write(
@@ -318,16 +393,40 @@ fn binary_non_utf8_and_large_files_are_skipped_and_counted() {
         b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".as_slice(),
     );
     env.write("data/latin1.txt", b"caf\xe9 render\n".as_slice());
-    env.write("data/huge.rs", "fn render() {}\n".repeat(20_000));
-    let built = env.json(&["index"]);
+    env.write("data/huge.rs", "fn render() {}\n".repeat(400_000));
+    env.write("data/table.json", "[\"render\"],\n".repeat(30_000));
+    // A source file of 1 MB, with what it is about at its very end.
+    let mut big = "fn filler() { let x = 1; }\n".repeat(38_000);
+    big.push_str("fn tessellate_mesh() { subdivide(); }\n");
+    env.write("src/big.rs", &big);
+    let output = env.run(&["--json", "index"]);
+    assert_eq!(output.code, 0, "{output}");
+    let built = output.json();
     assert_eq!(
         built["skipped"],
-        json!({"too_large": 1, "binary": 1, "not_utf8": 1, "unreadable": 0})
+        json!({"too_large": 2, "binary": 1, "not_utf8": 1, "unreadable": 0})
     );
-    assert_eq!(built["indexed_file_count"], 3);
+    assert_eq!(
+        built["skipped_files"],
+        json!([
+            {"path": "assets/logo.png", "reason": "binary", "size_bytes": 16},
+            {"path": "data/huge.rs", "reason": "too_large", "size_bytes": 6_000_000},
+            {"path": "data/latin1.txt", "reason": "not_utf8", "size_bytes": 12},
+            {"path": "data/table.json", "reason": "too_large", "size_bytes": 360_000},
+        ])
+    );
+    assert!(
+        output.stderr.contains("`data/huge.rs` is 5859 KiB"),
+        "{output}"
+    );
+    assert!(!output.stderr.contains("table.json"), "{output}");
+    assert_eq!(built["indexed_file_count"], 4);
     env.ok(&["index", "--check"]);
-    let answer = env.json(&["retrieve", "--mode", "semantic", "render"]);
+    let answer = env.json(&["retrieve", "--mode", "lexical", "render"]);
     assert_eq!(paths(&answer), ["src/render.rs"]);
+    let answer = env.json(&["retrieve", "tessellate mesh"]);
+    assert_eq!(answer["results"][0]["path"], "src/big.rs", "{answer}");
+    assert_eq!(answer["results"][0]["start_line"], 38_001, "{answer}");
 }
 
 #[test]
@@ -335,7 +434,8 @@ fn a_corrupt_index_is_reported_still_answers_and_is_rebuilt() {
     let env = TestEnv::new();
     repository(&env);
     env.ok(&["index"]);
-    env.write(".epiphany/cache/retrieval/index/meta.json", "{ not json");
+    let generation = generation_dir(&env);
+    env.write(&format!("{generation}/index/meta.json"), "{ not json");
     let answer = env.json(&["retrieve", "render frame"]);
     assert_eq!(answer["index"]["status"], "stale");
     assert_eq!(paths(&answer)[0], "src/render.rs");
@@ -356,7 +456,8 @@ fn a_corrupt_index_is_reported_still_answers_and_is_rebuilt() {
     assert_eq!(rebuilt.json()["mode"], "full");
     env.ok(&["index", "--check"]);
 
-    env.write(".epiphany/cache/retrieval/manifest.msgpack", b"\x91\xc0");
+    let generation = generation_dir(&env);
+    env.write(&format!("{generation}/manifest.msgpack"), b"\x91\xc0");
     let check = env.run(&["index", "--check"]);
     assert_eq!(check.code, 1, "{check}");
     assert!(check.stdout.contains("manifest does not decode"), "{check}");
@@ -370,10 +471,10 @@ fn a_version_mismatched_manifest_is_rebuilt() {
     let env = TestEnv::new();
     repository(&env);
     env.ok(&["index"]);
-    let path = ".epiphany/cache/retrieval/manifest.msgpack";
-    let mut manifest: Value = rmp_serde::from_slice(&env.read(path)).expect("manifest");
+    let path = format!("{}/manifest.msgpack", generation_dir(&env));
+    let mut manifest: Value = rmp_serde::from_slice(&env.read(&path)).expect("manifest");
     manifest["index_revision"] = json!("tantivy-bm25-v0");
-    env.write(path, rmp_serde::to_vec_named(&manifest).expect("encode"));
+    env.write(&path, rmp_serde::to_vec_named(&manifest).expect("encode"));
     let check = env.run(&["index", "--check"]);
     assert_eq!(check.code, 1, "{check}");
     assert!(check.stdout.contains("tantivy-bm25-v0"), "{check}");
@@ -467,9 +568,9 @@ fn full_rebuild_renumbers_files_under_a_new_generation() {
     let env = TestEnv::new();
     repository(&env);
     env.ok(&["index"]);
-    let manifest = ".epiphany/cache/retrieval/manifest.msgpack";
     let generation = |env: &TestEnv| {
-        let manifest: Value = rmp_serde::from_slice(&env.read(manifest)).expect("manifest");
+        let manifest = format!("{}/manifest.msgpack", generation_dir(env));
+        let manifest: Value = rmp_serde::from_slice(&env.read(&manifest)).expect("manifest");
         manifest["generation"].as_u64().expect("generation")
     };
     assert_eq!(generation(&env), 1);
@@ -493,7 +594,7 @@ fn truncated_index_segments_are_reported_and_rebuilt() {
     let env = TestEnv::new();
     repository(&env);
     env.ok(&["index"]);
-    let dir = env.root().join(".epiphany/cache/retrieval/index");
+    let dir = env.root().join(generation_dir(&env)).join("index");
     for entry in std::fs::read_dir(&dir).expect("index dir").flatten() {
         let name = entry.file_name();
         let name = name.to_string_lossy();
@@ -526,7 +627,6 @@ fn retrieve_json_contract() {
         "workspace_root": "[ROOT]",
         "index_revision": "query-time-bm25-v1",
         "status": "ready",
-        "semantic_available": true,
         "last_indexed_at_unix_seconds": 1767225600,
         "indexed_file_count": 2,
         "indexed_chunk_count": 2,
@@ -537,37 +637,195 @@ fn retrieve_json_contract() {
             "indexed_file_count": 2,
             "indexed_chunk_count": 2,
             "status": "ready",
-            "exact_available": true,
-            "semantic_available": true
+            "exact_available": true
           }
         ]
       },
+      "search": "scan",
       "results": [
-        {
-          "kind": "exact_file",
-          "path": "src/render.rs",
-          "score": 148.0,
-          "start_line": null,
-          "end_line": null,
-          "excerpt": null
-        },
-        {
-          "kind": "exact_file",
-          "path": "src/render/frame.rs",
-          "score": 67.0,
-          "start_line": null,
-          "end_line": null,
-          "excerpt": null
-        },
         {
           "kind": "semantic_chunk",
           "path": "src/render.rs",
-          "score": 0.76166123,
+          "score": 0.18181819,
           "start_line": 1,
           "end_line": 3,
           "excerpt": "pub fn render(frame: &Frame) -> String {\n    frame.lines.join(\"\\n\")\n}"
+        },
+        {
+          "kind": "semantic_chunk",
+          "path": "src/render/frame.rs",
+          "score": 0.16666667,
+          "start_line": 1,
+          "end_line": 1,
+          "excerpt": "pub struct Frame;"
+        },
+        {
+          "kind": "exact_directory",
+          "path": "src/render",
+          "score": 1.0,
+          "start_line": null,
+          "end_line": null,
+          "excerpt": null
         }
       ]
     }
     "#);
+}
+
+/// Issue 12, item 5: a background `index` publishes each generation atomically, so queries
+/// running while it writes and commits always read a complete index (with the files changed
+/// since as an overlay) and never fall back to searching the whole tree.
+#[test]
+fn regression_12_retrieve_never_scans_while_index_commits() {
+    use std::sync::Arc;
+    use std::sync::atomic::AtomicBool;
+    use std::sync::atomic::Ordering;
+
+    let env = TestEnv::new();
+    repository(&env);
+    for n in 0..40 {
+        env.write(
+            &format!("src/module_{n}.rs"),
+            format!("pub fn helper_{n}() -> usize {{\n    {n}\n}}\n"),
+        );
+    }
+    env.ok(&["index"]);
+    let stop = Arc::new(AtomicBool::new(false));
+    let writer = {
+        let stop = Arc::clone(&stop);
+        let root = env.root().to_path_buf();
+        let mut index = env.std_command(&["-q", "index"]);
+        let mut full = env.std_command(&["-q", "index", "--full"]);
+        std::thread::spawn(move || {
+            let mut runs = 0_u32;
+            while !stop.load(Ordering::Relaxed) || runs < 4 {
+                let body = format!(
+                    "pub fn render(frame: &Frame) -> String {{\n    // edit {runs}\n    frame.lines.join(\"\\n\")\n}}\n"
+                );
+                // Replaced whole, as editors save, so a query never reads a half-written file.
+                std::fs::write(root.join("render.tmp"), body).expect("edit");
+                std::fs::rename(root.join("render.tmp"), root.join("src/render.rs")).expect("edit");
+                let command = if runs % 3 == 2 { &mut full } else { &mut index };
+                let output = command.output().expect("index");
+                assert!(output.status.success(), "{output:?}");
+                runs += 1;
+            }
+            runs
+        })
+    };
+    let mut retrieve = env.std_command(&["--json", "retrieve", "render frame"]);
+    let started = std::time::Instant::now();
+    let mut queries = 0;
+    while started.elapsed() < std::time::Duration::from_secs(3) || queries < 20 {
+        let output = retrieve.output().expect("retrieve");
+        assert!(output.status.success(), "{output:?}");
+        let answer: Value = serde_json::from_slice(&output.stdout).expect("json");
+        assert_ne!(answer["search"], "scan", "{answer}");
+        assert_eq!(paths(&answer)[0], "src/render.rs", "{answer}");
+        queries += 1;
+    }
+    stop.store(true, Ordering::Relaxed);
+    let runs = writer.join().expect("writer");
+    assert!(runs >= 4, "{runs} index runs");
+}
+
+/// Issue 13, item 5: BM25 statistics come from live chunks only, so an index updated
+/// incrementally (its deleted chunks still in tantivy's own counts) ranks exactly like a
+/// fresh full build of the same tree.
+#[test]
+fn incremental_and_full_index_rank_the_same() {
+    let env = TestEnv::new();
+    repository(&env);
+    for n in 0..12 {
+        let body: String = (0..30)
+            .map(|line| format!("fn frame_{n}_{line}() {{ render(patch_{line}); }}\n"))
+            .collect();
+        env.write(&format!("src/gen_{n}.rs"), body);
+    }
+    env.ok(&["index"]);
+    for n in 0..6 {
+        env.write(&format!("src/gen_{n}.rs"), format!("fn quiet_{n}() {{}}\n"));
+    }
+    std::fs::remove_file(env.root().join("src/gen_7.rs")).expect("remove");
+    env.write("src/late.rs", "fn render_patch() { frame(); }\n");
+    assert_eq!(env.json(&["index"])["mode"], "incremental");
+    let queries = ["render frame", "validate patch", "render patch frame"];
+    let answers = |env: &TestEnv| -> Vec<Value> {
+        queries
+            .iter()
+            .map(|query| {
+                let answer = env.json(&["retrieve", "--mode", "lexical", "-n", "50", query]);
+                assert_eq!(answer["search"], "index", "{answer}");
+                answer["results"].clone()
+            })
+            .collect()
+    };
+    let incremental = answers(&env);
+    assert_eq!(env.json(&["index", "--full"])["mode"], "full");
+    assert_eq!(answers(&env), incremental);
+}
+
+/// Issue 13, item 2: tests rank below the code they test unless the question is about tests.
+#[test]
+fn tests_rank_below_their_source_unless_the_query_names_tests() {
+    let env = TestEnv::new();
+    env.write(
+        "src/url.rs",
+        "/// Encodes a URL path without encoding it twice.\npub fn encode_url_path(path: &str) -> String {\n    path.replace(' ', \"%20\")\n}\n",
+    );
+    env.write(
+        "tests/url.rs",
+        "#[test]\nfn encode_url_path_twice() {\n    assert_eq!(encode_url_path(\"a b\"), encode_url_path(&encode_url_path(\"a b\")));\n    // encode url path encode url path\n}\n",
+    );
+    env.ok(&["index"]);
+    let source_first = env.json(&["retrieve", "--mode", "lexical", "encode url path"]);
+    assert_eq!(paths(&source_first), ["src/url.rs", "tests/url.rs"]);
+    let test_first = env.json(&["retrieve", "--mode", "lexical", "test encode url path"]);
+    assert_eq!(paths(&test_first), ["tests/url.rs", "src/url.rs"]);
+}
+
+/// Issue 13, item 7: `--scope state` searches the state's records, including those no longer
+/// in the head state (here rolled back), and returns their ids, kinds and revisions.
+#[test]
+fn scope_state_finds_a_rolled_back_observation() {
+    let env = TestEnv::new();
+    repository(&env);
+    env.update(&json!({
+        "observations": [{"id": "obs-kept", "summary": "the renderer joins frame lines",
+                          "source_kind": "test", "status": "ok", "evidence_ids": ["ev-kept"]}],
+        "evidence": [{"id": "ev-kept", "kind": "test", "status": "ok", "summary": "kept"}]
+    }));
+    env.update(&json!({
+        "observations": [{"id": "obs-retry", "summary": "retry storms saturate the connection pool",
+                          "source_kind": "test", "status": "ok",
+                          "code_refs": [{"path": "src/engine.rs"}], "evidence_ids": ["ev-retry"]}],
+        "evidence": [{"id": "ev-retry", "kind": "test", "status": "ok", "summary": "pool"}]
+    }));
+    env.ok(&["rollback", "--to-revision", "1"]);
+    let answer = env.json(&[
+        "retrieve",
+        "--scope",
+        "state",
+        "connection pool saturated by retries",
+    ]);
+    let hit = &answer["results"][0];
+    assert_eq!(hit["kind"], "state_record", "{answer}");
+    assert_eq!(hit["record"]["id"], "obs-retry", "{answer}");
+    assert_eq!(hit["record"]["kind"], "observations");
+    assert_eq!(hit["record"]["revision"], 2);
+    assert_eq!(hit["record"]["status"], "superseded");
+    assert_eq!(hit["path"], "src/engine.rs");
+    let current = env.json(&["retrieve", "--scope", "state", "renderer frame lines"]);
+    assert_eq!(
+        current["results"][0]["record"]["id"], "obs-kept",
+        "{current}"
+    );
+    assert_eq!(current["results"][0]["record"]["status"], "current");
+    let all = env.json(&["retrieve", "--scope", "all", "-n", "20", "render frame"]);
+    let kinds: Vec<String> = ranked(&all).into_iter().map(|(kind, _)| kind).collect();
+    assert!(kinds.contains(&"state_record".to_owned()), "{all}");
+    assert!(kinds.contains(&"semantic_chunk".to_owned()), "{all}");
+    let plain = TestEnv::plain();
+    let output = plain.run(&["retrieve", "--scope", "state", "anything"]);
+    assert_eq!(output.code, 2, "{output}");
 }
