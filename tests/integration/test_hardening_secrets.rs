@@ -795,6 +795,20 @@ fn verify_names_a_secret_already_in_the_store() {
         "{}",
         output.stderr
     );
+
+    // Rolling back to the planted revision copies its state forward redacted.
+    let rollback = env.run(&["--json", "rollback", "--to-revision", "2"]);
+    assert_eq!(rollback.code, 0, "{rollback}");
+    assert_eq!(
+        rollback.json()["redactions"],
+        json!([{"kind": "github_pat", "count": 1}])
+    );
+    let restored = std::fs::read_to_string(env.last_segment()).expect("segment");
+    let last = restored.lines().last().expect("a record");
+    assert!(
+        !last.contains(raw) && last.contains("[REDACTED:github_pat]"),
+        "{last}"
+    );
 }
 
 #[test]
