@@ -52,9 +52,15 @@ pub struct Failure {
     pub message: String,
     /// What the user can do about it.
     pub hint: Option<String>,
-    /// Every individual problem, when there are several.
+    /// Every individual problem, when there are several (the first [`MAX_PROBLEMS`]).
     pub problems: Vec<String>,
+    /// How many problems were left out of `problems`.
+    pub problems_omitted: usize,
 }
+
+/// How many problems an error lists; the rest are counted, so a refused patch with a million
+/// problems still prints a short answer.
+pub const MAX_PROBLEMS: usize = 100;
 
 impl Failure {
     /// A failure of the given kind.
@@ -64,6 +70,7 @@ impl Failure {
             message: message.into(),
             hint: None,
             problems: Vec::new(),
+            problems_omitted: 0,
         }
     }
 
@@ -93,8 +100,11 @@ impl Failure {
         self
     }
 
-    /// Adds the individual problems.
-    pub fn with_problems(mut self, problems: Vec<String>) -> Failure {
+    /// Adds the individual problems: the first [`MAX_PROBLEMS`], and a count of the rest.
+    pub fn with_problems(mut self, mut problems: Vec<String>) -> Failure {
+        self.problems_omitted = problems.len().saturating_sub(MAX_PROBLEMS);
+        problems.truncate(MAX_PROBLEMS);
+        problems.shrink_to_fit();
         self.problems = problems;
         self
     }
@@ -124,8 +134,15 @@ pub struct ErrorBody {
     pub message: String,
     /// What to do about it.
     pub hint: Option<String>,
-    /// Every individual problem, when there are several.
+    /// Every individual problem, when there are several (at most 100).
     pub problems: Vec<String>,
+    /// How many more problems there were than `problems` lists.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub problems_omitted: usize,
+}
+
+fn is_zero(count: &usize) -> bool {
+    *count == 0
 }
 
 /// The failure that classifies `err`: the outermost [`Failure`] in its chain, or one derived
@@ -171,6 +188,17 @@ mod tests {
         assert_eq!(failure.kind.exit_code(), 3);
         assert_eq!(failure.message, "failed to update");
         assert_eq!(failure.hint.as_deref(), Some("retry"));
+    }
+
+    #[test]
+    fn problem_lists_are_capped_with_a_count() {
+        let problems = (0..250).map(|n| format!("problem {n}")).collect();
+        let failure = Failure::input("bad").with_problems(problems);
+        assert_eq!(failure.problems.len(), MAX_PROBLEMS);
+        assert_eq!(failure.problems[99], "problem 99");
+        assert_eq!(failure.problems_omitted, 150);
+        let few = Failure::input("bad").with_problems(vec!["one".into()]);
+        assert_eq!((few.problems.len(), few.problems_omitted), (1, 0));
     }
 
     #[test]

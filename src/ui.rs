@@ -6,6 +6,7 @@
 //! into a quiet exit 0.
 #![allow(clippy::print_stderr)]
 
+use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::io::Write;
 use std::sync::Arc;
@@ -20,6 +21,7 @@ use serde::Serialize;
 use crate::error::ErrorBody;
 use crate::error::ErrorDocument;
 use crate::error::Failure;
+use crate::policy::secrets::redact_text;
 
 /// A command's result, printable for a person or for a script.
 pub trait Report: Serialize {
@@ -165,8 +167,18 @@ impl Ui {
     /// Reports a failure: always on stderr, and with `--json` also on stdout as
     /// `{"error": {...}}`.
     pub fn error(&self, failure: &Failure, causes: &[String]) {
+        // An error may quote its input (a decode error names the value it could not read): it
+        // never quotes a secret.
+        let clean =
+            |text: &str| redact_text(text, &mut BTreeMap::new()).unwrap_or_else(|| text.to_owned());
+        let failure = &Failure {
+            message: clean(&failure.message),
+            problems: failure.problems.iter().map(|p| clean(p)).collect(),
+            ..failure.clone()
+        };
+        let causes: Vec<String> = causes.iter().map(|cause| clean(cause)).collect();
         let mut message = failure.message.clone();
-        for cause in causes {
+        for cause in &causes {
             message.push_str(": ");
             message.push_str(cause);
         }
@@ -177,6 +189,7 @@ impl Ui {
                     message,
                     hint: failure.hint.clone(),
                     problems: failure.problems.clone(),
+                    problems_omitted: failure.problems_omitted,
                 },
             };
             let _ = self.with_stdout(|out| {
@@ -189,7 +202,14 @@ impl Ui {
         for problem in &failure.problems {
             let _ = writeln!(err, "  - {problem}");
         }
-        for cause in causes {
+        if failure.problems_omitted > 0 {
+            let _ = writeln!(
+                err,
+                "  ... and {} more problem(s) not listed",
+                failure.problems_omitted
+            );
+        }
+        for cause in &causes {
             let _ = writeln!(err, "  caused by: {cause}");
         }
         if let Some(hint) = &failure.hint {

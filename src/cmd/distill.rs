@@ -5,6 +5,9 @@
 //! so input of any size is read in bounded memory. All decisions (ids, summary, kinds) are
 //! `policy::distill`'s; this module only gathers the input and prints the draft.
 
+use std::collections::BTreeMap;
+use std::io::Read;
+
 use anyhow::Context;
 use anyhow::Result;
 
@@ -12,14 +15,20 @@ use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::cmd::draft::DraftReport;
 use crate::cmd::input::stream_text;
+use crate::cmd::update::redaction_failure;
 use crate::error::ErrorKind;
 use crate::error::Failure;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
 use crate::policy::code_ref::parse_code_ref;
+use crate::policy::distill::BINARY_PROBE_BYTES;
 use crate::policy::distill::DistillError;
 use crate::policy::distill::DistillRequest;
 use crate::policy::distill::TextDigest;
+use crate::policy::distill::binary_summary;
+use crate::policy::distill::looks_binary;
+use crate::policy::secrets::redact_serialized;
+use crate::policy::secrets::redactions;
 use crate::state::model::CodeRef;
 
 /// Draft an observation and its evidence from text; writes nothing.
@@ -83,10 +92,19 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         Some(text) => TextDigest::of(text),
         None => digest_stdin(ctx)?,
     };
-    let patch = request
+    let draft = request
         .distill(digest)
         .map_err(distill_failure)?
         .into_patch();
+    // A draft is printed and usually piped into a write: it carries no secret either.
+    let mut found = BTreeMap::new();
+    let patch = redact_serialized(draft, &mut found).map_err(redaction_failure)?;
+    for redaction in redactions(found) {
+        ctx.ui.warn(&format!(
+            "redacted {} {} secret(s) from the draft",
+            redaction.count, redaction.kind
+        ));
+    }
     let report = DraftReport {
         expected_revision: head_revision(ctx)?,
         patch,
@@ -109,9 +127,52 @@ fn digest_stdin(ctx: &Ctx) -> Result<TextDigest> {
             )
             .into());
     }
+    let mut stdin = ctx.stdin();
+    let mut first = vec![0u8; BINARY_PROBE_BYTES];
+    let filled = read_up_to(&mut stdin, &mut first).context("failed to read stdin")?;
+    first.truncate(filled);
+    if looks_binary(&first) {
+        // Binary input has no lines to distill: count and checksum it at read speed instead
+        // of decoding it byte by byte.
+        let mut checksum = crc32fast::Hasher::new();
+        checksum.update(&first);
+        let mut total = first.len() as u64;
+        let mut buffer = vec![0u8; 1 << 20];
+        loop {
+            let read = match stdin.read(&mut buffer) {
+                Ok(0) => break,
+                Ok(read) => read,
+                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(err) => return Err(err).context("failed to read stdin"),
+            };
+            checksum.update(&buffer[..read]);
+            total += read as u64;
+        }
+        ctx.ui.warn(&format!(
+            "stdin is binary ({total} bytes); the draft records its size and checksum, not its text"
+        ));
+        return Ok(TextDigest::of(&binary_summary(total, checksum.finalize())));
+    }
     let mut digest = TextDigest::default();
-    stream_text(ctx.stdin(), |chunk| digest.push(chunk)).context("failed to read stdin")?;
+    stream_text(std::io::Cursor::new(first).chain(stdin), |chunk| {
+        digest.push(chunk)
+    })
+    .context("failed to read stdin")?;
     Ok(digest)
+}
+
+/// Reads until `buffer` is full or the input ends; answers how much was read.
+fn read_up_to(reader: &mut dyn Read, buffer: &mut [u8]) -> std::io::Result<usize> {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match reader.read(&mut buffer[filled..]) {
+            Ok(0) => break,
+            Ok(read) => filled += read,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        }
+    }
+    Ok(filled)
 }
 
 /// The head revision, or 0 when there is no store: a draft needs no store, only applying it

@@ -5,6 +5,7 @@
 //! recorded as `source: promote`. A rejection is an answer, not an error: the report lists
 //! every reason, nothing is written, and the exit code is 1.
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::Path;
 use std::path::PathBuf;
@@ -18,6 +19,8 @@ use crate::cmd::input::read_document;
 use crate::cmd::input::read_envelope;
 use crate::cmd::update::PatchWrite;
 use crate::cmd::update::commit_patch;
+use crate::cmd::update::redaction_failure;
+use crate::cmd::update::warn_redactions;
 use crate::error::Failure;
 use crate::mcp::PATCH_INPUT;
 use crate::mcp::Tool;
@@ -25,6 +28,8 @@ use crate::mcp::schema_of;
 use crate::policy::promote::promote;
 use crate::policy::promote::verifier_record;
 use crate::policy::secrets::Redaction;
+use crate::policy::secrets::redact_serialized;
+use crate::policy::secrets::redactions;
 use crate::state::model::EvidenceRecord;
 use crate::state::patch::ChangedField;
 use crate::state::rollout::Source;
@@ -123,7 +128,10 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         expected_revision,
     } = args;
     let store = ctx.store()?;
-    let envelope = read_envelope(ctx, file.as_deref())?;
+    let mut envelope = read_envelope(ctx, file.as_deref())?;
+    // Redacted before the gate reads them, so no reason it prints can quote a secret.
+    let mut found = BTreeMap::new();
+    envelope.patch = redact_serialized(envelope.patch, &mut found).map_err(redaction_failure)?;
     let verifier = match verifier_file {
         Some(path) => read_verifier(ctx, path, file.as_deref())?,
         // clap insists on the three flags when there is no file; absent would read as blank
@@ -136,6 +144,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             &envelope.patch,
         ),
     };
+    let verifier = redact_serialized(verifier, &mut found).map_err(redaction_failure)?;
     let promotion = match promote(envelope.patch, verifier) {
         Ok(promotion) => promotion,
         Err(reasons) => {
@@ -144,7 +153,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
                 reasons,
                 revision: None,
                 changed_fields: Vec::new(),
-                redactions: Vec::new(),
+                redactions: redactions(found),
             })?;
             ctx.ui
                 .hint("nothing was written; address every reason and promote again");
@@ -162,12 +171,18 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             turn_id: None,
         },
     )?;
+    // The patch reached the writer clean, so what the writer found came from nowhere else.
+    for redaction in committed.redactions {
+        *found.entry(redaction.kind).or_default() += redaction.count;
+    }
+    let redactions = redactions(found);
+    warn_redactions(ctx, &redactions);
     ctx.ui.emit(&PromoteReport {
         accepted: true,
         reasons: Vec::new(),
         revision: Some(committed.committed.revision),
         changed_fields: committed.committed.record.changed_fields,
-        redactions: committed.redactions,
+        redactions,
     })?;
     Ok(Status::Ok)
 }

@@ -1,14 +1,20 @@
 //! `epiphany rollback`: a new revision whose state equals an earlier one. History is never
 //! rewritten: the rolled-back records stay in the rollout, and replay never resurrects them.
 
+use std::collections::BTreeMap;
+
 use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::cmd::update::WriteReport;
+use crate::cmd::update::redaction_failure;
+use crate::cmd::update::warn_redactions;
 use crate::error::Failure;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
+use crate::policy::secrets::redact_serialized;
+use crate::policy::secrets::redactions;
 use crate::state::fold::changed_fields_between;
 use crate::state::rollout::Restore;
 use crate::state::rollout::Source;
@@ -65,6 +71,10 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             .emit(&WriteReport::unchanged(head_revision, Source::Rollback))?;
         return Ok(Status::Ok);
     }
+    // A state written before redaction existed is not copied forward with its secrets.
+    let mut found = BTreeMap::new();
+    let state = redact_serialized(target.state, &mut found).map_err(redaction_failure)?;
+    let anchors = redact_serialized(target.anchors, &mut found).map_err(redaction_failure)?;
     let to_record = count
         .checked_sub(1)
         .map(|at| history.records[at].id.clone());
@@ -76,16 +86,21 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             payload: Payload::Restore(Box::new(Restore {
                 to_revision: count as u64,
                 to_record,
-                state: target.state,
-                anchors: target.anchors,
+                state,
+                anchors,
             })),
         },
         ctx.stamp(&store),
     );
     let committed = tx.commit()?;
+    let redactions = redactions(found);
+    warn_redactions(ctx, &redactions);
     for warning in &committed.warnings {
         ctx.ui.warn(warning);
     }
-    ctx.ui.emit(&WriteReport::of(&committed))?;
+    ctx.ui.emit(&WriteReport {
+        redactions,
+        ..WriteReport::of(&committed)
+    })?;
     Ok(Status::Ok)
 }

@@ -1,6 +1,7 @@
 //! `epiphany update`: validate and apply one patch. Also home of [`commit_patch`], the single
 //! path every patch takes into the store (`init --objective` and `promote` use it too).
 
+use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -9,12 +10,15 @@ use serde::Serialize;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::error::ErrorKind;
 use crate::error::Failure;
 use crate::mcp::PATCH_INPUT;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
 use crate::policy::secrets::Redaction;
-use crate::policy::secrets::redact_patch;
+use crate::policy::secrets::redact_serialized;
+use crate::policy::secrets::redact_text;
+use crate::policy::secrets::redactions;
 use crate::policy::update::UpdateRefusal;
 use crate::policy::update::added_problems;
 use crate::policy::update::check_update;
@@ -189,13 +193,10 @@ pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<Patch
         expected_revision,
         turn_id,
     } = write;
-    let (patch, redactions) = redact_patch(patch);
-    for redaction in &redactions {
-        ctx.ui.warn(&format!(
-            "redacted {} {} secret(s) from the patch before writing",
-            redaction.count, redaction.kind
-        ));
-    }
+    let mut found = BTreeMap::new();
+    let patch = redact_serialized(patch, &mut found).map_err(redaction_failure)?;
+    let turn_id = turn_id.map(|turn_id| redact_text(&turn_id, &mut found).unwrap_or(turn_id));
+    let redactions = redactions(found);
     let mut tx = ctx.begin(store)?;
     check_update(&tx.head().state, tx.head(), &patch, expected_revision).map_err(refusal_error)?;
     let structural = patch.has_state_replacements();
@@ -217,6 +218,7 @@ pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<Patch
         }
     }
     let committed = tx.commit()?;
+    warn_redactions(ctx, &redactions);
     for warning in &committed.warnings {
         ctx.ui.warn(warning);
     }
@@ -224,6 +226,27 @@ pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<Patch
         committed,
         redactions,
     })
+}
+
+/// Tells stderr what was redacted: kinds and counts, never a value.
+pub fn warn_redactions(ctx: &Ctx, redactions: &[Redaction]) {
+    for redaction in redactions {
+        ctx.ui.warn(&format!(
+            "redacted {} {} secret(s) before writing",
+            redaction.count, redaction.kind
+        ));
+    }
+}
+
+/// Redaction only rewrites text, so a patch that no longer decodes afterwards is a bug; it
+/// is refused rather than stored unredacted.
+pub fn redaction_failure(err: String) -> anyhow::Error {
+    Failure::new(
+        ErrorKind::Internal,
+        format!("could not redact secrets from the input: {err}"),
+    )
+    .with_hint("nothing was written")
+    .into()
 }
 
 fn refusal_error(refusal: UpdateRefusal) -> anyhow::Error {

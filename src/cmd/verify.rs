@@ -1,7 +1,7 @@
 //! `epiphany verify`: is the store whole? Every rollout line must hash to its id, every parent
 //! must be a record (a missing one is a note: a record cherry-picked alone), replaying the
 //! records in their one order must reproduce every snapshot, and the state must be
-//! structurally valid. Reads under the shared lock, so a concurrent write never makes it cry
+//! structurally valid, and no record or snapshot may hold a secret. Reads under the shared lock, so a concurrent write never makes it cry
 //! wolf. Reports every problem and exits 1 when there is any.
 
 use std::collections::BTreeMap;
@@ -15,6 +15,8 @@ use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
+use crate::policy::secrets::Located;
+use crate::policy::secrets::locate_secrets;
 use crate::policy::update::state_problems;
 use crate::state::fold::Base;
 use crate::state::fold::Fold;
@@ -30,8 +32,10 @@ use crate::ui::Report;
 /// line is reported with its line number); every parent a record names must be in the rollout
 /// (a missing parent is a note, not a failure); replaying all records in their one order from
 /// the empty state must reproduce every snapshot in `snapshots/`; the state must pass the
-/// structural validator. Conflicts between merged branches are listed but are not failures.
-/// Exits 1 when any problem is found.
+/// structural validator; no record or snapshot may hold a secret (one written before
+/// redaction, by an older binary or by hand, is named by its place and kind, never its value).
+/// Conflicts between merged branches are listed but are not failures. Exits 1 when any problem
+/// is found.
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 
@@ -117,6 +121,7 @@ pub fn run(ctx: &Ctx, _args: &Args) -> Result<Status> {
         ));
     }
 
+    problems.extend(record_secrets(&history));
     let snapshots = check_snapshots(&store, &history, &mut problems)?;
     let folded = crate::state::fold::fold_all(&history.records, true);
     problems.extend(
@@ -147,9 +152,65 @@ pub fn run(ctx: &Ctx, _args: &Args) -> Result<Status> {
     if report.ok {
         Ok(Status::Ok)
     } else {
+        if report
+            .problems
+            .iter()
+            .any(|problem| problem.message.contains(SECRET_PROBLEM))
+        {
+            ctx.ui.hint("a record is immutable (its id is its hash), so a secret in one cannot be redacted in place: rotate the secret, then rewrite the field with `epiphany update`; the record stays in the rollout and in git history until that history is rewritten");
+        }
         ctx.ui.hint("a torn last line is removed by the next write; an edited line must be restored as it was written (from git or a backup); a damaged snapshot is ignored by readers and replaced by the next snapshot write");
         Ok(Status::No)
     }
+}
+
+/// The words every secret problem carries.
+const SECRET_PROBLEM: &str = "holds a secret";
+
+/// How many places one problem names before it only counts the rest.
+const SECRET_PLACES_SHOWN: usize = 10;
+
+/// One problem per record that holds a secret (written before redaction, by an older binary
+/// or by hand): where and what kind, never the value.
+fn record_secrets(history: &History) -> Vec<Problem> {
+    history
+        .records
+        .iter()
+        .filter_map(|record| {
+            let value = serde_json::to_value(record.body()).ok()?;
+            let found = locate_secrets(&value, "");
+            let places = describe_places(&found)?;
+            let (segment, line) = history.lines.get(&record.id).cloned().unwrap_or_default();
+            Some(Problem {
+                segment: Some(segment),
+                line: Some(line),
+                message: format!("record {} {SECRET_PROBLEM}: {places}", &record.id[..12]),
+            })
+        })
+        .collect()
+}
+
+/// The problem of a snapshot whose state holds a secret.
+fn state_secrets(state: &crate::state::model::State) -> Option<String> {
+    let value = serde_json::to_value(state).ok()?;
+    let places = describe_places(&locate_secrets(&value, "state"))?;
+    Some(format!("{SECRET_PROBLEM}: {places}"))
+}
+
+/// `github_pat at `patch.objective`, ...`, or `None` when nothing was found.
+fn describe_places(found: &[Located]) -> Option<String> {
+    if found.is_empty() {
+        return None;
+    }
+    let mut places: Vec<String> = found
+        .iter()
+        .take(SECRET_PLACES_SHOWN)
+        .map(|place| format!("{} at `{}`", place.kind, place.path))
+        .collect();
+    if found.len() > SECRET_PLACES_SHOWN {
+        places.push(format!("and {} more", found.len() - SECRET_PLACES_SHOWN));
+    }
+    Some(places.join(", "))
 }
 
 /// Notes for parents that are not in the rollout (a record cherry-picked without them).
@@ -211,6 +272,9 @@ fn check_snapshots(
             }
         };
         checked += 1;
+        if let Some(message) = state_secrets(&loaded.state) {
+            problem(message);
+        }
         if order.len() as u64 != records {
             problem(format!(
                 "says it holds {records} records but lists {}",

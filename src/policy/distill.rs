@@ -164,6 +164,34 @@ impl Distilled {
     }
 }
 
+/// How much of the input is looked at to tell text from binary.
+pub const BINARY_PROBE_BYTES: usize = 8192;
+
+/// Whether the first block of the input is binary rather than text: it holds a NUL byte, or
+/// more than one invalid UTF-8 sequence in 32 bytes (a stray Latin-1 letter in a log is still
+/// text). A character cut by the end of the block does not count.
+pub fn looks_binary(first_block: &[u8]) -> bool {
+    if first_block.contains(&0) {
+        return true;
+    }
+    let mut invalid = 0;
+    let mut rest = first_block;
+    while let Err(err) = std::str::from_utf8(rest) {
+        let Some(length) = err.error_len() else {
+            break;
+        };
+        invalid += 1;
+        rest = &rest[err.valid_up_to() + length..];
+    }
+    invalid * 32 > first_block.len()
+}
+
+/// The text that stands for binary input in a draft: its size and checksum, so the same input
+/// always drafts the same ids and different inputs draft different ones.
+pub fn binary_summary(bytes: u64, crc32: u32) -> String {
+    format!("binary input, {bytes} bytes (crc32 {crc32:08x}); not distilled as text")
+}
+
 /// The evidence kind implied by a source kind (§6.3 step 2): the first matching row wins.
 pub fn default_evidence_kind(source_kind: &str) -> &'static str {
     let kind = source_kind.to_ascii_lowercase();
@@ -367,6 +395,23 @@ mod tests {
             rest = &rest[cut..];
         }
         digest
+    }
+
+    #[test]
+    fn binary_input_is_told_from_text() {
+        assert!(looks_binary(b"ELF\x7f\x00\x01"));
+        assert!(looks_binary(&[0xff; 64]));
+        assert!(!looks_binary(b"plain text\n"));
+        assert!(!looks_binary("caf\u{e9} \u{1f980}".as_bytes()));
+        // One Latin-1 letter in a line of text, and a character cut by the block's end.
+        assert!(!looks_binary(
+            b"na\xefve log line that is otherwise plain ascii text"
+        ));
+        assert!(!looks_binary(&"\u{1f980}".as_bytes()[..2]));
+        assert_eq!(
+            binary_summary(3, 0xabc),
+            "binary input, 3 bytes (crc32 00000abc); not distilled as text"
+        );
     }
 
     #[test]

@@ -591,6 +591,12 @@ pub struct Envelope {
 /// Decodes patch input: either a bare patch or an `{"expected_revision", "patch"}` envelope.
 /// Every unknown field and every type error is reported, each with its JSON path.
 pub fn decode_patch_input(text: &str) -> Result<Envelope, Vec<String>> {
+    // A JSON object that names a key twice keeps the last value silently; input that says two
+    // things is refused instead.
+    let duplicates = duplicate_keys(text);
+    if !duplicates.is_empty() {
+        return Err(duplicates);
+    }
     let value: Value = serde_json::from_str(text).map_err(|err| vec![format!("{err}")])?;
     let Value::Object(mut object) = value else {
         return Err(vec![format!(
@@ -700,6 +706,112 @@ fn dotted(path: &serde_ignored::Path<'_>) -> String {
     }
 }
 
+/// Every key that appears more than once in the same object, as a problem naming the key and
+/// the path of the object. Text that is not JSON has none (decoding it reports why).
+pub fn duplicate_keys(text: &str) -> Vec<String> {
+    let mut found = Vec::new();
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let _ = serde::de::DeserializeSeed::deserialize(
+        DuplicateScan {
+            path: String::new(),
+            found: &mut found,
+        },
+        &mut deserializer,
+    );
+    found
+}
+
+/// Walks a JSON document without keeping it, noting repeated keys.
+struct DuplicateScan<'a> {
+    path: String,
+    found: &'a mut Vec<String>,
+}
+
+impl DuplicateScan<'_> {
+    fn child(&self, segment: &str) -> String {
+        if self.path.is_empty() {
+            segment.to_owned()
+        } else {
+            format!("{}.{segment}", self.path)
+        }
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for DuplicateScan<'_> {
+    type Value = ();
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, deserializer: D) -> Result<(), D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for DuplicateScan<'_> {
+    type Value = ();
+
+    fn expecting(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, _: bool) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_i64<E>(self, _: i64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_u64<E>(self, _: u64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_f64<E>(self, _: f64) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_str<E>(self, _: &str) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_unit<E>(self) -> Result<(), E> {
+        Ok(())
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
+        let mut index = 0usize;
+        loop {
+            let path = self.child(&index.to_string());
+            let seed = DuplicateScan {
+                path,
+                found: &mut *self.found,
+            };
+            if seq.next_element_seed(seed)?.is_none() {
+                return Ok(());
+            }
+            index += 1;
+        }
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+        let mut seen = std::collections::HashSet::new();
+        while let Some(key) = map.next_key::<String>()? {
+            if !seen.insert(key.clone()) {
+                let place = if self.path.is_empty() {
+                    "the top-level object".to_owned()
+                } else {
+                    format!("`{}`", self.path)
+                };
+                self.found.push(format!("duplicate key `{key}` in {place}"));
+            }
+            let seed = DuplicateScan {
+                path: self.child(&key),
+                found: &mut *self.found,
+            };
+            map.next_value_seed(seed)?;
+        }
+        Ok(())
+    }
+}
+
 fn json_type_name(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
@@ -742,6 +854,25 @@ mod tests {
             problems[2].contains("unknown field `observations.0.colour`"),
             "{problems:?}"
         );
+    }
+
+    #[test]
+    fn duplicate_keys_are_refused_with_their_path() {
+        let problems = decode_patch_input(
+            r#"{"objective":"a","scratch":{"notes":[],"notes":["x"]},"objective":"b"}"#,
+        )
+        .expect_err("duplicates");
+        assert_eq!(
+            problems,
+            vec![
+                "duplicate key `notes` in `scratch`",
+                "duplicate key `objective` in the top-level object"
+            ]
+        );
+        let nested = duplicate_keys(r#"{"patch":{"observations":[{"id":"a","id":"b"}]}}"#);
+        assert_eq!(nested, vec!["duplicate key `id` in `patch.observations.0`"]);
+        assert!(duplicate_keys(r#"{"a":{"x":1},"b":{"x":1}}"#).is_empty());
+        assert!(duplicate_keys("not json").is_empty());
     }
 
     #[test]

@@ -141,8 +141,8 @@ fn secrets_are_redacted_before_they_reach_the_store_and_reported() {
         output.json()["redactions"],
         json!([
             {"kind": "aws_access_key", "count": 1},
-            {"kind": "bearer_token", "count": 1},
-            {"kind": "password_assignment", "count": 1}
+            {"kind": "curl_auth_header", "count": 1},
+            {"kind": "secret_assignment", "count": 1}
         ])
     );
     assert!(

@@ -1,0 +1,403 @@
+//! Secret scanning for text that enters the git-tracked state or the rollout.
+//!
+//! Every string a write stores (each patch field, the turn id, the verifier evidence, the
+//! objective of `init`, distilled text) is scanned with two sets of rules:
+//!
+//! - the gitleaks default rules ([`gitleaks`]: its rule file embedded as data, under its MIT
+//!   license), matched as gitleaks matches them: keyword prefilter, secret group, entropy
+//!   floor, allowlists and stopwords;
+//! - our own detectors ([`rules`]): keyword-anchored assignments (`*password*`, `*secret*`,
+//!   `*token*`, `*_key` in `=`, `:` and JSON forms, with value checks so `password: see vault`
+//!   is not flagged), credentials in URLs, `Authorization:` headers, bearer tokens, and private
+//!   key blocks.
+//!
+//! Findings that overlap are merged, and each merged span is replaced by `[REDACTED:<kind>]`
+//! (the most specific kind: a named service before a generic rule). Callers report the kinds
+//! and counts, never the secret. Redacting is idempotent: a marker is never matched again.
+//!
+//! Pure: patterns are compiled once per process (each gitleaks pattern the first time one of
+//! its keywords is seen), and nothing here touches the file system, the clock or the
+//! environment.
+
+pub mod gitleaks;
+pub mod rules;
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::sync::LazyLock;
+
+use regex::Regex;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::state::patch::Patch;
+
+pub use gitleaks::LICENSE as GITLEAKS_LICENSE;
+
+/// How many secrets of one kind were redacted.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Redaction {
+    /// The kind of secret (`private_key`, `aws_access_token`, `secret_assignment`, ...).
+    pub kind: &'static str,
+    /// How many were found.
+    pub count: usize,
+}
+
+/// One secret in a text: its kind and where it is (on char boundaries).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// The kind of secret.
+    pub kind: &'static str,
+    /// Where the secret is.
+    pub range: Range<usize>,
+}
+
+/// A secret found in a structured value: the JSON path of the string that holds it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    /// Dotted path of the string (`patch.scratch.notes.0`).
+    pub path: String,
+    /// The kind of secret.
+    pub kind: &'static str,
+}
+
+static MARKER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\[REDACTED:[a-z0-9_]*\]").expect("valid"));
+
+/// Every secret in `text`, merged into non-overlapping spans in text order.
+pub fn find_secrets(text: &str) -> Vec<Finding> {
+    if text.len() < 6 {
+        return Vec::new();
+    }
+    let lowered = text.to_lowercase();
+    // (range, generic, order) of every finding of every rule.
+    let mut raw: Vec<(Range<usize>, bool, &'static str)> = gitleaks::find(text, &lowered)
+        .into_iter()
+        .map(|m| (widen(text, m.range), m.generic, m.kind))
+        .chain(
+            rules::find(text, &lowered)
+                .into_iter()
+                .map(|m| (m.range, m.generic, m.kind)),
+        )
+        .filter(|(range, _, _)| !range.is_empty())
+        .collect();
+    if raw.is_empty() {
+        return Vec::new();
+    }
+    let markers: Vec<Range<usize>> = MARKER.find_iter(text).map(|m| m.range()).collect();
+    raw.retain(|(range, _, _)| {
+        !markers
+            .iter()
+            .any(|marker| marker.start < range.end && range.start < marker.end)
+    });
+    raw.sort_by_key(|(range, _, _)| (range.start, std::cmp::Reverse(range.end)));
+    let mut merged: Vec<(Range<usize>, bool, usize, &'static str)> = Vec::new();
+    for (range, generic, kind) in raw {
+        let width = range.len();
+        match merged.last_mut() {
+            Some((span, best_generic, best_width, best_kind)) if range.start < span.end => {
+                span.end = span.end.max(range.end);
+                // A named shape outranks a generic rule; then the wider finding wins.
+                if (!generic && *best_generic) || (generic == *best_generic && width > *best_width)
+                {
+                    *best_generic = generic;
+                    *best_width = width;
+                    *best_kind = kind;
+                }
+            }
+            _ => merged.push((range, generic, width, kind)),
+        }
+    }
+    merged
+        .into_iter()
+        .map(|(range, _, _, kind)| Finding { kind, range })
+        .collect()
+}
+
+/// Widens a byte range to whole characters.
+fn widen(text: &str, range: Range<usize>) -> Range<usize> {
+    let mut start = range.start.min(text.len());
+    let mut end = range.end.min(text.len());
+    while !text.is_char_boundary(start) {
+        start -= 1;
+    }
+    while !text.is_char_boundary(end) {
+        end += 1;
+    }
+    start..end
+}
+
+/// Replaces every secret in `text`; counts what was replaced into `found`. `None` when there
+/// was nothing to replace.
+pub fn redact_text(text: &str, found: &mut BTreeMap<&'static str, usize>) -> Option<String> {
+    let findings = find_secrets(text);
+    if findings.is_empty() {
+        return None;
+    }
+    let mut redacted = String::with_capacity(text.len());
+    let mut last = 0;
+    for finding in findings {
+        *found.entry(finding.kind).or_default() += 1;
+        redacted.push_str(&text[last..finding.range.start]);
+        redacted.push_str("[REDACTED:");
+        redacted.push_str(finding.kind);
+        redacted.push(']');
+        last = finding.range.end;
+    }
+    redacted.push_str(&text[last..]);
+    Some(redacted)
+}
+
+/// The counts as a report list, kinds in name order.
+pub fn redactions(found: BTreeMap<&'static str, usize>) -> Vec<Redaction> {
+    found
+        .into_iter()
+        .map(|(kind, count)| Redaction { kind, count })
+        .collect()
+}
+
+/// Redacts every string in the patch, returning the cleaned patch and what was found. Fails
+/// (rather than store the original) in the one case where the cleaned value no longer decodes
+/// as a patch.
+pub fn redact_patch(patch: Patch) -> Result<(Patch, Vec<Redaction>), String> {
+    let mut found = BTreeMap::new();
+    let patch = redact_serialized(patch, &mut found)?;
+    Ok((patch, redactions(found)))
+}
+
+/// Redacts every string of any serializable record (a patch, an evidence record), counting
+/// into `found`. Fails when the cleaned value no longer decodes as `T`.
+pub fn redact_serialized<T>(
+    record: T,
+    found: &mut BTreeMap<&'static str, usize>,
+) -> Result<T, String>
+where
+    T: Serialize + serde::de::DeserializeOwned,
+{
+    let mut value = serde_json::to_value(&record).map_err(|err| err.to_string())?;
+    let before = found.values().sum::<usize>();
+    redact_value(&mut value, found);
+    if found.values().sum::<usize>() == before {
+        return Ok(record);
+    }
+    serde_json::from_value(value).map_err(|err| err.to_string())
+}
+
+/// Redacts every string inside `value` (object keys included).
+pub fn redact_value(value: &mut Value, found: &mut BTreeMap<&'static str, usize>) {
+    match value {
+        Value::String(text) => {
+            if let Some(clean) = redact_text(text, found) {
+                *text = clean;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|item| redact_value(item, found)),
+        Value::Object(fields) => {
+            let keyed: Vec<(String, Value)> = std::mem::take(fields).into_iter().collect();
+            for (key, mut field) in keyed {
+                redact_value(&mut field, found);
+                let key = redact_text(&key, found).unwrap_or(key);
+                fields.insert(key, field);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Every secret inside `value`, with the path of the string that holds it, in document order.
+pub fn locate_secrets(value: &Value, prefix: &str) -> Vec<Located> {
+    let mut found = Vec::new();
+    locate(value, prefix.to_owned(), &mut found);
+    found
+}
+
+fn locate(value: &Value, path: String, found: &mut Vec<Located>) {
+    let join = |key: &str| {
+        if path.is_empty() {
+            key.to_owned()
+        } else {
+            format!("{path}.{key}")
+        }
+    };
+    match value {
+        Value::String(text) => {
+            found.extend(find_secrets(text).into_iter().map(|finding| Located {
+                path: path.clone(),
+                kind: finding.kind,
+            }))
+        }
+        Value::Array(items) => {
+            for (index, item) in items.iter().enumerate() {
+                locate(item, join(&index.to_string()), found);
+            }
+        }
+        Value::Object(fields) => {
+            for (key, field) in fields {
+                // A path names where a secret is, never the secret: a key that holds one is
+                // shown redacted.
+                let mut key_secrets = BTreeMap::new();
+                let shown = redact_text(key, &mut key_secrets).unwrap_or_else(|| key.clone());
+                found.extend(key_secrets.into_iter().flat_map(|(kind, count)| {
+                    std::iter::repeat_n(
+                        Located {
+                            path: join(&shown),
+                            kind,
+                        },
+                        count,
+                    )
+                }));
+                locate(field, join(&shown), found);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn redact(text: &str) -> (String, BTreeMap<&'static str, usize>) {
+        let mut found = BTreeMap::new();
+        let clean = redact_text(text, &mut found).unwrap_or_else(|| text.to_owned());
+        (clean, found)
+    }
+
+    #[test]
+    fn common_secret_shapes_are_redacted() {
+        let cases = [
+            (
+                "key AKIAIOSFODNN7EXAMPLE in env",
+                "key [REDACTED:aws_access_key] in env",
+                "aws_access_key",
+            ),
+            (
+                "Authorization: Bearer abcdef0123456789abcdef",
+                "Authorization: Bearer [REDACTED:authorization_header]",
+                "authorization_header",
+            ),
+            (
+                "db password=hunter2hunter2 ok",
+                "db password=[REDACTED:secret_assignment] ok",
+                "secret_assignment",
+            ),
+            (
+                "API_KEY: \"s3cr3tvalue\"",
+                "API_KEY: \"[REDACTED:secret_assignment]\"",
+                "secret_assignment",
+            ),
+            (
+                "token ghp_0123456789abcdefghijABCDEFGHIJ012345 end",
+                "token [REDACTED:github_pat] end",
+                "github_pat",
+            ),
+            (
+                "-----BEGIN RSA PRIVATE KEY-----\nMIIEabc\n-----END RSA PRIVATE KEY-----\nafter",
+                "[REDACTED:private_key]\nafter",
+                "private_key",
+            ),
+            (
+                "db at postgres://app:s3cr3t@db.internal/app",
+                "db at postgres://app:[REDACTED:url_credentials]@db.internal/app",
+                "url_credentials",
+            ),
+        ];
+        for (input, expected, kind) in cases {
+            let (clean, found) = redact(input);
+            assert_eq!(clean, expected, "{input}");
+            assert_eq!(found.get(kind), Some(&1), "{input}: {found:?}");
+        }
+    }
+
+    #[test]
+    fn ordinary_text_is_left_alone() {
+        for text in [
+            "the password field is validated",
+            "fn token_count() -> usize",
+            "bearer of bad news",
+            "AKIA is a prefix",
+            "password: see vault",
+            "record 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 folded",
+            "git_head 3b18e512dba79e4c8300dd08aeb37f8e728b8dad",
+        ] {
+            let (clean, found) = redact(text);
+            assert_eq!(clean, text);
+            assert!(found.is_empty(), "{text}: {found:?}");
+        }
+    }
+
+    #[test]
+    fn redacting_twice_finds_nothing_new() {
+        for text in [
+            "password=abcdefgh1 and AKIAIOSFODNN7EXAMPLE",
+            "postgres://u:p4ssw0rd@h/db Authorization: Basic dXNlcjpwYXNz",
+            "token: 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.sig'",
+        ] {
+            let (once, _) = redact(text);
+            let (twice, found) = redact(&once);
+            assert_eq!(twice, once);
+            assert!(found.is_empty(), "{once}: {found:?}");
+        }
+    }
+
+    #[test]
+    fn overlapping_findings_become_one_redaction_of_the_most_specific_kind() {
+        let (clean, found) =
+            redact("AWS_SECRET_ACCESS_KEY=ghp_0123456789abcdefghijABCDEFGHIJ012345");
+        assert_eq!(clean, "AWS_SECRET_ACCESS_KEY=[REDACTED:github_pat]");
+        assert_eq!(found.values().sum::<usize>(), 1, "{found:?}");
+    }
+
+    #[test]
+    fn located_secrets_name_the_path_never_the_value() {
+        let value = serde_json::json!({
+            "notes": ["fine", "password=hunter2hunter2"],
+            "ids": {"ghp_0123456789abcdefghijABCDEFGHIJ012345": 1}
+        });
+        let found = locate_secrets(&value, "state");
+        assert_eq!(
+            found,
+            vec![
+                Located {
+                    path: "state.notes.1".into(),
+                    kind: "secret_assignment"
+                },
+                Located {
+                    path: "state.ids.[REDACTED:github_pat]".into(),
+                    kind: "github_pat"
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn patches_are_redacted_everywhere_and_reported() {
+        let patch: Patch = serde_json::from_value(serde_json::json!({
+            "objective": "rotate AKIAIOSFODNN7EXAMPLE",
+            "scratch": {"notes": ["password: correcthorse9", "fine"]}
+        }))
+        .expect("patch");
+        let (clean, redactions) = redact_patch(patch).expect("redact");
+        assert_eq!(
+            clean.objective.as_deref(),
+            Some("rotate [REDACTED:aws_access_key]")
+        );
+        assert_eq!(
+            clean.scratch.expect("scratch").notes[0],
+            "password: [REDACTED:secret_assignment]"
+        );
+        assert_eq!(
+            redactions,
+            vec![
+                Redaction {
+                    kind: "aws_access_key",
+                    count: 1
+                },
+                Redaction {
+                    kind: "secret_assignment",
+                    count: 1
+                },
+            ]
+        );
+    }
+}
