@@ -49,8 +49,8 @@ pub struct Args {
     /// Code the observation concerns: PATH[:START[-END]][#SYMBOL] (repeatable)
     #[arg(long = "code-ref", value_name = "REF", value_parser = parse_code_ref)]
     pub code_refs: Vec<CodeRef>,
-    /// The observed text; read from stdin when absent
-    #[arg(long, value_name = "TEXT")]
+    /// The observed text; read from stdin when absent (may begin with `-`)
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     pub text: Option<String>,
 }
 

@@ -105,9 +105,9 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let store = ctx.store()?;
     let head = store.head()?;
     let retrieval = retrieval_summary(&store);
-    let watcher = watcher_input(ctx, &store, &head, retrieval.as_ref(), *since)?;
+    let watcher = watcher_input(ctx, &store, &head, Some(&retrieval), *since)?;
     let state = head.has_state().then_some(&head.state);
-    let freshness = assess_freshness(state, &head.anchors, retrieval.as_ref(), &watcher);
+    let freshness = assess_freshness(state, &head.anchors, Some(&retrieval), &watcher);
     ctx.ui.emit(&freshness)?;
     if *check && !freshness.fresh {
         ctx.ui.hint(

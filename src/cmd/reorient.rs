@@ -97,11 +97,9 @@ pub fn reorientation(
     telemetry: Option<&Telemetry>,
 ) -> Result<Reorientation> {
     let retrieval = retrieval_summary(store);
-    let watcher = watcher_input(ctx, store, head, retrieval.as_ref(), None)?;
+    let watcher = watcher_input(ctx, store, head, Some(&retrieval), None)?;
     let state = head.has_state().then_some(&head.state);
-    // §13.1: the lens uses the live retrieval summary only when the state carries none.
-    let retrieval = state.and_then(|s| s.retrieval.clone()).or(retrieval);
-    let freshness = assess_freshness(state, &head.anchors, retrieval.as_ref(), &watcher);
+    let freshness = assess_freshness(state, &head.anchors, Some(&retrieval), &watcher);
     let pressure = assess_pressure(telemetry);
     Ok(plan_reorientation(state, &freshness, &pressure))
 }

@@ -103,19 +103,26 @@ impl Report for Scene {
             writeln!(out, "  graph checkpoint `{id}`{summary}")?;
         }
         if let Some(r) = &self.retrieval {
-            writeln!(
-                out,
-                "retrieval: {}, {} files, {} chunks, {} dirty paths",
-                match r.status {
-                    RetrievalStatus::Unavailable => "unavailable",
-                    RetrievalStatus::Ready => "ready",
-                    RetrievalStatus::Stale => "stale",
-                    RetrievalStatus::Indexing => "indexing",
-                },
-                r.indexed_file_count.unwrap_or(0),
-                r.indexed_chunk_count.unwrap_or(0),
-                r.dirty_path_count
-            )?;
+            let status = match r.status {
+                RetrievalStatus::Unavailable => "unavailable",
+                RetrievalStatus::Ready => "ready",
+                RetrievalStatus::Stale => "stale",
+                RetrievalStatus::Indexing => "indexing",
+            };
+            if r.index_revision.as_deref() == Some(crate::search::QUERY_TIME_REVISION) {
+                writeln!(
+                    out,
+                    "retrieval: {status}, no persistent index (queries scan the work tree)"
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "retrieval: {status}, {} files, {} chunks, {} dirty paths",
+                    r.indexed_file_count.unwrap_or(0),
+                    r.indexed_chunk_count.unwrap_or(0),
+                    r.dirty_path_count
+                )?;
+            }
         }
         if let Some(c) = &self.investigation_checkpoint {
             writeln!(
@@ -162,6 +169,6 @@ pub fn run(ctx: &Ctx, _args: &Args) -> Result<Status> {
     let head = store.head()?;
     let state = head.has_state().then_some(&head.state);
     ctx.ui
-        .emit(&scene(state, retrieval_summary(&store).as_ref()))?;
+        .emit(&scene(state, Some(&retrieval_summary(&store))))?;
     Ok(Status::Ok)
 }

@@ -25,12 +25,11 @@ use crate::state::snapshot::Snapshot;
 use crate::state::store::STORE_DIR;
 use crate::state::store::Store;
 
-/// The retrieval index summary (§14.9) for this store's work tree, or `None` when no index
-/// was ever built: a missing index is reported as missing and never fails a check, while an
-/// index that exists but cannot be used reads as stale.
-pub fn retrieval_summary(store: &Store) -> Option<RetrievalState> {
-    let status = search::status(store.root(), &store.cache_dir());
-    (status.indexed || status.problem.is_some()).then_some(status.state)
+/// The retrieval index summary (§14.9) for this store's work tree. Without an index it is the
+/// baseline summary, `ready`: `retrieve` answers from a query-time scan, and every view says
+/// so the same way. An index that exists but cannot be used reads as stale.
+pub fn retrieval_summary(store: &Store) -> RetrievalState {
+    search::status(store.root(), &store.cache_dir()).state
 }
 
 /// What the watcher sees: the work tree's changes since each anchored record of `head` was
@@ -44,7 +43,25 @@ pub fn watcher_input(
 ) -> Result<WatcherInput> {
     let observed_at_unix_seconds = ctx.now.as_second();
     let watched_root = store.root().display().to_string();
-    if git::work_tree_root(store.root()).is_none() {
+    let in_git = git::work_tree_root(store.root()).is_some();
+    if !head.has_state() && since.is_none() {
+        // Before the first write nothing is anchored, so nothing can have changed under it.
+        return Ok(WatcherInput::Observed(WorkTreeChanges {
+            source: if in_git {
+                ChangeSource::Git
+            } else {
+                ChangeSource::Manifest
+            },
+            watched_root,
+            observed_at_unix_seconds,
+            base_commit: None,
+            since_revision: None,
+            since_base: BTreeSet::new(),
+            since_commit: Default::default(),
+            renames: Default::default(),
+        }));
+    }
+    if !in_git {
         if since.is_some() {
             return Err(Failure::usage(
                 "`--since` compares with a commit, but this store is not in a git repository",
@@ -55,11 +72,6 @@ pub fn watcher_input(
             retrieval,
             watched_root,
             observed_at_unix_seconds,
-        ));
-    }
-    if !head.has_state() {
-        return Ok(WatcherInput::Unavailable(
-            "no state yet, so nothing is anchored to a commit".to_owned(),
         ));
     }
     let base_commit = match since {

@@ -292,6 +292,10 @@ pub fn retrieval_freshness(retrieval: Option<&RetrievalState>) -> RetrievalFresh
     };
     let dirty = retrieval.dirty_paths.len();
     let (status, note) = match retrieval.status {
+        RetrievalStatus::Ready if retrieval.last_indexed_at_unix_seconds.is_none() => (
+            RetrievalFreshnessStatus::Ready,
+            "no persistent index: `retrieve` scans the work tree at query time (`epiphany index` builds one)".to_owned(),
+        ),
         RetrievalStatus::Ready if dirty == 0 => (
             RetrievalFreshnessStatus::Ready,
             "retrieval catalog is ready".to_owned(),
