@@ -13,7 +13,9 @@ use serde_json::json;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::cmd::reorient::reorientation;
+use crate::cmd::signals::observe;
+use crate::policy::pressure::assess_pressure;
+use crate::policy::reorient::plan_reorientation;
 use crate::policy::session::HOST_INJECTION_CAP;
 use crate::policy::session::pre_compact_directive;
 use crate::policy::session::session_start_context;
@@ -77,9 +79,11 @@ fn respond(ctx: &Ctx, event: &Event) -> Result<Option<String>> {
     let head = store.head()?;
     match event {
         Event::SessionStart { max_chars } => {
-            let verdict = reorientation(ctx, &store, &head, None)?;
+            let freshness = observe(ctx, &store, &head, None)?.freshness;
             let state = head.has_state().then_some(&head.state);
-            let context = session_start_context(state, &verdict, *max_chars);
+            let verdict = plan_reorientation(state, &freshness, &assess_pressure(None));
+            let staleness = freshness.staleness();
+            let context = session_start_context(state, &verdict, Some(&staleness), *max_chars);
             let output = json!({
                 "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}
             });

@@ -80,6 +80,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
                 patch,
                 expected_revision: Some(0),
                 turn_id: None,
+                allow_missing_paths: false,
             };
             revision = commit_patch(ctx, &store, write)?.record.revision;
         }

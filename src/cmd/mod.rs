@@ -9,6 +9,7 @@ use anyhow::Result;
 use crate::cli::Ctx;
 use crate::cli::Status;
 
+pub mod code_refs;
 pub mod completions;
 pub mod context;
 pub mod diff;

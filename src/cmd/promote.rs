@@ -67,6 +67,10 @@ pub struct Args {
     /// Refuse with exit 3 unless the store is at this revision (overrides the envelope's)
     #[arg(long, value_name = "N")]
     pub expected_revision: Option<u64>,
+    /// Accept code refs and dirty paths naming files that do not exist yet (recorded as
+    /// `planned`), as `update --allow-missing-paths` does
+    #[arg(long)]
+    pub allow_missing_paths: bool,
 }
 
 /// What a promotion decided, and what it wrote.
@@ -113,6 +117,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         verifier_id,
         verifier_file,
         expected_revision,
+        allow_missing_paths,
     } = args;
     let store = ctx.store()?;
     let envelope = read_envelope(ctx, file.as_deref())?;
@@ -152,6 +157,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             changed_fields: promotion.changed_fields,
             expected_revision: expected_revision.or(envelope.expected_revision),
             turn_id: None,
+            allow_missing_paths: *allow_missing_paths,
         },
     )?;
     ctx.ui.emit(&PromoteReport {

@@ -8,9 +8,7 @@ use anyhow::Result;
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::cmd::pressure::TokenLimits;
-use crate::cmd::signals::retrieval_summary;
-use crate::cmd::signals::watcher_input;
-use crate::policy::freshness::assess_freshness;
+use crate::cmd::signals::observe;
 use crate::policy::pressure::Telemetry;
 use crate::policy::pressure::assess_pressure;
 use crate::policy::prompt::inline_ids;
@@ -26,7 +24,8 @@ use crate::ui::Report;
 /// Regather when there is no state or no checkpoint, when the checkpoint asks for it, when a
 /// file it cites is dirty in the index or on the frontier or changed in the work tree since it
 /// was written, when an active frontier node cites a changed file, or when the checkpoint cites
-/// no code while the state drifted. Otherwise resume. Token counts (`--used` and limits) only
+/// no code while the state drifted. The freshness read is the one `freshness`, `scene` and
+/// `prompt` make, so they agree. Otherwise resume. Token counts (`--used` and limits) only
 /// add a compaction warning; they never change the verdict. With `--check`, exits 1 on
 /// regather and 0 on resume.
 #[derive(Debug, clap::Args)]
@@ -96,10 +95,11 @@ pub fn reorientation(
     head: &Snapshot,
     telemetry: Option<&Telemetry>,
 ) -> Result<Reorientation> {
-    let retrieval = retrieval_summary(store);
-    let watcher = watcher_input(ctx, store, head, Some(&retrieval), None)?;
+    let freshness = observe(ctx, store, head, None)?.freshness;
     let state = head.has_state().then_some(&head.state);
-    let freshness = assess_freshness(state, &head.anchors, Some(&retrieval), &watcher);
-    let pressure = assess_pressure(telemetry);
-    Ok(plan_reorientation(state, &freshness, &pressure))
+    Ok(plan_reorientation(
+        state,
+        &freshness,
+        &assess_pressure(telemetry),
+    ))
 }

@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::cmd::signals::retrieval_summary;
+use crate::cmd::signals::observe;
 use crate::policy::prompt::inline_ids;
 use crate::policy::scene::Scene;
 use crate::policy::scene::SceneRecords;
@@ -21,7 +21,9 @@ use crate::ui::Report;
 /// A compact summary of the whole state: the objective and active subgoal, invariant counts by
 /// status, graph counts with the frontier, the retrieval index status, the investigation
 /// checkpoint, the five newest observations and evidence records, churn, and the commands
-/// available from here. Before the first write it says so and still lists the commands.
+/// available from here. Before the first write it says so and still lists the commands. The
+/// freshness line is the same reading `freshness`, `reorient` and `prompt` make: cited files
+/// changed since written, broken code references, a stale graph or index.
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 
@@ -124,6 +126,9 @@ impl Report for Scene {
                 )?;
             }
         }
+        if let Some(staleness) = &self.staleness {
+            writeln!(out, "freshness: {}", staleness.note)?;
+        }
         if let Some(c) = &self.investigation_checkpoint {
             writeln!(
                 out,
@@ -133,6 +138,17 @@ impl Report for Scene {
                 c.disposition.as_str(),
                 c.focus
             )?;
+            if let Some(staleness) = self
+                .staleness
+                .as_ref()
+                .filter(|s| !s.checkpoint_changed_paths.is_empty())
+            {
+                writeln!(
+                    out,
+                    "  stale: files it cites changed since it was written: {}; re-gather before resuming",
+                    staleness.checkpoint_changed_paths.join(", ")
+                )?;
+            }
             if let Some(next) = &c.next_action {
                 writeln!(out, "  next action: {next}")?;
             }
@@ -168,7 +184,9 @@ pub fn run(ctx: &Ctx, _args: &Args) -> Result<Status> {
     let store = ctx.store()?;
     let head = store.head()?;
     let state = head.has_state().then_some(&head.state);
+    let observed = observe(ctx, &store, &head, None)?;
+    let staleness = state.map(|_| observed.freshness.staleness());
     ctx.ui
-        .emit(&scene(state, Some(&retrieval_summary(&store))))?;
+        .emit(&scene(state, Some(&observed.retrieval), staleness.as_ref()))?;
     Ok(Status::Ok)
 }

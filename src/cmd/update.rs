@@ -9,6 +9,10 @@ use serde::Serialize;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::cmd::code_refs::Resolver;
+use crate::cmd::code_refs::audit_patch_refs;
+use crate::cmd::code_refs::warn_planned;
+use crate::cmd::code_refs::with_ref_problems;
 use crate::error::Failure;
 use crate::policy::secrets::Redaction;
 use crate::policy::secrets::redact_patch;
@@ -31,6 +35,14 @@ use crate::ui::Report;
 /// FILE or stdin. Every validation rule runs and every problem is listed; on any problem
 /// nothing is written (exit 2). When the store is not at the expected revision, exit 3.
 ///
+/// Every code reference the patch brings in (graphs, checkpoint, observations, evidence) and
+/// every new frontier dirty path is checked against the work tree: a relative path is read
+/// from the repository root (or, failing that, from the current directory) and stored
+/// relative to the root; the file must exist (unless `--allow-missing-paths`); lines count
+/// from 1, `start_line` ≤ `end_line` ≤ the file's line count; a `symbol` must occur in the
+/// file, inside the range when there is one. References already in the state are not checked
+/// again.
+///
 /// Patch fields (snake_case): replaced when present — objective, active_subgoal_id, subgoals,
 /// invariants, graphs, graph_frontier, graph_checkpoint, scratch, investigation_checkpoint,
 /// job_bindings, churn, mode, planning; placed first (newest first) — observations, evidence,
@@ -45,6 +57,10 @@ pub struct Args {
     /// Turn id to record as `last_updated_turn_id`
     #[arg(long, value_name = "ID")]
     pub turn_id: Option<String>,
+    /// Accept code refs and dirty paths naming files that do not exist yet (plans); they are
+    /// recorded as `planned` and reported
+    #[arg(long)]
+    pub allow_missing_paths: bool,
 }
 
 /// What a write did.
@@ -103,6 +119,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         file,
         expected_revision,
         turn_id,
+        allow_missing_paths,
     } = args;
     let envelope = crate::cmd::input::read_envelope(ctx, file.as_deref())?;
     let store = ctx.store()?;
@@ -112,6 +129,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         patch: envelope.patch,
         expected_revision: expected_revision.or(envelope.expected_revision),
         turn_id: turn_id.clone(),
+        allow_missing_paths: *allow_missing_paths,
     };
     let committed = commit_patch(ctx, &store, write)?;
     ctx.ui.emit(&committed.report())?;
@@ -131,6 +149,8 @@ pub struct PatchWrite {
     pub expected_revision: Option<u64>,
     /// The turn that writes.
     pub turn_id: Option<String>,
+    /// Accept code refs to files that do not exist yet, marked `planned`.
+    pub allow_missing_paths: bool,
 }
 
 /// A patch that made it into the store.
@@ -162,16 +182,25 @@ pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<Commi
         changed_fields,
         expected_revision,
         turn_id,
+        allow_missing_paths,
     } = write;
-    let (patch, redactions) = redact_patch(patch);
+    let (mut patch, redactions) = redact_patch(patch);
     for redaction in &redactions {
         ctx.ui.warn(&format!(
             "redacted {} {} secret(s) from the patch before writing",
             redaction.count, redaction.kind
         ));
     }
+    let resolver = Resolver::new(store.root(), &ctx.cwd, false);
+    let mut planned = Vec::new();
     let written = ctx.write(store, |head| {
-        check_update(&head.state, &patch, expected_revision).map_err(refusal_error)?;
+        let audit = audit_patch_refs(&resolver, &head.state, &mut patch, allow_missing_paths);
+        planned = audit.planned;
+        with_ref_problems(
+            check_update(&head.state, &patch, expected_revision),
+            audit.problems,
+        )
+        .map_err(refusal_error)?;
         Ok(Some(Draft {
             source,
             turn_id,
@@ -182,6 +211,7 @@ pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<Commi
     let record = written
         .record
         .ok_or_else(|| anyhow::anyhow!("a validated patch was not written"))?;
+    warn_planned(ctx, &planned);
     Ok(Committed { record, redactions })
 }
 

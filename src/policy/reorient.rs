@@ -330,7 +330,7 @@ mod tests {
     }
 
     fn verdict(state: Option<&State>, changed: &[&str]) -> Reorientation {
-        let freshness = assess_freshness(state, &BTreeMap::new(), None, &watcher(changed));
+        let freshness = assess_freshness(state, &BTreeMap::new(), None, &watcher(changed), None);
         plan_reorientation(state, &freshness, &assess_pressure(None))
     }
 
@@ -412,7 +412,7 @@ mod tests {
     #[test]
     fn pressure_changes_the_note_not_the_action() {
         let state = state(Some(checkpoint(Disposition::ResumeReady, &["src/c.rs"])));
-        let freshness = assess_freshness(Some(&state), &BTreeMap::new(), None, &watcher(&[]));
+        let freshness = assess_freshness(Some(&state), &BTreeMap::new(), None, &watcher(&[]), None);
         let pressure = assess_pressure(Some(&Telemetry {
             total_tokens: 0,
             last_turn_tokens: 96,

@@ -2,6 +2,7 @@
 //! and the bounded `<epiphany_state>` block together under the host's injection cap; before
 //! compaction, the checkpoint directive (`behavior.md` §11.6, in our own words).
 
+use crate::policy::freshness::Staleness;
 use crate::policy::prompt::MIN_MAX_CHARS;
 use crate::policy::prompt::render;
 use crate::policy::reorient::ReorientAction;
@@ -13,7 +14,12 @@ pub const HOST_INJECTION_CAP: usize = 10_000;
 
 /// The text to inject at session start: the verdict first (it says what to do now), then the
 /// state block, all within `cap` Unicode characters. Without a state, the verdict alone.
-pub fn session_start_context(state: Option<&State>, verdict: &Reorientation, cap: usize) -> String {
+pub fn session_start_context(
+    state: Option<&State>,
+    verdict: &Reorientation,
+    staleness: Option<&Staleness>,
+    cap: usize,
+) -> String {
     let verdict_block = verdict_block(verdict);
     let used = verdict_block.chars().count();
     let Some(state) = state else {
@@ -23,7 +29,7 @@ pub fn session_start_context(state: Option<&State>, verdict: &Reorientation, cap
     if room < MIN_MAX_CHARS {
         return truncate_lines(&verdict_block, cap);
     }
-    let rendered = render(state, room);
+    let rendered = render(state, staleness, room);
     format!("{verdict_block}\n{}", rendered.text)
 }
 
@@ -105,13 +111,13 @@ mod tests {
 
     fn verdict(state: Option<&State>) -> Reorientation {
         let watcher = WatcherInput::Unavailable("test".into());
-        let freshness = assess_freshness(state, &Default::default(), None, &watcher);
+        let freshness = assess_freshness(state, &Default::default(), None, &watcher, None);
         plan_reorientation(state, &freshness, &assess_pressure(None))
     }
 
     #[test]
     fn without_state_only_the_verdict_is_injected() {
-        let text = session_start_context(None, &verdict(None), HOST_INJECTION_CAP);
+        let text = session_start_context(None, &verdict(None), None, HOST_INJECTION_CAP);
         assert!(
             text.starts_with("<epiphany_reorient>\nVerdict: regather."),
             "{text}"
@@ -144,7 +150,7 @@ mod tests {
             ..State::default()
         };
         for cap in [HOST_INJECTION_CAP, 4000] {
-            let text = session_start_context(Some(&state), &verdict(Some(&state)), cap);
+            let text = session_start_context(Some(&state), &verdict(Some(&state)), None, cap);
             assert!(
                 text.chars().count() <= cap,
                 "{} > {cap}",
@@ -153,7 +159,7 @@ mod tests {
             assert!(text.contains("<epiphany_state>"), "{text}");
             assert!(text.contains("Objective: keep spans"), "{text}");
         }
-        let tiny = session_start_context(Some(&state), &verdict(Some(&state)), 200);
+        let tiny = session_start_context(Some(&state), &verdict(Some(&state)), None, 200);
         assert!(tiny.chars().count() <= 200, "{tiny}");
     }
 

@@ -193,6 +193,8 @@ fn missing_state_answers_with_missing_shapes() {
 #[test]
 fn a_store_outside_git_answers_everything_but_git_comparisons() {
     let env = TestEnv::plain();
+    env.write("src/a.rs", "// a\n");
+    env.write("src/b.rs", "// b\n");
     env.ok(&["init"]);
     env.update(&json!({"objective": "no git here", "graphs": graphs("does a")}));
     assert_eq!(env.json(&["scene"])["state_status"], "ready");
@@ -370,6 +372,7 @@ fn scene_and_pressure_read_well() {
     graph: architecture 2 nodes / 1 edges, dataflow 0 nodes / 0 edges, 0 links
       frontier: `a`
     retrieval: ready, no persistent index (queries scan the work tree)
+    freshness: fresh: the work tree matches the map
     checkpoint `ck` (debug, resume_ready): the c seam
       next action: reread c
     next: index, retrieve, distill, context, planning, graph, freshness, pressure, reorient, update, propose, promote
@@ -428,6 +431,7 @@ fn a_stale_index_fails_the_freshness_check_and_shows_in_the_scene() {
 fn outside_git_the_index_manifest_stands_in_for_the_watcher() {
     let env = TestEnv::plain();
     env.write("src/a.rs", "// a\n");
+    env.write("src/b.rs", "// b\n");
     env.ok(&["init"]);
     env.update(&json!({"objective": "no git here", "graphs": graphs("does a")}));
     env.ok(&["index"]);
