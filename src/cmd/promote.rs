@@ -41,6 +41,13 @@ use crate::ui::Report;
 /// verification, verifier, test(s), smoke or review token. When the store moved past the
 /// expected revision (the envelope's, or `--expected-revision`), exit 3 and nothing is
 /// written.
+///
+/// Promotion settles what it verified: the verifier covers the paths its own code refs cite
+/// (`--verifier-file`), or, citing none, the paths the patch's observations cite. Those paths
+/// leave the frontier's `dirty_paths` in the written patch, and when nothing else is open
+/// (no dirty path, open question or gap) the churn's `graph_freshness` becomes `fresh`, so
+/// `freshness --check` passes. Dirty paths the verifier did not cover stay open, and
+/// `freshness` names them. The report lists what was settled and what is still dirty.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Patch or envelope file; `-` or absent reads stdin
@@ -87,6 +94,12 @@ pub struct PromoteReport {
     /// Secrets redacted from the patch before it was written.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub redactions: Vec<Redaction>,
+    /// Frontier dirty paths the verifier covered, settled by this promotion.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settled_dirty_paths: Vec<String>,
+    /// Frontier dirty paths still open after it (`freshness` names them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open_dirty_paths: Vec<String>,
 }
 
 impl Report for PromoteReport {
@@ -94,7 +107,18 @@ impl Report for PromoteReport {
         match self.revision {
             Some(revision) if self.accepted => {
                 let fields: Vec<&str> = self.changed_fields.iter().map(|f| f.as_str()).collect();
-                writeln!(out, "accepted: revision {revision}: {}", fields.join(", "))
+                writeln!(out, "accepted: revision {revision}: {}", fields.join(", "))?;
+                if !self.settled_dirty_paths.is_empty() {
+                    writeln!(
+                        out,
+                        "settled (verified): {}",
+                        self.settled_dirty_paths.join(", ")
+                    )?;
+                }
+                if !self.open_dirty_paths.is_empty() {
+                    writeln!(out, "still dirty: {}", self.open_dirty_paths.join(", "))?;
+                }
+                Ok(())
             }
             _ => {
                 writeln!(out, "rejected:")?;
@@ -142,12 +166,20 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
                 revision: None,
                 changed_fields: Vec::new(),
                 redactions: Vec::new(),
+                settled_dirty_paths: Vec::new(),
+                open_dirty_paths: Vec::new(),
             })?;
             ctx.ui
                 .hint("nothing was written; address every reason and promote again");
             return Ok(Status::No);
         }
     };
+    let open_dirty_paths = promotion
+        .patch
+        .graph_frontier
+        .as_ref()
+        .map(|f| f.dirty_paths.clone())
+        .unwrap_or_default();
     let committed = commit_patch(
         ctx,
         &store,
@@ -166,6 +198,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         revision: Some(committed.record.revision),
         changed_fields: committed.record.changed_fields,
         redactions: committed.redactions,
+        settled_dirty_paths: promotion.settled_paths,
+        open_dirty_paths,
     })?;
     Ok(Status::Ok)
 }

@@ -325,6 +325,7 @@ fn propose_pipes_into_promote() {
             "reasons": [],
             "revision": 2,
             "changed_fields": ["graphs", "graph_frontier", "observations", "evidence", "churn"],
+            "settled_dirty_paths": ["epiphany-state-model/src/prompt.rs"],
         })
     );
     let state = env.json(&["show"]);

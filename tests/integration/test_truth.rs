@@ -379,12 +379,7 @@ fn regression_10_freshness_finds_what_git_changes_broke() {
         (
             "symbol removed",
             json!({"path": "src/a.rs", "start_line": 3, "symbol": "beta"}),
-            |env| {
-                env.write(
-                    "src/a.rs",
-                    "// a\npub fn alpha() {}\n// removed\n// end\n",
-                )
-            },
+            |env| env.write("src/a.rs", "// a\npub fn alpha() {}\n// removed\n// end\n"),
             "symbol_missing",
         ),
         (
@@ -580,4 +575,102 @@ fn regression_10_every_view_tells_the_same_truth() {
         context.contains("changed since it was written: `src/c.rs`"),
         "{context}"
     );
+}
+
+/// A verified observation on `src/parser.rs`, recorded and committed.
+fn observed_parser(extra: &[(&str, &str)]) -> TestEnv {
+    let mut files = vec![("src/parser.rs", "pub fn parse() {}\n")];
+    files.extend_from_slice(extra);
+    let env = repo(&files);
+    let draft = env.run(&[
+        "distill",
+        "--source-kind",
+        "test",
+        "--status",
+        "ok",
+        "--code-ref",
+        "src/parser.rs:1#parse",
+        "--text",
+        "parser tests pass",
+    ]);
+    assert_eq!(draft.code, 0, "{draft}");
+    let applied = env.run_with_stdin(&["update"], draft.stdout);
+    assert_eq!(applied.code, 0, "{applied}");
+    env
+}
+
+const VERIFIER: [&str; 7] = [
+    "promote",
+    "--verifier-kind",
+    "test",
+    "--verifier-status",
+    "pass",
+    "--verifier-summary",
+    "parser suite green",
+];
+
+#[test]
+fn regression_10_propose_promote_settles_what_it_verified() {
+    let env = observed_parser(&[]);
+    env.commit_all("observed");
+    let proposal = env.run(&["propose"]);
+    assert_eq!(proposal.code, 0, "{proposal}");
+    assert_eq!(
+        proposal.json()["patch"]["graph_frontier"]["dirty_paths"],
+        json!(["src/parser.rs"])
+    );
+    let mut args = vec!["--json"];
+    args.extend(VERIFIER);
+    let promoted = env.run_with_stdin(&args, proposal.stdout);
+    assert_eq!(promoted.code, 0, "{promoted}");
+    assert_eq!(
+        promoted.json()["settled_dirty_paths"],
+        json!(["src/parser.rs"])
+    );
+    assert!(promoted.json().get("open_dirty_paths").is_none());
+    let state = env.json(&["show"]);
+    assert!(
+        state["graph_frontier"].get("dirty_paths").is_none(),
+        "{state}"
+    );
+    assert_eq!(state["churn"]["graph_freshness"], "fresh");
+    let check = env.run(&["--json", "freshness", "--check"]);
+    assert_eq!(check.code, 0, "{check}");
+    assert_eq!(check.json()["graph"]["status"], "ready");
+}
+
+#[test]
+fn regression_10_what_promotion_did_not_verify_stays_open_and_is_named() {
+    let env = observed_parser(&[("src/other.rs", "// other\n")]);
+    env.update(&json!({"graph_frontier": {"dirty_paths": ["src/other.rs"]}}));
+    env.commit_all("observed");
+    let proposal = env.run(&["propose"]);
+    let promoted = env.run_with_stdin(&VERIFIER, proposal.stdout);
+    assert_eq!(promoted.code, 0, "{promoted}");
+    assert!(
+        promoted
+            .stdout
+            .contains("settled (verified): src/parser.rs"),
+        "{promoted}"
+    );
+    assert!(
+        promoted.stdout.contains("still dirty: src/other.rs"),
+        "{promoted}"
+    );
+    let check = env.run(&["--json", "freshness", "--check"]);
+    assert_eq!(check.code, 1, "{check}");
+    let report = check.json();
+    assert_eq!(report["graph"]["dirty_paths"], json!(["src/other.rs"]));
+    assert!(
+        report["graph"]["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("(`src/other.rs`)")),
+        "{report}"
+    );
+    assert_eq!(
+        env.json(&["show"])["churn"]["graph_freshness"],
+        "proposal-expanded",
+        "still open"
+    );
+    assert!(check.stderr.contains("settle the frontier"), "{check}");
 }
