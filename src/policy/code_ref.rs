@@ -18,8 +18,14 @@ use serde::Serialize;
 use crate::policy::text::is_blank;
 use crate::policy::text::slash_key;
 use crate::state::model::CodeRef;
+use crate::state::model::EvidenceRecord;
+use crate::state::model::GraphEdge;
 use crate::state::model::GraphKind;
+use crate::state::model::GraphLink;
+use crate::state::model::GraphNode;
 use crate::state::model::Graphs;
+use crate::state::model::InvestigationCheckpoint;
+use crate::state::model::Observation;
 use crate::state::model::State;
 use crate::state::patch::Patch;
 
@@ -343,52 +349,98 @@ pub fn patch_code_refs_mut(patch: &mut Patch) -> Vec<(RefOwner, &mut CodeRef)> {
     out
 }
 
-/// Every code reference the state holds, with its owner: graphs (as in
-/// [`graph_code_refs_mut`]), the investigation checkpoint, observations, evidence.
-pub fn state_code_refs(state: &State) -> Vec<(RefOwner, &CodeRef)> {
-    let mut out = Vec::new();
-    for (kind, graph) in state.graphs.each() {
-        for node in &graph.nodes {
-            let owner = RefOwner::Node {
-                graph: kind,
+/// The record that carries a reference, borrowed from the state: [`RefOwner`] without the
+/// copies, for walks over every reference where only a few owners are ever named.
+#[derive(Debug, Clone, Copy)]
+pub enum OwnerRef<'a> {
+    /// A graph node.
+    Node(GraphKind, &'a GraphNode),
+    /// A graph edge.
+    Edge(GraphKind, &'a GraphEdge),
+    /// A graph link.
+    Link(&'a GraphLink),
+    /// The investigation checkpoint.
+    InvestigationCheckpoint(&'a InvestigationCheckpoint),
+    /// An observation.
+    Observation(&'a Observation),
+    /// An evidence record.
+    Evidence(&'a EvidenceRecord),
+}
+
+impl OwnerRef<'_> {
+    /// The owned owner, for a report.
+    pub fn to_owner(self) -> RefOwner {
+        match self {
+            OwnerRef::Node(graph, node) => RefOwner::Node {
+                graph,
                 id: node.id.clone(),
-            };
-            out.extend(node.code_refs.iter().map(|r| (owner.clone(), r)));
-        }
-        for edge in &graph.edges {
-            let owner = RefOwner::Edge {
-                graph: kind,
+            },
+            OwnerRef::Edge(graph, edge) => RefOwner::Edge {
+                graph,
                 id: edge.id.clone(),
                 source_id: edge.source_id.clone(),
                 target_id: edge.target_id.clone(),
-            };
-            out.extend(edge.code_refs.iter().map(|r| (owner.clone(), r)));
+            },
+            OwnerRef::Link(link) => RefOwner::Link {
+                dataflow_node_id: link.dataflow_node_id.clone(),
+                architecture_node_id: link.architecture_node_id.clone(),
+            },
+            OwnerRef::InvestigationCheckpoint(checkpoint) => RefOwner::InvestigationCheckpoint {
+                id: checkpoint.checkpoint_id.clone(),
+            },
+            OwnerRef::Observation(observation) => RefOwner::Observation {
+                id: observation.id.clone(),
+            },
+            OwnerRef::Evidence(record) => RefOwner::Evidence {
+                id: record.id.clone(),
+            },
+        }
+    }
+
+    /// See [`RefOwner::is_rewritable`].
+    pub fn is_rewritable(self) -> bool {
+        !matches!(self, OwnerRef::Observation(_) | OwnerRef::Evidence(_))
+    }
+}
+
+/// Every code reference the state holds, with the record that carries it: graphs (as in
+/// [`graph_code_refs_mut`]), the investigation checkpoint, observations, evidence.
+pub fn state_code_refs(state: &State) -> Vec<(OwnerRef<'_>, &CodeRef)> {
+    let mut out = Vec::new();
+    for (kind, graph) in state.graphs.each() {
+        for node in &graph.nodes {
+            out.extend(
+                node.code_refs
+                    .iter()
+                    .map(|r| (OwnerRef::Node(kind, node), r)),
+            );
+        }
+        for edge in &graph.edges {
+            out.extend(
+                edge.code_refs
+                    .iter()
+                    .map(|r| (OwnerRef::Edge(kind, edge), r)),
+            );
         }
     }
     for link in &state.graphs.links {
-        let owner = RefOwner::Link {
-            dataflow_node_id: link.dataflow_node_id.clone(),
-            architecture_node_id: link.architecture_node_id.clone(),
-        };
-        out.extend(link.code_refs.iter().map(|r| (owner.clone(), r)));
+        out.extend(link.code_refs.iter().map(|r| (OwnerRef::Link(link), r)));
     }
     if let Some(checkpoint) = &state.investigation_checkpoint {
-        let owner = RefOwner::InvestigationCheckpoint {
-            id: checkpoint.checkpoint_id.clone(),
-        };
-        out.extend(checkpoint.code_refs.iter().map(|r| (owner.clone(), r)));
+        let owner = OwnerRef::InvestigationCheckpoint(checkpoint);
+        out.extend(checkpoint.code_refs.iter().map(|r| (owner, r)));
     }
     for observation in &state.observations {
-        let owner = RefOwner::Observation {
-            id: observation.id.clone(),
-        };
-        out.extend(observation.code_refs.iter().map(|r| (owner.clone(), r)));
+        let owner = OwnerRef::Observation(observation);
+        out.extend(observation.code_refs.iter().map(|r| (owner, r)));
     }
     for record in &state.recent_evidence {
-        let owner = RefOwner::Evidence {
-            id: record.id.clone(),
-        };
-        out.extend(record.code_refs.iter().map(|r| (owner.clone(), r)));
+        out.extend(
+            record
+                .code_refs
+                .iter()
+                .map(|r| (OwnerRef::Evidence(record), r)),
+        );
     }
     out
 }
@@ -424,7 +476,7 @@ impl CitedFile {
 
 /// What a symbol is searched for: its last segment (`Store::commit` → `commit`, `a.b` → `b`) as
 /// a whole identifier when it is one, the whole trimmed symbol as plain text otherwise.
-fn symbol_needle(symbol: &str) -> (String, bool) {
+fn symbol_needle(symbol: &str) -> (&str, bool) {
     let symbol = symbol.trim();
     let last = symbol
         .rsplit("::")
@@ -433,9 +485,9 @@ fn symbol_needle(symbol: &str) -> (String, bool) {
         .map(str::trim)
         .unwrap_or(symbol);
     if !last.is_empty() && last.chars().all(is_identifier_char) {
-        (last.to_owned(), true)
+        (last, true)
     } else {
-        (symbol.to_owned(), false)
+        (symbol, false)
     }
 }
 
@@ -443,52 +495,110 @@ fn is_identifier_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '$'
 }
 
-/// Counts the lines of `text` and finds where each of `symbols` occurs, in one pass over the
-/// identifiers of each line (symbols that are not identifiers are searched as plain text).
+/// Counts the lines of `text` and finds where each of `symbols` occurs; see [`scan_bytes`].
 pub fn scan_text(text: &str, symbols: &BTreeSet<String>) -> CitedFile {
-    let mut symbol_lines: BTreeMap<String, Vec<u32>> =
-        symbols.iter().map(|s| (s.clone(), Vec::new())).collect();
-    let mut by_identifier: HashMap<String, Vec<&String>> = HashMap::new();
-    let mut by_text: Vec<(String, &String)> = Vec::new();
-    for symbol in symbols {
-        match symbol_needle(symbol) {
-            (needle, true) => by_identifier.entry(needle).or_default().push(symbol),
-            (needle, false) => by_text.push((needle, symbol)),
+    scan_bytes(text.as_bytes(), symbols)
+}
+
+/// Whether a byte can be part of an identifier: ASCII letters, digits, `_`, `$`, and every
+/// byte of a non-ASCII character (so `é` never splits a word).
+const IDENTIFIER_BYTES: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        let b = byte as u8;
+        table[byte] = b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80;
+        byte += 1;
+    }
+    table
+};
+
+/// Counts the lines of a file (as `str::lines` would) and finds the lines where each of
+/// `symbols` occurs, in one pass over the bytes: identifier symbols are matched against whole
+/// identifiers, and only identifiers whose length and first byte could match are looked up;
+/// other symbols are searched as plain text, line by line. Bytes need not be UTF-8.
+pub fn scan_bytes(bytes: &[u8], symbols: &BTreeSet<String>) -> CitedFile {
+    let symbols: Vec<&String> = symbols.iter().collect();
+    let needles: Vec<(&str, bool)> = symbols.iter().map(|s| symbol_needle(s)).collect();
+    // Lines found per symbol, by its index in `symbols`.
+    let mut found: Vec<Vec<u32>> = vec![Vec::new(); symbols.len()];
+    let mut by_identifier: HashMap<&[u8], Vec<usize>> = HashMap::new();
+    let mut by_text: Vec<(&[u8], usize)> = Vec::new();
+    for (index, (needle, identifier)) in needles.iter().enumerate() {
+        match identifier {
+            true => by_identifier
+                .entry(needle.as_bytes())
+                .or_default()
+                .push(index),
+            false if !needle.is_empty() => by_text.push((needle.as_bytes(), index)),
+            false => {}
         }
     }
-    let mut line_count: u32 = 0;
-    for (index, line) in text.lines().enumerate() {
-        let number = u32::try_from(index + 1).unwrap_or(u32::MAX);
-        line_count = number;
-        if symbols.is_empty() {
+    let mut first_bytes = [false; 256];
+    let (mut shortest, mut longest) = (usize::MAX, 0);
+    for needle in by_identifier.keys() {
+        first_bytes[usize::from(needle[0])] = true;
+        shortest = shortest.min(needle.len());
+        longest = longest.max(needle.len());
+    }
+    let mut record = |index: usize, line: u32| {
+        let lines = &mut found[index];
+        if lines.last() != Some(&line) {
+            lines.push(line);
+        }
+    };
+    let mut line: u32 = 1;
+    let mut at = 0;
+    if by_identifier.is_empty() {
+        // Only the line count is needed.
+        line = line.saturating_add(
+            u32::try_from(bytes.iter().filter(|b| **b == b'\n').count()).unwrap_or(u32::MAX),
+        );
+        at = bytes.len();
+    }
+    while at < bytes.len() {
+        let byte = bytes[at];
+        if byte == b'\n' {
+            line = line.saturating_add(1);
+            at += 1;
             continue;
         }
-        if !by_identifier.is_empty() {
-            for word in line.split(|c: char| !is_identifier_char(c)) {
-                if let Some(owners) = by_identifier.get(word) {
-                    for symbol in owners {
-                        if let Some(lines) = symbol_lines.get_mut(symbol.as_str())
-                            && lines.last() != Some(&number)
-                        {
-                            lines.push(number);
-                        }
-                    }
+        if !IDENTIFIER_BYTES[usize::from(byte)] {
+            at += 1;
+            continue;
+        }
+        let start = at;
+        while at < bytes.len() && IDENTIFIER_BYTES[usize::from(bytes[at])] {
+            at += 1;
+        }
+        let word = &bytes[start..at];
+        if (shortest..=longest).contains(&word.len())
+            && first_bytes[usize::from(word[0])]
+            && let Some(owners) = by_identifier.get(word)
+        {
+            for index in owners {
+                record(*index, line);
+            }
+        }
+    }
+    if !by_text.is_empty() {
+        for (index, text_line) in bytes.split(|b| *b == b'\n').enumerate() {
+            let number = u32::try_from(index + 1).unwrap_or(u32::MAX);
+            for (needle, index) in &by_text {
+                if text_line
+                    .windows(needle.len())
+                    .any(|window| window == *needle)
+                {
+                    record(*index, number);
                 }
             }
         }
-        for (needle, symbol) in &by_text {
-            if !needle.is_empty()
-                && line.contains(needle.as_str())
-                && let Some(lines) = symbol_lines.get_mut(symbol.as_str())
-                && lines.last() != Some(&number)
-            {
-                lines.push(number);
-            }
-        }
     }
+    // `line` is one past the newlines seen; a last line without a newline counts too.
+    let terminated = bytes.last().is_none_or(|b| *b == b'\n');
     CitedFile::File {
-        line_count,
-        symbol_lines,
+        line_count: if terminated { line - 1 } else { line },
+        symbol_lines: symbols.into_iter().cloned().zip(found).collect(),
     }
 }
 
@@ -749,6 +859,8 @@ mod tests {
             panic!("empty text is a file");
         };
         assert_eq!(line_count, 0);
+        let bytes = scan_bytes(b"\xff\xfe\nfn a() {}", &symbols(&["a"]));
+        assert_eq!(bytes.lines_of("a"), &[2], "bytes need not be UTF-8");
         let CitedFile::File { line_count, .. } = scan_text("a\r\nb", &BTreeSet::new()) else {
             panic!("a file");
         };

@@ -15,6 +15,7 @@
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
+use std::collections::HashMap;
 
 use serde::Serialize;
 
@@ -90,7 +91,7 @@ pub struct ReferenceFreshness {
     pub checked: bool,
     /// References re-checked.
     pub checked_ref_count: usize,
-    /// Distinct files they cite.
+    /// Files read: the cited paths, and the paths git renamed them to.
     pub cited_file_count: usize,
     /// Every reference that no longer holds, in state order (graphs, checkpoint,
     /// observations, evidence).
@@ -108,7 +109,7 @@ pub struct ReferenceFreshness {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CitedFiles {
     /// Cited path (repository-relative, as stored) → what is there now.
-    pub files: BTreeMap<String, CitedFile>,
+    pub files: HashMap<String, CitedFile>,
 }
 
 /// The paths and symbols the re-check needs read: every cited path with the symbols cited in
@@ -119,8 +120,11 @@ pub fn paths_to_read(
 ) -> BTreeMap<String, BTreeSet<String>> {
     let mut wanted: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
     for (_, code_ref) in state_code_refs(state) {
-        let symbols = wanted.entry(code_ref.path.clone()).or_default();
-        if let Some(symbol) = &code_ref.symbol {
+        let symbols = match wanted.get_mut(&code_ref.path) {
+            Some(symbols) => symbols,
+            None => wanted.entry(code_ref.path.clone()).or_default(),
+        };
+        if let Some(symbol) = code_ref.symbol.as_ref().filter(|s| !symbols.contains(*s)) {
             symbols.insert(symbol.clone());
         }
     }
@@ -149,9 +153,7 @@ pub fn recheck_references(
     };
     let refs = state_code_refs(state);
     let mut findings = Vec::new();
-    let mut paths = BTreeSet::new();
     for (owner, code_ref) in &refs {
-        paths.insert(code_ref.path.as_str());
         let file = cited
             .files
             .get(&code_ref.path)
@@ -160,8 +162,9 @@ pub fn recheck_references(
             let target = cited.files.get(to)?;
             (*target != CitedFile::Missing).then_some((to.as_str(), target))
         });
-        if let Some(finding) = recheck_one(owner, code_ref, file, renamed) {
-            findings.push(finding);
+        // Most references hold; the owner is named (copied) only for those that do not.
+        if let Some(verdict) = assess_ref(code_ref, file, renamed) {
+            findings.push(verdict.into_finding(owner.to_owner(), code_ref));
         }
     }
     let blocking_count = findings.iter().filter(|f| f.blocking).count();
@@ -173,11 +176,42 @@ pub fn recheck_references(
     ReferenceFreshness {
         checked: true,
         checked_ref_count: refs.len(),
-        cited_file_count: paths.len(),
+        cited_file_count: cited.files.len(),
         findings,
         blocking_count,
         fixable_count,
         note,
+    }
+}
+
+/// What is wrong with one reference, before it is tied to its owner.
+struct Verdict {
+    kind: RefFindingKind,
+    renamed_to: Option<String>,
+    symbol_lines: Vec<u32>,
+    reanchored: Option<CodeRef>,
+}
+
+impl Verdict {
+    fn of(kind: RefFindingKind) -> Option<Verdict> {
+        Some(Verdict {
+            kind,
+            renamed_to: None,
+            symbol_lines: Vec::new(),
+            reanchored: None,
+        })
+    }
+
+    fn into_finding(self, owner: RefOwner, code_ref: &CodeRef) -> RefFinding {
+        RefFinding {
+            blocking: self.kind != RefFindingKind::Planned && owner.is_rewritable(),
+            kind: self.kind,
+            owner,
+            code_ref: code_ref.clone(),
+            renamed_to: self.renamed_to,
+            symbol_lines: self.symbol_lines,
+            reanchored: self.reanchored,
+        }
     }
 }
 
@@ -188,24 +222,16 @@ pub fn recheck_one(
     file: &CitedFile,
     renamed: Option<(&str, &CitedFile)>,
 ) -> Option<RefFinding> {
-    let finding = |kind: RefFindingKind,
-                   renamed_to: Option<String>,
-                   symbol_lines: Vec<u32>,
-                   reanchored: Option<CodeRef>| {
-        Some(RefFinding {
-            kind,
-            owner: owner.clone(),
-            code_ref: code_ref.clone(),
-            renamed_to,
-            symbol_lines,
-            reanchored,
-            blocking: kind != RefFindingKind::Planned && owner.is_rewritable(),
-        })
-    };
+    assess_ref(code_ref, file, renamed).map(|v| v.into_finding(owner.clone(), code_ref))
+}
+
+fn assess_ref(
+    code_ref: &CodeRef,
+    file: &CitedFile,
+    renamed: Option<(&str, &CitedFile)>,
+) -> Option<Verdict> {
     match file {
-        CitedFile::Missing if code_ref.planned => {
-            finding(RefFindingKind::Planned, None, Vec::new(), None)
-        }
+        CitedFile::Missing if code_ref.planned => Verdict::of(RefFindingKind::Planned),
         CitedFile::Missing => match renamed {
             Some((to, target)) => {
                 let moved = CodeRef {
@@ -219,29 +245,29 @@ pub fn recheck_one(
                     }
                     _ => moved,
                 };
-                finding(
-                    RefFindingKind::Renamed,
-                    Some(to.to_owned()),
-                    Vec::new(),
-                    Some(reanchored),
-                )
+                Some(Verdict {
+                    kind: RefFindingKind::Renamed,
+                    renamed_to: Some(to.to_owned()),
+                    symbol_lines: Vec::new(),
+                    reanchored: Some(reanchored),
+                })
             }
-            None => finding(RefFindingKind::Missing, None, Vec::new(), None),
+            None => Verdict::of(RefFindingKind::Missing),
         },
         CitedFile::Directory => None,
         CitedFile::File { line_count, .. } => {
             if let Some(symbol) = &code_ref.symbol {
                 let lines = file.lines_of(symbol);
                 if lines.is_empty() {
-                    return finding(RefFindingKind::SymbolMissing, None, Vec::new(), None);
+                    return Verdict::of(RefFindingKind::SymbolMissing);
                 }
                 if !in_range(code_ref, lines) {
-                    return finding(
-                        RefFindingKind::MovedLines,
-                        None,
-                        lines.to_vec(),
-                        follow_symbol(code_ref, file),
-                    );
+                    return Some(Verdict {
+                        kind: RefFindingKind::MovedLines,
+                        renamed_to: None,
+                        symbol_lines: lines.to_vec(),
+                        reanchored: follow_symbol(code_ref, file),
+                    });
                 }
             }
             let (start, end) = ref_lines(code_ref)?;
@@ -250,11 +276,13 @@ pub fn recheck_one(
             }
             // With the symbol still inside, cutting the range at the end of the file is safe;
             // without a symbol nothing says where the cited lines went.
-            let reanchored = code_ref.symbol.as_ref().map(|_| CodeRef {
-                end_line: code_ref.end_line.map(|_| *line_count),
-                ..code_ref.clone()
-            });
-            finding(RefFindingKind::LinesPastEnd, None, Vec::new(), reanchored)
+            Some(Verdict {
+                reanchored: code_ref.symbol.as_ref().map(|_| CodeRef {
+                    end_line: code_ref.end_line.map(|_| *line_count),
+                    ..code_ref.clone()
+                }),
+                ..Verdict::of(RefFindingKind::LinesPastEnd)?
+            })
         }
     }
 }
