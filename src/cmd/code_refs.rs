@@ -28,8 +28,8 @@ use crate::policy::code_ref::patch_code_refs_mut;
 use crate::policy::code_ref::path_candidates;
 use crate::policy::code_ref::scan_bytes;
 use crate::policy::code_ref::shape_problems;
-use crate::policy::code_ref::state_code_refs;
 use crate::policy::code_ref::strip_root;
+use crate::policy::code_ref::visit_state_code_refs;
 use crate::policy::recheck::CitedFiles;
 use crate::policy::update::UpdateRefusal;
 use crate::state::model::CodeRef;
@@ -127,10 +127,10 @@ pub fn audit_patch_refs(
     let mut audit = RefAudit::default();
     let mut refs = patch_code_refs_mut(patch);
     if !refs.is_empty() {
-        let known: HashSet<(String, bool)> = state_code_refs(state)
-            .into_iter()
-            .map(|(_, r)| (code_ref_key(r), r.planned))
-            .collect();
+        let mut known: HashSet<(String, bool)> = HashSet::new();
+        visit_state_code_refs(state, |_, r| {
+            known.insert((code_ref_key(r), r.planned));
+        });
         refs.retain(|(_, r)| !known.contains(&(code_ref_key(r), r.planned)));
         let labelled = refs
             .into_iter()

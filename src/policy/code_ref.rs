@@ -3,7 +3,7 @@
 //!
 //! Owns the command-line spelling `PATH[:START[-END]][#SYMBOL]` (`cli.md` §3), the code-ref key
 //! of `behavior.md` §3.2, the one walk over every code reference a patch or a state carries
-//! ([`patch_code_refs_mut`], [`state_code_refs`]), path resolution against the directory a
+//! ([`patch_code_refs_mut`], [`visit_state_code_refs`]), path resolution against the directory a
 //! command runs in, and the rules a reference must keep against its file: lines count from 1,
 //! a range is ordered and inside the file, a symbol occurs in the file (inside the range when
 //! there is one). Pure: callers read the files and hand in what they found as [`CitedFile`].
@@ -403,46 +403,45 @@ impl OwnerRef<'_> {
     }
 }
 
-/// Every code reference the state holds, with the record that carries it: graphs (as in
-/// [`graph_code_refs_mut`]), the investigation checkpoint, observations, evidence.
-pub fn state_code_refs(state: &State) -> Vec<(OwnerRef<'_>, &CodeRef)> {
-    let mut out = Vec::new();
+/// Visits every code reference the state holds, with the record that carries it: graphs (as
+/// in [`graph_code_refs_mut`]), the investigation checkpoint, observations, evidence. A visit,
+/// not a list: a large state has tens of thousands of references.
+pub fn visit_state_code_refs<'a>(
+    state: &'a State,
+    mut visit: impl FnMut(OwnerRef<'a>, &'a CodeRef),
+) {
     for (kind, graph) in state.graphs.each() {
         for node in &graph.nodes {
-            out.extend(
-                node.code_refs
-                    .iter()
-                    .map(|r| (OwnerRef::Node(kind, node), r)),
-            );
+            for code_ref in &node.code_refs {
+                visit(OwnerRef::Node(kind, node), code_ref);
+            }
         }
         for edge in &graph.edges {
-            out.extend(
-                edge.code_refs
-                    .iter()
-                    .map(|r| (OwnerRef::Edge(kind, edge), r)),
-            );
+            for code_ref in &edge.code_refs {
+                visit(OwnerRef::Edge(kind, edge), code_ref);
+            }
         }
     }
     for link in &state.graphs.links {
-        out.extend(link.code_refs.iter().map(|r| (OwnerRef::Link(link), r)));
+        for code_ref in &link.code_refs {
+            visit(OwnerRef::Link(link), code_ref);
+        }
     }
     if let Some(checkpoint) = &state.investigation_checkpoint {
-        let owner = OwnerRef::InvestigationCheckpoint(checkpoint);
-        out.extend(checkpoint.code_refs.iter().map(|r| (owner, r)));
+        for code_ref in &checkpoint.code_refs {
+            visit(OwnerRef::InvestigationCheckpoint(checkpoint), code_ref);
+        }
     }
     for observation in &state.observations {
-        let owner = OwnerRef::Observation(observation);
-        out.extend(observation.code_refs.iter().map(|r| (owner, r)));
+        for code_ref in &observation.code_refs {
+            visit(OwnerRef::Observation(observation), code_ref);
+        }
     }
     for record in &state.recent_evidence {
-        out.extend(
-            record
-                .code_refs
-                .iter()
-                .map(|r| (OwnerRef::Evidence(record), r)),
-        );
+        for code_ref in &record.code_refs {
+            visit(OwnerRef::Evidence(record), code_ref);
+        }
     }
-    out
 }
 
 /// A cited path as the work tree has it, read by the caller.

@@ -16,6 +16,7 @@
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::collections::HashMap;
+use std::collections::HashSet;
 
 use serde::Serialize;
 
@@ -24,7 +25,7 @@ use crate::policy::code_ref::RefOwner;
 use crate::policy::code_ref::follow_symbol;
 use crate::policy::code_ref::graph_code_refs_mut;
 use crate::policy::code_ref::ref_lines;
-use crate::policy::code_ref::state_code_refs;
+use crate::policy::code_ref::visit_state_code_refs;
 use crate::state::model::CodeRef;
 use crate::state::model::State;
 use crate::state::patch::Patch;
@@ -118,16 +119,21 @@ pub fn paths_to_read(
     state: &State,
     renames: &BTreeMap<String, String>,
 ) -> BTreeMap<String, BTreeSet<String>> {
-    let mut wanted: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    for (_, code_ref) in state_code_refs(state) {
-        let symbols = match wanted.get_mut(&code_ref.path) {
-            Some(symbols) => symbols,
-            None => wanted.entry(code_ref.path.clone()).or_default(),
-        };
-        if let Some(symbol) = code_ref.symbol.as_ref().filter(|s| !symbols.contains(*s)) {
-            symbols.insert(symbol.clone());
+    // Gathered borrowed (tens of thousands of references, a few hundred files), owned once.
+    let mut borrowed: HashMap<&str, HashSet<&str>> = HashMap::new();
+    visit_state_code_refs(state, |_, code_ref| {
+        let symbols = borrowed.entry(code_ref.path.as_str()).or_default();
+        if let Some(symbol) = &code_ref.symbol {
+            symbols.insert(symbol.as_str());
         }
-    }
+    });
+    let mut wanted: BTreeMap<String, BTreeSet<String>> = borrowed
+        .into_iter()
+        .map(|(path, symbols)| {
+            let symbols = symbols.into_iter().map(str::to_owned).collect();
+            (path.to_owned(), symbols)
+        })
+        .collect();
     let renamed: Vec<(String, BTreeSet<String>)> = wanted
         .iter()
         .filter_map(|(path, symbols)| Some((renames.get(path)?.clone(), symbols.clone())))
@@ -151,9 +157,10 @@ pub fn recheck_references(
             ..ReferenceFreshness::default()
         };
     };
-    let refs = state_code_refs(state);
     let mut findings = Vec::new();
-    for (owner, code_ref) in &refs {
+    let mut checked_ref_count = 0;
+    visit_state_code_refs(state, |owner, code_ref| {
+        checked_ref_count += 1;
         let file = cited
             .files
             .get(&code_ref.path)
@@ -166,16 +173,16 @@ pub fn recheck_references(
         if let Some(verdict) = assess_ref(code_ref, file, renamed) {
             findings.push(verdict.into_finding(owner.to_owner(), code_ref));
         }
-    }
+    });
     let blocking_count = findings.iter().filter(|f| f.blocking).count();
     let fixable_count = findings
         .iter()
         .filter(|f| f.reanchored.is_some() && f.owner.is_rewritable())
         .count();
-    let note = references_note(&findings, blocking_count, fixable_count, refs.len());
+    let note = references_note(&findings, blocking_count, fixable_count, checked_ref_count);
     ReferenceFreshness {
         checked: true,
-        checked_ref_count: refs.len(),
+        checked_ref_count,
         cited_file_count: cited.files.len(),
         findings,
         blocking_count,
