@@ -308,8 +308,10 @@ fn regression_10_plans_may_cite_files_still_to_be_written() {
             "focus": "the new module", "next_action": "write it", "code_refs": [{"path": "src/new_module.rs"}]},
         "graph_frontier": {"dirty_paths": ["src/new_module.rs"]}
     });
+    let before = env.store_bytes();
     let refused = env.run_with_stdin(&["update"], plan.to_string());
     assert_eq!(refused.code, 2, "{refused}");
+    assert_eq!(env.store_bytes(), before);
     assert!(
         refused.stderr.contains("--allow-missing-paths"),
         "{refused}"
