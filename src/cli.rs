@@ -208,6 +208,9 @@ impl Ctx {
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
+        Err(err) if err.use_stderr() && wants_json(std::env::args_os().skip(1)) => {
+            return report_error(&Ui::new(true, false), &usage_failure(&err).into());
+        }
         Err(err) => {
             let code = if err.use_stderr() { 2 } else { 0 };
             let _ = err.print();
@@ -224,6 +227,37 @@ pub fn main() -> ExitCode {
         Ok(Status::No) => ExitCode::from(1),
         Err(err) => report_error(&ctx.ui, &err),
     }
+}
+
+/// Whether `--json` is among the arguments (before any `--`), so that even an argument the
+/// parser refuses is reported as the JSON error document scripts expect.
+fn wants_json(args: impl Iterator<Item = std::ffi::OsString>) -> bool {
+    args.take_while(|arg| arg != "--")
+        .any(|arg| arg == "--json")
+}
+
+/// A command-line parsing error as a usage failure: clap's first line is the message, its
+/// `tip:` (or the `--help` pointer) the hint.
+fn usage_failure(err: &clap::Error) -> Failure {
+    let text = err.render().to_string();
+    let mut lines = text.lines().map(str::trim);
+    let first = lines
+        .by_ref()
+        .find(|line| !line.is_empty())
+        .unwrap_or("invalid command line");
+    let mut message = first.strip_prefix("error: ").unwrap_or(first).to_owned();
+    // "the following required arguments were not provided:" lists them on the next lines.
+    if message.ends_with(':') {
+        let listed: Vec<&str> = lines.by_ref().take_while(|line| !line.is_empty()).collect();
+        message = format!("{} {}", message, listed.join(", "));
+    }
+    let hint = lines
+        .find_map(|line| line.strip_prefix("tip: "))
+        .map_or_else(
+            || "see `epiphany --help`, or `epiphany COMMAND --help`".to_owned(),
+            str::to_owned,
+        );
+    Failure::usage(message).with_hint(hint)
 }
 
 fn report_error(ui: &Ui, err: &anyhow::Error) -> ExitCode {
@@ -250,5 +284,28 @@ mod tests {
     #[test]
     fn verify_cli() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn json_is_seen_before_the_end_of_options_only() {
+        let args = |list: &[&str]| {
+            list.iter()
+                .map(std::ffi::OsString::from)
+                .collect::<Vec<_>>()
+                .into_iter()
+        };
+        assert!(wants_json(args(&["scene", "--json", "--bogus"])));
+        assert!(!wants_json(args(&["distill", "--", "--json"])));
+        assert!(!wants_json(args(&["scene", "--jsonx"])));
+    }
+
+    #[test]
+    fn parse_errors_become_usage_failures_with_a_hint() {
+        let err = Cli::try_parse_from(["epiphany", "scene", "--bogus"]).expect_err("bogus");
+        let failure = usage_failure(&err);
+        assert_eq!(failure.kind, crate::error::ErrorKind::Usage);
+        assert!(failure.message.contains("--bogus"), "{}", failure.message);
+        assert!(!failure.message.starts_with("error:"));
+        assert!(failure.hint.is_some());
     }
 }

@@ -17,9 +17,10 @@ use crate::ui::Report;
 /// Show what changed in the state between two revisions.
 ///
 /// With no revisions, compares the previous revision with the head; with one, compares it with
-/// the head; with two, compares the first with the second. A revision is a number, `HEAD`,
-/// `HEAD~N`, or a record id (or a unique prefix of one). The diff is a unified line diff of the
-/// pretty-printed JSON state.
+/// the head; with two, compares the first with the second. A revision is a number, a record id
+/// (or a unique prefix of one), or a name relative to the head as in git: `HEAD` (also `@`),
+/// `HEAD~N` N revisions before it, and each trailing `^` one more (`HEAD^`, `HEAD~2^`). The diff
+/// is a unified line diff of the pretty-printed JSON state.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The older revision (default: the one before the newer)

@@ -13,13 +13,19 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::cmd::code_refs::RefAudit;
+use crate::cmd::code_refs::Resolver;
+use crate::cmd::code_refs::audit_refs;
+use crate::cmd::code_refs::warn_planned;
 use crate::cmd::draft::DraftReport;
+use crate::cmd::draft::emit_draft;
 use crate::cmd::input::stream_text;
 use crate::cmd::update::redaction_failure;
 use crate::error::ErrorKind;
 use crate::error::Failure;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
+use crate::policy::code_ref::CODE_REF_SYNTAX;
 use crate::policy::code_ref::parse_code_ref;
 use crate::policy::distill::BINARY_PROBE_BYTES;
 use crate::policy::distill::DistillError;
@@ -29,6 +35,7 @@ use crate::policy::distill::binary_summary;
 use crate::policy::distill::looks_binary;
 use crate::policy::secrets::redact_serialized;
 use crate::policy::secrets::redactions;
+use crate::state::git;
 use crate::state::model::CodeRef;
 
 /// Draft an observation and its evidence from text; writes nothing.
@@ -40,9 +47,19 @@ use crate::state::model::CodeRef;
 /// from the normalised input, so the same input always drafts the same ids.
 ///
 /// The output is the `{"expected_revision", "patch"}` envelope that `update` and `promote`
-/// read on stdin. `expected_revision` is the store's head revision, or 0 when there is no
-/// store (or no write) yet. Code refs are `PATH[:START[-END]][#SYMBOL]`, relative to the
-/// repository root.
+/// read on stdin; when stdout is not a terminal it is printed as JSON even without `--json`,
+/// so `epiphany distill ... | epiphany update` works as written. `expected_revision` is the
+/// store's head revision, or 0 when there is no store (or no write) yet.
+///
+/// Code refs are `PATH[:START[-END]][#SYMBOL]`. A relative path is read from the current
+/// directory (or, failing that, from the repository root) and drafted relative to the root.
+/// The file must exist (unless `--allow-missing-paths`), the lines must lie inside it, and the
+/// symbol must occur in it (inside the range when there is one); otherwise nothing is drafted
+/// (exit 2).
+///
+/// The summary keeps at most 320 characters (for tool output, the salient lines); when it is
+/// shorter than the text, stderr says so. The full text is not stored anywhere: keep it in a
+/// file if it matters, and cite that file with `--code-ref`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Where the text comes from (`shell-tool`, `test`, `smoke`, `model`, ...)
@@ -57,11 +74,15 @@ pub struct Args {
     /// Evidence kind; defaults from the source kind (`verification`, `tool-output`, ...)
     #[arg(long, value_name = "KIND")]
     pub evidence_kind: Option<String>,
-    /// Code the observation concerns: PATH[:START[-END]][#SYMBOL] (repeatable)
+    /// Code the observation concerns: PATH[:START[-END]][#SYMBOL] (repeatable), relative to
+    /// the current directory
     #[arg(long = "code-ref", value_name = "REF", value_parser = parse_code_ref)]
     pub code_refs: Vec<CodeRef>,
-    /// The observed text; read from stdin when absent
-    #[arg(long, value_name = "TEXT")]
+    /// Accept code refs naming files that do not exist yet (recorded as `planned`)
+    #[arg(long)]
+    pub allow_missing_paths: bool,
+    /// The observed text; read from stdin when absent (may begin with `-`)
+    #[arg(long, value_name = "TEXT", allow_hyphen_values = true)]
     pub text: Option<String>,
 }
 
@@ -78,27 +99,35 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         subject,
         evidence_kind,
         code_refs,
+        allow_missing_paths,
         text,
     } = args;
+    let code_refs = resolve_code_refs(ctx, code_refs, *allow_missing_paths)?;
     let request = DistillRequest::new(
         source_kind,
         status,
         subject.as_deref(),
         evidence_kind.as_deref(),
-        code_refs.clone(),
+        code_refs,
     )
     .map_err(distill_failure)?;
     let digest = match text {
         Some(text) => TextDigest::of(text),
         None => digest_stdin(ctx)?,
     };
-    let draft = request
-        .distill(digest)
-        .map_err(distill_failure)?
-        .into_patch();
+    let distilled = request.distill(digest).map_err(distill_failure)?;
+    if distilled.shortened {
+        ctx.ui.status(&format!(
+            "note: the summary keeps {} of the text's {} characters; the full text is not stored \
+             anywhere (only the summary is drafted), so keep it in a file if it matters and cite \
+             that file with `--code-ref`",
+            distilled.observation.summary.chars().count(),
+            distilled.text_chars
+        ));
+    }
     // A draft is printed and usually piped into a write: it carries no secret either.
     let mut found = BTreeMap::new();
-    let patch = redact_serialized(draft, &mut found).map_err(redaction_failure)?;
+    let patch = redact_serialized(distilled.into_patch(), &mut found).map_err(redaction_failure)?;
     for redaction in redactions(found) {
         ctx.ui.warn(&format!(
             "redacted {} {} secret(s) from the draft",
@@ -109,14 +138,47 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         expected_revision: head_revision(ctx)?,
         patch,
     };
-    ctx.ui.emit(&report)?;
-    if !ctx.ui.json() {
-        ctx.ui.hint(
-            "to record it, rerun with `--json` and pipe it into `epiphany update`, or into \
-             `epiphany promote --verifier-kind K --verifier-status S --verifier-summary T`",
-        );
-    }
+    emit_draft(
+        ctx,
+        &report,
+        "to record it, pipe it into `epiphany update`, or into `epiphany promote \
+         --verifier-kind K --verifier-status S --verifier-summary T`",
+    )?;
     Ok(Status::Ok)
+}
+
+/// The `--code-ref` values resolved against the current directory, stored relative to the
+/// repository root, and checked against the work tree.
+fn resolve_code_refs(
+    ctx: &Ctx,
+    code_refs: &[CodeRef],
+    allow_missing: bool,
+) -> Result<Vec<CodeRef>> {
+    let mut code_refs = code_refs.to_vec();
+    if code_refs.is_empty() {
+        return Ok(code_refs);
+    }
+    let root = match ctx.store() {
+        Ok(store) => store.root().to_path_buf(),
+        Err(_) => git::work_tree_root(&ctx.cwd).unwrap_or_else(|| ctx.cwd.clone()),
+    };
+    let resolver = Resolver::new(&root, &ctx.cwd, true);
+    let mut audit = RefAudit::default();
+    let labelled = code_refs
+        .iter_mut()
+        .map(|code_ref| ("given to `--code-ref`".to_owned(), code_ref))
+        .collect();
+    audit_refs(&resolver, labelled, allow_missing, &mut audit);
+    if !audit.problems.is_empty() {
+        return Err(Failure::usage("invalid `--code-ref`; nothing was drafted")
+            .with_problems(audit.problems)
+            .with_hint(format!(
+                "a code ref is {CODE_REF_SYNTAX}, relative to the current directory; pass `--allow-missing-paths` for files still to be written"
+            ))
+            .into());
+    }
+    warn_planned(ctx, &audit.planned);
+    Ok(code_refs)
 }
 
 fn digest_stdin(ctx: &Ctx) -> Result<TextDigest> {

@@ -2,13 +2,32 @@
 //! that `update` and `promote` read back, rendered for a person as a short account of the
 //! draft. Drafting commands never write; this module only presents what they drafted.
 
+use std::io::IsTerminal;
 use std::io::Write;
 
+use anyhow::Result;
 use serde::Serialize;
+
+use crate::cli::Ctx;
 
 use crate::policy::code_ref::format_code_ref;
 use crate::state::patch::Patch;
 use crate::ui::Report;
+
+/// Prints a draft: the envelope as JSON when `--json` is given or stdout is not a terminal
+/// (so `epiphany distill ... | epiphany update` and `epiphany propose | epiphany promote` work
+/// as written), the human account and `next`, a hint, on a terminal.
+pub fn emit_draft(ctx: &Ctx, report: &DraftReport, next: &str) -> Result<()> {
+    if ctx.ui.json() {
+        return ctx.ui.emit(report);
+    }
+    if !std::io::stdout().is_terminal() {
+        return ctx.ui.emit_text(&(serde_json::to_string(report)? + "\n"));
+    }
+    ctx.ui.emit(report)?;
+    ctx.ui.hint(next);
+    Ok(())
+}
 
 /// A drafted patch and the revision it was drafted against.
 #[derive(Debug, Serialize, schemars::JsonSchema)]

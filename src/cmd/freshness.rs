@@ -1,6 +1,8 @@
 //! `epiphany freshness`: is the understanding still current? Maps the work tree's changes
-//! since each record was written onto the graph nodes and the investigation checkpoint, and
-//! reports the graph's own freshness and the retrieval index's. `--check` makes it a gate.
+//! since each record was written onto the graph nodes and the investigation checkpoint,
+//! re-checks every code reference against the files as they are, and reports the graph's own
+//! freshness and the retrieval index's. `--check` makes it a gate; `--fix` drafts the patch
+//! that re-anchors what can be re-anchored mechanically.
 
 use std::io::Write;
 
@@ -8,15 +10,19 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::cmd::signals::retrieval_summary;
-use crate::cmd::signals::watcher_input;
+use crate::cmd::draft::DraftReport;
+use crate::cmd::signals::observe;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
+use crate::policy::code_ref::format_code_ref;
+use crate::policy::code_ref::line_list;
 use crate::policy::freshness::ChangeSource;
 use crate::policy::freshness::Freshness;
 use crate::policy::freshness::StaleReason;
-use crate::policy::freshness::assess_freshness;
 use crate::policy::prompt::inline_ids;
+use crate::policy::recheck::RefFinding;
+use crate::policy::recheck::reanchor_patch;
+use crate::state::store::Head;
 use crate::ui::Report;
 
 /// Check whether the recorded understanding still matches the code.
@@ -30,13 +36,29 @@ use crate::ui::Report;
 /// churn freshness label) and the retrieval index's are reported too. Outside git, the index
 /// manifest's dirty paths stand in for git.
 ///
-/// With `--check`, exits 1 when a cited file changed, the graph is stale, or an existing index
-/// is stale; a missing index does not fail the check.
+/// Every code reference is re-checked against the work tree as it is now: `missing` (the file
+/// is gone), `renamed` (git followed it; the new path is named), `symbol_missing` (the symbol
+/// no longer occurs), `moved_lines` (the symbol occurs at other lines; they are named),
+/// `lines_past_end` (the file shrank under the range), `planned` (recorded as a plan, file not
+/// written yet). Findings on graph nodes, edges, links and the investigation checkpoint fail
+/// the check; observations and evidence are kept as written, so theirs are reported only.
+///
+/// With `--check`, exits 1 when a cited file changed, a reference of the graphs or the
+/// checkpoint no longer holds, the graph is stale, or an existing index is stale; without an
+/// index, retrieval scans the work tree at query time and reads as ready.
+///
+/// With `--fix`, prints (and writes nothing) the `{"expected_revision", "patch"}` envelope
+/// that re-anchors what can be fixed mechanically — renamed paths, line ranges moved with
+/// their symbol — by rewriting the graphs and the checkpoint that carry them:
+/// `epiphany freshness --fix | epiphany update`. What needs a person is listed on stderr.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Exit 1 when anything is stale
     #[arg(long)]
     pub check: bool,
+    /// Print the patch that re-anchors renamed paths and moved lines; writes nothing
+    #[arg(long, conflicts_with_all = ["check", "since"])]
+    pub fix: bool,
     /// Compare every record with revision REV's commit instead of its own
     #[arg(long, value_name = "REV")]
     pub since: Option<u64>,
@@ -87,19 +109,17 @@ impl Report for Freshness {
             };
             writeln!(out, "  {}{renamed}{hits}", change.path)?;
         }
+        let references = &self.references;
+        if references.checked {
+            writeln!(out, "references: {}", references.note)?;
+            for finding in &references.findings {
+                writeln!(out, "  {}", describe_finding(finding))?;
+            }
+        }
         if self.fresh {
             writeln!(out, "fresh")
         } else {
-            let reasons: Vec<&str> = self
-                .stale_reasons
-                .iter()
-                .map(|reason| match reason {
-                    StaleReason::CitedFilesChanged => "cited files changed",
-                    StaleReason::GraphStale => "graph stale",
-                    StaleReason::IndexStale => "index stale",
-                    StaleReason::Conflicts => "conflicts between merged branches",
-                })
-                .collect();
+            let reasons: Vec<&str> = self.stale_reasons.iter().map(|r| r.describe()).collect();
             if !self.conflicts.is_empty() {
                 writeln!(
                     out,
@@ -112,21 +132,104 @@ impl Report for Freshness {
     }
 }
 
+/// One finding as a line: what, where, and what a fix would do.
+fn describe_finding(finding: &RefFinding) -> String {
+    let mut line = format!(
+        "{} {} on {}",
+        finding.kind.as_str(),
+        format_code_ref(&finding.code_ref),
+        finding.owner
+    );
+    if let Some(to) = &finding.renamed_to {
+        line.push_str(&format!(": now `{to}`"));
+    }
+    if !finding.symbol_lines.is_empty() {
+        line.push_str(&format!(
+            ": the symbol is at {}",
+            line_list(&finding.symbol_lines)
+        ));
+    }
+    if !finding.blocking {
+        line.push_str(" (reported only)");
+    } else if let Some(fixed) = &finding.reanchored {
+        line.push_str(&format!(" -> fix: {}", format_code_ref(fixed)));
+    }
+    line
+}
+
 /// Runs `freshness`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
-    let Args { check, since } = args;
+    let Args { check, fix, since } = args;
     let store = ctx.store()?;
     let head = store.head()?;
-    let retrieval = retrieval_summary(&store);
-    let watcher = watcher_input(ctx, &store, &head, retrieval.as_ref(), *since)?;
-    let state = head.has_state().then_some(&head.state);
-    let freshness = assess_freshness(state, &head.anchors, retrieval.as_ref(), &watcher);
+    let freshness = observe(ctx, &store, &head, *since)?.freshness;
+    if *fix {
+        return print_fix(ctx, &head, &freshness);
+    }
     ctx.ui.emit(&freshness)?;
     if *check && !freshness.fresh {
-        ctx.ui.hint(
-            "rewrite the records that cite changed files and settle the frontier with `epiphany update`; refresh the index with `epiphany index`",
-        );
+        ctx.ui.hint(&stale_hint(&freshness));
         return Ok(Status::No);
     }
+    Ok(Status::Ok)
+}
+
+/// What to do about each reason the check failed.
+fn stale_hint(freshness: &Freshness) -> String {
+    let mut steps = Vec::new();
+    for reason in &freshness.stale_reasons {
+        steps.push(match reason {
+            StaleReason::CitedFilesChanged => {
+                "re-read the changed files and rewrite the nodes or checkpoint that cite them with `epiphany update` (an unrelated write does not count)"
+            }
+            StaleReason::ReferencesBroken if freshness.references.fixable_count > 0 => {
+                "re-anchor renamed paths and moved lines with `epiphany freshness --fix | epiphany update`, and fix the rest by hand"
+            }
+            StaleReason::ReferencesBroken => {
+                "rewrite the broken code references with `epiphany update` (`epiphany freshness` lists them)"
+            }
+            StaleReason::GraphStale => {
+                "settle the frontier once verified: `epiphany update` with `graph_frontier` (no dirty paths, open questions or gaps) and `churn.graph_freshness` \"fresh\", or promote a proposal whose verifier covers its paths"
+            }
+            StaleReason::IndexStale => "refresh the index with `epiphany index`",
+            StaleReason::Conflicts => {
+                "check each conflicting field or record that merged branches wrote differently (`epiphany show` lists them) and write it again with `epiphany update`"
+            }
+        });
+    }
+    steps.join("; ")
+}
+
+/// `--fix`: the envelope that re-anchors what can be fixed mechanically, on stdout; what is
+/// left for a person, on stderr.
+fn print_fix(ctx: &Ctx, head: &Head, freshness: &Freshness) -> Result<Status> {
+    let findings = &freshness.references.findings;
+    let manual: Vec<&RefFinding> = findings
+        .iter()
+        .filter(|f| f.blocking && f.reanchored.is_none())
+        .collect();
+    for finding in &manual {
+        ctx.ui
+            .warn(&format!("needs a person: {}", describe_finding(finding)));
+    }
+    let patch = head
+        .has_state()
+        .then(|| reanchor_patch(&head.state, findings))
+        .flatten();
+    let Some(patch) = patch else {
+        ctx.ui
+            .status("nothing to re-anchor mechanically; nothing printed");
+        return Ok(Status::Ok);
+    };
+    ctx.ui.status(&format!(
+        "re-anchors {} code reference(s); apply it with `epiphany update`",
+        freshness.references.fixable_count
+    ));
+    let report = DraftReport {
+        expected_revision: head.state.revision,
+        patch,
+    };
+    ctx.ui
+        .emit_text(&(serde_json::to_string(&report)? + "\n"))?;
     Ok(Status::Ok)
 }

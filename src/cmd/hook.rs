@@ -23,11 +23,13 @@ use serde_json::json;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::cmd::reorient::reorientation;
+use crate::cmd::signals::observe;
 use crate::error::ErrorKind;
 use crate::error::classify;
 use crate::mcp::Tool;
 use crate::policy::hooks::Host;
+use crate::policy::pressure::assess_pressure;
+use crate::policy::reorient::plan_reorientation;
 use crate::policy::session::Budget;
 use crate::policy::session::Compaction;
 use crate::policy::session::pre_compact_problem;
@@ -155,8 +157,10 @@ fn respond(ctx: &Ctx, event: &Event) -> Result<Option<Value>> {
     let head = store.head()?;
     match event {
         Event::SessionStart { host, max_chars } => {
-            let verdict = reorientation(ctx, &store, &head, None)?;
+            let freshness = observe(ctx, &store, &head, None)?.freshness;
             let state = head.has_state().then_some(&head.state);
+            let verdict = plan_reorientation(state, &freshness, &assess_pressure(None));
+            let staleness = freshness.staleness();
             let mut budget = Budget::for_host(host.map(Host::from));
             if let Some(max_chars) = max_chars {
                 budget = budget.at_most_chars(*max_chars);
@@ -166,6 +170,7 @@ fn respond(ctx: &Ctx, event: &Event) -> Result<Option<Value>> {
             let context = session_start_context(
                 state,
                 &verdict,
+                Some(&staleness),
                 compaction.as_ref().map(|compaction| (compaction, ctx.now)),
                 budget,
             );

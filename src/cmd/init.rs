@@ -86,6 +86,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
                 patch,
                 expected_revision: Some(0),
                 turn_id: None,
+                allow_missing_paths: false,
             };
             revision = commit_patch(ctx, &store, write)?.committed.revision;
         }

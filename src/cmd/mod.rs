@@ -10,6 +10,7 @@ use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::mcp::Tool;
 
+pub mod code_refs;
 pub mod completions;
 pub mod context;
 pub mod diff;

@@ -49,6 +49,13 @@ use crate::ui::Report;
 /// verification, verifier, test(s), smoke or review token. When the store moved past the
 /// expected revision (the envelope's, or `--expected-revision`), exit 3 and nothing is
 /// written.
+///
+/// Promotion settles what it verified: the verifier covers the paths its own code refs cite
+/// (`--verifier-file`), or, citing none, the paths the patch's observations cite. Those paths
+/// leave the frontier's `dirty_paths` in the written patch, and when nothing else is open
+/// (no dirty path, open question or gap) the churn's `graph_freshness` becomes `fresh`, so
+/// `freshness --check` passes. Dirty paths the verifier did not cover stay open, and
+/// `freshness` names them. The report lists what was settled and what is still dirty.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Patch or envelope file; `-` or absent reads stdin
@@ -75,6 +82,10 @@ pub struct Args {
     /// Refuse with exit 3 unless the store is at this revision (overrides the envelope's)
     #[arg(long, value_name = "N")]
     pub expected_revision: Option<u64>,
+    /// Accept code refs and dirty paths naming files that do not exist yet (recorded as
+    /// `planned`), as `update --allow-missing-paths` does
+    #[arg(long)]
+    pub allow_missing_paths: bool,
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
@@ -96,6 +107,12 @@ pub struct PromoteReport {
     /// Secrets redacted from the patch before it was written.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub redactions: Vec<Redaction>,
+    /// Frontier dirty paths the verifier covered, settled by this promotion.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub settled_dirty_paths: Vec<String>,
+    /// Frontier dirty paths still open after it (`freshness` names them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open_dirty_paths: Vec<String>,
 }
 
 impl Report for PromoteReport {
@@ -103,7 +120,18 @@ impl Report for PromoteReport {
         match self.revision {
             Some(revision) if self.accepted => {
                 let fields: Vec<&str> = self.changed_fields.iter().map(|f| f.as_str()).collect();
-                writeln!(out, "accepted: revision {revision}: {}", fields.join(", "))
+                writeln!(out, "accepted: revision {revision}: {}", fields.join(", "))?;
+                if !self.settled_dirty_paths.is_empty() {
+                    writeln!(
+                        out,
+                        "settled (verified): {}",
+                        self.settled_dirty_paths.join(", ")
+                    )?;
+                }
+                if !self.open_dirty_paths.is_empty() {
+                    writeln!(out, "still dirty: {}", self.open_dirty_paths.join(", "))?;
+                }
+                Ok(())
             }
             _ => {
                 writeln!(out, "rejected:")?;
@@ -126,6 +154,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         verifier_id,
         verifier_file,
         expected_revision,
+        allow_missing_paths,
     } = args;
     let store = ctx.store()?;
     let mut envelope = read_envelope(ctx, file.as_deref())?;
@@ -154,12 +183,20 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
                 revision: None,
                 changed_fields: Vec::new(),
                 redactions: redactions(found),
+                settled_dirty_paths: Vec::new(),
+                open_dirty_paths: Vec::new(),
             })?;
             ctx.ui
                 .hint("nothing was written; address every reason and promote again");
             return Ok(Status::No);
         }
     };
+    let open_dirty_paths = promotion
+        .patch
+        .graph_frontier
+        .as_ref()
+        .map(|f| f.dirty_paths.clone())
+        .unwrap_or_default();
     let committed = commit_patch(
         ctx,
         &store,
@@ -169,6 +206,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             changed_fields: promotion.changed_fields,
             expected_revision: expected_revision.or(envelope.expected_revision),
             turn_id: None,
+            allow_missing_paths: *allow_missing_paths,
         },
     )?;
     // The patch reached the writer clean, so what the writer found came from nowhere else.
@@ -183,6 +221,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         revision: Some(committed.committed.revision),
         changed_fields: committed.committed.record.changed_fields,
         redactions,
+        settled_dirty_paths: promotion.settled_paths,
+        open_dirty_paths,
     })?;
     Ok(Status::Ok)
 }

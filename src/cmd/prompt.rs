@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::cmd::signals::observe;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
 use crate::policy::projection::StateStatus;
@@ -27,6 +28,10 @@ use crate::ui::Report;
 /// planning, mode, scratch, churn, invariants, subgoals, graph detail), the objective,
 /// checkpoint and frontier last, and the block ends with a line naming what was left out and
 /// the command that fetches it. Lines are never cut. Prints nothing before the first write.
+///
+/// When the work tree contradicts the map — a cited file changed since the node or checkpoint
+/// citing it was written, or a code reference no longer holds — the graph and checkpoint
+/// sections say so with the paths, from the same reading `freshness` and `reorient` make.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The most characters to print (at least 2500)
@@ -66,11 +71,13 @@ impl Report for PromptReport {
 /// Runs `prompt`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let Args { max_chars } = args;
-    let head = ctx.store()?.head()?;
+    let store = ctx.store()?;
+    let head = store.head()?;
     let report = if head.has_state() {
+        let staleness = observe(ctx, &store, &head, None)?.freshness.staleness();
         PromptReport {
             state_status: StateStatus::Ready,
-            rendered: render(&head.state, *max_chars),
+            rendered: render(&head.state, Some(&staleness), *max_chars),
         }
     } else {
         ctx.ui.status(

@@ -8,6 +8,7 @@ use anyhow::Result;
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::cmd::draft::DraftReport;
+use crate::cmd::draft::emit_draft;
 use crate::error::Failure;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
@@ -22,8 +23,9 @@ use crate::policy::propose::propose;
 /// new candidate node; the frontier gains those nodes, their linked nodes and their edges; the
 /// churn judgment says how much the map moved.
 ///
-/// The output is the `{"expected_revision", "patch"}` envelope; apply it with
-/// `epiphany promote`, which demands verifier evidence.
+/// The output is the `{"expected_revision", "patch"}` envelope, printed as JSON when stdout
+/// is not a terminal (even without `--json`), so `epiphany propose | epiphany promote ...`
+/// works as written; `promote` demands verifier evidence.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// An observation to build on (repeatable); without any, observations are picked
@@ -54,15 +56,15 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
              `epiphany show`",
         )
     })?;
-    ctx.ui.emit(&DraftReport {
+    let report = DraftReport {
         expected_revision: state.revision,
         patch,
-    })?;
-    if !ctx.ui.json() {
-        ctx.ui.hint(
-            "to apply it, rerun with `--json` and pipe it into `epiphany promote --verifier-kind \
-             K --verifier-status S --verifier-summary T`",
-        );
-    }
+    };
+    emit_draft(
+        ctx,
+        &report,
+        "to apply it, pipe it into `epiphany promote --verifier-kind K --verifier-status S \
+         --verifier-summary T`",
+    )?;
     Ok(Status::Ok)
 }

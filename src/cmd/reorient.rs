@@ -8,11 +8,9 @@ use anyhow::Result;
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::cmd::pressure::TokenLimits;
-use crate::cmd::signals::retrieval_summary;
-use crate::cmd::signals::watcher_input;
+use crate::cmd::signals::observe;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
-use crate::policy::freshness::assess_freshness;
 use crate::policy::pressure::Telemetry;
 use crate::policy::pressure::assess_pressure;
 use crate::policy::prompt::inline_ids;
@@ -28,7 +26,8 @@ use crate::ui::Report;
 /// Regather when there is no state or no checkpoint, when the checkpoint asks for it, when a
 /// file it cites is dirty in the index or on the frontier or changed in the work tree since it
 /// was written, when an active frontier node cites a changed file, or when the checkpoint cites
-/// no code while the state drifted. Otherwise resume. Token counts (`--used` and limits) only
+/// no code while the state drifted. The freshness read is the one `freshness`, `scene` and
+/// `prompt` make, so they agree. Otherwise resume. Token counts (`--used` and limits) only
 /// add a compaction warning; they never change the verdict. With `--check`, exits 1 on
 /// regather and 0 on resume.
 #[derive(Debug, clap::Args)]
@@ -101,12 +100,11 @@ pub fn reorientation(
     head: &Head,
     telemetry: Option<&Telemetry>,
 ) -> Result<Reorientation> {
-    let retrieval = retrieval_summary(store);
-    let watcher = watcher_input(ctx, store, head, retrieval.as_ref(), None)?;
+    let freshness = observe(ctx, store, head, None)?.freshness;
     let state = head.has_state().then_some(&head.state);
-    // §13.1: the lens uses the live retrieval summary only when the state carries none.
-    let retrieval = state.and_then(|s| s.retrieval.clone()).or(retrieval);
-    let freshness = assess_freshness(state, &head.anchors, retrieval.as_ref(), &watcher);
-    let pressure = assess_pressure(telemetry);
-    Ok(plan_reorientation(state, &freshness, &pressure))
+    Ok(plan_reorientation(
+        state,
+        &freshness,
+        &assess_pressure(telemetry),
+    ))
 }

@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::cmd::signals::retrieval_summary;
+use crate::cmd::signals::observe;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
 use crate::policy::prompt::inline_ids;
@@ -23,7 +23,9 @@ use crate::ui::Report;
 /// A compact summary of the whole state: the objective and active subgoal, invariant counts by
 /// status, graph counts with the frontier, the retrieval index status, the investigation
 /// checkpoint, the five newest observations and evidence records, churn, and the commands
-/// available from here. Before the first write it says so and still lists the commands.
+/// available from here. Before the first write it says so and still lists the commands. The
+/// freshness line is the same reading `freshness`, `reorient` and `prompt` make: cited files
+/// changed since written, broken code references, a stale graph or index.
 #[derive(Debug, clap::Args)]
 pub struct Args {}
 
@@ -115,19 +117,29 @@ impl Report for Scene {
             writeln!(out, "  graph checkpoint `{id}`{summary}")?;
         }
         if let Some(r) = &self.retrieval {
-            writeln!(
-                out,
-                "retrieval: {}, {} files, {} chunks, {} dirty paths",
-                match r.status {
-                    RetrievalStatus::Unavailable => "unavailable",
-                    RetrievalStatus::Ready => "ready",
-                    RetrievalStatus::Stale => "stale",
-                    RetrievalStatus::Indexing => "indexing",
-                },
-                r.indexed_file_count.unwrap_or(0),
-                r.indexed_chunk_count.unwrap_or(0),
-                r.dirty_path_count
-            )?;
+            let status = match r.status {
+                RetrievalStatus::Unavailable => "unavailable",
+                RetrievalStatus::Ready => "ready",
+                RetrievalStatus::Stale => "stale",
+                RetrievalStatus::Indexing => "indexing",
+            };
+            if r.index_revision.as_deref() == Some(crate::search::QUERY_TIME_REVISION) {
+                writeln!(
+                    out,
+                    "retrieval: {status}, no persistent index (queries scan the work tree)"
+                )?;
+            } else {
+                writeln!(
+                    out,
+                    "retrieval: {status}, {} files, {} chunks, {} dirty paths",
+                    r.indexed_file_count.unwrap_or(0),
+                    r.indexed_chunk_count.unwrap_or(0),
+                    r.dirty_path_count
+                )?;
+            }
+        }
+        if let Some(staleness) = &self.staleness {
+            writeln!(out, "freshness: {}", staleness.note)?;
         }
         if let Some(c) = &self.investigation_checkpoint {
             writeln!(
@@ -138,6 +150,17 @@ impl Report for Scene {
                 c.disposition.as_str(),
                 c.focus
             )?;
+            if let Some(staleness) = self
+                .staleness
+                .as_ref()
+                .filter(|s| !s.checkpoint_changed_paths.is_empty())
+            {
+                writeln!(
+                    out,
+                    "  stale: files it cites changed since it was written: {}; re-gather before resuming",
+                    staleness.checkpoint_changed_paths.join(", ")
+                )?;
+            }
             if let Some(next) = &c.next_action {
                 writeln!(out, "  next action: {next}")?;
             }
@@ -173,7 +196,9 @@ pub fn run(ctx: &Ctx, _args: &Args) -> Result<Status> {
     let store = ctx.store()?;
     let head = store.head()?;
     let state = head.has_state().then_some(&head.state);
+    let observed = observe(ctx, &store, &head, None)?;
+    let staleness = state.map(|_| observed.freshness.staleness());
     ctx.ui
-        .emit(&scene(state, retrieval_summary(&store).as_ref()))?;
+        .emit(&scene(state, Some(&observed.retrieval), staleness.as_ref()))?;
     Ok(Status::Ok)
 }

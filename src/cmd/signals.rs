@@ -1,10 +1,12 @@
-//! The live signals projections read besides the state: the retrieval index summary and the
-//! work tree's changes since each anchored record was written.
+//! The live signals projections read besides the state: the retrieval index summary, the
+//! work tree's changes since each anchored record was written, and the cited files as they are
+//! now.
 //!
-//! This is where `freshness`, `reorient` and `scene` touch the outside world (git and the
-//! index); the policies they feed stay pure. Inside git the changes come from git: committed,
-//! staged, unstaged and untracked files since each anchor commit, `.epiphany/` excluded,
-//! renames followed. Outside git they fall back to the retrieval index manifest's dirty paths.
+//! This is where `freshness`, `reorient`, `scene`, `prompt` and the session-start hook touch
+//! the outside world (git, the index, the cited files), through the one [`observe`]; the
+//! policies they feed stay pure. Inside git the changes come from git: committed, staged,
+//! unstaged and untracked files since each anchor commit, `.epiphany/` excluded, renames
+//! followed. Outside git they fall back to the retrieval index manifest's dirty paths.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -12,10 +14,14 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::cli::Ctx;
+use crate::cmd::code_refs::read_cited_files;
 use crate::error::Failure;
 use crate::policy::freshness::ChangeSource;
+use crate::policy::freshness::Freshness;
 use crate::policy::freshness::WatcherInput;
 use crate::policy::freshness::WorkTreeChanges;
+use crate::policy::freshness::assess_freshness;
+use crate::policy::recheck::paths_to_read;
 use crate::policy::text::fresh_key;
 use crate::search;
 use crate::state::git;
@@ -26,12 +32,47 @@ use crate::state::store::Revision;
 use crate::state::store::STORE_DIR;
 use crate::state::store::Store;
 
-/// The retrieval index summary (§14.9) for this store's work tree, or `None` when no index
-/// was ever built: a missing index is reported as missing and never fails a check, while an
-/// index that exists but cannot be used reads as stale.
-pub fn retrieval_summary(store: &Store) -> Option<RetrievalState> {
-    let status = search::status(store.root(), &store.cache_dir());
-    (status.indexed || status.problem.is_some()).then_some(status.state)
+/// What the projections read besides the state, observed once per command.
+#[derive(Debug, Clone)]
+pub struct Observed {
+    /// The retrieval index summary (§14.9).
+    pub retrieval: RetrievalState,
+    /// Freshness: the index, the graph, the work tree's changes, every reference re-checked.
+    pub freshness: Freshness,
+}
+
+/// Observes the work tree for `head` (changes since each anchored record, or since revision
+/// `since`'s commit; the cited files re-read; the index summary) and assesses freshness once:
+/// `freshness`, `reorient`, `scene`, `prompt` and the session-start hook all read this.
+pub fn observe(ctx: &Ctx, store: &Store, head: &Head, since: Option<u64>) -> Result<Observed> {
+    let retrieval = retrieval_summary(store);
+    let watcher = watcher_input(ctx, store, head, Some(&retrieval), since)?;
+    let state = head.has_state().then_some(&head.state);
+    let cited = state.map(|state| {
+        let renames = match &watcher {
+            WatcherInput::Observed(changes) => changes.renames.clone(),
+            WatcherInput::Unavailable(_) => Default::default(),
+        };
+        read_cited_files(store.root(), &paths_to_read(state, &renames))
+    });
+    let freshness = assess_freshness(
+        state,
+        &head.anchors,
+        Some(&retrieval),
+        &watcher,
+        cited.as_ref(),
+    );
+    Ok(Observed {
+        retrieval,
+        freshness,
+    })
+}
+
+/// The retrieval index summary (§14.9) for this store's work tree. Without an index it is the
+/// baseline summary, `ready`: `retrieve` answers from a query-time scan, and every view says
+/// so the same way. An index that exists but cannot be used reads as stale.
+pub fn retrieval_summary(store: &Store) -> RetrievalState {
+    search::status(store.root(), &store.cache_dir()).state
 }
 
 /// What the watcher sees: the work tree's changes since each anchored record of `head` was
@@ -45,7 +86,25 @@ pub fn watcher_input(
 ) -> Result<WatcherInput> {
     let observed_at_unix_seconds = ctx.now.as_second();
     let watched_root = store.root().display().to_string();
-    if git::work_tree_root(store.root()).is_none() {
+    let in_git = git::work_tree_root(store.root()).is_some();
+    if !head.has_state() && since.is_none() {
+        // Before the first write nothing is anchored, so nothing can have changed under it.
+        return Ok(WatcherInput::Observed(WorkTreeChanges {
+            source: if in_git {
+                ChangeSource::Git
+            } else {
+                ChangeSource::Manifest
+            },
+            watched_root,
+            observed_at_unix_seconds,
+            base_commit: None,
+            since_revision: None,
+            since_base: BTreeSet::new(),
+            since_commit: Default::default(),
+            renames: Default::default(),
+        }));
+    }
+    if !in_git {
         if since.is_some() {
             return Err(Failure::usage(
                 "`--since` compares with a commit, but this store is not in a git repository",
@@ -56,11 +115,6 @@ pub fn watcher_input(
             retrieval,
             watched_root,
             observed_at_unix_seconds,
-        ));
-    }
-    if !head.has_state() {
-        return Ok(WatcherInput::Unavailable(
-            "no state yet, so nothing is anchored to a commit".to_owned(),
         ));
     }
     let base_commit = match since {

@@ -10,6 +10,10 @@ use serde::Serialize;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::cmd::code_refs::Resolver;
+use crate::cmd::code_refs::audit_patch_refs;
+use crate::cmd::code_refs::warn_planned;
+use crate::cmd::code_refs::with_ref_problems;
 use crate::error::ErrorKind;
 use crate::error::Failure;
 use crate::mcp::PATCH_INPUT;
@@ -41,6 +45,14 @@ use crate::ui::Report;
 /// FILE or stdin. Every validation rule runs and every problem is listed; on any problem
 /// nothing is written (exit 2). When the store is not at the expected revision, exit 3.
 ///
+/// Every code reference the patch brings in (graphs, checkpoint, observations, evidence) and
+/// every new frontier dirty path is checked against the work tree: a relative path is read
+/// from the repository root (or, failing that, from the current directory) and stored
+/// relative to the root; the file must exist (unless `--allow-missing-paths`); lines count
+/// from 1, `start_line` ≤ `end_line` ≤ the file's line count; a `symbol` must occur in the
+/// file, inside the range when there is one. References already in the state are not checked
+/// again.
+///
 /// Patch fields (snake_case): replaced when present — objective, active_subgoal_id, subgoals,
 /// invariants, graphs, graph_frontier, graph_checkpoint, scratch, investigation_checkpoint,
 /// job_bindings, churn, mode, planning; placed first (newest first) — observations, evidence,
@@ -66,6 +78,10 @@ pub struct Args {
     /// Turn id to record as `last_updated_turn_id`
     #[arg(long, value_name = "ID")]
     pub turn_id: Option<String>,
+    /// Accept code refs and dirty paths naming files that do not exist yet (plans); they are
+    /// recorded as `planned` and reported
+    #[arg(long)]
+    pub allow_missing_paths: bool,
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
@@ -133,6 +149,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         file,
         expected_revision,
         turn_id,
+        allow_missing_paths,
     } = args;
     let envelope = crate::cmd::input::read_envelope(ctx, file.as_deref())?;
     let store = ctx.store()?;
@@ -142,6 +159,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         patch: envelope.patch,
         expected_revision: expected_revision.or(envelope.expected_revision),
         turn_id: turn_id.clone(),
+        allow_missing_paths: *allow_missing_paths,
     };
     let committed = commit_patch(ctx, &store, write)?;
     ctx.ui.emit(&committed.report())?;
@@ -161,6 +179,8 @@ pub struct PatchWrite {
     pub expected_revision: Option<u64>,
     /// The turn that writes.
     pub turn_id: Option<String>,
+    /// Accept code refs to files that do not exist yet, marked `planned`.
+    pub allow_missing_paths: bool,
 }
 
 /// A patch that made it into the store.
@@ -192,13 +212,20 @@ pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<Patch
         changed_fields,
         expected_revision,
         turn_id,
+        allow_missing_paths,
     } = write;
     let mut found = BTreeMap::new();
-    let patch = redact_serialized(patch, &mut found).map_err(redaction_failure)?;
+    let mut patch = redact_serialized(patch, &mut found).map_err(redaction_failure)?;
     let turn_id = turn_id.map(|turn_id| redact_text(&turn_id, &mut found).unwrap_or(turn_id));
     let redactions = redactions(found);
     let mut tx = ctx.begin(store)?;
-    check_update(&tx.head().state, tx.head(), &patch, expected_revision).map_err(refusal_error)?;
+    let resolver = Resolver::new(store.root(), &ctx.cwd, false);
+    let audit = audit_patch_refs(&resolver, &tx.head().state, &mut patch, allow_missing_paths);
+    with_ref_problems(
+        check_update(&tx.head().state, tx.head(), &patch, expected_revision),
+        audit.problems,
+    )
+    .map_err(refusal_error)?;
     let structural = patch.has_state_replacements();
     let problems = |head: &Head| structure_problems(&head.state, &|id| head.has_evidence(id));
     let before = structural.then(|| problems(tx.head()));
@@ -219,6 +246,7 @@ pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<Patch
     }
     let committed = tx.commit()?;
     warn_redactions(ctx, &redactions);
+    warn_planned(ctx, &audit.planned);
     for warning in &committed.warnings {
         ctx.ui.warn(warning);
     }

@@ -109,10 +109,12 @@ impl DistillRequest {
             Some(salient) if is_source_output(&self.source_kind) => salient,
             _ => text.collapsed.clone(),
         };
-        let summary = match &self.subject {
-            Some(subject) => truncate(&format!("{subject}: {body}"), SUMMARY_LIMIT),
-            None => truncate(&body, SUMMARY_LIMIT),
+        let full = match &self.subject {
+            Some(subject) => format!("{subject}: {body}"),
+            None => body.clone(),
         };
+        let summary = truncate(&full, SUMMARY_LIMIT);
+        let shortened = summary != full || body != text.collapsed || text.capped;
         let fingerprint = hex12(
             [
                 self.source_kind.as_str(),
@@ -125,6 +127,8 @@ impl DistillRequest {
         );
         let evidence_id = format!("ev-{fingerprint}");
         Ok(Distilled {
+            shortened,
+            text_chars: text.chars,
             observation: Observation {
                 id: format!("obs-{fingerprint}"),
                 summary: summary.clone(),
@@ -151,6 +155,11 @@ pub struct Distilled {
     pub observation: Observation,
     /// `ev-<hex12>`, same fingerprint.
     pub evidence: EvidenceRecord,
+    /// Whether the summary leaves part of the text out (salient lines only, or cut at the
+    /// summary limit).
+    pub shortened: bool,
+    /// How many characters the text had, as given.
+    pub text_chars: u64,
 }
 
 impl Distilled {
@@ -219,6 +228,7 @@ fn is_source_output(source_kind: &str) -> bool {
 /// however long the text is.
 #[derive(Debug, Default)]
 pub struct TextDigest {
+    chars: u64,
     collapsed: Capped<{ FINGERPRINT_TEXT_LIMIT + 1 }>,
     line: Line,
     high_signal: Vec<String>,
@@ -240,6 +250,9 @@ struct Line {
 /// What the digest kept once the text ended.
 struct DigestedText {
     collapsed: String,
+    /// Whether the collapsed text was cut at the fingerprint limit.
+    capped: bool,
+    chars: u64,
     salient: Option<String>,
 }
 
@@ -254,6 +267,7 @@ impl TextDigest {
     /// Feeds the next chunk. Lines end at `\n`; every other whitespace (including `\r`)
     /// separates words.
     pub fn push(&mut self, chunk: &str) {
+        self.chars += chunk.chars().count() as u64;
         if self.is_settled() {
             return;
         }
@@ -313,6 +327,8 @@ impl TextDigest {
             .into_iter()
             .find(|lines| !lines.is_empty());
         DigestedText {
+            capped: self.collapsed.scalars > FINGERPRINT_TEXT_LIMIT,
+            chars: self.chars,
             collapsed: self.collapsed.text,
             salient: selection.map(|lines| lines.join(" | ")),
         }
@@ -432,6 +448,19 @@ mod tests {
     }
 
     #[test]
+    fn the_draft_says_when_its_summary_leaves_text_out() {
+        let short = draft("note", None, "all of it");
+        assert!(!short.shortened);
+        assert_eq!(short.text_chars, 9);
+        assert!(!draft("note", Some("subject"), "all of it").shortened);
+        let long = draft("note", None, &"word ".repeat(100));
+        assert!(long.shortened);
+        assert_eq!(long.text_chars, 500);
+        let salient = draft("shell-tool", None, "noise\ntest result: ok\nmore noise");
+        assert!(salient.shortened);
+    }
+
+    #[test]
     fn tool_vector_matches_the_specification() {
         let distilled = draft("tool", None, "hello world");
         assert_eq!(distilled.observation.id, "obs-1562498e2366");
@@ -536,7 +565,11 @@ mod tests {
 
     #[test]
     fn same_input_same_ids_and_subject_changes_them() {
-        assert_eq!(draft("note", None, "x y"), draft("note", None, " x\n y "));
+        let (plain, spaced) = (draft("note", None, "x y"), draft("note", None, " x\n y "));
+        assert_eq!(
+            (plain.observation, plain.evidence),
+            (spaced.observation, spaced.evidence)
+        );
         // Lines matter to the summary of tool output, never to the ids.
         let (joined, split) = (draft("tool", None, "x y"), draft("tool", None, "x\ny"));
         assert_eq!(joined.observation.id, split.observation.id);

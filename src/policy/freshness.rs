@@ -13,6 +13,9 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use crate::policy::projection::StateStatus;
+use crate::policy::recheck::CitedFiles;
+use crate::policy::recheck::ReferenceFreshness;
+use crate::policy::recheck::recheck_references;
 use crate::policy::text::fresh_key;
 use crate::policy::text::uniq_append;
 use crate::state::model::CodeRef;
@@ -25,6 +28,9 @@ use crate::state::snapshot::node_anchor_key;
 
 /// `churn.graph_freshness` values that read as fresh (exact, case-sensitive).
 pub const FRESH_GRAPH_LABELS: [&str; 4] = ["fresh", "ready", "current", "ok"];
+
+/// How many dirty paths and open items a note names.
+const NAMED_LIMIT: usize = 4;
 
 /// Retrieval index status as freshness reports it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -218,6 +224,9 @@ impl WatcherFreshness {
 pub enum StaleReason {
     /// A graph node or the checkpoint cites a file that changed after it was written.
     CitedFilesChanged,
+    /// A code reference of the graphs or the checkpoint no longer holds: its file is gone or
+    /// renamed, its symbol gone or moved, its lines past the end.
+    ReferencesBroken,
     /// The graph itself records dirt, open questions or gaps, or a non-fresh label.
     GraphStale,
     /// The retrieval index is behind the work tree.
@@ -247,23 +256,128 @@ pub struct Freshness {
     /// Fields and records that concurrent writes from merged branches set differently.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conflicts: Vec<String>,
+    /// Every code reference re-checked against the work tree.
+    pub references: ReferenceFreshness,
+}
+
+impl StaleReason {
+    /// How a person reads it.
+    pub fn describe(self) -> &'static str {
+        match self {
+            StaleReason::CitedFilesChanged => "cited files changed",
+            StaleReason::ReferencesBroken => "code references broken",
+            StaleReason::GraphStale => "graph stale",
+            StaleReason::IndexStale => "index stale",
+            StaleReason::Conflicts => "conflicts between merged branches",
+        }
+    }
+}
+
+/// What every view says about staleness: one reading of [`Freshness`], so `scene`, `prompt`,
+/// `reorient`, `freshness` and the session-start hook cannot disagree.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+pub struct Staleness {
+    /// No reason to be stale.
+    pub fresh: bool,
+    /// Why not.
+    pub stale_reasons: Vec<StaleReason>,
+    /// Files that changed after the graph nodes citing them were written.
+    pub node_changed_paths: Vec<String>,
+    /// Those graph nodes.
+    pub stale_node_ids: Vec<String>,
+    /// Files that changed after the investigation checkpoint citing them was written.
+    pub checkpoint_changed_paths: Vec<String>,
+    /// Code references of the graphs and the checkpoint that no longer hold, as
+    /// `path (finding)`.
+    pub broken_refs: Vec<String>,
+    /// The whole verdict in a sentence.
+    pub note: String,
+}
+
+impl Freshness {
+    /// The staleness every view shows.
+    pub fn staleness(&self) -> Staleness {
+        let node_changed_paths: Vec<String> = self
+            .watcher
+            .changes
+            .iter()
+            .filter(|c| !c.graph_node_ids.is_empty())
+            .map(|c| c.path.clone())
+            .collect();
+        let mut changed_cited_paths = node_changed_paths.clone();
+        uniq_append(
+            &mut changed_cited_paths,
+            self.watcher.checkpoint_changed_paths.iter().cloned(),
+        );
+        let mut broken_refs = Vec::new();
+        for finding in self.references.findings.iter().filter(|f| f.blocking) {
+            let line = match &finding.renamed_to {
+                Some(to) => format!("{} (renamed to {to})", finding.code_ref.path),
+                None => format!("{} ({})", finding.code_ref.path, finding.kind.as_str()),
+            };
+            uniq_append(&mut broken_refs, [line]);
+        }
+        let note = if self.stale_reasons.is_empty() {
+            "fresh: the work tree matches the map".to_owned()
+        } else {
+            let mut parts = Vec::new();
+            for reason in &self.stale_reasons {
+                parts.push(match reason {
+                    StaleReason::CitedFilesChanged => format!(
+                        "cited files changed since written: {}",
+                        changed_cited_paths.join(", ")
+                    ),
+                    StaleReason::ReferencesBroken => {
+                        format!("code references broken: {}", broken_refs.join(", "))
+                    }
+                    StaleReason::GraphStale => self.graph.note.clone(),
+                    StaleReason::IndexStale => self.retrieval.note.clone(),
+                    StaleReason::Conflicts => format!(
+                        "conflicts between merged branches (rewrite each with `epiphany update`): {}",
+                        self.conflicts.join(", ")
+                    ),
+                });
+            }
+            format!("stale: {}", parts.join("; "))
+        };
+        Staleness {
+            fresh: self.fresh,
+            stale_reasons: self.stale_reasons.clone(),
+            node_changed_paths,
+            stale_node_ids: self.watcher.graph_node_ids.clone(),
+            checkpoint_changed_paths: self.watcher.checkpoint_changed_paths.clone(),
+            broken_refs,
+            note,
+        }
+    }
 }
 
 /// Assesses freshness. `live_retrieval` (the index summary computed now) wins over a
-/// retrieval summary stored in the state.
+/// retrieval summary stored in the state. `cited` is what the work tree holds at every cited
+/// path (`None`: the references are not re-checked).
 pub fn assess_freshness(
     state: Option<&State>,
     anchors: &BTreeMap<String, Anchor>,
     live_retrieval: Option<&RetrievalState>,
     watcher: &WatcherInput,
+    cited: Option<&CitedFiles>,
 ) -> Freshness {
     let retrieval =
         retrieval_freshness(live_retrieval.or(state.and_then(|s| s.retrieval.as_ref())));
     let graph = graph_freshness(state);
+    let no_renames = BTreeMap::new();
+    let renames = match watcher {
+        WatcherInput::Observed(changes) => &changes.renames,
+        WatcherInput::Unavailable(_) => &no_renames,
+    };
+    let references = recheck_references(state, cited, renames);
     let watcher = watch(state, anchors, watcher);
     let mut stale_reasons = Vec::new();
     if watcher.cited_files_changed() {
         stale_reasons.push(StaleReason::CitedFilesChanged);
+    }
+    if references.blocking_count > 0 {
+        stale_reasons.push(StaleReason::ReferencesBroken);
     }
     if graph.status == GraphFreshnessStatus::Stale {
         stale_reasons.push(StaleReason::GraphStale);
@@ -286,6 +400,7 @@ pub fn assess_freshness(
         graph,
         watcher,
         conflicts,
+        references,
     }
 }
 
@@ -304,6 +419,10 @@ pub fn retrieval_freshness(retrieval: Option<&RetrievalState>) -> RetrievalFresh
     };
     let dirty = retrieval.dirty_paths.len();
     let (status, note) = match retrieval.status {
+        RetrievalStatus::Ready if retrieval.last_indexed_at_unix_seconds.is_none() => (
+            RetrievalFreshnessStatus::Ready,
+            "no persistent index: `retrieve` scans the work tree at query time (`epiphany index` builds one)".to_owned(),
+        ),
         RetrievalStatus::Ready if dirty == 0 => (
             RetrievalFreshnessStatus::Ready,
             "retrieval catalog is ready".to_owned(),
@@ -367,6 +486,23 @@ pub fn graph_freshness(state: Option<&State>) -> GraphFreshness {
         let mut note = format!(
             "graph is stale: {dirty} dirty paths, {questions} open questions, {gaps} open gaps"
         );
+        let named: Vec<String> = frontier
+            .dirty_paths
+            .iter()
+            .chain(&frontier.open_question_ids)
+            .chain(&frontier.open_gap_ids)
+            .take(NAMED_LIMIT)
+            .map(|item| format!("`{item}`"))
+            .collect();
+        if !named.is_empty() {
+            let more = (dirty + questions + gaps).saturating_sub(named.len());
+            let more = if more > 0 {
+                format!(", {more} more")
+            } else {
+                String::new()
+            };
+            note.push_str(&format!(" ({}{more})", named.join(", ")));
+        }
         if let Some(label) = label.as_deref().filter(|_| label_stale) {
             note.push_str(&format!(", graph freshness `{label}`"));
         }
@@ -613,7 +749,7 @@ mod tests {
         // src/a.rs changed between c1 and c2 only: `a` (written at c1) is stale, `flow`
         // (written again at c2) is not.
         let input = changes(&["README.md"], &[("c1", &["src/a.rs", "README.md"])]);
-        let freshness = assess_freshness(Some(&state), &anchors, None, &input);
+        let freshness = assess_freshness(Some(&state), &anchors, None, &input, None);
         let watcher = &freshness.watcher;
         assert_eq!(watcher.status, WatcherStatus::Changed);
         assert_eq!(watcher.graph_node_ids, vec!["a"]);
@@ -633,7 +769,7 @@ mod tests {
     fn unanchored_records_use_the_base_and_root_prefixes_are_stripped() {
         let state = state();
         let input = changes(&["src/b.rs"], &[]);
-        let freshness = assess_freshness(Some(&state), &BTreeMap::new(), None, &input);
+        let freshness = assess_freshness(Some(&state), &BTreeMap::new(), None, &input, None);
         assert_eq!(freshness.watcher.graph_node_ids, vec!["b"]);
         assert_eq!(freshness.watcher.checkpoint_changed_paths, vec!["src/b.rs"]);
         assert!(freshness.watcher.changes[0].cited_by_checkpoint);
@@ -643,7 +779,13 @@ mod tests {
     #[test]
     fn clean_and_unavailable_watchers() {
         let state = state();
-        let clean = assess_freshness(Some(&state), &BTreeMap::new(), None, &changes(&[], &[]));
+        let clean = assess_freshness(
+            Some(&state),
+            &BTreeMap::new(),
+            None,
+            &changes(&[], &[]),
+            None,
+        );
         assert_eq!(clean.watcher.status, WatcherStatus::Clean);
         assert!(clean.fresh);
         let unavailable = assess_freshness(
@@ -651,6 +793,7 @@ mod tests {
             &BTreeMap::new(),
             None,
             &WatcherInput::Unavailable("not in git".into()),
+            None,
         );
         assert_eq!(unavailable.watcher.status, WatcherStatus::Unavailable);
         assert_eq!(unavailable.watcher.note, "not in git");
@@ -723,6 +866,7 @@ mod tests {
             &BTreeMap::new(),
             Some(&summary),
             &WatcherInput::Unavailable("no state".into()),
+            None,
         );
         assert_eq!(freshness.retrieval.status, RetrievalFreshnessStatus::Stale);
         assert_eq!(freshness.stale_reasons, vec![StaleReason::IndexStale]);

@@ -18,6 +18,7 @@ pub mod projection;
 pub mod promote;
 pub mod prompt;
 pub mod propose;
+pub mod recheck;
 pub mod reorient;
 pub mod scene;
 pub mod secrets;

@@ -15,6 +15,7 @@ use crate::policy::churn::diff_pressure_rank;
 use crate::policy::structure::Reasons;
 use crate::policy::structure::Replacements;
 use crate::policy::structure::structural_errors;
+use crate::policy::text::fresh_key;
 use crate::policy::text::hex12;
 use crate::policy::text::is_accepting_status;
 use crate::policy::text::is_blank;
@@ -39,10 +40,57 @@ const RISKY_FRESHNESS: [&str; 4] = ["broadened", "expanded", "semantic", "update
 /// An accepted promotion, ready for the write path.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Promotion {
-    /// The patch with the verifier record appended at the end of its evidence.
+    /// The patch with the verifier record appended at the end of its evidence, and the
+    /// frontier dirty paths the verifier covered settled.
     pub patch: Patch,
     /// The original patch's changed fields, with `evidence` added at the end when missing.
     pub changed_fields: Vec<ChangedField>,
+    /// The frontier dirty paths the verifier covered, cleared from the patch.
+    pub settled_paths: Vec<String>,
+}
+
+/// The graph-freshness label a promotion writes when it settled every dirty path and nothing
+/// else is open.
+pub const SETTLED_FRESHNESS: &str = "fresh";
+
+/// Promotion settles what it verified. The verifier covers the paths its own code refs cite;
+/// a verifier that cites none vouches for the patch it accepts, so it covers the paths the
+/// patch's observations cite. Those paths leave the patch's frontier `dirty_paths`; when that
+/// settles something and leaves no dirty path, open question or gap, the patch's churn
+/// `graph_freshness` becomes `fresh`. Dirty paths the verifier did not cover stay, and the
+/// graph stays stale until they are settled. Returns the paths settled.
+pub fn settle_verified(patch: &mut Patch, verifier: &EvidenceRecord) -> Vec<String> {
+    let covered: HashSet<String> = if verifier.code_refs.is_empty() {
+        patch
+            .observations
+            .iter()
+            .flat_map(|o| &o.code_refs)
+            .map(|r| fresh_key(&r.path, None))
+            .collect()
+    } else {
+        verifier
+            .code_refs
+            .iter()
+            .map(|r| fresh_key(&r.path, None))
+            .collect()
+    };
+    let Some(frontier) = patch.graph_frontier.as_mut() else {
+        return Vec::new();
+    };
+    let (settled, open): (Vec<String>, Vec<String>) = std::mem::take(&mut frontier.dirty_paths)
+        .into_iter()
+        .partition(|path| covered.contains(&fresh_key(path, None)));
+    frontier.dirty_paths = open;
+    let nothing_open = frontier.dirty_paths.is_empty()
+        && frontier.open_question_ids.is_empty()
+        && frontier.open_gap_ids.is_empty();
+    if !settled.is_empty()
+        && nothing_open
+        && let Some(churn) = patch.churn.as_mut()
+    {
+        churn.graph_freshness = Some(SETTLED_FRESHNESS.to_owned());
+    }
+    settled
 }
 
 /// Gates `patch` with `verifier` (§8.3–§8.4): every reason it is refused, or the promotion to
@@ -57,10 +105,12 @@ pub fn promote(patch: Patch, verifier: EvidenceRecord) -> Result<Promotion, Vec<
         changed_fields.push(ChangedField::Evidence);
     }
     let mut patch = patch;
+    let settled_paths = settle_verified(&mut patch, &verifier);
     patch.evidence.push(verifier);
     Ok(Promotion {
         patch,
         changed_fields,
+        settled_paths,
     })
 }
 
@@ -205,6 +255,92 @@ pub fn verifier_record(
         status: status.to_owned(),
         summary: summary.to_owned(),
         code_refs: Vec::new(),
+    }
+}
+
+#[cfg(test)]
+mod settle_tests {
+    use super::*;
+    use crate::state::model::CodeRef;
+    use crate::state::model::GraphFrontier;
+    use crate::state::model::Observation;
+
+    fn patch(dirty: &[&str], questions: &[&str]) -> Patch {
+        Patch {
+            graph_frontier: Some(GraphFrontier {
+                dirty_paths: dirty.iter().map(|p| (*p).to_owned()).collect(),
+                open_question_ids: questions.iter().map(|q| (*q).to_owned()).collect(),
+                ..GraphFrontier::default()
+            }),
+            observations: vec![Observation {
+                id: "o".into(),
+                summary: "s".into(),
+                source_kind: "test".into(),
+                status: "ok".into(),
+                code_refs: vec![CodeRef::to_path("src/a.rs")],
+                evidence_ids: vec!["e".into()],
+            }],
+            churn: Some(ChurnState {
+                understanding_status: "proposal_expands_map".into(),
+                diff_pressure: "medium".into(),
+                graph_freshness: Some("proposal-expanded".into()),
+                warning: Some("w".into()),
+                unexplained_writes: None,
+            }),
+            ..Patch::default()
+        }
+    }
+
+    fn verifier(paths: &[&str]) -> EvidenceRecord {
+        EvidenceRecord {
+            id: "v".into(),
+            kind: "test".into(),
+            status: "pass".into(),
+            summary: "green".into(),
+            code_refs: paths.iter().map(|p| CodeRef::to_path(*p)).collect(),
+        }
+    }
+
+    fn label(patch: &Patch) -> Option<&str> {
+        patch.churn.as_ref()?.graph_freshness.as_deref()
+    }
+
+    #[test]
+    fn a_verifier_without_refs_settles_the_paths_the_patch_observed() {
+        let mut all = patch(&["src/a.rs"], &[]);
+        assert_eq!(settle_verified(&mut all, &verifier(&[])), vec!["src/a.rs"]);
+        assert_eq!(
+            all.graph_frontier.as_ref().map(|f| f.dirty_paths.len()),
+            Some(0)
+        );
+        assert_eq!(label(&all), Some(SETTLED_FRESHNESS));
+    }
+
+    #[test]
+    fn what_the_verifier_did_not_cover_stays_open() {
+        let mut partly = patch(&["./src/a.rs", "src/b.rs"], &[]);
+        assert_eq!(
+            settle_verified(&mut partly, &verifier(&[])),
+            vec!["./src/a.rs"]
+        );
+        assert_eq!(
+            partly
+                .graph_frontier
+                .as_ref()
+                .map(|f| f.dirty_paths.clone()),
+            Some(vec!["src/b.rs".to_owned()])
+        );
+        assert_eq!(label(&partly), Some("proposal-expanded"));
+        let mut questions = patch(&["src/a.rs"], &["q"]);
+        settle_verified(&mut questions, &verifier(&[]));
+        assert_eq!(label(&questions), Some("proposal-expanded"));
+        let mut cited = patch(&["src/a.rs", "src/b.rs"], &[]);
+        assert_eq!(
+            settle_verified(&mut cited, &verifier(&["src/b.rs"])),
+            vec!["src/b.rs"]
+        );
+        let mut nothing = Patch::default();
+        assert!(settle_verified(&mut nothing, &verifier(&[])).is_empty());
     }
 }
 

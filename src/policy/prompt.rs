@@ -11,6 +11,7 @@
 
 use serde::Serialize;
 
+use crate::policy::freshness::Staleness;
 use crate::policy::text::collapse;
 use crate::policy::text::slash_key;
 use crate::policy::text::uniq_append;
@@ -206,7 +207,7 @@ pub struct Rendered {
 
 /// Renders the fragment within `max_chars` Unicode scalar values. Below [`MIN_MAX_CHARS`]
 /// even the fixed text may not fit; then the text is empty rather than over the ceiling.
-pub fn render(state: &State, max_chars: usize) -> Rendered {
+pub fn render(state: &State, staleness: Option<&Staleness>, max_chars: usize) -> Rendered {
     let applicable: Vec<PromptPart> = CUT_ORDER
         .into_iter()
         .filter(|part| part.size(state) > 0)
@@ -214,7 +215,7 @@ pub fn render(state: &State, max_chars: usize) -> Rendered {
     for level in 0..=applicable.len() {
         let cuts = &applicable[..level];
         let text = assemble(
-            &sections(state, cuts),
+            &sections(state, staleness, cuts),
             &left_out_line(state, cuts, 0, max_chars),
         );
         if char_count(&text) <= max_chars {
@@ -223,7 +224,7 @@ pub fn render(state: &State, max_chars: usize) -> Rendered {
     }
     // Last resort: the kept sections alone are too long (huge id lists or texts). Drop whole
     // lines, longest first, never a heading or the fixed text.
-    let mut kept = sections(state, &applicable);
+    let mut kept = sections(state, staleness, &applicable);
     let mut dropped = 0;
     loop {
         let text = assemble(
@@ -348,7 +349,7 @@ fn assemble(sections: &[Section], left_out: &str) -> String {
 }
 
 /// Every section present in `state`, in §5.2 order, without the parts in `cuts`.
-fn sections(state: &State, cuts: &[PromptPart]) -> Vec<Section> {
+fn sections(state: &State, staleness: Option<&Staleness>, cuts: &[PromptPart]) -> Vec<Section> {
     let keep = |part| !cuts.contains(&part);
     let focus = focus_ids(state);
     let mut sections = vec![
@@ -372,11 +373,17 @@ fn sections(state: &State, cuts: &[PromptPart]) -> Vec<Section> {
         || state.graph_frontier.is_some()
         || state.graph_checkpoint.is_some()
     {
-        sections.push(graphs(state, &focus, keep(PromptPart::GraphDetail)));
+        sections.push(graphs(
+            state,
+            staleness,
+            &focus,
+            keep(PromptPart::GraphDetail),
+        ));
     }
     if state.investigation_checkpoint.is_some() {
         sections.push(investigation_checkpoint(
             state,
+            staleness,
             keep(PromptPart::CheckpointDetail),
         ));
     }
@@ -390,7 +397,7 @@ fn sections(state: &State, cuts: &[PromptPart]) -> Vec<Section> {
         sections.push(evidence(state));
     }
     if keep(PromptPart::Churn) && state.churn.is_some() {
-        sections.push(churn(state));
+        sections.push(churn(state, staleness));
     }
     if keep(PromptPart::Mode) && state.mode.is_some() {
         sections.push(mode(state));
@@ -628,8 +635,41 @@ fn invariants(state: &State) -> Section {
     section
 }
 
-fn graphs(state: &State, focus: &[String], detail: bool) -> Section {
+/// Whether the work tree contradicts the map: cited files changed under their records, or
+/// references that no longer hold.
+fn map_contradicted(staleness: Option<&Staleness>) -> Option<&Staleness> {
+    staleness.filter(|s| {
+        !s.node_changed_paths.is_empty()
+            || !s.checkpoint_changed_paths.is_empty()
+            || !s.broken_refs.is_empty()
+    })
+}
+
+fn backticked(items: &[String]) -> String {
+    items
+        .iter()
+        .map(|item| format!("`{item}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn graphs(state: &State, staleness: Option<&Staleness>, focus: &[String], detail: bool) -> Section {
     let mut section = Section::new("## Graphs");
+    if let Some(staleness) = map_contradicted(staleness) {
+        if !staleness.stale_node_ids.is_empty() {
+            section.line(format!(
+                "- Stale: files changed since the nodes citing them were written: {} (nodes {}); re-read them before trusting those nodes",
+                backticked(&staleness.node_changed_paths),
+                inline_ids(&staleness.stale_node_ids)
+            ));
+        }
+        if !staleness.broken_refs.is_empty() {
+            section.line(format!(
+                "- Broken code refs: {} (`epiphany freshness` lists them; `epiphany freshness --fix` re-anchors renames and moved lines)",
+                backticked(&staleness.broken_refs)
+            ));
+        }
+    }
     if let Some(frontier) = &state.graph_frontier {
         for (label, list) in [
             ("Frontier active nodes", &frontier.active_node_ids),
@@ -810,12 +850,18 @@ fn graph_detail(section: &mut Section, state: &State, graph: &Graph, focus: &[St
     );
 }
 
-fn investigation_checkpoint(state: &State, detail: bool) -> Section {
+fn investigation_checkpoint(state: &State, staleness: Option<&Staleness>, detail: bool) -> Section {
     let mut section = Section::new("## Investigation Checkpoint");
     let Some(checkpoint) = &state.investigation_checkpoint else {
         return section;
     };
     section.line(format!("- Id: `{}`", checkpoint.checkpoint_id));
+    if let Some(staleness) = staleness.filter(|s| !s.checkpoint_changed_paths.is_empty()) {
+        section.line(format!(
+            "- Stale: files it cites changed since it was written: {}; re-gather before resuming",
+            backticked(&staleness.checkpoint_changed_paths)
+        ));
+    }
     section.line(format!("- Kind: {}", collapse(&checkpoint.kind)));
     section.line(format!(
         "- Disposition: {}",
@@ -916,7 +962,7 @@ fn evidence(state: &State) -> Section {
     section
 }
 
-fn churn(state: &State) -> Section {
+fn churn(state: &State, staleness: Option<&Staleness>) -> Section {
     let mut section = Section::new("## Churn");
     if let Some(churn) = &state.churn {
         section.line(format!(
@@ -928,7 +974,15 @@ fn churn(state: &State) -> Section {
             collapse(&churn.diff_pressure)
         ));
         if let Some(freshness) = &churn.graph_freshness {
-            section.line(format!("- Graph freshness: {}", collapse(freshness)));
+            let contradicted = if map_contradicted(staleness).is_some() {
+                " (as recorded; the work tree has moved since, see Graphs)"
+            } else {
+                ""
+            };
+            section.line(format!(
+                "- Graph freshness: {}{contradicted}",
+                collapse(freshness)
+            ));
         }
         if let Some(warning) = &churn.warning {
             section.line(format!("- Warning: {}", collapse(warning)));
@@ -1076,8 +1130,55 @@ mod tests {
     }
 
     #[test]
+    fn staleness_shows_in_the_graph_checkpoint_and_churn_sections() {
+        let mut state = rich(1, "green");
+        state.investigation_checkpoint = Some(checkpoint(0));
+        state.churn = Some(ChurnState {
+            understanding_status: "mapped".into(),
+            diff_pressure: "low".into(),
+            graph_freshness: Some("fresh".into()),
+            warning: None,
+            unexplained_writes: None,
+        });
+        let staleness = Staleness {
+            fresh: false,
+            stale_reasons: vec![],
+            node_changed_paths: vec!["src/a.rs".into()],
+            stale_node_ids: vec!["a".into()],
+            checkpoint_changed_paths: vec!["src/c.rs".into()],
+            broken_refs: vec!["src/gone.rs (missing)".into()],
+            note: "stale".into(),
+        };
+        let text = render(&state, Some(&staleness), 100_000).text;
+        assert!(text.contains("- Stale: files changed since the nodes citing them were written: `src/a.rs` (nodes `a`)"), "{text}");
+        assert!(
+            text.contains("- Broken code refs: `src/gone.rs (missing)`"),
+            "{text}"
+        );
+        assert!(
+            text.contains("- Stale: files it cites changed since it was written: `src/c.rs`"),
+            "{text}"
+        );
+        assert!(
+            text.contains("- Graph freshness: fresh (as recorded; the work tree has moved since"),
+            "{text}"
+        );
+        let fresh = Staleness {
+            node_changed_paths: vec![],
+            stale_node_ids: vec![],
+            checkpoint_changed_paths: vec![],
+            broken_refs: vec![],
+            ..staleness
+        };
+        assert_eq!(
+            render(&state, Some(&fresh), 100_000).text,
+            render(&state, None, 100_000).text
+        );
+    }
+
+    #[test]
     fn minimal_state_wraps_intro_overview_and_discipline() {
-        let rendered = render(&State::default(), DEFAULT_MAX_CHARS);
+        let rendered = render(&State::default(), None, DEFAULT_MAX_CHARS);
         let text = &rendered.text;
         assert!(text.starts_with("<epiphany_state>## Epiphany State\n"));
         assert!(text.ends_with("rehydrate from `epiphany prompt`.\n</epiphany_state>"));
@@ -1088,7 +1189,7 @@ mod tests {
 
     #[test]
     fn limits_omission_lines_and_line_formats() {
-        let text = render(&rich(5, "all  green"), 100_000).text;
+        let text = render(&rich(5, "all  green"), None, 100_000).text;
         for line in [
             "- Objective: ship the store",
             "- Active subgoal: `s1`",
@@ -1146,12 +1247,12 @@ mod tests {
     fn ceiling_drops_low_priority_parts_and_says_so() {
         let long = "a long finding ".repeat(100);
         let state = rich(300, &long);
-        let full = render(&state, usize::MAX);
+        let full = render(&state, None, usize::MAX);
         assert!(
             full.chars > DEFAULT_MAX_CHARS,
             "the test state must overflow"
         );
-        let rendered = render(&state, 3000);
+        let rendered = render(&state, None, 3000);
         assert!(rendered.chars <= 3000, "{} chars", rendered.chars);
         let text = &rendered.text;
         assert!(text.contains("- Objective: ship the store"));
@@ -1176,7 +1277,7 @@ mod tests {
     fn parts_absent_from_the_state_are_not_reported() {
         let mut state = rich(300, &"x".repeat(2000));
         state.mode = None;
-        let rendered = render(&state, DEFAULT_MAX_CHARS);
+        let rendered = render(&state, None, DEFAULT_MAX_CHARS);
         assert!(rendered.chars <= DEFAULT_MAX_CHARS);
         assert!(rendered.left_out.iter().all(|l| l.part != PromptPart::Mode));
     }
@@ -1188,7 +1289,7 @@ mod tests {
         if let Some(frontier) = state.graph_frontier.as_mut() {
             frontier.open_gap_ids = (0..2000).map(|i| format!("gap-{i}")).collect();
         }
-        let rendered = render(&state, MIN_MAX_CHARS);
+        let rendered = render(&state, None, MIN_MAX_CHARS);
         assert!(rendered.chars <= MIN_MAX_CHARS);
         assert!(!rendered.text.contains("gap-1999"));
         assert!(rendered.text.contains("- Next action: rerun the probe"));
@@ -1197,7 +1298,7 @@ mod tests {
             Some(PromptPart::Lines)
         );
         assert!(rendered.text.contains("more lines (`epiphany show`)"));
-        let tiny = render(&state, 100);
+        let tiny = render(&state, None, 100);
         assert_eq!(tiny.text, "");
         assert_eq!(tiny.chars, 0);
     }
@@ -1222,11 +1323,11 @@ mod tests {
         if let Some(checkpoint) = state.investigation_checkpoint.as_mut() {
             checkpoint.open_questions = (0..10_000).map(|i| format!("q{i}")).collect();
         }
-        let rendered = render(&state, MIN_MAX_CHARS);
+        let rendered = render(&state, None, MIN_MAX_CHARS);
         assert!(!rendered.text.is_empty());
         assert!(rendered.chars <= MIN_MAX_CHARS);
         assert!(rendered.text.contains("## Operating Discipline"));
-        let every_part = render(&state, 0);
+        let every_part = render(&state, None, 0);
         assert_eq!(every_part.text, "");
         assert_eq!(every_part.left_out.len(), CUT_ORDER.len() + 1);
     }

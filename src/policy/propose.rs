@@ -731,6 +731,7 @@ mod tests {
             end_line: Some(end),
             symbol: Some(symbol.into()),
             note: None,
+            planned: false,
         }
     }
 

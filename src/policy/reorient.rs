@@ -90,6 +90,9 @@ impl ReorientReason {
 pub struct Reorientation {
     /// Whether a state exists.
     pub state_status: StateStatus,
+    /// The revision the verdict was reached on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_revision: Option<u64>,
     /// Resume or regather.
     pub action: ReorientAction,
     /// The checkpoint's standing.
@@ -140,6 +143,7 @@ pub fn plan_reorientation(
     };
     let verdict = Reorientation {
         state_status: StateStatus::of(state),
+        state_revision: state.map(|s| s.revision),
         action: ReorientAction::Regather,
         checkpoint_status: CheckpointStatus::Missing,
         checkpoint_id: None,
@@ -275,7 +279,7 @@ pub fn plan_reorientation(
             .clone()
             .unwrap_or_else(|| GENERIC_REGATHER.to_owned()),
         note: with_pressure(format!(
-            "re-gather before editing: {}",
+            "Re-gather before editing: {}",
             fragments.join("; ")
         )),
         ..verdict
@@ -326,7 +330,7 @@ mod tests {
     }
 
     fn verdict(state: Option<&State>, changed: &[&str]) -> Reorientation {
-        let freshness = assess_freshness(state, &BTreeMap::new(), None, &watcher(changed));
+        let freshness = assess_freshness(state, &BTreeMap::new(), None, &watcher(changed), None);
         plan_reorientation(state, &freshness, &assess_pressure(None))
     }
 
@@ -387,7 +391,8 @@ mod tests {
         assert_eq!(regather.checkpoint_changed_paths, vec!["src/c.rs"]);
         assert_eq!(regather.active_frontier_node_ids, vec!["n"]);
         assert_eq!(regather.next_action, "rerun the probe");
-        assert!(regather.note.starts_with("re-gather before editing: "));
+        assert!(regather.note.starts_with("Re-gather before editing: "));
+        assert_eq!(regather.state_revision, Some(2));
     }
 
     #[test]
@@ -407,7 +412,7 @@ mod tests {
     #[test]
     fn pressure_changes_the_note_not_the_action() {
         let state = state(Some(checkpoint(Disposition::ResumeReady, &["src/c.rs"])));
-        let freshness = assess_freshness(Some(&state), &BTreeMap::new(), None, &watcher(&[]));
+        let freshness = assess_freshness(Some(&state), &BTreeMap::new(), None, &watcher(&[]), None);
         let pressure = assess_pressure(Some(&Telemetry {
             total_tokens: 0,
             last_turn_tokens: 96,

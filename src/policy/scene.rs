@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use crate::policy::freshness::Staleness;
 use crate::policy::projection::StateStatus;
 use crate::state::model::ChurnState;
 use crate::state::model::CodeRef;
@@ -225,6 +226,10 @@ pub struct Scene {
     /// The retrieval index.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retrieval: Option<SceneRetrieval>,
+    /// Whether the work tree still matches the map, as `freshness`, `reorient` and `prompt`
+    /// say it (absent before the first write).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub staleness: Option<Staleness>,
     /// The investigation checkpoint.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub investigation_checkpoint: Option<SceneCheckpoint>,
@@ -242,8 +247,13 @@ pub struct Scene {
     pub available_actions: Vec<SceneAction>,
 }
 
-/// Builds the scene. `live_retrieval` fills in the retrieval summary when the state has none.
-pub fn scene(state: Option<&State>, live_retrieval: Option<&RetrievalState>) -> Scene {
+/// Builds the scene. `live_retrieval` fills in the retrieval summary when the state has none;
+/// `staleness` is the one freshness reading every view shows.
+pub fn scene(
+    state: Option<&State>,
+    live_retrieval: Option<&RetrievalState>,
+    staleness: Option<&Staleness>,
+) -> Scene {
     let available_actions = available_actions(state.is_some());
     let Some(state) = state else {
         return Scene {
@@ -255,6 +265,7 @@ pub fn scene(state: Option<&State>, live_retrieval: Option<&RetrievalState>) -> 
             invariant_status_counts: Vec::new(),
             graph: SceneGraph::default(),
             retrieval: None,
+            staleness: None,
             investigation_checkpoint: None,
             observations: SceneRecords::default(),
             evidence: SceneRecords::default(),
@@ -339,6 +350,7 @@ pub fn scene(state: Option<&State>, live_retrieval: Option<&RetrievalState>) -> 
                 shard_count: r.shards.len(),
                 dirty_path_count: r.dirty_paths.len(),
             }),
+        staleness: staleness.cloned(),
         investigation_checkpoint: state.investigation_checkpoint.as_ref().map(|c| {
             SceneCheckpoint {
                 checkpoint_id: c.checkpoint_id.clone(),
@@ -407,7 +419,7 @@ mod tests {
 
     #[test]
     fn missing_state_still_offers_actions_but_not_propose() {
-        let scene = scene(None, None);
+        let scene = scene(None, None, None);
         assert_eq!(scene.state_status, StateStatus::Missing);
         assert!(scene.available_actions.contains(&SceneAction::Context));
         assert!(!scene.available_actions.contains(&SceneAction::Propose));
@@ -456,7 +468,7 @@ mod tests {
                 .collect(),
             ..State::default()
         };
-        let scene = scene(Some(&state), None);
+        let scene = scene(Some(&state), None, None);
         assert_eq!(scene.active_subgoal.map(|s| s.id), Some("s2".to_owned()));
         assert_eq!(
             scene.invariant_status_counts,

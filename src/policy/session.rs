@@ -9,6 +9,7 @@
 
 use jiff::Timestamp;
 
+use crate::policy::freshness::Staleness;
 use crate::policy::hooks::Host;
 use crate::policy::prompt::MIN_MAX_CHARS;
 use crate::policy::prompt::render;
@@ -88,6 +89,7 @@ pub struct Compaction {
 pub fn session_start_context(
     state: Option<&State>,
     verdict: &Reorientation,
+    staleness: Option<&Staleness>,
     compaction: Option<(&Compaction, Timestamp)>,
     budget: Budget,
 ) -> String {
@@ -102,7 +104,7 @@ pub fn session_start_context(
     let Some(state) = state else {
         return head;
     };
-    let with_state = |room: usize| format!("{head}\n{}", render(state, room).text);
+    let with_state = |room: usize| format!("{head}\n{}", render(state, staleness, room).text);
     let ceiling = budget
         .char_ceiling()
         .saturating_sub(head.chars().count() + 1);
@@ -267,13 +269,13 @@ mod tests {
 
     fn verdict(state: Option<&State>) -> Reorientation {
         let watcher = WatcherInput::Unavailable("test".into());
-        let freshness = assess_freshness(state, &Default::default(), None, &watcher);
+        let freshness = assess_freshness(state, &Default::default(), None, &watcher, None);
         plan_reorientation(state, &freshness, &assess_pressure(None))
     }
 
     #[test]
     fn without_state_only_the_verdict_is_injected() {
-        let text = session_start_context(None, &verdict(None), None, Budget::for_host(None));
+        let text = session_start_context(None, &verdict(None), None, None, Budget::for_host(None));
         assert!(
             text.starts_with("<epiphany_reorient>\nVerdict: regather."),
             "{text}"
@@ -314,13 +316,14 @@ mod tests {
             Budget::for_host(Some(Host::Codex)),
             Budget::for_host(None).at_most_chars(4000),
         ] {
-            let text = session_start_context(Some(&state), &verdict(Some(&state)), None, budget);
+            let text =
+                session_start_context(Some(&state), &verdict(Some(&state)), None, None, budget);
             assert!(budget.fits(&text), "{budget:?}: {} bytes", text.len());
             assert!(text.contains("<epiphany_state>"), "{text}");
             assert!(text.contains("Objective: keep spans"), "{text}");
         }
         let tiny = Budget::for_host(None).at_most_chars(200);
-        let text = session_start_context(Some(&state), &verdict(Some(&state)), None, tiny);
+        let text = session_start_context(Some(&state), &verdict(Some(&state)), None, None, tiny);
         assert!(tiny.fits(&text), "{text}");
     }
 
@@ -335,8 +338,10 @@ mod tests {
         });
         let claude = Budget::for_host(Some(Host::Claude));
         let codex = Budget::for_host(Some(Host::Codex));
-        let for_claude = session_start_context(Some(&state), &verdict(Some(&state)), None, claude);
-        let for_codex = session_start_context(Some(&state), &verdict(Some(&state)), None, codex);
+        let for_claude =
+            session_start_context(Some(&state), &verdict(Some(&state)), None, None, claude);
+        let for_codex =
+            session_start_context(Some(&state), &verdict(Some(&state)), None, None, codex);
         assert!(for_claude.chars().count() <= CLAUDE_CONTEXT_CHARS);
         assert!(
             for_claude.len() > CODEX_CONTEXT_BYTES,
@@ -368,6 +373,7 @@ mod tests {
         let text = session_start_context(
             Some(&state),
             &verdict(Some(&state)),
+            None,
             Some((&compaction, now)),
             budget,
         );
@@ -384,6 +390,7 @@ mod tests {
         let text = session_start_context(
             Some(&state),
             &verdict(Some(&state)),
+            None,
             Some((&compaction, now)),
             budget,
         );
@@ -397,6 +404,7 @@ mod tests {
         let text = session_start_context(
             Some(&state),
             &verdict(Some(&state)),
+            None,
             Some((&unrecorded, now)),
             budget,
         );

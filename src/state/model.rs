@@ -294,6 +294,10 @@ pub struct CodeRef {
     /// Free note.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub note: Option<String>,
+    /// The file did not exist when the reference was written (`--allow-missing-paths`, for
+    /// plans about files still to be written). Set by the write path, not by hand.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub planned: bool,
 }
 
 impl CodeRef {
@@ -305,6 +309,7 @@ impl CodeRef {
             end_line: None,
             symbol: None,
             note: None,
+            planned: false,
         }
     }
 }

@@ -229,23 +229,8 @@ impl std::str::FromStr for Revision {
 
     fn from_str(text: &str) -> Result<Revision, String> {
         let text = text.trim();
-        if let Some(back) = text
-            .strip_prefix("HEAD")
-            .or_else(|| text.strip_prefix("head"))
-        {
-            return match back {
-                "" => Ok(Revision::HeadMinus(0)),
-                _ => match back.strip_prefix('~').map(|n| {
-                    if n.is_empty() {
-                        Ok(1)
-                    } else {
-                        n.parse::<u64>()
-                    }
-                }) {
-                    Some(Ok(n)) => Ok(Revision::HeadMinus(n)),
-                    _ => Err(format!("`{text}` is not HEAD or HEAD~N")),
-                },
-            };
+        if let Some(steps) = text.strip_prefix("HEAD").or_else(|| text.strip_prefix('@')) {
+            return steps_back(text, steps).map(Revision::HeadMinus);
         }
         if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
             return text
@@ -257,9 +242,40 @@ impl std::str::FromStr for Revision {
             return Ok(Revision::Id(text.to_ascii_lowercase()));
         }
         Err(format!(
-            "`{text}` is not a revision: give a number, HEAD, HEAD~N, or a record id (at least 4 hex digits)"
+            "`{text}` is not a revision: give a number, HEAD, HEAD~N, HEAD^, or a record id (at least 4 hex digits)"
         ))
     }
+}
+
+/// How many revisions back the steps after `HEAD` go: any mix of `~N`, `~` and `^`.
+fn steps_back(name: &str, steps: &str) -> Result<u64, String> {
+    let mut back: u64 = 0;
+    let mut rest = steps;
+    while let Some(first) = rest.chars().next() {
+        rest = &rest[first.len_utf8()..];
+        let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+        rest = &rest[digits.len()..];
+        let count = match (first, digits.as_str()) {
+            ('~' | '^', "") => 1,
+            ('~', digits) => digits
+                .parse::<u64>()
+                .map_err(|_| format!("`{name}`: `~{digits}` is too far back"))?,
+            // `^N` picks the N-th parent in git; counting back along the fold there is one.
+            ('^', "1") => 1,
+            ('^', other) => {
+                return Err(format!(
+                    "`{name}`: revisions count back along one line, so `^{other}` names nothing"
+                ));
+            }
+            (other, _) => {
+                return Err(format!(
+                    "`{name}`: unexpected `{other}` (expected `~N` or `^` after `HEAD`)"
+                ));
+            }
+        };
+        back = back.saturating_add(count);
+    }
+    Ok(back)
 }
 
 impl std::fmt::Display for Revision {
@@ -281,13 +297,13 @@ impl History {
         match revision {
             Revision::Number(n) if *n as usize <= head => Ok(*n as usize),
             Revision::Number(n) => Err(Failure::usage(format!(
-                "revision {n} does not exist; the head is at revision {head}"
+                "revision {n} does not exist; the head is revision {head}"
             ))
             .with_hint(hint)
             .into()),
             Revision::HeadMinus(back) if *back as usize <= head => Ok(head - *back as usize),
             Revision::HeadMinus(back) => Err(Failure::usage(format!(
-                "HEAD~{back} does not exist; the head is at revision {head}"
+                "HEAD~{back} is {back} revisions before the head, but the head is revision {head}"
             ))
             .with_hint(hint)
             .into()),
@@ -1291,13 +1307,31 @@ mod tests {
 
     #[test]
     fn revisions_parse_like_git() {
-        assert_eq!("3".parse(), Ok(Revision::Number(3)));
-        assert_eq!("HEAD".parse(), Ok(Revision::HeadMinus(0)));
-        assert_eq!("HEAD~2".parse(), Ok(Revision::HeadMinus(2)));
-        assert_eq!("HEAD~".parse(), Ok(Revision::HeadMinus(1)));
-        assert_eq!("AbCd12".parse(), Ok(Revision::Id("abcd12".into())));
-        assert!("abc".parse::<Revision>().is_err());
-        assert!("HEAD^".parse::<Revision>().is_err());
-        assert!("nope".parse::<Revision>().is_err());
+        for (name, expected) in [
+            ("3", Revision::Number(3)),
+            ("HEAD", Revision::HeadMinus(0)),
+            ("@", Revision::HeadMinus(0)),
+            ("HEAD~", Revision::HeadMinus(1)),
+            ("HEAD^", Revision::HeadMinus(1)),
+            ("HEAD^^", Revision::HeadMinus(2)),
+            ("HEAD~3", Revision::HeadMinus(3)),
+            ("HEAD~2^", Revision::HeadMinus(3)),
+            ("@~7", Revision::HeadMinus(7)),
+            (" HEAD~1 ", Revision::HeadMinus(1)),
+            ("AbCd12", Revision::Id("abcd12".into())),
+        ] {
+            assert_eq!(name.parse(), Ok(expected), "{name}");
+        }
+        for (name, why) in [
+            ("HEAD^2", "one line"),
+            ("HEAD:x", "unexpected `:`"),
+            ("HEADé", "unexpected `é`"),
+            ("main", "is not a revision"),
+            ("-1", "is not a revision"),
+            ("abc", "is not a revision"),
+        ] {
+            let err = name.parse::<Revision>().expect_err(name);
+            assert!(err.contains(why), "{name}: {err}");
+        }
     }
 }

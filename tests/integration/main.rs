@@ -13,4 +13,5 @@ mod test_meta;
 mod test_retrieve;
 mod test_schema;
 mod test_store;
+mod test_truth;
 mod test_views;

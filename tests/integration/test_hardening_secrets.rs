@@ -395,7 +395,7 @@ fn secret_in_every_field(text: &str, raw: &str, parts: &[Value], fields: &Fields
         let sent = with_secret(part, "", &fields.enums, text);
         let output = run_clean(
             &env,
-            &["--json", "update"],
+            &["--json", "update", "--allow-missing-paths"],
             Some(sent.to_string()),
             raw,
             &mut tally,

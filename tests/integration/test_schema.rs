@@ -123,6 +123,42 @@ fn the_schema_command_lists_every_report() {
         assert!(reports.contains_key(command), "{command} missing");
     }
     assert!(all["error"].is_object());
+    // See: issue 10. The input schemas, with the rules only validation enforces.
+    let patch = env.json(&["schema", "patch"]);
+    let observations = patch["properties"]["observations"]["description"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        observations.contains("must cite at least one evidence id"),
+        "{observations}"
+    );
+    assert!(
+        patch["$defs"]["CodeRef"]["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("--allow-missing-paths")),
+        "{patch}"
+    );
+    let envelope = env.json(&["schema", "envelope"]);
+    assert!(envelope["properties"]["patch"].is_object(), "{envelope}");
+    assert!(
+        envelope["$defs"]["Patch"]["properties"]["evidence"]["description"]
+            .as_str()
+            .is_some_and(|d| d.contains("new: not stored")),
+        "{envelope}"
+    );
+    assert_eq!(all["inputs"]["patch"], patch);
+    // A drafted envelope validates against it.
+    let validator = jsonschema::validator_for(&envelope).expect("a valid JSON Schema");
+    let draft = env.json(&[
+        "distill",
+        "--source-kind",
+        "note",
+        "--status",
+        "ok",
+        "--text",
+        "checked",
+    ]);
+    assert!(validator.is_valid(&draft), "{draft}");
     let unknown = env.run(&["schema", "mcp"]);
     assert_eq!(unknown.code, 2, "{unknown}");
 }

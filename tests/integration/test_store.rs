@@ -261,7 +261,7 @@ fn show_log_and_diff_walk_the_history() {
     assert!(
         future
             .stderr
-            .contains("revision 9 does not exist; the head is at revision 2"),
+            .contains("revision 9 does not exist; the head is revision 2"),
         "{future}"
     );
 

@@ -1,0 +1,306 @@
+//! Code references against the work tree: checked when written, re-read when freshness asks.
+//!
+//! The write path hands every patch through [`audit_patch_refs`] before validation: each code
+//! reference (graphs, checkpoint, observations, evidence) and each frontier dirty path is
+//! resolved against the directory the command runs in and stored relative to the repository
+//! root; it must exist unless the write allows missing paths (then it is marked `planned`),
+//! and its lines and symbol must hold against the file. References already in the state are
+//! not checked again: a write never fails for what it did not change. `freshness` reads the
+//! cited files through [`read_cited_files`]. The rules themselves are `policy::code_ref`'s;
+//! this module only reads files.
+
+use std::collections::BTreeMap;
+use std::collections::BTreeSet;
+use std::collections::HashMap;
+use std::collections::HashSet;
+use std::io::Read;
+use std::path::Path;
+use std::path::PathBuf;
+
+use crate::cli::Ctx;
+use crate::policy::code_ref::CitedFile;
+use crate::policy::code_ref::code_ref_key;
+use crate::policy::code_ref::escape_reason;
+use crate::policy::code_ref::format_code_ref;
+use crate::policy::code_ref::is_absolute;
+use crate::policy::code_ref::located_problems;
+use crate::policy::code_ref::patch_code_refs_mut;
+use crate::policy::code_ref::path_candidates;
+use crate::policy::code_ref::scan_bytes;
+use crate::policy::code_ref::shape_problems;
+use crate::policy::code_ref::strip_root;
+use crate::policy::code_ref::visit_state_code_refs;
+use crate::policy::recheck::CitedFiles;
+use crate::policy::update::UpdateRefusal;
+use crate::state::model::CodeRef;
+use crate::state::model::State;
+use crate::state::patch::Patch;
+
+/// What the audit of a patch found.
+#[derive(Debug, Default)]
+pub struct RefAudit {
+    /// Every violation, one line each; the write must not happen when there is any.
+    pub problems: Vec<String>,
+    /// References recorded as plans (their file does not exist yet), as `path (record)`.
+    pub planned: Vec<String>,
+}
+
+/// Where references are resolved: the repository root and the directory the command runs in.
+#[derive(Debug, Clone)]
+pub struct Resolver {
+    root: PathBuf,
+    /// The working directory relative to the root (`""` at the root or outside it).
+    cwd: String,
+    /// Whether a relative path means the working directory first (typed on the command line)
+    /// or the root first (written in a patch document).
+    cwd_first: bool,
+}
+
+impl Resolver {
+    /// A resolver for the repository at `root` and a command running in `cwd`.
+    pub fn new(root: &Path, cwd: &Path, cwd_first: bool) -> Resolver {
+        let root = root.canonicalize().unwrap_or_else(|_| root.to_path_buf());
+        let cwd = cwd
+            .canonicalize()
+            .ok()
+            .and_then(|cwd| {
+                cwd.strip_prefix(&root)
+                    .ok()
+                    .map(|rest| rest.to_string_lossy().replace('\\', "/"))
+            })
+            .unwrap_or_default();
+        Resolver {
+            root,
+            cwd,
+            cwd_first,
+        }
+    }
+
+    /// The repository-relative path `typed` names and whether it exists; `None` when it
+    /// cannot be inside the repository (left for validation to refuse). A path that exists
+    /// in none of its readings is given in its most likely one.
+    fn resolve(&self, typed: &str, stat: &mut Stat) -> Option<(String, bool)> {
+        let candidates = if is_absolute(typed) {
+            let canonical = Path::new(typed)
+                .canonicalize()
+                .ok()
+                .and_then(|path| path.strip_prefix(&self.root).ok().map(Path::to_path_buf))
+                .map(|rest| rest.to_string_lossy().replace('\\', "/"));
+            canonical
+                .or_else(|| strip_root(typed, &self.root.to_string_lossy()))
+                .into_iter()
+                .collect()
+        } else {
+            path_candidates(typed, &self.cwd, self.cwd_first)
+        };
+        let existing = candidates
+            .iter()
+            .find(|candidate| stat.exists(&self.root, candidate));
+        match existing {
+            Some(found) => Some((found.clone(), true)),
+            None => candidates.into_iter().next().map(|first| (first, false)),
+        }
+    }
+}
+
+/// File-system answers, asked once per path.
+#[derive(Default)]
+struct Stat(HashMap<String, bool>);
+
+impl Stat {
+    fn exists(&mut self, root: &Path, relative: &str) -> bool {
+        *self
+            .0
+            .entry(relative.to_owned())
+            .or_insert_with(|| root.join(relative).symlink_metadata().is_ok())
+    }
+}
+
+/// Checks, resolves and marks every code reference and frontier dirty path of `patch` against
+/// the work tree, in place. References and dirty paths already in `state` pass unchanged.
+pub fn audit_patch_refs(
+    resolver: &Resolver,
+    state: &State,
+    patch: &mut Patch,
+    allow_missing: bool,
+) -> RefAudit {
+    let mut audit = RefAudit::default();
+    let mut refs = patch_code_refs_mut(patch);
+    if !refs.is_empty() {
+        let mut known: HashSet<(String, bool)> = HashSet::new();
+        visit_state_code_refs(state, |_, r| {
+            known.insert((code_ref_key(r), r.planned));
+        });
+        refs.retain(|(_, r)| !known.contains(&(code_ref_key(r), r.planned)));
+        let labelled = refs
+            .into_iter()
+            .map(|(owner, code_ref)| (format!("on {owner}"), code_ref))
+            .collect();
+        audit_refs(resolver, labelled, allow_missing, &mut audit);
+    }
+    if let Some(frontier) = patch.graph_frontier.as_mut() {
+        let stored: HashSet<&String> = state
+            .graph_frontier
+            .iter()
+            .flat_map(|f| &f.dirty_paths)
+            .collect();
+        let mut stat = Stat::default();
+        for path in &mut frontier.dirty_paths {
+            if stored.contains(path) {
+                continue;
+            }
+            let Some((resolved, exists)) = resolver.resolve(path, &mut stat) else {
+                let reason = escape_reason(path).unwrap_or("names no file");
+                audit
+                    .problems
+                    .push(format!("graph_frontier.dirty_paths \"{path}\" {reason}"));
+                continue;
+            };
+            if !exists && !allow_missing {
+                audit.problems.push(format!(
+                    "graph_frontier.dirty_paths \"{resolved}\": no such file in the work tree (for a file still to be written, pass `--allow-missing-paths`)"
+                ));
+            }
+            *path = resolved;
+        }
+    }
+    audit
+}
+
+/// Checks, resolves and marks the given references; `label` says where each came from
+/// (`on architecture node "a"`, `` `--code-ref` ``).
+pub fn audit_refs(
+    resolver: &Resolver,
+    refs: Vec<(String, &mut CodeRef)>,
+    allow_missing: bool,
+    audit: &mut RefAudit,
+) {
+    let mut stat = Stat::default();
+    // First settle every path, so each file is read once with all the symbols cited in it.
+    let mut settled: Vec<(String, &mut CodeRef, Option<bool>)> = Vec::new();
+    let mut wanted: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (label, code_ref) in refs {
+        let typed = format_code_ref(code_ref);
+        for problem in shape_problems(code_ref) {
+            audit
+                .problems
+                .push(format!("code ref `{typed}` {label}: {problem}"));
+        }
+        let Some((path, exists)) = resolver.resolve(&code_ref.path, &mut stat) else {
+            // A patch path that leaves the repository is refused by validation with its own
+            // message; a typed one is refused here.
+            match escape_reason(&code_ref.path) {
+                None => audit.problems.push(format!(
+                    "code ref `{typed}` {label}: the path names no file"
+                )),
+                Some(reason) if resolver.cwd_first => audit
+                    .problems
+                    .push(format!("code ref `{typed}` {label}: the path {reason}")),
+                Some(_) => {}
+            }
+            settled.push((label, code_ref, None));
+            continue;
+        };
+        code_ref.path = path;
+        if exists {
+            let symbols = wanted.entry(code_ref.path.clone()).or_default();
+            symbols.extend(code_ref.symbol.clone());
+        }
+        settled.push((label, code_ref, Some(exists)));
+    }
+    let files = read_files(&resolver.root, &wanted);
+    for (label, code_ref, exists) in settled {
+        match exists {
+            None => {}
+            Some(false) if allow_missing || code_ref.planned => {
+                code_ref.planned = true;
+                audit.planned.push(format!("{} ({label})", code_ref.path));
+            }
+            Some(false) => audit.problems.push(format!(
+                "code ref `{}` {label}: no such file in the work tree (for a file still to be written, pass `--allow-missing-paths`)",
+                format_code_ref(code_ref)
+            )),
+            Some(true) => {
+                code_ref.planned = false;
+                let file = files.get(&code_ref.path).unwrap_or(&CitedFile::Missing);
+                for problem in located_problems(code_ref, file) {
+                    audit.problems.push(format!(
+                        "code ref `{}` {label}: {problem}",
+                        format_code_ref(code_ref)
+                    ));
+                }
+            }
+        }
+    }
+}
+
+/// Adds the reference problems to the write path's own verdict: a refusal for another reason
+/// (an empty patch, a revision conflict) stands; otherwise every problem is listed together.
+pub fn with_ref_problems(
+    checked: Result<(), UpdateRefusal>,
+    problems: Vec<String>,
+) -> Result<(), UpdateRefusal> {
+    match checked {
+        Err(UpdateRefusal::Invalid(mut reasons)) => {
+            reasons.extend(problems);
+            Err(UpdateRefusal::Invalid(reasons))
+        }
+        Ok(()) if !problems.is_empty() => Err(UpdateRefusal::Invalid(problems)),
+        other => other,
+    }
+}
+
+/// Says on stderr which references were recorded as plans.
+pub fn warn_planned(ctx: &Ctx, planned: &[String]) {
+    if !planned.is_empty() {
+        ctx.ui.warn(&format!(
+            "{} code reference(s) name files that do not exist yet, recorded as planned: {}",
+            planned.len(),
+            planned.join(", ")
+        ));
+    }
+}
+
+/// Reads every wanted path under `root`: what is there, its line count, and where each
+/// symbol occurs. Paths that would leave the root read as missing.
+pub fn read_cited_files(root: &Path, wanted: &BTreeMap<String, BTreeSet<String>>) -> CitedFiles {
+    CitedFiles {
+        files: read_files(root, wanted),
+    }
+}
+
+fn read_files(
+    root: &Path,
+    wanted: &BTreeMap<String, BTreeSet<String>>,
+) -> HashMap<String, CitedFile> {
+    // One buffer for every file: hundreds of cited files cost no more allocations than one.
+    let mut buffer = Vec::new();
+    wanted
+        .iter()
+        .map(|(path, symbols)| (path.clone(), read_file(root, path, symbols, &mut buffer)))
+        .collect()
+}
+
+fn read_file(
+    root: &Path,
+    path: &str,
+    symbols: &BTreeSet<String>,
+    buffer: &mut Vec<u8>,
+) -> CitedFile {
+    if escape_reason(path).is_some() {
+        return CitedFile::Missing;
+    }
+    let full = root.join(path);
+    let mut file = match std::fs::File::open(&full) {
+        Ok(file) => file,
+        Err(_) if full.is_dir() => return CitedFile::Directory,
+        Err(_) => return CitedFile::Missing,
+    };
+    buffer.clear();
+    match file.read_to_end(buffer) {
+        Ok(_) => scan_bytes(buffer, symbols),
+        // Opening a directory succeeds on Unix; reading it fails.
+        Err(_) if full.is_dir() => CitedFile::Directory,
+        Err(_) => CitedFile::Missing,
+    }
+}

@@ -1,0 +1,678 @@
+//! Issue 10, "the map never lies": code references are checked when written, claims are
+//! re-checked mechanically, every view tells the same truth, promotion settles what it
+//! verified, and the command line keeps its contract.
+// See: issue 10 ("The map never lies")
+
+use serde_json::json;
+
+use crate::common::TestEnv;
+
+#[test]
+fn regression_10_json_usage_errors_are_json_documents() {
+    let env = TestEnv::new();
+    for (args, needle) in [
+        (&["--json", "scene", "--bogus"][..], "--bogus"),
+        (
+            &["--json", "distill", "--status", "ok", "--source-kind"],
+            "--source-kind",
+        ),
+        (&["--json", "pressure", "--used", "many"], "many"),
+        (&["--json", "graph", "--direction", "sideways"], "sideways"),
+        (&["--json", "distill", "--status", "ok"], "--source-kind"),
+        (&["--json", "frobnicate"], "frobnicate"),
+        (&["--json", "prompt", "--max-chars", "10"], "10"),
+        (&["scene", "--json", "--depth", "2"], "--depth"),
+    ] {
+        let output = env.run(args);
+        assert_eq!(output.code, 2, "{args:?}:\n{output}");
+        let document = output.json();
+        assert_eq!(document["error"]["kind"], "usage", "{args:?}:\n{output}");
+        let message = document["error"]["message"].as_str().unwrap_or_default();
+        assert!(message.contains(needle), "{args:?}: {message}");
+        assert!(!message.starts_with("error:"), "{message}");
+        assert!(document["error"]["hint"].is_string(), "{document}");
+        assert!(output.stderr.contains("error:"), "{output}");
+    }
+    // Help is not an error, with or without `--json`.
+    let help = env.run(&["--json", "scene", "--help"]);
+    assert_eq!(help.code, 0, "{help}");
+    assert!(help.stdout.contains("Usage:"), "{help}");
+    // Without `--json`, clap's own message.
+    let plain = env.run(&["scene", "--bogus"]);
+    assert_eq!((plain.code, plain.stdout.as_str()), (2, ""), "{plain}");
+}
+
+#[test]
+fn regression_10_text_may_begin_with_a_dash() {
+    let env = TestEnv::new();
+    let draft = env.json(&[
+        "distill",
+        "--source-kind",
+        "note",
+        "--status",
+        "ok",
+        "--text",
+        "-5 apples, then --more",
+    ]);
+    assert_eq!(
+        draft["patch"]["observations"][0]["summary"],
+        "-5 apples, then --more"
+    );
+}
+
+#[test]
+fn regression_10_diff_takes_head_style_names() {
+    let env = TestEnv::new();
+    for objective in ["one", "two", "three"] {
+        env.update(&json!({"objective": objective}));
+    }
+    let numbered = env.json(&["diff", "1", "3"]);
+    assert_eq!(env.json(&["diff", "HEAD~2", "HEAD"]), numbered);
+    assert_eq!(env.json(&["diff", "HEAD^^", "@"]), numbered);
+    let last = env.json(&["diff", "HEAD^"]);
+    assert_eq!(
+        (last["from"].clone(), last["to"].clone()),
+        (json!(2), json!(3))
+    );
+    let bad = env.run(&["--json", "diff", "HEAD~9"]);
+    assert_eq!(bad.code, 2, "{bad}");
+    assert_eq!(bad.json()["error"]["kind"], "usage");
+    assert!(
+        bad.json()["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("the head is revision 3")),
+        "{bad}"
+    );
+}
+
+/// A committed repository holding `files`, with a store.
+fn repo(files: &[(&str, &str)]) -> TestEnv {
+    let env = TestEnv::new();
+    for (path, contents) in files {
+        env.write(path, contents);
+    }
+    env.commit_all("code");
+    env
+}
+
+const LIB: &str = "// lib\npub fn alpha() {}\n// three\n// four\n// five\n// six\n// seven\n// eight\n// nine\n// ten\n";
+
+fn observed_at(code_refs: serde_json::Value) -> serde_json::Value {
+    json!({
+        "observations": [{"id": "obs-r", "summary": "s", "source_kind": "test", "status": "ok",
+                          "evidence_ids": ["ev-r"], "code_refs": code_refs}],
+        "evidence": [{"id": "ev-r", "kind": "test", "status": "ok", "summary": "s"}]
+    })
+}
+
+#[test]
+fn regression_10_bad_references_are_refused_and_nothing_is_written() {
+    let env = repo(&[("src/lib.rs", LIB)]);
+    env.update(&json!({"objective": "map the lib"}));
+    let before = env.store_bytes();
+    let cases = [
+        (
+            json!({"path": "src/nope.rs"}),
+            "code ref `src/nope.rs` on observation \"obs-r\": no such file in the work tree",
+        ),
+        (
+            json!({"path": "src/lib.rs", "start_line": 50, "end_line": 10}),
+            "start_line 50 is after end_line 10",
+        ),
+        (
+            json!({"path": "src/lib.rs", "start_line": 0}),
+            "start_line must be 1 or more",
+        ),
+        (
+            json!({"path": "src/lib.rs", "start_line": 5, "end_line": 99}),
+            "line 99 is past the end of the file (10 lines)",
+        ),
+        (
+            json!({"path": "src/lib.rs", "symbol": "ghost"}),
+            "symbol `ghost` does not occur in the file",
+        ),
+        (
+            json!({"path": "src/lib.rs", "start_line": 6, "end_line": 8, "symbol": "alpha"}),
+            "symbol `alpha` does not occur in lines 6-8 (it does at line 2)",
+        ),
+        (
+            json!({"path": "src/lib.rs", "end_line": 4}),
+            "end_line is given without start_line",
+        ),
+        (json!({"path": "../../etc/passwd"}), "leaves the repository"),
+    ];
+    for (code_ref, message) in &cases {
+        let output = env.run_with_stdin(&["update"], observed_at(json!([code_ref])).to_string());
+        assert_eq!(output.code, 2, "{code_ref}:\n{output}");
+        assert!(output.stderr.contains(message), "{code_ref}:\n{output}");
+        assert!(output.stderr.contains("nothing was written"), "{output}");
+        assert_eq!(env.store_bytes(), before, "{code_ref}");
+    }
+    // Every violation of one patch is listed, dirty paths included.
+    let mut patch = observed_at(json!(
+        cases.iter().map(|(r, _)| r.clone()).collect::<Vec<_>>()
+    ));
+    patch["graph_frontier"] =
+        json!({"dirty_paths": ["../x", "/etc/passwd", "src/ghost.rs", "src/lib.rs"]});
+    let all = env.run_with_stdin(&["--json", "update"], patch.to_string());
+    assert_eq!(all.code, 2, "{all}");
+    let problems = all.json()["error"]["problems"].clone();
+    let problems: Vec<&str> = problems
+        .as_array()
+        .expect("problems")
+        .iter()
+        .filter_map(|p| p.as_str())
+        .collect();
+    for (_, message) in &cases {
+        assert!(
+            problems.iter().any(|p| p.contains(message)),
+            "{message}: {problems:?}"
+        );
+    }
+    for message in [
+        "graph_frontier.dirty_paths \"../x\" leaves the repository",
+        "graph_frontier.dirty_paths \"/etc/passwd\" is absolute",
+        "graph_frontier.dirty_paths \"src/ghost.rs\": no such file in the work tree",
+    ] {
+        assert!(
+            problems.iter().any(|p| p.contains(message)),
+            "{message}: {problems:?}"
+        );
+    }
+    assert!(
+        !problems.iter().any(|p| p.contains("\"src/lib.rs\"")),
+        "{problems:?}"
+    );
+    assert_eq!(env.store_bytes(), before);
+
+    // `distill --code-ref` refuses the same things, before drafting.
+    for (typed, message) in [
+        (
+            "src/lib.rs:20-10",
+            "the start line 20 is after the end line 10",
+        ),
+        ("src/nope.rs", "no such file in the work tree"),
+        (
+            "src/lib.rs:11",
+            "line 11 is past the end of the file (10 lines)",
+        ),
+        (
+            "src/lib.rs:1-3#ghost",
+            "symbol `ghost` does not occur in the file",
+        ),
+    ] {
+        let output = env.run(&[
+            "distill",
+            "--source-kind",
+            "note",
+            "--status",
+            "ok",
+            "--code-ref",
+            typed,
+            "--text",
+            "t",
+        ]);
+        assert_eq!(output.code, 2, "{typed}:\n{output}");
+        assert!(output.stderr.contains(message), "{typed}:\n{output}");
+        assert_eq!(output.stdout, "", "{typed}");
+    }
+    // A good one passes, normalised.
+    env.update(&observed_at(
+        json!([{"path": "./src//lib.rs", "start_line": 1, "end_line": 3, "symbol": "alpha"}]),
+    ));
+    assert_eq!(
+        env.json(&["show"])["observations"][0]["code_refs"],
+        json!([{"path": "src/lib.rs", "start_line": 1, "end_line": 3, "symbol": "alpha"}])
+    );
+}
+
+#[test]
+fn regression_10_references_typed_in_a_subdirectory_are_stored_at_their_real_path() {
+    let env = repo(&[(
+        "src/line_buffer.rs",
+        "pub struct LineBuffer;\nimpl LineBuffer {}\n",
+    )]);
+    let draft = env.run(&[
+        "-C",
+        "src",
+        "distill",
+        "--source-kind",
+        "note",
+        "--status",
+        "ok",
+        "--code-ref",
+        "line_buffer.rs:2#LineBuffer",
+        "--text",
+        "seen from src/",
+    ]);
+    assert_eq!(draft.code, 0, "{draft}");
+    assert_eq!(
+        draft.json()["patch"]["observations"][0]["code_refs"],
+        json!([{"path": "src/line_buffer.rs", "start_line": 2, "symbol": "LineBuffer"}])
+    );
+    let applied = env
+        .command(&["-C", "src", "update"])
+        .write_stdin(draft.stdout.clone())
+        .output()
+        .expect("run");
+    assert!(
+        applied.status.success(),
+        "{}",
+        String::from_utf8_lossy(&applied.stderr)
+    );
+    // A patch written in the subdirectory: the root reading does not exist, the local one does.
+    let local = observed_at(
+        json!([{"path": "line_buffer.rs"}, {"path": "../src/line_buffer.rs", "start_line": 1}]),
+    );
+    let local = local
+        .to_string()
+        .replace("obs-r", "obs-local")
+        .replace("ev-r", "ev-local");
+    let output = env
+        .command(&["-C", "src", "update"])
+        .write_stdin(local)
+        .output()
+        .expect("run");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    assert_eq!(
+        env.json(&["show"])["observations"][0]["code_refs"],
+        json!([{"path": "src/line_buffer.rs"}, {"path": "src/line_buffer.rs", "start_line": 1}])
+    );
+    // Going above the root from a subdirectory is refused.
+    let escape = env.run(&[
+        "-C",
+        "src",
+        "distill",
+        "--source-kind",
+        "note",
+        "--status",
+        "ok",
+        "--code-ref",
+        "../../x.rs",
+        "--text",
+        "t",
+    ]);
+    assert_eq!(escape.code, 2, "{escape}");
+    assert!(escape.stderr.contains("leaves the repository"), "{escape}");
+}
+
+#[test]
+fn regression_10_plans_may_cite_files_still_to_be_written() {
+    let env = repo(&[("src/lib.rs", LIB)]);
+    let plan = json!({
+        "investigation_checkpoint": {"checkpoint_id": "ck", "kind": "plan", "disposition": "resume_ready",
+            "focus": "the new module", "next_action": "write it", "code_refs": [{"path": "src/new_module.rs"}]},
+        "graph_frontier": {"dirty_paths": ["src/new_module.rs"]}
+    });
+    let before = env.store_bytes();
+    let refused = env.run_with_stdin(&["update"], plan.to_string());
+    assert_eq!(refused.code, 2, "{refused}");
+    assert_eq!(env.store_bytes(), before);
+    assert!(
+        refused.stderr.contains("--allow-missing-paths"),
+        "{refused}"
+    );
+    let accepted = env.run_with_stdin(&["update", "--allow-missing-paths"], plan.to_string());
+    assert_eq!(accepted.code, 0, "{accepted}");
+    assert!(
+        accepted.stderr.contains(
+            "recorded as planned: src/new_module.rs (on investigation checkpoint \"ck\")"
+        ),
+        "{accepted}"
+    );
+    let state = env.json(&["show"]);
+    assert_eq!(
+        state["investigation_checkpoint"]["code_refs"],
+        json!([{"path": "src/new_module.rs", "planned": true}])
+    );
+    // Freshness names the plan without failing on it.
+    env.commit_all("plan");
+    let freshness = env.json_allowing(&["freshness", "--check"], 1);
+    let findings = &freshness["references"]["findings"];
+    assert_eq!(findings[0]["kind"], "planned", "{freshness}");
+    assert_eq!(findings[0]["blocking"], false);
+    assert_eq!(
+        freshness["stale_reasons"],
+        json!(["graph_stale"]),
+        "the dirty path, not the plan"
+    );
+    // Once the file exists, the plan is an ordinary reference.
+    env.write("src/new_module.rs", "pub fn new() {}\n");
+    let freshness = env.json_allowing(&["freshness"], 0);
+    assert_eq!(
+        freshness["references"]["findings"],
+        json!([]),
+        "{freshness}"
+    );
+}
+
+/// Node `n` citing `code_ref`, written at the current commit.
+fn mapped_at(files: &[(&str, &str)], code_ref: serde_json::Value) -> TestEnv {
+    let env = repo(files);
+    env.update(&json!({"graphs": {"architecture": {"nodes": [
+        {"id": "n", "title": "N", "purpose": "p", "code_refs": [code_ref]}
+    ]}}}));
+    env.commit_all("map");
+    env
+}
+
+const AB: &str = "// a\npub fn alpha() {}\npub fn beta() {}\n// end\n";
+
+#[test]
+fn regression_10_freshness_finds_what_git_changes_broke() {
+    type Change = fn(&TestEnv);
+    let cases: [(&str, serde_json::Value, Change, &str); 4] = [
+        (
+            "delete",
+            json!({"path": "src/a.rs"}),
+            |env| env.git(&["rm", "-q", "src/a.rs"]).truncate(0),
+            "missing",
+        ),
+        (
+            "git mv",
+            json!({"path": "src/a.rs", "start_line": 2, "symbol": "alpha"}),
+            |env| env.git(&["mv", "src/a.rs", "src/b.rs"]).truncate(0),
+            "renamed",
+        ),
+        (
+            "symbol removed",
+            json!({"path": "src/a.rs", "start_line": 3, "symbol": "beta"}),
+            |env| env.write("src/a.rs", "// a\npub fn alpha() {}\n// removed\n// end\n"),
+            "symbol_missing",
+        ),
+        (
+            "lines inserted above",
+            json!({"path": "src/a.rs", "start_line": 2, "end_line": 3, "symbol": "alpha"}),
+            |env| env.write("src/a.rs", format!("// new\n// lines\n{AB}")),
+            "moved_lines",
+        ),
+    ];
+    for (name, code_ref, change, kind) in cases {
+        let env = mapped_at(&[("src/a.rs", AB)], code_ref);
+        assert_eq!(
+            env.run(&["freshness", "--check"]).code,
+            0,
+            "{name}: fresh before"
+        );
+        change(&env);
+        env.commit_all(name);
+        let output = env.run(&["--json", "freshness", "--check"]);
+        assert_eq!(output.code, 1, "{name}:\n{output}");
+        let report = output.json();
+        let finding = &report["references"]["findings"][0];
+        assert_eq!(finding["kind"], kind, "{name}: {report}");
+        assert_eq!(
+            finding["owner"],
+            json!({"record": "node", "graph": "architecture", "id": "n"})
+        );
+        assert_eq!(finding["blocking"], true);
+        assert!(
+            report["stale_reasons"]
+                .as_array()
+                .is_some_and(|r| r.contains(&json!("references_broken"))),
+            "{name}: {report}"
+        );
+        match kind {
+            "renamed" => assert_eq!(finding["renamed_to"], "src/b.rs"),
+            "moved_lines" => {
+                assert_eq!(finding["symbol_lines"], json!([4]));
+                assert_eq!(finding["reanchored"]["start_line"], 4);
+                assert_eq!(finding["reanchored"]["end_line"], 5);
+            }
+            _ => assert!(finding.get("reanchored").is_none(), "{name}: {finding}"),
+        }
+        let human = env.run(&["freshness"]);
+        assert!(
+            human.stdout.contains(&format!("  {kind} src/a.rs")),
+            "{name}:\n{human}"
+        );
+    }
+}
+
+#[test]
+fn regression_10_fix_piped_into_update_re_anchors_renames_and_moved_lines() {
+    let env = repo(&[("src/a.rs", AB), ("src/old.rs", "pub fn kept() {}\n")]);
+    env.update(&json!({
+        "graphs": {"architecture": {"nodes": [
+            {"id": "moved", "title": "M", "purpose": "p", "code_refs": [{"path": "src/a.rs", "start_line": 2, "end_line": 3, "symbol": "alpha"}]},
+            {"id": "renamed", "title": "R", "purpose": "p", "code_refs": [{"path": "src/old.rs", "start_line": 1, "symbol": "kept"}]}
+        ]}},
+        "investigation_checkpoint": {"checkpoint_id": "ck", "kind": "debug", "disposition": "resume_ready",
+            "focus": "f", "next_action": "n", "code_refs": [{"path": "src/old.rs"}]}
+    }));
+    env.commit_all("map");
+    env.write("src/a.rs", format!("// one\n// two\n// three\n{AB}"));
+    env.git(&["mv", "src/old.rs", "src/new.rs"]);
+    env.commit_all("move things");
+    assert_eq!(env.run(&["freshness", "--check"]).code, 1);
+    let before = env.store_bytes();
+    let fix = env.run(&["freshness", "--fix"]);
+    assert_eq!(fix.code, 0, "{fix}");
+    assert_eq!(env.store_bytes(), before, "--fix writes nothing");
+    let envelope = fix.json();
+    assert_eq!(envelope["expected_revision"], 1);
+    let nodes = &envelope["patch"]["graphs"]["architecture"]["nodes"];
+    assert_eq!(
+        nodes[0]["code_refs"][0],
+        json!({"path": "src/a.rs", "start_line": 5, "end_line": 6, "symbol": "alpha"})
+    );
+    assert_eq!(
+        nodes[1]["code_refs"][0],
+        json!({"path": "src/new.rs", "start_line": 1, "symbol": "kept"})
+    );
+    assert_eq!(
+        envelope["patch"]["investigation_checkpoint"]["code_refs"],
+        json!([{"path": "src/new.rs"}])
+    );
+    assert!(
+        fix.stderr.contains("re-anchors 3 code reference(s)"),
+        "{fix}"
+    );
+    let applied = env.run_with_stdin(&["update"], fix.stdout.clone());
+    assert_eq!(applied.code, 0, "{applied}");
+    let check = env.run(&["--json", "freshness", "--check"]);
+    assert_eq!(check.code, 0, "{check}");
+    assert_eq!(check.json()["references"]["findings"], json!([]));
+    // Nothing left to fix: nothing printed.
+    let again = env.run(&["freshness", "--fix"]);
+    assert_eq!((again.code, again.stdout.as_str()), (0, ""), "{again}");
+}
+
+#[test]
+fn regression_10_every_view_tells_the_same_truth() {
+    let env = repo(&[
+        ("src/a.rs", "// a\n"),
+        ("src/b.rs", "// b\n"),
+        ("src/c.rs", "// c\n"),
+    ]);
+    env.update(&json!({
+        "objective": "one truth",
+        "graphs": {"architecture": {"nodes": [
+            {"id": "a", "title": "A", "purpose": "p", "code_refs": [{"path": "src/a.rs"}]},
+            {"id": "b", "title": "B", "purpose": "p", "code_refs": [{"path": "src/b.rs"}]}
+        ]}},
+        "graph_frontier": {"active_node_ids": ["a"]},
+        "churn": {"understanding_status": "mapped", "diff_pressure": "low", "graph_freshness": "fresh"},
+        "investigation_checkpoint": {"checkpoint_id": "ck", "kind": "debug", "disposition": "resume_ready",
+            "focus": "c", "next_action": "reread c", "code_refs": [{"path": "src/c.rs"}]}
+    }));
+    env.commit_all("map");
+    // Fresh: every view says so.
+    assert_eq!(env.json(&["freshness"])["fresh"], true);
+    assert_eq!(env.json(&["scene"])["staleness"]["fresh"], true);
+    assert_eq!(env.json(&["reorient"])["action"], "resume");
+    assert!(!env.ok(&["prompt"]).stdout.contains("- Stale:"));
+
+    env.write("src/a.rs", "// a changed\n");
+    env.write("src/c.rs", "// c changed\n");
+    env.commit_all("change a and c");
+
+    let freshness = env.json_allowing(&["freshness", "--check"], 1);
+    assert_eq!(freshness["fresh"], false);
+    assert_eq!(freshness["stale_reasons"], json!(["cited_files_changed"]));
+    assert_eq!(freshness["watcher"]["graph_node_ids"], json!(["a"]));
+    assert_eq!(
+        freshness["watcher"]["checkpoint_changed_paths"],
+        json!(["src/c.rs"])
+    );
+
+    let reorient = env.json_allowing(&["reorient", "--check"], 1);
+    assert_eq!(reorient["action"], "regather");
+    assert_eq!(reorient["state_revision"], 1);
+    assert_eq!(reorient["checkpoint_changed_paths"], json!(["src/c.rs"]));
+    assert_eq!(reorient["active_frontier_node_ids"], json!(["a"]));
+    assert!(
+        reorient["note"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("Re-gather before editing: ")),
+        "{reorient}"
+    );
+
+    let scene = env.json(&["scene"]);
+    let staleness = &scene["staleness"];
+    assert_eq!(staleness["fresh"], false, "{scene}");
+    assert_eq!(staleness["node_changed_paths"], json!(["src/a.rs"]));
+    assert_eq!(staleness["stale_node_ids"], json!(["a"]));
+    assert_eq!(staleness["checkpoint_changed_paths"], json!(["src/c.rs"]));
+    assert_eq!(scene["retrieval"]["status"], "ready");
+    let board = env.ok(&["scene"]).stdout;
+    assert!(
+        board.contains("freshness: stale: cited files changed since written: src/a.rs, src/c.rs"),
+        "{board}"
+    );
+    assert!(
+        board.contains("  stale: files it cites changed since it was written: src/c.rs"),
+        "{board}"
+    );
+
+    let prompt = env.ok(&["prompt"]).stdout;
+    assert!(prompt.contains("- Stale: files changed since the nodes citing them were written: `src/a.rs` (nodes `a`)"), "{prompt}");
+    assert!(
+        prompt.contains("- Stale: files it cites changed since it was written: `src/c.rs`"),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains(
+            "- Graph freshness: fresh (as recorded; the work tree has moved since, see Graphs)"
+        ),
+        "{prompt}"
+    );
+
+    let hook = env.run_with_stdin(&["hook", "session-start"], "{}");
+    assert_eq!(hook.code, 0, "{hook}");
+    let context = hook.json()["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        context.contains("Verdict: regather. Re-gather before editing: "),
+        "{context}"
+    );
+    assert!(context.contains("`src/a.rs` (nodes `a`)"), "{context}");
+    assert!(
+        context.contains("changed since it was written: `src/c.rs`"),
+        "{context}"
+    );
+}
+
+/// A verified observation on `src/parser.rs`, recorded and committed.
+fn observed_parser(extra: &[(&str, &str)]) -> TestEnv {
+    let mut files = vec![("src/parser.rs", "pub fn parse() {}\n")];
+    files.extend_from_slice(extra);
+    let env = repo(&files);
+    let draft = env.run(&[
+        "distill",
+        "--source-kind",
+        "test",
+        "--status",
+        "ok",
+        "--code-ref",
+        "src/parser.rs:1#parse",
+        "--text",
+        "parser tests pass",
+    ]);
+    assert_eq!(draft.code, 0, "{draft}");
+    let applied = env.run_with_stdin(&["update"], draft.stdout);
+    assert_eq!(applied.code, 0, "{applied}");
+    env
+}
+
+const VERIFIER: [&str; 7] = [
+    "promote",
+    "--verifier-kind",
+    "test",
+    "--verifier-status",
+    "pass",
+    "--verifier-summary",
+    "parser suite green",
+];
+
+#[test]
+fn regression_10_propose_promote_settles_what_it_verified() {
+    let env = observed_parser(&[]);
+    env.commit_all("observed");
+    let proposal = env.run(&["propose"]);
+    assert_eq!(proposal.code, 0, "{proposal}");
+    assert_eq!(
+        proposal.json()["patch"]["graph_frontier"]["dirty_paths"],
+        json!(["src/parser.rs"])
+    );
+    let mut args = vec!["--json"];
+    args.extend(VERIFIER);
+    let promoted = env.run_with_stdin(&args, proposal.stdout);
+    assert_eq!(promoted.code, 0, "{promoted}");
+    assert_eq!(
+        promoted.json()["settled_dirty_paths"],
+        json!(["src/parser.rs"])
+    );
+    assert!(promoted.json().get("open_dirty_paths").is_none());
+    let state = env.json(&["show"]);
+    assert!(
+        state["graph_frontier"].get("dirty_paths").is_none(),
+        "{state}"
+    );
+    assert_eq!(state["churn"]["graph_freshness"], "fresh");
+    let check = env.run(&["--json", "freshness", "--check"]);
+    assert_eq!(check.code, 0, "{check}");
+    assert_eq!(check.json()["graph"]["status"], "ready");
+}
+
+#[test]
+fn regression_10_what_promotion_did_not_verify_stays_open_and_is_named() {
+    let env = observed_parser(&[("src/other.rs", "// other\n")]);
+    env.update(&json!({"graph_frontier": {"dirty_paths": ["src/other.rs"]}}));
+    env.commit_all("observed");
+    let proposal = env.run(&["propose"]);
+    let promoted = env.run_with_stdin(&VERIFIER, proposal.stdout);
+    assert_eq!(promoted.code, 0, "{promoted}");
+    assert!(
+        promoted
+            .stdout
+            .contains("settled (verified): src/parser.rs"),
+        "{promoted}"
+    );
+    assert!(
+        promoted.stdout.contains("still dirty: src/other.rs"),
+        "{promoted}"
+    );
+    let check = env.run(&["--json", "freshness", "--check"]);
+    assert_eq!(check.code, 1, "{check}");
+    let report = check.json();
+    assert_eq!(report["graph"]["dirty_paths"], json!(["src/other.rs"]));
+    assert!(
+        report["graph"]["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("(`src/other.rs`)")),
+        "{report}"
+    );
+    assert_eq!(
+        env.json(&["show"])["churn"]["graph_freshness"],
+        "proposal-expanded",
+        "still open"
+    );
+    assert!(check.stderr.contains("settle the frontier"), "{check}");
+}
