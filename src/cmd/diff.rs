@@ -9,8 +9,8 @@ use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
-use crate::state::fold::changed_fields_between;
-use crate::state::patch::ChangedField;
+use crate::state::fields::ChangedField;
+use crate::state::fields::changed_fields_between;
 use crate::state::store::Revision;
 use crate::ui::Report;
 

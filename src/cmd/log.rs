@@ -9,7 +9,7 @@ use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
-use crate::state::patch::ChangedField;
+use crate::state::fields::ChangedField;
 use crate::state::rollout::Source;
 use crate::ui::Report;
 

@@ -30,8 +30,8 @@ use crate::policy::promote::verifier_record;
 use crate::policy::secrets::Redaction;
 use crate::policy::secrets::redact_serialized;
 use crate::policy::secrets::redactions;
+use crate::state::fields::ChangedField;
 use crate::state::model::EvidenceRecord;
-use crate::state::patch::ChangedField;
 use crate::state::rollout::Source;
 use crate::ui::Report;
 

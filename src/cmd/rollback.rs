@@ -15,7 +15,7 @@ use crate::mcp::Tool;
 use crate::mcp::schema_of;
 use crate::policy::secrets::redact_serialized;
 use crate::policy::secrets::redactions;
-use crate::state::fold::changed_fields_between;
+use crate::state::fields::changed_fields_between;
 use crate::state::rollout::Restore;
 use crate::state::rollout::Source;
 use crate::state::store::Draft;

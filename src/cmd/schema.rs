@@ -57,8 +57,9 @@ fn any_object() -> Schema {
     schemars::json_schema!({"type": "object"})
 }
 
-/// What validation enforces beyond the shape, by patch field (`behavior.md` §9.3, §3.4).
-const PATCH_RULES: [(&str, &str); 19] = [
+/// What validation enforces beyond the shape, by patch field in `PATCH_FIELDS` order
+/// (`behavior.md` §9.3, §3.4).
+const PATCH_RULES: &[(&str, &str)] = &[
     ("objective", "Cannot be cleared once set."),
     (
         "active_subgoal_id",
@@ -164,7 +165,7 @@ fn annotate_patch(schema: &mut Value) {
         return;
     };
     append_description(object, PATCH_RULE);
-    for (field, rule) in PATCH_RULES {
+    for (field, rule) in PATCH_RULES.iter().copied() {
         if let Some(property) = object
             .get_mut("properties")
             .and_then(|p| p.get_mut(field))
@@ -227,4 +228,16 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     };
     ctx.ui.emit(&SchemaReport(document))?;
     Ok(Status::Ok)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::patch::PATCH_FIELDS;
+
+    #[test]
+    fn every_patch_field_has_one_rule() {
+        let fields: Vec<&str> = PATCH_RULES.iter().map(|(field, _)| *field).collect();
+        assert_eq!(fields, PATCH_FIELDS);
+    }
 }

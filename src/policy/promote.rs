@@ -19,9 +19,9 @@ use crate::policy::text::fresh_key;
 use crate::policy::text::hex12;
 use crate::policy::text::is_accepting_status;
 use crate::policy::text::is_blank;
+use crate::state::fields::ChangedField;
 use crate::state::model::ChurnState;
 use crate::state::model::EvidenceRecord;
-use crate::state::patch::ChangedField;
 use crate::state::patch::Patch;
 
 /// Verifier-kind tokens strong enough to vouch for a risky churn delta.

@@ -11,15 +11,12 @@ use crate::policy::structure::Reasons;
 use crate::policy::structure::Replacements;
 use crate::policy::structure::structural_errors;
 use crate::policy::text::is_blank;
+use crate::state::fields::ChangedField;
 use crate::state::model::PlanningSourceRef;
 use crate::state::model::PlanningState;
 use crate::state::model::RecordIds;
 use crate::state::model::State;
-use crate::state::patch::ChangedField;
-use crate::state::patch::Collection;
 use crate::state::patch::Patch;
-use crate::state::patch::edge_key;
-use crate::state::patch::link_key;
 
 /// Why a patch was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -253,19 +250,12 @@ fn code_ref_paths(patch: &Patch) -> impl Iterator<Item = &str> {
 /// `upsert` and `remove`: no field both replaced and edited record by record, no key twice,
 /// and only existing records removed.
 fn check_record_writes(reasons: &mut Reasons, state: &State, patch: &Patch) {
-    let replaced = |field: ChangedField| match field {
-        ChangedField::Graphs => patch.graphs.is_some(),
-        ChangedField::Subgoals => patch.subgoals.is_some(),
-        ChangedField::Invariants => patch.invariants.is_some(),
-        ChangedField::Planning => patch.planning.is_some(),
-        _ => false,
-    };
     let mut seen = HashSet::new();
     let upserts = patch.upsert.keys();
     let removes = patch.remove.keys();
     for (verb, keys) in [("upsert", &upserts), ("remove", &removes)] {
         for (collection, key) in keys {
-            if replaced(collection.field()) {
+            if patch.replaces(collection.field()) {
                 reasons.push(format!(
                     "patch replaces `{}` whole and also has `{verb}.{}`; use one or the other",
                     collection.field().as_str(),
@@ -286,40 +276,12 @@ fn check_record_writes(reasons: &mut Reasons, state: &State, patch: &Patch) {
         }
     }
     for (collection, key) in &removes {
-        if !has_record(state, *collection, key) {
+        if !collection.contains(state, key) {
             reasons.push(format!(
                 "remove.{}: there is no record \"{key}\"",
                 collection.as_str()
             ));
         }
-    }
-}
-
-/// Whether the state has a record with `key` in `collection`.
-fn has_record(state: &State, collection: Collection, key: &str) -> bool {
-    let edges = |edges: &[crate::state::model::GraphEdge]| {
-        edges
-            .iter()
-            .any(|e| edge_key(e.id.as_deref(), &e.source_id, &e.target_id, &e.kind) == key)
-    };
-    match collection {
-        Collection::ArchitectureNodes => {
-            state.graphs.architecture.nodes.iter().any(|n| n.id == key)
-        }
-        Collection::DataflowNodes => state.graphs.dataflow.nodes.iter().any(|n| n.id == key),
-        Collection::ArchitectureEdges => edges(&state.graphs.architecture.edges),
-        Collection::DataflowEdges => edges(&state.graphs.dataflow.edges),
-        Collection::Links => state
-            .graphs
-            .links
-            .iter()
-            .any(|l| link_key(&l.dataflow_node_id, &l.architecture_node_id) == key),
-        Collection::Subgoals => state.subgoals.iter().any(|s| s.id == key),
-        Collection::Invariants => state.invariants.iter().any(|i| i.id == key),
-        Collection::PlanningCaptures => state.planning.captures.iter().any(|c| c.id == key),
-        Collection::Backlog => state.planning.backlog_items.iter().any(|b| b.id == key),
-        Collection::RoadmapStreams => state.planning.roadmap_streams.iter().any(|r| r.id == key),
-        Collection::ObjectiveDrafts => state.planning.objective_drafts.iter().any(|d| d.id == key),
     }
 }
 

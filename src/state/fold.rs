@@ -24,18 +24,18 @@ use serde_json::Value;
 use sha2::Digest;
 use sha2::Sha256;
 
+use crate::state::fields::ChangedField;
+use crate::state::fields::Collection;
+use crate::state::fields::Keyed;
+use crate::state::fields::for_each_collection;
+use crate::state::fields::for_each_patch_field;
 use crate::state::model::Conflict;
-use crate::state::model::GraphEdge;
-use crate::state::model::GraphKind;
 use crate::state::model::GraphNode;
 use crate::state::model::Graphs;
 use crate::state::model::State;
 use crate::state::order::Lineage;
-use crate::state::patch::ChangedField;
-use crate::state::patch::Collection;
 use crate::state::patch::Patch;
-use crate::state::patch::edge_key;
-use crate::state::patch::link_key;
+use crate::state::patch::Upsert;
 use crate::state::rollout::Record;
 use crate::state::snapshot::Anchor;
 use crate::state::snapshot::CHECKPOINT_ANCHOR;
@@ -85,26 +85,6 @@ pub struct Folded {
     pub last_git_head: Option<String>,
 }
 
-/// The append-only lists.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-enum AppendList {
-    Receipts,
-    RuntimeLinks,
-    Observations,
-    Evidence,
-}
-
-impl AppendList {
-    fn as_str(self) -> &'static str {
-        match self {
-            AppendList::Receipts => "acceptance_receipts",
-            AppendList::RuntimeLinks => "runtime_links",
-            AppendList::Observations => "observations",
-            AppendList::Evidence => "evidence",
-        }
-    }
-}
-
 /// A fold in progress.
 #[derive(Debug)]
 pub struct Fold {
@@ -112,9 +92,9 @@ pub struct Fold {
     anchors: BTreeMap<String, Anchor>,
     writers: Option<Writers>,
     lineage: Lineage,
-    /// Ids appended by this fold's records: where the item sits in the (reversed) list and
-    /// which record appended it.
-    appended: HashMap<(AppendList, String), (usize, String)>,
+    /// Ids appended by this fold's records, by append list: where the item sits in the
+    /// (reversed) list and which record appended it.
+    appended: HashMap<(ChangedField, String), (usize, String)>,
     /// Per keyed collection, record key to index in its list; rebuilt when stale.
     indexes: HashMap<Collection, HashMap<String, usize>>,
     conflicts: BTreeMap<String, Conflict>,
@@ -133,10 +113,7 @@ impl Fold {
             last_git_head,
         } = base;
         // The append lists are newest first; folding pushes onto their reversed form.
-        state.acceptance_receipts.reverse();
-        state.runtime_links.reverse();
-        state.observations.reverse();
-        state.recent_evidence.reverse();
+        reverse_append_lists(&mut state);
         let conflicts = std::mem::take(&mut state.conflicts)
             .into_iter()
             .map(|c| (c.key.clone(), c))
@@ -203,10 +180,7 @@ impl Fold {
             last_git_head,
             ..
         } = self;
-        state.acceptance_receipts.reverse();
-        state.runtime_links.reverse();
-        state.observations.reverse();
-        state.recent_evidence.reverse();
+        reverse_append_lists(&mut state);
         state.conflicts = conflicts.into_values().collect();
         Folded {
             state,
@@ -221,10 +195,7 @@ impl Fold {
         let before = std::mem::take(&mut self.state);
         let mut restored = restore.state.clone();
         restored.conflicts = Vec::new();
-        restored.acceptance_receipts.reverse();
-        restored.runtime_links.reverse();
-        restored.observations.reverse();
-        restored.recent_evidence.reverse();
+        reverse_append_lists(&mut restored);
         self.state = restored;
         self.indexes.clear();
         self.appended.clear();
@@ -246,7 +217,7 @@ impl Fold {
         }
         for field in &step.record.changed_fields {
             if self.writers.is_some() {
-                let value = field_value(&self.state, *field);
+                let value = field.value_in(&self.state);
                 step.write(field.as_str().to_owned(), &value);
             } else {
                 step.write_unhashed(field.as_str().to_owned());
@@ -255,103 +226,47 @@ impl Fold {
     }
 
     fn apply(&mut self, step: &mut Step<'_>, patch: &Patch) {
-        let track = self.writers.is_some();
-        macro_rules! replace {
-            ($field:ident, $changed:expr, $value:expr) => {
-                if let Some(value) = &patch.$field {
-                    if track {
-                        step.write($changed.as_str().to_owned(), value);
-                    } else {
-                        step.write_unhashed($changed.as_str().to_owned());
-                    }
-                    #[allow(clippy::redundant_closure_call)]
-                    ($value)(value.clone());
-                }
-            };
-        }
-        replace!(objective, ChangedField::Objective, |v| self
-            .state
-            .objective =
-            Some(v));
-        replace!(active_subgoal_id, ChangedField::ActiveSubgoalId, |v| {
-            self.state.active_subgoal_id = Some(v)
-        });
-        replace!(subgoals, ChangedField::Subgoals, |v| {
-            self.state.subgoals = v;
-            self.indexes.remove(&Collection::Subgoals);
-        });
-        replace!(invariants, ChangedField::Invariants, |v| {
-            self.state.invariants = v;
-            self.indexes.remove(&Collection::Invariants);
-        });
-        if let Some(graphs) = &patch.graphs {
-            if track {
-                step.write(ChangedField::Graphs.as_str().to_owned(), graphs);
-            } else {
-                step.write_unhashed(ChangedField::Graphs.as_str().to_owned());
-            }
-            let anchor = step.anchor();
-            refresh_graph_anchors(&mut self.anchors, &self.state.graphs, graphs, &anchor);
-            self.state.graphs = graphs.clone();
-            for collection in Collection::ALL {
-                if collection.field() == ChangedField::Graphs {
-                    self.indexes.remove(&collection);
-                }
-            }
-        }
-        replace!(graph_frontier, ChangedField::GraphFrontier, |v| {
-            self.state.graph_frontier = Some(v)
-        });
-        replace!(graph_checkpoint, ChangedField::GraphCheckpoint, |v| {
-            self.state.graph_checkpoint = Some(v)
-        });
-        replace!(scratch, ChangedField::Scratch, |v| self.state.scratch =
-            Some(v));
-        if let Some(checkpoint) = &patch.investigation_checkpoint {
-            if track {
-                step.write(
-                    ChangedField::InvestigationCheckpoint.as_str().to_owned(),
-                    checkpoint,
-                );
-            } else {
-                step.write_unhashed(ChangedField::InvestigationCheckpoint.as_str().to_owned());
-            }
-            if self.state.investigation_checkpoint.as_ref() != Some(checkpoint) {
-                self.state.investigation_checkpoint = Some(checkpoint.clone());
-                let anchor = step.anchor();
-                self.anchor_checkpoint(&anchor);
-            }
-        }
-        replace!(job_bindings, ChangedField::JobBindings, |v| {
-            self.state.job_bindings = v
-        });
-        replace!(churn, ChangedField::Churn, |v| self.state.churn = Some(v));
-        replace!(mode, ChangedField::Mode, |v| self.state.mode = Some(v));
-        replace!(planning, ChangedField::Planning, |v| {
-            self.state.planning = v;
-            for collection in Collection::ALL {
-                if collection.field() == ChangedField::Planning {
-                    self.indexes.remove(&collection);
-                }
-            }
-        });
+        self.replace_fields(step, patch);
         for (collection, key) in patch.remove.keys() {
             self.remove_record(step, collection, &key);
         }
-        self.upsert_records(step, patch);
-        let receipts = &patch.acceptance_receipts;
-        self.append(step, AppendList::Receipts, receipts, |s| {
-            &mut s.acceptance_receipts
-        });
-        self.append(step, AppendList::RuntimeLinks, &patch.runtime_links, |s| {
-            &mut s.runtime_links
-        });
-        self.append(step, AppendList::Observations, &patch.observations, |s| {
-            &mut s.observations
-        });
-        self.append(step, AppendList::Evidence, &patch.evidence, |s| {
-            &mut s.recent_evidence
-        });
+        self.upsert_records(step, &patch.upsert);
+        self.append_fields(step, patch);
+    }
+
+    /// Notes a wholesale replacement of `field` (its value `value`) before it is made: the
+    /// write, the anchors it moves, and the record indexes it makes stale.
+    fn replacing(
+        &mut self,
+        step: &mut Step<'_>,
+        field: ChangedField,
+        value: &impl Serialize,
+        patch: &Patch,
+    ) {
+        if self.writers.is_some() {
+            step.write(field.as_str().to_owned(), value);
+        } else {
+            step.write_unhashed(field.as_str().to_owned());
+        }
+        match field {
+            ChangedField::Graphs => {
+                if let Some(graphs) = &patch.graphs {
+                    let anchor = step.anchor();
+                    refresh_graph_anchors(&mut self.anchors, &self.state.graphs, graphs, &anchor);
+                }
+            }
+            // The checkpoint's anchor moves only when the checkpoint changes.
+            ChangedField::InvestigationCheckpoint
+                if patch.investigation_checkpoint.is_some()
+                    && self.state.investigation_checkpoint != patch.investigation_checkpoint =>
+            {
+                self.anchors
+                    .insert(CHECKPOINT_ANCHOR.to_owned(), step.anchor());
+            }
+            _ => {}
+        }
+        self.indexes
+            .retain(|collection, _| collection.field() != field);
     }
 
     fn anchor_checkpoint(&mut self, anchor: &Anchor) {
@@ -361,110 +276,6 @@ impl Fold {
         } else {
             self.anchors.remove(CHECKPOINT_ANCHOR);
         }
-    }
-
-    fn upsert_records(&mut self, step: &mut Step<'_>, patch: &Patch) {
-        let upsert = &patch.upsert;
-        for node in &upsert.architecture_nodes {
-            self.upsert_node(step, GraphKind::Architecture, node);
-        }
-        for edge in &upsert.architecture_edges {
-            self.upsert_edge(step, Collection::ArchitectureEdges, edge);
-        }
-        for node in &upsert.dataflow_nodes {
-            self.upsert_node(step, GraphKind::Dataflow, node);
-        }
-        for edge in &upsert.dataflow_edges {
-            self.upsert_edge(step, Collection::DataflowEdges, edge);
-        }
-        for link in &upsert.links {
-            let key = link_key(&link.dataflow_node_id, &link.architecture_node_id);
-            self.upsert(step, Collection::Links, key, link, |s| &mut s.graphs.links);
-        }
-        for subgoal in &upsert.subgoals {
-            self.upsert(
-                step,
-                Collection::Subgoals,
-                subgoal.id.clone(),
-                subgoal,
-                |s| &mut s.subgoals,
-            );
-        }
-        for invariant in &upsert.invariants {
-            self.upsert(
-                step,
-                Collection::Invariants,
-                invariant.id.clone(),
-                invariant,
-                |s| &mut s.invariants,
-            );
-        }
-        for capture in &upsert.planning_captures {
-            self.upsert(
-                step,
-                Collection::PlanningCaptures,
-                capture.id.clone(),
-                capture,
-                |s| &mut s.planning.captures,
-            );
-        }
-        for item in &upsert.backlog {
-            self.upsert(step, Collection::Backlog, item.id.clone(), item, |s| {
-                &mut s.planning.backlog_items
-            });
-        }
-        for stream in &upsert.roadmap_streams {
-            self.upsert(
-                step,
-                Collection::RoadmapStreams,
-                stream.id.clone(),
-                stream,
-                |s| &mut s.planning.roadmap_streams,
-            );
-        }
-        for draft in &upsert.objective_drafts {
-            self.upsert(
-                step,
-                Collection::ObjectiveDrafts,
-                draft.id.clone(),
-                draft,
-                |s| &mut s.planning.objective_drafts,
-            );
-        }
-    }
-
-    fn upsert_node(&mut self, step: &mut Step<'_>, kind: GraphKind, node: &GraphNode) {
-        let collection = match kind {
-            GraphKind::Architecture => Collection::ArchitectureNodes,
-            GraphKind::Dataflow => Collection::DataflowNodes,
-        };
-        let changed = self.upsert(
-            step,
-            collection,
-            node.id.clone(),
-            node,
-            move |s| match kind {
-                GraphKind::Architecture => &mut s.graphs.architecture.nodes,
-                GraphKind::Dataflow => &mut s.graphs.dataflow.nodes,
-            },
-        );
-        if changed {
-            self.anchors
-                .insert(node_anchor_key(kind, &node.id), step.anchor());
-        }
-    }
-
-    fn upsert_edge(&mut self, step: &mut Step<'_>, collection: Collection, edge: &GraphEdge) {
-        let key = edge_key(
-            edge.id.as_deref(),
-            &edge.source_id,
-            &edge.target_id,
-            &edge.kind,
-        );
-        self.upsert(step, collection, key, edge, move |s| match collection {
-            Collection::ArchitectureEdges => &mut s.graphs.architecture.edges,
-            _ => &mut s.graphs.dataflow.edges,
-        });
     }
 
     /// Puts `item` in place of the record with `key`, or after the last one. Answers whether
@@ -510,45 +321,9 @@ impl Fold {
         let Some(at) = self.index(collection).get(key).copied() else {
             return;
         };
-        let state = &mut self.state;
-        match collection {
-            Collection::ArchitectureNodes => {
-                state.graphs.architecture.nodes.remove(at);
-                self.anchors
-                    .remove(&node_anchor_key(GraphKind::Architecture, key));
-            }
-            Collection::DataflowNodes => {
-                state.graphs.dataflow.nodes.remove(at);
-                self.anchors
-                    .remove(&node_anchor_key(GraphKind::Dataflow, key));
-            }
-            Collection::ArchitectureEdges => {
-                state.graphs.architecture.edges.remove(at);
-            }
-            Collection::DataflowEdges => {
-                state.graphs.dataflow.edges.remove(at);
-            }
-            Collection::Links => {
-                state.graphs.links.remove(at);
-            }
-            Collection::Subgoals => {
-                state.subgoals.remove(at);
-            }
-            Collection::Invariants => {
-                state.invariants.remove(at);
-            }
-            Collection::PlanningCaptures => {
-                state.planning.captures.remove(at);
-            }
-            Collection::Backlog => {
-                state.planning.backlog_items.remove(at);
-            }
-            Collection::RoadmapStreams => {
-                state.planning.roadmap_streams.remove(at);
-            }
-            Collection::ObjectiveDrafts => {
-                state.planning.objective_drafts.remove(at);
-            }
+        collection.remove_at(&mut self.state, at);
+        if let Some(kind) = collection.node_kind() {
+            self.anchors.remove(&node_anchor_key(kind, key));
         }
         self.indexes.remove(&collection);
     }
@@ -557,24 +332,7 @@ impl Fold {
     fn index(&mut self, collection: Collection) -> &mut HashMap<String, usize> {
         let state = &self.state;
         self.indexes.entry(collection).or_insert_with(|| {
-            let keys: Vec<String> = match collection {
-                Collection::ArchitectureNodes => ids(&state.graphs.architecture.nodes, |n| &n.id),
-                Collection::DataflowNodes => ids(&state.graphs.dataflow.nodes, |n| &n.id),
-                Collection::ArchitectureEdges => edge_keys(&state.graphs.architecture.edges),
-                Collection::DataflowEdges => edge_keys(&state.graphs.dataflow.edges),
-                Collection::Links => state
-                    .graphs
-                    .links
-                    .iter()
-                    .map(|l| link_key(&l.dataflow_node_id, &l.architecture_node_id))
-                    .collect(),
-                Collection::Subgoals => ids(&state.subgoals, |s| &s.id),
-                Collection::Invariants => ids(&state.invariants, |i| &i.id),
-                Collection::PlanningCaptures => ids(&state.planning.captures, |c| &c.id),
-                Collection::Backlog => ids(&state.planning.backlog_items, |b| &b.id),
-                Collection::RoadmapStreams => ids(&state.planning.roadmap_streams, |r| &r.id),
-                Collection::ObjectiveDrafts => ids(&state.planning.objective_drafts, |d| &d.id),
-            };
+            let keys = collection.keys_in(state);
             // With duplicate keys (never written by a valid patch) the first one is addressed.
             let mut index = HashMap::with_capacity(keys.len());
             for (at, key) in keys.into_iter().enumerate() {
@@ -585,19 +343,19 @@ impl Fold {
     }
 
     /// Adds new items (given newest first) to a reversed append list, once per id.
-    fn append<T: Clone + PartialEq + Serialize + HasId>(
+    fn append<T: Clone + PartialEq + Serialize + Keyed>(
         &mut self,
         step: &mut Step<'_>,
-        which: AppendList,
+        which: ChangedField,
         items: &[T],
         list: impl Fn(&mut State) -> &mut Vec<T>,
     ) {
         for item in items.iter().rev() {
-            let key = (which, item.id().to_owned());
+            let key = (which, item.record_key());
             if let Some((at, first)) = self.appended.get(&key) {
                 let existing = &list(&mut self.state)[*at];
                 if existing != item {
-                    let conflict_key = format!("{}/{}", which.as_str(), item.id());
+                    let conflict_key = format!("{}/{}", which.as_str(), key.1);
                     let chosen = chosen_value(existing, first);
                     let records = vec![first.clone(), step.record.id.clone()];
                     self.conflicts.insert(
@@ -706,7 +464,7 @@ impl Fold {
             return ChangedField::ALL
                 .iter()
                 .find(|f| f.as_str() == key)
-                .map_or(Value::Null, |field| field_value(&self.state, *field));
+                .map_or(Value::Null, |field| field.value_in(&self.state));
         };
         let Some(collection) = Collection::ALL
             .into_iter()
@@ -717,27 +475,7 @@ impl Fold {
         let Some(at) = self.index(collection).get(id).copied() else {
             return Value::Null;
         };
-        let state = &self.state;
-        let value = match collection {
-            Collection::ArchitectureNodes => {
-                serde_json::to_value(&state.graphs.architecture.nodes[at])
-            }
-            Collection::DataflowNodes => serde_json::to_value(&state.graphs.dataflow.nodes[at]),
-            Collection::ArchitectureEdges => {
-                serde_json::to_value(&state.graphs.architecture.edges[at])
-            }
-            Collection::DataflowEdges => serde_json::to_value(&state.graphs.dataflow.edges[at]),
-            Collection::Links => serde_json::to_value(&state.graphs.links[at]),
-            Collection::Subgoals => serde_json::to_value(&state.subgoals[at]),
-            Collection::Invariants => serde_json::to_value(&state.invariants[at]),
-            Collection::PlanningCaptures => serde_json::to_value(&state.planning.captures[at]),
-            Collection::Backlog => serde_json::to_value(&state.planning.backlog_items[at]),
-            Collection::RoadmapStreams => serde_json::to_value(&state.planning.roadmap_streams[at]),
-            Collection::ObjectiveDrafts => {
-                serde_json::to_value(&state.planning.objective_drafts[at])
-            }
-        };
-        value.unwrap_or(Value::Null)
+        collection.value_at(&self.state, at)
     }
 }
 
@@ -766,45 +504,11 @@ impl Step<'_> {
     }
 }
 
-/// Items of the append lists have ids.
-trait HasId {
-    fn id(&self) -> &str;
-}
-
-macro_rules! has_id {
-    ($($ty:ty),*) => {$(
-        impl HasId for $ty {
-            fn id(&self) -> &str {
-                &self.id
-            }
-        }
-    )*};
-}
-
-has_id!(
-    crate::state::model::Observation,
-    crate::state::model::EvidenceRecord,
-    crate::state::model::AcceptanceReceipt,
-    crate::state::model::RuntimeLink
-);
-
-fn ids<T>(items: &[T], id: impl Fn(&T) -> &String) -> Vec<String> {
-    items.iter().map(|item| id(item).clone()).collect()
-}
-
-fn edge_keys(edges: &[GraphEdge]) -> Vec<String> {
-    edges
-        .iter()
-        .map(|e| edge_key(e.id.as_deref(), &e.source_id, &e.target_id, &e.kind))
-        .collect()
-}
-
 fn is_append_key(key: &str) -> bool {
     key.split_once('/').is_some_and(|(list, _)| {
-        matches!(
-            list,
-            "acceptance_receipts" | "runtime_links" | "observations" | "evidence"
-        )
+        ChangedField::ALL
+            .iter()
+            .any(|field| field.is_append() && field.as_str() == list)
     })
 }
 
@@ -862,39 +566,79 @@ fn chosen_value(value: &impl Serialize, record: &str) -> Value {
     }
 }
 
-/// The value of one state field, as JSON (the state's own serialization, so names match).
-pub fn field_value(state: &State, field: ChangedField) -> Value {
-    let value = match field {
-        ChangedField::Objective => serde_json::to_value(&state.objective),
-        ChangedField::ActiveSubgoalId => serde_json::to_value(&state.active_subgoal_id),
-        ChangedField::Subgoals => serde_json::to_value(&state.subgoals),
-        ChangedField::Invariants => serde_json::to_value(&state.invariants),
-        ChangedField::Graphs => serde_json::to_value(&state.graphs),
-        ChangedField::GraphFrontier => serde_json::to_value(&state.graph_frontier),
-        ChangedField::GraphCheckpoint => serde_json::to_value(&state.graph_checkpoint),
-        ChangedField::Scratch => serde_json::to_value(&state.scratch),
-        ChangedField::InvestigationCheckpoint => {
-            serde_json::to_value(&state.investigation_checkpoint)
+// The fold's per-field code, derived from the one field list. The `@replace`, `@append` and
+// `@reverse` arms pick the fields of one kind: each expands to nothing for the other kind.
+macro_rules! fold_fields {
+    (@replace replace $fold:ident $step:ident $patch:ident
+        $variant:ident $name:ident $($wrap:ident)? ($slot:ident)) => {
+        if let Some(value) = &$patch.$name {
+            $fold.replacing($step, ChangedField::$variant, value, $patch);
+            $fold.state.$slot = $($wrap)?(value.clone());
         }
-        ChangedField::JobBindings => serde_json::to_value(&state.job_bindings),
-        ChangedField::AcceptanceReceipts => serde_json::to_value(&state.acceptance_receipts),
-        ChangedField::RuntimeLinks => serde_json::to_value(&state.runtime_links),
-        ChangedField::Observations => serde_json::to_value(&state.observations),
-        ChangedField::Evidence => serde_json::to_value(&state.recent_evidence),
-        ChangedField::Churn => serde_json::to_value(&state.churn),
-        ChangedField::Mode => serde_json::to_value(&state.mode),
-        ChangedField::Planning => serde_json::to_value(&state.planning),
     };
-    value.unwrap_or(Value::Null)
-}
+    (@replace append $($rest:tt)*) => {};
+    (@append append $fold:ident $step:ident $patch:ident $variant:ident $name:ident $slot:ident) => {
+        $fold.append($step, ChangedField::$variant, &$patch.$name, |s| &mut s.$slot);
+    };
+    (@append replace $($rest:tt)*) => {};
+    (@reverse append $state:ident $slot:ident) => {
+        $state.$slot.reverse();
+    };
+    (@reverse replace $($rest:tt)*) => {};
+    ($(
+        $(#[doc = $doc:literal])*
+        $kind:ident $variant:ident $name:ident: $ty:ty => $($wrap:ident)?($slot:ident);
+    )*) => {
+        impl Fold {
+            /// Replaces the fields the patch replaces, in `changed_fields` order.
+            #[allow(unused_parens)]
+            fn replace_fields(&mut self, step: &mut Step<'_>, patch: &Patch) {
+                $(fold_fields!(@replace $kind self step patch $variant $name $($wrap)? ($slot));)*
+            }
 
-/// The fields whose values differ between two states, in `changed_fields` order.
-pub fn changed_fields_between(before: &State, after: &State) -> Vec<ChangedField> {
-    ChangedField::ALL
-        .into_iter()
-        .filter(|field| field_value(before, *field) != field_value(after, *field))
-        .collect()
+            /// Places the patch's new items before the existing ones, list by list.
+            fn append_fields(&mut self, step: &mut Step<'_>, patch: &Patch) {
+                $(fold_fields!(@append $kind self step patch $variant $name $slot);)*
+            }
+        }
+
+        /// Reverses every append list (newest first, or oldest first while folding).
+        fn reverse_append_lists(state: &mut State) {
+            $(fold_fields!(@reverse $kind state $slot);)*
+        }
+    };
 }
+for_each_patch_field!(fold_fields);
+
+// The fold's per-collection code, derived from the one collection list.
+macro_rules! fold_record_writes {
+    ($(
+        $variant:ident $name:ident($record:ty, $by:ty) in $field:ident at $($path:ident).+,
+        $upsert_doc:literal, $remove_doc:literal;
+    )*) => {
+        impl Fold {
+            /// Upserts the patch's records, collection by collection.
+            fn upsert_records(&mut self, step: &mut Step<'_>, upsert: &Upsert) {
+                $(
+                    for record in &upsert.$name {
+                        let key = record.record_key();
+                        let changed = self.upsert(
+                            step,
+                            Collection::$variant,
+                            key.clone(),
+                            record,
+                            |s| &mut s.$($path).+,
+                        );
+                        if changed && let Some(kind) = Collection::$variant.node_kind() {
+                            self.anchors.insert(node_anchor_key(kind, &key), step.anchor());
+                        }
+                    }
+                )*
+            }
+        }
+    };
+}
+for_each_collection!(fold_record_writes);
 
 /// Moves the anchor of every graph node a wholesale replacement changed or added, and drops the
 /// anchors of nodes it removed.
@@ -937,6 +681,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use crate::state::model::GraphKind;
     use crate::state::rollout::Body;
     use crate::state::rollout::Source;
 
@@ -1119,19 +864,6 @@ mod tests {
             !folded
                 .anchors
                 .contains_key(&node_anchor_key(GraphKind::Architecture, "b"))
-        );
-    }
-
-    #[test]
-    fn changed_fields_between_compares_values() {
-        let before = State::default();
-        let after = State {
-            objective: Some("o".into()),
-            ..State::default()
-        };
-        assert_eq!(
-            changed_fields_between(&before, &after),
-            vec![ChangedField::Objective]
         );
     }
 }

@@ -1,305 +1,146 @@
 //! Patches: the only way the state changes, and the envelope that carries them.
 //!
-//! Owns the patch shape (`behavior.md` §9.1, snake_case), the `changed_fields` enum (§9.5), and
-//! strict decoding from JSON: unknown fields and wrong types are reported all at once, each with
-//! its path, instead of the first one only. It does not validate meaning (ids, references):
+//! Owns the patch shape (`behavior.md` §9.1, snake_case; its fields and collections are listed
+//! once, in `state::fields`), which fields a patch changes (§9.5), and strict decoding from
+//! JSON: unknown fields and wrong types are reported all at once, each with its path, instead
+//! of the first one only. It does not validate meaning (ids, references):
 //! that is `policy::update`.
 
 use serde::Deserialize;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::state::model::AcceptanceReceipt;
-use crate::state::model::BacklogItem;
-use crate::state::model::ChurnState;
-use crate::state::model::EvidenceRecord;
-use crate::state::model::GraphCheckpoint;
-use crate::state::model::GraphEdge;
-use crate::state::model::GraphFrontier;
-use crate::state::model::GraphLink;
-use crate::state::model::GraphNode;
-use crate::state::model::Graphs;
-use crate::state::model::Invariant;
-use crate::state::model::InvestigationCheckpoint;
-use crate::state::model::JobBinding;
-use crate::state::model::ModeState;
-use crate::state::model::ObjectiveDraft;
-use crate::state::model::Observation;
-use crate::state::model::PlanningCapture;
-use crate::state::model::PlanningState;
-use crate::state::model::RoadmapStream;
-use crate::state::model::RuntimeLink;
-use crate::state::model::ScratchPad;
-use crate::state::model::Subgoal;
+use crate::state::fields::ChangedField;
+use crate::state::fields::Collection;
+use crate::state::fields::Keyed;
+use crate::state::fields::edge_key;
+use crate::state::fields::for_each_collection;
+use crate::state::fields::for_each_patch_field;
+use crate::state::fields::link_key;
 
-/// One typed change to the state. Replacement fields replace wholesale when present; the
-/// append lists are placed before the existing records (newest first).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Patch {
-    /// Replace the objective.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub objective: Option<String>,
-    /// Replace the active subgoal id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub active_subgoal_id: Option<String>,
-    /// Replace the subgoal list.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subgoals: Option<Vec<Subgoal>>,
-    /// Replace the invariant list.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub invariants: Option<Vec<Invariant>>,
-    /// Replace the graphs.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub graphs: Option<Graphs>,
-    /// Replace the graph frontier.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub graph_frontier: Option<GraphFrontier>,
-    /// Replace the graph checkpoint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub graph_checkpoint: Option<GraphCheckpoint>,
-    /// Replace the scratch pad.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub scratch: Option<ScratchPad>,
-    /// Replace the investigation checkpoint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub investigation_checkpoint: Option<InvestigationCheckpoint>,
-    /// Replace the job bindings.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub job_bindings: Option<Vec<JobBinding>>,
-    /// Prepend acceptance receipts.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub acceptance_receipts: Vec<AcceptanceReceipt>,
-    /// Prepend runtime links.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub runtime_links: Vec<RuntimeLink>,
-    /// Prepend observations.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub observations: Vec<Observation>,
-    /// Prepend evidence records.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub evidence: Vec<EvidenceRecord>,
-    /// Replace the churn judgment.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub churn: Option<ChurnState>,
-    /// Replace the mode.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mode: Option<ModeState>,
-    /// Replace the planning records.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub planning: Option<PlanningState>,
-    /// Insert or replace single records of keyed collections, by id.
-    #[serde(default, skip_serializing_if = "Upsert::is_empty")]
-    pub upsert: Upsert,
-    /// Remove single records of keyed collections, by id.
-    #[serde(default, skip_serializing_if = "Remove::is_empty")]
-    pub remove: Remove,
+/// How a patch carries a field: an `Option` replaces the state's field when present, a `Vec`
+/// places its items first when not empty.
+pub trait Carried {
+    /// Whether the patch leaves the field alone.
+    fn is_absent(&self) -> bool;
 }
 
-/// A keyed collection that record-level writes (`upsert`, `remove`) address.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Collection {
-    /// `graphs.architecture.nodes`, keyed by id.
-    ArchitectureNodes,
-    /// `graphs.architecture.edges`, keyed by id (or source, target and kind).
-    ArchitectureEdges,
-    /// `graphs.dataflow.nodes`, keyed by id.
-    DataflowNodes,
-    /// `graphs.dataflow.edges`, keyed by id (or source, target and kind).
-    DataflowEdges,
-    /// `graphs.links`, keyed by the node pair.
-    Links,
-    /// `subgoals`, keyed by id.
-    Subgoals,
-    /// `invariants`, keyed by id.
-    Invariants,
-    /// `planning.captures`, keyed by id.
-    PlanningCaptures,
-    /// `planning.backlog_items`, keyed by id.
-    Backlog,
-    /// `planning.roadmap_streams`, keyed by id.
-    RoadmapStreams,
-    /// `planning.objective_drafts`, keyed by id.
-    ObjectiveDrafts,
+impl<T> Carried for Option<T> {
+    fn is_absent(&self) -> bool {
+        self.is_none()
+    }
 }
 
-impl Collection {
-    /// Every collection, in patch order.
-    pub const ALL: [Collection; 11] = [
-        Collection::ArchitectureNodes,
-        Collection::ArchitectureEdges,
-        Collection::DataflowNodes,
-        Collection::DataflowEdges,
-        Collection::Links,
-        Collection::Subgoals,
-        Collection::Invariants,
-        Collection::PlanningCaptures,
-        Collection::Backlog,
-        Collection::RoadmapStreams,
-        Collection::ObjectiveDrafts,
-    ];
+impl<T> Carried for Vec<T> {
+    fn is_absent(&self) -> bool {
+        self.is_empty()
+    }
+}
 
-    /// The key under `upsert` and `remove`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Collection::ArchitectureNodes => "architecture_nodes",
-            Collection::ArchitectureEdges => "architecture_edges",
-            Collection::DataflowNodes => "dataflow_nodes",
-            Collection::DataflowEdges => "dataflow_edges",
-            Collection::Links => "links",
-            Collection::Subgoals => "subgoals",
-            Collection::Invariants => "invariants",
-            Collection::PlanningCaptures => "planning_captures",
-            Collection::Backlog => "backlog",
-            Collection::RoadmapStreams => "roadmap_streams",
-            Collection::ObjectiveDrafts => "objective_drafts",
+macro_rules! define_patch {
+    ($(
+        $(#[doc = $doc:literal])*
+        $kind:ident $variant:ident $name:ident: $ty:ty => $($wrap:ident)?($slot:ident);
+    )*) => {
+        /// One typed change to the state. Replacement fields replace wholesale when present;
+        /// the append lists are placed before the existing records (newest first).
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+        pub struct Patch {
+            $(
+                $(#[doc = $doc])*
+                #[serde(default, skip_serializing_if = "Carried::is_absent")]
+                pub $name: $ty,
+            )*
+            /// Insert or replace single records of keyed collections, by id.
+            #[serde(default, skip_serializing_if = "Upsert::is_empty")]
+            pub upsert: Upsert,
+            /// Remove single records of keyed collections, by id.
+            #[serde(default, skip_serializing_if = "Remove::is_empty")]
+            pub remove: Remove,
         }
-    }
 
-    /// The state field the collection lives in.
-    pub fn field(self) -> ChangedField {
-        match self {
-            Collection::ArchitectureNodes
-            | Collection::ArchitectureEdges
-            | Collection::DataflowNodes
-            | Collection::DataflowEdges
-            | Collection::Links => ChangedField::Graphs,
-            Collection::Subgoals => ChangedField::Subgoals,
-            Collection::Invariants => ChangedField::Invariants,
-            Collection::PlanningCaptures
-            | Collection::Backlog
-            | Collection::RoadmapStreams
-            | Collection::ObjectiveDrafts => ChangedField::Planning,
+        /// The top-level patch field names: the state fields in `changed_fields` order, then
+        /// the record-level writes.
+        pub const PATCH_FIELDS: &[&str] = &[$(stringify!($name),)* "upsert", "remove"];
+
+        impl Patch {
+            /// Whether the patch carries `field` as a whole: a replacement, or items to place
+            /// first (record-level writes aside).
+            pub fn carries(&self, field: ChangedField) -> bool {
+                match field {
+                    $(ChangedField::$variant => !Carried::is_absent(&self.$name),)*
+                }
+            }
         }
-    }
+    };
 }
+for_each_patch_field!(define_patch);
 
-/// The key of an edge: its id, or `source->target:kind` for an edge without one.
-pub fn edge_key(id: Option<&str>, source_id: &str, target_id: &str, kind: &str) -> String {
-    match id.filter(|id| !id.trim().is_empty()) {
-        Some(id) => id.to_owned(),
-        None => format!("{source_id}->{target_id}:{kind}"),
-    }
-}
+macro_rules! define_record_writes {
+    ($(
+        $variant:ident $name:ident($record:ty, $by:ty) in $field:ident at $($path:ident).+,
+        $upsert_doc:literal, $remove_doc:literal;
+    )*) => {
+        /// Full records to insert, or to put in place of the record with the same key.
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+        pub struct Upsert {
+            $(
+                #[doc = $upsert_doc]
+                #[serde(default, skip_serializing_if = "Vec::is_empty")]
+                pub $name: Vec<$record>,
+            )*
+        }
 
-/// The key of a link: `dataflow_node_id->architecture_node_id`.
-pub fn link_key(dataflow_node_id: &str, architecture_node_id: &str) -> String {
-    format!("{dataflow_node_id}->{architecture_node_id}")
-}
+        impl Upsert {
+            /// The key of every record it upserts, with its collection, in patch order.
+            pub fn keys(&self) -> Vec<(Collection, String)> {
+                let mut keys = Vec::new();
+                $(
+                    keys.extend(
+                        self.$name.iter().map(|record| (Collection::$variant, record.record_key())),
+                    );
+                )*
+                keys
+            }
+        }
 
-/// Full records to insert, or to put in place of the record with the same key.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Upsert {
-    /// Architecture nodes.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub architecture_nodes: Vec<GraphNode>,
-    /// Architecture edges.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub architecture_edges: Vec<GraphEdge>,
-    /// Dataflow nodes.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub dataflow_nodes: Vec<GraphNode>,
-    /// Dataflow edges.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub dataflow_edges: Vec<GraphEdge>,
-    /// Links between dataflow and architecture nodes.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub links: Vec<GraphLink>,
-    /// Subgoals.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub subgoals: Vec<Subgoal>,
-    /// Invariants.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub invariants: Vec<Invariant>,
-    /// Planning captures.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub planning_captures: Vec<PlanningCapture>,
-    /// Backlog items.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub backlog: Vec<BacklogItem>,
-    /// Roadmap streams.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub roadmap_streams: Vec<RoadmapStream>,
-    /// Objective drafts.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub objective_drafts: Vec<ObjectiveDraft>,
+        /// Records to remove, by key.
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
+        pub struct Remove {
+            $(
+                #[doc = $remove_doc]
+                #[serde(default, skip_serializing_if = "Vec::is_empty")]
+                pub $name: Vec<$by>,
+            )*
+        }
+
+        impl Remove {
+            /// The key of every record it removes, with its collection, in patch order.
+            pub fn keys(&self) -> Vec<(Collection, String)> {
+                let mut keys = Vec::new();
+                $(
+                    keys.extend(
+                        self.$name.iter().map(|named| (Collection::$variant, named.record_key())),
+                    );
+                )*
+                keys
+            }
+        }
+    };
 }
+for_each_collection!(define_record_writes);
 
 impl Upsert {
     /// Whether it upserts nothing.
     pub fn is_empty(&self) -> bool {
         self.keys().is_empty()
     }
+}
 
-    /// The key of every record it upserts, with its collection, in patch order.
-    pub fn keys(&self) -> Vec<(Collection, String)> {
-        let edges = |collection, edges: &[GraphEdge]| {
-            edges
-                .iter()
-                .map(move |e| {
-                    let key = edge_key(e.id.as_deref(), &e.source_id, &e.target_id, &e.kind);
-                    (collection, key)
-                })
-                .collect::<Vec<_>>()
-        };
-        let ids = |collection, ids: Vec<&str>| {
-            ids.into_iter()
-                .map(move |id| (collection, id.to_owned()))
-                .collect::<Vec<_>>()
-        };
-        let mut keys = Vec::new();
-        keys.extend(ids(
-            Collection::ArchitectureNodes,
-            self.architecture_nodes
-                .iter()
-                .map(|n| n.id.as_str())
-                .collect(),
-        ));
-        keys.extend(edges(
-            Collection::ArchitectureEdges,
-            &self.architecture_edges,
-        ));
-        keys.extend(ids(
-            Collection::DataflowNodes,
-            self.dataflow_nodes.iter().map(|n| n.id.as_str()).collect(),
-        ));
-        keys.extend(edges(Collection::DataflowEdges, &self.dataflow_edges));
-        keys.extend(self.links.iter().map(|l| {
-            (
-                Collection::Links,
-                link_key(&l.dataflow_node_id, &l.architecture_node_id),
-            )
-        }));
-        keys.extend(ids(
-            Collection::Subgoals,
-            self.subgoals.iter().map(|s| s.id.as_str()).collect(),
-        ));
-        keys.extend(ids(
-            Collection::Invariants,
-            self.invariants.iter().map(|i| i.id.as_str()).collect(),
-        ));
-        keys.extend(ids(
-            Collection::PlanningCaptures,
-            self.planning_captures
-                .iter()
-                .map(|c| c.id.as_str())
-                .collect(),
-        ));
-        keys.extend(ids(
-            Collection::Backlog,
-            self.backlog.iter().map(|b| b.id.as_str()).collect(),
-        ));
-        keys.extend(ids(
-            Collection::RoadmapStreams,
-            self.roadmap_streams.iter().map(|r| r.id.as_str()).collect(),
-        ));
-        keys.extend(ids(
-            Collection::ObjectiveDrafts,
-            self.objective_drafts
-                .iter()
-                .map(|d| d.id.as_str())
-                .collect(),
-        ));
-        keys
+impl Remove {
+    /// Whether it removes nothing.
+    pub fn is_empty(&self) -> bool {
+        self.keys().is_empty()
     }
 }
 
@@ -320,9 +161,8 @@ pub enum EdgeRef {
     },
 }
 
-impl EdgeRef {
-    /// The key this names (see [`edge_key`]).
-    pub fn key(&self) -> String {
+impl Keyed for EdgeRef {
+    fn record_key(&self) -> String {
         match self {
             EdgeRef::Id(id) => id.clone(),
             EdgeRef::Ends {
@@ -343,179 +183,17 @@ pub struct LinkRef {
     pub architecture_node_id: String,
 }
 
-/// Records to remove, by key.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
-pub struct Remove {
-    /// Architecture node ids.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub architecture_nodes: Vec<String>,
-    /// Architecture edges.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub architecture_edges: Vec<EdgeRef>,
-    /// Dataflow node ids.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub dataflow_nodes: Vec<String>,
-    /// Dataflow edges.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub dataflow_edges: Vec<EdgeRef>,
-    /// Links.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub links: Vec<LinkRef>,
-    /// Subgoal ids.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub subgoals: Vec<String>,
-    /// Invariant ids.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub invariants: Vec<String>,
-    /// Planning capture ids.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub planning_captures: Vec<String>,
-    /// Backlog item ids.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub backlog: Vec<String>,
-    /// Roadmap stream ids.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub roadmap_streams: Vec<String>,
-    /// Objective draft ids.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub objective_drafts: Vec<String>,
-}
-
-impl Remove {
-    /// Whether it removes nothing.
-    pub fn is_empty(&self) -> bool {
-        self.keys().is_empty()
-    }
-
-    /// The key of every record it removes, with its collection, in patch order.
-    pub fn keys(&self) -> Vec<(Collection, String)> {
-        let ids = |collection, ids: &[String]| {
-            ids.iter()
-                .map(move |id| (collection, id.clone()))
-                .collect::<Vec<_>>()
-        };
-        let mut keys = Vec::new();
-        keys.extend(ids(Collection::ArchitectureNodes, &self.architecture_nodes));
-        keys.extend(
-            self.architecture_edges
-                .iter()
-                .map(|e| (Collection::ArchitectureEdges, e.key())),
-        );
-        keys.extend(ids(Collection::DataflowNodes, &self.dataflow_nodes));
-        keys.extend(
-            self.dataflow_edges
-                .iter()
-                .map(|e| (Collection::DataflowEdges, e.key())),
-        );
-        keys.extend(self.links.iter().map(|l| {
-            (
-                Collection::Links,
-                link_key(&l.dataflow_node_id, &l.architecture_node_id),
-            )
-        }));
-        keys.extend(ids(Collection::Subgoals, &self.subgoals));
-        keys.extend(ids(Collection::Invariants, &self.invariants));
-        keys.extend(ids(Collection::PlanningCaptures, &self.planning_captures));
-        keys.extend(ids(Collection::Backlog, &self.backlog));
-        keys.extend(ids(Collection::RoadmapStreams, &self.roadmap_streams));
-        keys.extend(ids(Collection::ObjectiveDrafts, &self.objective_drafts));
-        keys
-    }
-}
-
-/// The top-level patch field names: the state fields in `changed_fields` order, then the
-/// record-level writes.
-pub const PATCH_FIELDS: [&str; 19] = [
-    "objective",
-    "active_subgoal_id",
-    "subgoals",
-    "invariants",
-    "graphs",
-    "graph_frontier",
-    "graph_checkpoint",
-    "scratch",
-    "investigation_checkpoint",
-    "job_bindings",
-    "acceptance_receipts",
-    "runtime_links",
-    "observations",
-    "evidence",
-    "churn",
-    "mode",
-    "planning",
-    "upsert",
-    "remove",
-];
-
-/// A state field a write changed, in the fixed order of §9.5.
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
-)]
-#[serde(rename_all = "snake_case")]
-#[allow(missing_docs)]
-pub enum ChangedField {
-    Objective,
-    ActiveSubgoalId,
-    Subgoals,
-    Invariants,
-    Graphs,
-    GraphFrontier,
-    GraphCheckpoint,
-    Scratch,
-    InvestigationCheckpoint,
-    JobBindings,
-    AcceptanceReceipts,
-    RuntimeLinks,
-    Observations,
-    Evidence,
-    Churn,
-    Mode,
-    Planning,
-}
-
-impl ChangedField {
-    /// Every field, in `changed_fields` order.
-    pub const ALL: [ChangedField; 17] = [
-        ChangedField::Objective,
-        ChangedField::ActiveSubgoalId,
-        ChangedField::Subgoals,
-        ChangedField::Invariants,
-        ChangedField::Graphs,
-        ChangedField::GraphFrontier,
-        ChangedField::GraphCheckpoint,
-        ChangedField::Scratch,
-        ChangedField::InvestigationCheckpoint,
-        ChangedField::JobBindings,
-        ChangedField::AcceptanceReceipts,
-        ChangedField::RuntimeLinks,
-        ChangedField::Observations,
-        ChangedField::Evidence,
-        ChangedField::Churn,
-        ChangedField::Mode,
-        ChangedField::Planning,
-    ];
-
-    /// The snake_case name, as in JSON.
-    pub fn as_str(self) -> &'static str {
-        PATCH_FIELDS[self as usize]
+impl Keyed for LinkRef {
+    fn record_key(&self) -> String {
+        link_key(&self.dataflow_node_id, &self.architecture_node_id)
     }
 }
 
 impl Patch {
-    /// The fields this patch touches (presence, not value change), in §9.5 order. Append lists
-    /// count only when non-empty; a record-level write counts as the field it lives in.
+    /// The fields this patch touches (presence, not value change), in `changed_fields` order.
+    /// Append lists count only when non-empty; a record-level write counts as the field it
+    /// lives in.
     pub fn changed_fields(&self) -> Vec<ChangedField> {
-        use ChangedField as F;
         let keyed: std::collections::BTreeSet<ChangedField> = self
             .upsert
             .keys()
@@ -523,45 +201,15 @@ impl Patch {
             .chain(self.remove.keys())
             .map(|(collection, _)| collection.field())
             .collect();
-        let present = [
-            (F::Objective, self.objective.is_some()),
-            (F::ActiveSubgoalId, self.active_subgoal_id.is_some()),
-            (
-                F::Subgoals,
-                self.subgoals.is_some() || keyed.contains(&F::Subgoals),
-            ),
-            (
-                F::Invariants,
-                self.invariants.is_some() || keyed.contains(&F::Invariants),
-            ),
-            (
-                F::Graphs,
-                self.graphs.is_some() || keyed.contains(&F::Graphs),
-            ),
-            (F::GraphFrontier, self.graph_frontier.is_some()),
-            (F::GraphCheckpoint, self.graph_checkpoint.is_some()),
-            (F::Scratch, self.scratch.is_some()),
-            (
-                F::InvestigationCheckpoint,
-                self.investigation_checkpoint.is_some(),
-            ),
-            (F::JobBindings, self.job_bindings.is_some()),
-            (F::AcceptanceReceipts, !self.acceptance_receipts.is_empty()),
-            (F::RuntimeLinks, !self.runtime_links.is_empty()),
-            (F::Observations, !self.observations.is_empty()),
-            (F::Evidence, !self.evidence.is_empty()),
-            (F::Churn, self.churn.is_some()),
-            (F::Mode, self.mode.is_some()),
-            (
-                F::Planning,
-                self.planning.is_some() || keyed.contains(&F::Planning),
-            ),
-        ];
-        present
+        ChangedField::ALL
             .into_iter()
-            .filter(|(_, on)| *on)
-            .map(|(field, _)| field)
+            .filter(|field| self.carries(*field) || keyed.contains(field))
             .collect()
+    }
+
+    /// Whether the patch replaces `field` whole.
+    pub fn replaces(&self, field: ChangedField) -> bool {
+        !field.is_append() && self.carries(field)
     }
 
     /// Whether the patch changes anything at all.
@@ -569,8 +217,8 @@ impl Patch {
         self.changed_fields().is_empty()
     }
 
-    /// Whether the patch replaces any state field or record (observations and evidence alone
-    /// do not).
+    /// Whether the patch changes anything besides observations and evidence, the records
+    /// `promote` gates (acceptance receipts and runtime links count as state changes).
     pub fn has_state_replacements(&self) -> bool {
         self.changed_fields()
             .iter()
@@ -826,6 +474,7 @@ fn json_type_name(value: &Value) -> &'static str {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::model::ChurnState;
 
     #[test]
     fn bare_patch_and_envelope_decode_alike() {

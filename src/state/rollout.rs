@@ -20,8 +20,8 @@ use serde::Serialize;
 use sha2::Digest;
 use sha2::Sha256;
 
+use crate::state::fields::ChangedField;
 use crate::state::model::State;
-use crate::state::patch::ChangedField;
 use crate::state::patch::Patch;
 use crate::state::snapshot::Anchor;
 

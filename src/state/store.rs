@@ -45,6 +45,7 @@ use anyhow::Result;
 
 use crate::error::ErrorKind;
 use crate::error::Failure;
+use crate::state::fields::ChangedField;
 use crate::state::fold::Base;
 use crate::state::fold::Fold;
 use crate::state::fold::Folded;
@@ -53,7 +54,6 @@ use crate::state::git;
 use crate::state::model::RecordIds;
 use crate::state::model::State;
 use crate::state::order::topological;
-use crate::state::patch::ChangedField;
 use crate::state::patch::Patch;
 use crate::state::rollout;
 use crate::state::rollout::Body;
