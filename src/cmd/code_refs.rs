@@ -35,6 +35,7 @@ use crate::policy::update::UpdateRefusal;
 use crate::state::model::CodeRef;
 use crate::state::model::State;
 use crate::state::patch::Patch;
+use crate::state::paths::slash_key;
 
 /// What the audit of a patch found.
 #[derive(Debug, Default)]
@@ -66,7 +67,7 @@ impl Resolver {
             .and_then(|cwd| {
                 cwd.strip_prefix(&root)
                     .ok()
-                    .map(|rest| rest.to_string_lossy().replace('\\', "/"))
+                    .map(|rest| slash_key(&rest.to_string_lossy()))
             })
             .unwrap_or_default();
         Resolver {
@@ -85,7 +86,7 @@ impl Resolver {
                 .canonicalize()
                 .ok()
                 .and_then(|path| path.strip_prefix(&self.root).ok().map(Path::to_path_buf))
-                .map(|rest| rest.to_string_lossy().replace('\\', "/"));
+                .map(|rest| slash_key(&rest.to_string_lossy()));
             canonical
                 .or_else(|| strip_root(typed, &self.root.to_string_lossy()))
                 .into_iter()

@@ -16,7 +16,6 @@ use std::fmt;
 use serde::Serialize;
 
 use crate::policy::text::is_blank;
-use crate::policy::text::slash_key;
 use crate::state::model::CodeRef;
 use crate::state::model::EvidenceRecord;
 use crate::state::model::GraphEdge;
@@ -29,6 +28,8 @@ use crate::state::model::Observation;
 use crate::state::model::State;
 use crate::state::patch::Patch;
 use crate::state::patch::Upsert;
+use crate::state::paths::segments;
+use crate::state::paths::slash_key;
 
 /// How a code reference is spelled on the command line.
 pub const CODE_REF_SYNTAX: &str =
@@ -102,7 +103,7 @@ pub fn escape_reason(path: &str) -> Option<&'static str> {
     if path.starts_with(['/', '\\']) || drive {
         return Some("is absolute; give it relative to the repository root");
     }
-    path.split(['/', '\\'])
+    segments(path)
         .any(|part| part == "..")
         .then_some("leaves the repository (`..` is not allowed)")
 }
@@ -111,8 +112,7 @@ fn normalise_path(path: &str) -> Result<String, String> {
     if is_blank(path) {
         return Err(format!("the path is empty (expected {CODE_REF_SYNTAX})"));
     }
-    let parts: Vec<&str> = path
-        .split(['/', '\\'])
+    let parts: Vec<&str> = segments(path)
         .filter(|part| !matches!(*part, "" | "."))
         .collect();
     if parts.is_empty() {
@@ -131,7 +131,7 @@ fn normalise_path(path: &str) -> Result<String, String> {
 /// names the root itself.
 pub fn join_relative(base: &str, path: &str) -> Option<String> {
     let mut parts: Vec<&str> = Vec::new();
-    for part in base.split(['/', '\\']).chain(path.split(['/', '\\'])) {
+    for part in segments(base).chain(segments(path)) {
         match part {
             "" | "." => {}
             ".." => {

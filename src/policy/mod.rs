@@ -19,6 +19,7 @@ pub mod promote;
 pub mod prompt;
 pub mod propose;
 pub mod recheck;
+pub mod records;
 pub mod reorient;
 pub mod scene;
 pub mod secrets;

@@ -12,6 +12,9 @@ use std::collections::HashSet;
 
 use crate::policy::churn::DiffPressure;
 use crate::policy::churn::diff_pressure_rank;
+use crate::policy::records::check_citations;
+use crate::policy::records::require_evidence_fields;
+use crate::policy::records::require_observation_fields;
 use crate::policy::structure::Reasons;
 use crate::policy::structure::Replacements;
 use crate::policy::structure::structural_errors;
@@ -143,10 +146,7 @@ pub fn evaluate_promotion(patch: &Patch, verifier: &EvidenceRecord) -> Vec<Strin
 
     let mut evidence_ids: HashSet<&str> = HashSet::from([verifier.id.as_str()]);
     for evidence in &patch.evidence {
-        reasons.require("patch.evidence.id", &evidence.id);
-        reasons.require("patch.evidence.kind", &evidence.kind);
-        reasons.require("patch.evidence.status", &evidence.status);
-        reasons.require("patch.evidence.summary", &evidence.summary);
+        require_evidence_fields(&mut reasons, evidence);
         if !is_blank(&evidence.id) && !evidence_ids.insert(&evidence.id) {
             reasons.push(format!("duplicate evidence id \"{}\"", evidence.id));
         }
@@ -155,22 +155,10 @@ pub fn evaluate_promotion(patch: &Patch, verifier: &EvidenceRecord) -> Vec<Strin
     let mut observation_ids = HashSet::new();
     for observation in &patch.observations {
         let id = &observation.id;
-        reasons.require("patch.observations.id", id);
-        reasons.require("patch.observations.summary", &observation.summary);
-        reasons.require("patch.observations.source_kind", &observation.source_kind);
-        reasons.require("patch.observations.status", &observation.status);
-        if observation.evidence_ids.is_empty() {
-            reasons.push(format!(
-                "observation \"{id}\" must cite at least one evidence id"
-            ));
-        }
-        for cited in &observation.evidence_ids {
-            if !evidence_ids.contains(cited.as_str()) {
-                reasons.push(format!(
-                    "observation \"{id}\" cites missing evidence id \"{cited}\""
-                ));
-            }
-        }
+        require_observation_fields(&mut reasons, observation);
+        check_citations(&mut reasons, observation, &|cited| {
+            evidence_ids.contains(cited)
+        });
         if !is_blank(id) && !observation_ids.insert(id.as_str()) {
             reasons.push(format!("duplicate observation id \"{id}\""));
         }

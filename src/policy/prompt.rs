@@ -13,13 +13,13 @@ use serde::Serialize;
 
 use crate::policy::freshness::Staleness;
 use crate::policy::text::collapse;
-use crate::policy::text::slash_key;
 use crate::policy::text::uniq_append;
 use crate::state::model::CodeRef;
 use crate::state::model::Graph;
 use crate::state::model::GraphKind;
 use crate::state::model::ModeKind;
 use crate::state::model::State;
+use crate::state::paths::slash_key;
 
 /// The ceiling `epiphany prompt` uses unless told otherwise (Claude Code cuts at 10,000).
 pub const DEFAULT_MAX_CHARS: usize = 9000;

@@ -17,7 +17,6 @@ use crate::policy::code_ref::code_ref_key;
 use crate::policy::text::hex12;
 use crate::policy::text::is_accepting_status;
 use crate::policy::text::is_blank;
-use crate::policy::text::slash_key;
 use crate::policy::text::truncate;
 use crate::policy::text::uniq_append;
 use crate::state::model::ChurnState;
@@ -29,6 +28,7 @@ use crate::state::model::Graphs;
 use crate::state::model::Observation;
 use crate::state::model::State;
 use crate::state::patch::Patch;
+use crate::state::paths::slash_key;
 
 /// The longest summary, purpose or warning fragment the proposal writes, in Unicode scalars.
 pub const SUMMARY_LIMIT: usize = 220;

@@ -7,6 +7,8 @@ use std::path::Path;
 use sha1::Digest;
 use sha1::Sha1;
 
+use crate::state::paths::slash_key;
+
 /// `s` is empty after trimming whitespace at both ends.
 pub fn is_blank(s: &str) -> bool {
     s.trim().is_empty()
@@ -58,11 +60,6 @@ pub fn is_accepting_status(status: &str) -> bool {
         status.trim().to_ascii_lowercase().as_str(),
         "ok" | "accepted" | "verified" | "pass" | "passed"
     )
-}
-
-/// The path as a string with every `\` turned into `/`.
-pub fn slash_key(path: &str) -> String {
-    path.replace('\\', "/")
 }
 
 /// The key two paths are compared by when one side comes from the work tree (§0.2

@@ -7,6 +7,9 @@
 use std::collections::HashSet;
 
 use crate::policy::code_ref::escape_reason;
+use crate::policy::records::check_citations;
+use crate::policy::records::require_evidence_fields;
+use crate::policy::records::require_observation_fields;
 use crate::policy::structure::Reasons;
 use crate::policy::structure::Replacements;
 use crate::policy::structure::structural_errors;
@@ -91,10 +94,7 @@ pub fn update_validation_errors(state: &State, ids: &dyn RecordIds, patch: &Patc
         |id: &str| !id.is_empty() && (patch_evidence.contains(id) || ids.has_evidence(id));
 
     for evidence in &patch.evidence {
-        reasons.require("patch.evidence.id", &evidence.id);
-        reasons.require("patch.evidence.kind", &evidence.kind);
-        reasons.require("patch.evidence.status", &evidence.status);
-        reasons.require("patch.evidence.summary", &evidence.summary);
+        require_evidence_fields(&mut reasons, evidence);
     }
     reasons.no_repeats(
         "duplicate evidence id",
@@ -110,10 +110,7 @@ pub fn update_validation_errors(state: &State, ids: &dyn RecordIds, patch: &Patc
     }
 
     for observation in &patch.observations {
-        reasons.require("patch.observations.id", &observation.id);
-        reasons.require("patch.observations.summary", &observation.summary);
-        reasons.require("patch.observations.source_kind", &observation.source_kind);
-        reasons.require("patch.observations.status", &observation.status);
+        require_observation_fields(&mut reasons, observation);
     }
     reasons.no_repeats(
         "duplicate observation id",
@@ -126,18 +123,7 @@ pub fn update_validation_errors(state: &State, ids: &dyn RecordIds, patch: &Patc
                 "observation id \"{id}\" already exists in Epiphany state"
             ));
         }
-        if observation.evidence_ids.is_empty() {
-            reasons.push(format!(
-                "observation \"{id}\" must cite at least one evidence id"
-            ));
-        }
-        for cited in &observation.evidence_ids {
-            if !known_evidence(cited) {
-                reasons.push(format!(
-                    "observation \"{id}\" cites missing evidence id \"{cited}\""
-                ));
-            }
-        }
+        check_citations(&mut reasons, observation, &known_evidence);
     }
 
     if let Some(checkpoint) = &patch.investigation_checkpoint {

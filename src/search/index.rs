@@ -22,6 +22,7 @@
 use std::fs::File;
 use std::path::Path;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::Context;
 use anyhow::Result;
@@ -52,6 +53,7 @@ use crate::search::manifest::Manifest;
 use crate::search::symbols;
 use crate::search::tokenize;
 use crate::state::fs;
+use crate::state::fs::LockMode;
 use crate::state::walk::FileStat;
 use crate::state::walk::Listing;
 
@@ -537,18 +539,15 @@ fn lock(layout: &Layout) -> Result<File> {
     let path = layout.lock_path();
     let file =
         File::create(&path).with_context(|| format!("failed to open `{}`", path.display()))?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
-        Err(std::fs::TryLockError::WouldBlock) => Err(Failure::new(
-            ErrorKind::Locked,
-            format!("another `epiphany index` holds `{}`", path.display()),
-        )
-        .with_hint("wait for it to finish, then rerun `epiphany index`")
-        .into()),
-        Err(std::fs::TryLockError::Error(err)) => {
-            Err(err).with_context(|| format!("failed to lock `{}`", path.display()))
-        }
+    if fs::lock(&file, &path, LockMode::Exclusive, Duration::ZERO)? {
+        return Ok(file);
     }
+    Err(Failure::new(
+        ErrorKind::Locked,
+        format!("another `epiphany index` holds `{}`", path.display()),
+    )
+    .with_hint("wait for it to finish, then rerun `epiphany index`")
+    .into())
 }
 
 /// An empty index in a new generation directory (replacing a leftover of an interrupted run).

@@ -3,7 +3,7 @@
 //!
 //! Entry points: [`retrieve::retrieve`] answers a query (read-only, works with or without a
 //! store or an index), [`update_index`] brings the persistent index up to date, and
-//! [`status`]/[`summary`] tell the rest of the tool how fresh the index is (§14.9) with a
+//! [`status`] tells the rest of the tool how fresh the index is (§14.9) with a
 //! stat-only comparison. Files are listed by the one walker in [`crate::state::walk`].
 //!
 //! This module never prints, never reads the clock or the environment (time comes in as an
@@ -114,11 +114,6 @@ pub fn status(root: &Path, cache_dir: &Path) -> IndexStatus {
 /// (stat-only), from a walk otherwise.
 fn current_listing(root: &Path, manifest: &Manifest) -> walk::Listing {
     manifest::unchanged_listing(root, manifest).unwrap_or_else(|| walk::list(root))
-}
-
-/// The retrieval summary for `scene`, `freshness` and friends (§14.9).
-pub fn summary(root: &Path, cache_dir: &Path) -> RetrievalState {
-    status(root, cache_dir).state
 }
 
 /// What `update_index` did.
@@ -310,7 +305,7 @@ mod tests {
         );
         let missing = dir.path().join("missing");
         assert_eq!(
-            summary(&missing, &missing).status,
+            super::status(&missing, &missing).state.status,
             RetrievalStatus::Unavailable
         );
     }

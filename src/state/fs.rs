@@ -7,6 +7,8 @@
 use std::fs::File;
 use std::io::Write;
 use std::path::Path;
+use std::time::Duration;
+use std::time::Instant;
 
 use anyhow::Context;
 use anyhow::Result;
@@ -66,6 +68,41 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         .map_err(|err| err.error)
         .with_context(context)?;
     sync_dir(dir)
+}
+
+/// How a [`lock`] is held: alone (writers), or beside other shared holders (readers).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LockMode {
+    /// No other holder.
+    Exclusive,
+    /// Other shared holders allowed; excludes an exclusive one.
+    Shared,
+}
+
+/// The one file lock: takes `file`'s advisory lock (`path` names it in errors), retrying with
+/// a growing pause (1 ms doubling to 20 ms) for up to `wait`; `Duration::ZERO` tries once.
+/// Answers `false` when another process held it the whole time; the caller says what that
+/// means.
+pub fn lock(file: &File, path: &Path, mode: LockMode, wait: Duration) -> Result<bool> {
+    let started = Instant::now();
+    let mut pause = Duration::from_millis(1);
+    loop {
+        let attempt = match mode {
+            LockMode::Exclusive => file.try_lock(),
+            LockMode::Shared => file.try_lock_shared(),
+        };
+        match attempt {
+            Ok(()) => return Ok(true),
+            Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < wait => {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(Duration::from_millis(20));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => return Ok(false),
+            Err(std::fs::TryLockError::Error(err)) => {
+                return Err(err).with_context(|| format!("failed to lock `{}`", path.display()));
+            }
+        }
+    }
 }
 
 /// Flushes a directory entry change (a rename or a new file) to disk.

@@ -17,6 +17,8 @@ use git2::DiffOptions;
 use git2::Oid;
 use git2::Repository;
 
+use crate::state::paths::slash_key;
+
 /// The root of the git work tree that contains `dir`, if any.
 pub fn work_tree_root(dir: &Path) -> Option<PathBuf> {
     let repo = Repository::discover(dir).ok()?;
@@ -205,7 +207,7 @@ fn changed_paths(
         if relative.starts_with(exclude) {
             return None;
         }
-        Some(relative.to_string_lossy().replace('\\', "/"))
+        Some(slash_key(&relative.to_string_lossy()))
     };
     let mut paths = BTreeSet::new();
     for delta in diff.deltas() {

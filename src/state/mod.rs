@@ -9,6 +9,7 @@ pub mod git;
 pub mod model;
 pub mod order;
 pub mod patch;
+pub mod paths;
 pub mod rollout;
 pub mod snapshot;
 pub mod store;

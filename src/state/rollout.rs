@@ -37,8 +37,6 @@ pub enum Source {
     Promote,
     /// `rollback`.
     Rollback,
-    /// The merge driver of the first store format, which re-wrote the other side's records.
-    Merge,
 }
 
 impl Source {
@@ -49,7 +47,6 @@ impl Source {
             Source::Update => "update",
             Source::Promote => "promote",
             Source::Rollback => "rollback",
-            Source::Merge => "merge",
         }
     }
 }

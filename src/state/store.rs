@@ -38,7 +38,6 @@ use std::io::Write;
 use std::path::Path;
 use std::path::PathBuf;
 use std::time::Duration;
-use std::time::Instant;
 
 use anyhow::Context;
 use anyhow::Result;
@@ -50,6 +49,7 @@ use crate::state::fold::Base;
 use crate::state::fold::Fold;
 use crate::state::fold::Folded;
 use crate::state::fs;
+use crate::state::fs::LockMode;
 use crate::state::git;
 use crate::state::model::RecordIds;
 use crate::state::model::State;
@@ -893,37 +893,19 @@ impl Store {
         let path = self.dir.join(LOCK_FILE);
         fs::refuse_symlink(&self.dir)?;
         let file = fs::open_no_follow(&path, true)?;
-        let started = Instant::now();
-        let mut pause = Duration::from_millis(1);
-        loop {
-            let attempt = match mode {
-                LockMode::Exclusive => file.try_lock(),
-                LockMode::Shared => file.try_lock_shared(),
-            };
-            match attempt {
-                Ok(()) => return Ok(file),
-                Err(std::fs::TryLockError::WouldBlock) if started.elapsed() < timeout => {
-                    std::thread::sleep(pause);
-                    pause = (pause * 2).min(Duration::from_millis(20));
-                }
-                Err(std::fs::TryLockError::WouldBlock) => {
-                    return Err(Failure::new(
-                        ErrorKind::Locked,
-                        format!(
-                            "another epiphany process held `{}` for more than {} ms",
-                            path.display(),
-                            timeout.as_millis()
-                        ),
-                    )
-                    .with_hint("retry, or raise the wait with `EPIPHANY_LOCK_TIMEOUT_MS`")
-                    .into());
-                }
-                Err(std::fs::TryLockError::Error(err)) => {
-                    return Err(err)
-                        .with_context(|| format!("failed to lock `{}`", path.display()));
-                }
-            }
+        if fs::lock(&file, &path, mode, timeout)? {
+            return Ok(file);
         }
+        Err(Failure::new(
+            ErrorKind::Locked,
+            format!(
+                "another epiphany process held `{}` for more than {} ms",
+                path.display(),
+                timeout.as_millis()
+            ),
+        )
+        .with_hint("retry, or raise the wait with `EPIPHANY_LOCK_TIMEOUT_MS`")
+        .into())
     }
 
     /// Upgrades a store of the first format (under the write lock): its records become one
@@ -1048,12 +1030,6 @@ impl Store {
         )
         .into()
     }
-}
-
-#[derive(Debug, Clone, Copy)]
-enum LockMode {
-    Exclusive,
-    Shared,
 }
 
 /// The one write: the lock, the head read under it, and the record being written.

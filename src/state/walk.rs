@@ -20,6 +20,8 @@ use ignore::WalkBuilder;
 use ignore::WalkState;
 use serde::Serialize;
 
+use crate::state::paths::native_key;
+
 /// Source and text files larger than this are not searched (4 MiB): central modules of real
 /// projects reach hundreds of kilobytes, and chunking keeps each document short.
 pub const MAX_FILE_BYTES: u64 = 4 * 1024 * 1024;
@@ -175,7 +177,7 @@ pub fn list(root: &Path) -> Listing {
                 return WalkState::Continue;
             };
             let relative = entry.path().strip_prefix(root).ok().and_then(Path::to_str);
-            let (Some(relative), Ok(meta)) = (relative.map(slash_path), entry.metadata()) else {
+            let (Some(relative), Ok(meta)) = (relative.map(native_key), entry.metadata()) else {
                 lock(&collected).unreadable += 1;
                 return WalkState::Continue;
             };
@@ -226,14 +228,6 @@ fn lock(listing: &Mutex<Listing>) -> std::sync::MutexGuard<'_, Listing> {
     listing
         .lock()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
-}
-
-fn slash_path(path: &str) -> String {
-    if std::path::MAIN_SEPARATOR == '/' {
-        path.to_owned()
-    } else {
-        path.replace(std::path::MAIN_SEPARATOR, "/")
-    }
 }
 
 /// `lstat` of each path under `root`, in order, spread over the available cores: checking a
