@@ -1,9 +1,9 @@
 //! The one list of patch fields and the one list of keyed collections.
 //!
-//! Every per-field table is derived from [`for_each_patch_field!`]: the [`Patch`] struct, the
+//! Every per-field table is derived from `for_each_patch_field!`: the [`Patch`] struct, the
 //! [`ChangedField`] enum and its names, which fields a patch carries, the fold's replacements
 //! and appends, and each field's value in a [`State`]. Every per-collection table is derived
-//! from [`for_each_collection!`]: the [`Collection`] enum, the `upsert` and `remove` structs,
+//! from `for_each_collection!`: the [`Collection`] enum, the `upsert` and `remove` structs,
 //! their keys, the fold's record writes and the record lookups in a [`State`]. A field or a
 //! collection is added in one place, and the compiler points at every match that must learn
 //! about it.

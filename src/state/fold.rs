@@ -425,7 +425,7 @@ impl Fold {
                 list.retain(|w| !lineage.descends(position, &w.record));
                 list.push(Writer {
                     record: step.record.id.clone(),
-                    value: value.unwrap_or_default(),
+                    value: value.expect("with writers tracked, every write is hashed"),
                 });
             }
         }
