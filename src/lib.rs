@@ -15,12 +15,20 @@
 //! - [`policy`] is pure decision logic over the state and explicit inputs: validation, the
 //!   patch fold, drafting and gating, and every projection. It never touches the file system,
 //!   the clock, the environment or git.
+//! - Beside the commands, the glue several of them share: [`input`] reads patch documents and
+//!   streamed text, [`render`] holds the shared human text and the draft report, [`signals`]
+//!   gathers the live signals projections read (git changes, the index, cited files), and
+//!   [`code_refs`] checks and re-reads code references against the work tree.
 
 pub mod cli;
 pub mod cmd;
+pub mod code_refs;
 pub mod error;
+pub mod input;
 pub mod mcp;
 pub mod policy;
+pub mod render;
 pub mod search;
+pub mod signals;
 pub mod state;
 pub mod ui;

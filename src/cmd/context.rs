@@ -7,7 +7,6 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::cmd::render;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
 use crate::policy::context::ContextRequest;
@@ -15,6 +14,7 @@ use crate::policy::context::ContextShard;
 use crate::policy::context::context_shard;
 use crate::policy::projection::StateStatus;
 use crate::policy::prompt::inline_ids;
+use crate::render;
 use crate::ui::Report;
 
 /// Show the state around named nodes, edges, observations and evidence.

@@ -10,8 +10,6 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::cmd::draft::DraftReport;
-use crate::cmd::signals::observe;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
 use crate::policy::code_ref::format_code_ref;
@@ -22,6 +20,8 @@ use crate::policy::freshness::StaleReason;
 use crate::policy::prompt::inline_ids;
 use crate::policy::recheck::RefFinding;
 use crate::policy::recheck::reanchor_patch;
+use crate::render::DraftReport;
+use crate::signals::observe;
 use crate::state::store::Head;
 use crate::ui::Report;
 

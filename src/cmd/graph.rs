@@ -7,7 +7,6 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::cmd::render;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
 use crate::policy::graph_query::Direction;
@@ -15,6 +14,7 @@ use crate::policy::graph_query::GraphQuery;
 use crate::policy::graph_query::GraphQueryResult;
 use crate::policy::graph_query::query_graph;
 use crate::policy::projection::StateStatus;
+use crate::render;
 use crate::ui::Report;
 
 /// Walk the graphs from named nodes, edges, paths, symbols, edge kinds or the frontier.

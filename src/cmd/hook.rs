@@ -23,7 +23,6 @@ use serde_json::json;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::cmd::signals::observe;
 use crate::error::ErrorKind;
 use crate::error::classify;
 use crate::mcp::Tool;
@@ -35,6 +34,7 @@ use crate::policy::session::Compaction;
 use crate::policy::session::pre_compact_problem;
 use crate::policy::session::session_start_context;
 use crate::policy::session::session_start_problem;
+use crate::signals::observe;
 use crate::state::fs;
 use crate::state::snapshot::CHECKPOINT_ANCHOR;
 use crate::state::store::Head;

@@ -15,13 +15,13 @@ use serde::Serialize;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::cmd::input::read_document;
-use crate::cmd::input::read_envelope;
 use crate::cmd::update::PatchWrite;
 use crate::cmd::update::commit_patch;
 use crate::cmd::update::redaction_failure;
 use crate::cmd::update::warn_redactions;
 use crate::error::Failure;
+use crate::input::read_document;
+use crate::input::read_envelope;
 use crate::mcp::PATCH_INPUT;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;

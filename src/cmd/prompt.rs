@@ -8,7 +8,6 @@ use serde::Serialize;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::cmd::signals::observe;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
 use crate::policy::projection::StateStatus;
@@ -16,6 +15,7 @@ use crate::policy::prompt::DEFAULT_MAX_CHARS;
 use crate::policy::prompt::MIN_MAX_CHARS;
 use crate::policy::prompt::Rendered;
 use crate::policy::prompt::render;
+use crate::signals::observe;
 use crate::ui::Report;
 
 /// Print the `<epiphany_state>` block for an agent's context.

@@ -7,12 +7,12 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::cmd::draft::DraftReport;
-use crate::cmd::draft::emit_draft;
 use crate::error::Failure;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
 use crate::policy::propose::propose;
+use crate::render::DraftReport;
+use crate::render::emit_draft;
 
 /// Draft a map/frontier/churn patch from verified observations; writes nothing.
 ///

@@ -7,13 +7,13 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::cmd::signals::observe;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
 use crate::policy::prompt::inline_ids;
 use crate::policy::scene::Scene;
 use crate::policy::scene::SceneRecords;
 use crate::policy::scene::scene;
+use crate::signals::observe;
 use crate::state::model::RetrievalStatus;
 use crate::ui::Report;
 

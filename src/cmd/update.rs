@@ -10,10 +10,10 @@ use serde::Serialize;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::cmd::code_refs::Resolver;
-use crate::cmd::code_refs::audit_patch_refs;
-use crate::cmd::code_refs::warn_planned;
-use crate::cmd::code_refs::with_ref_problems;
+use crate::code_refs::Resolver;
+use crate::code_refs::audit_patch_refs;
+use crate::code_refs::warn_planned;
+use crate::code_refs::with_ref_problems;
 use crate::error::ErrorKind;
 use crate::error::Failure;
 use crate::mcp::PATCH_INPUT;
@@ -151,7 +151,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         turn_id,
         allow_missing_paths,
     } = args;
-    let envelope = crate::cmd::input::read_envelope(ctx, file.as_deref())?;
+    let envelope = crate::input::read_envelope(ctx, file.as_deref())?;
     let store = ctx.store()?;
     let write = PatchWrite {
         source: Source::Update,

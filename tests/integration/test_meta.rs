@@ -1,4 +1,5 @@
-//! Rules about the code itself: policy stays pure, and no test file is forgotten.
+//! Rules about the code itself: policy stays pure, state depends on nothing above it, `cmd/`
+//! holds only commands, and no test file is forgotten.
 
 use std::path::Path;
 
@@ -100,4 +101,36 @@ fn no_forgotten_test_files() {
             "tests/integration/{stem}.rs is not listed in main.rs"
         );
     }
+}
+
+#[test]
+fn cmd_holds_one_module_per_command() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let registry = std::fs::read_to_string(root.join("src/cmd/mod.rs")).expect("cmd/mod.rs");
+    let mut offences = Vec::new();
+    for entry in std::fs::read_dir(root.join("src/cmd")).expect("read_dir") {
+        let path = entry.expect("entry").path();
+        let (name, file) = if path.is_dir() {
+            let name = path.file_name().and_then(|n| n.to_str()).expect("name");
+            (name.to_owned(), path.join("mod.rs"))
+        } else {
+            let name = path.file_stem().and_then(|n| n.to_str()).expect("stem");
+            (name.to_owned(), path.clone())
+        };
+        if name == "mod" {
+            continue;
+        }
+        let text = std::fs::read_to_string(&file).unwrap_or_default();
+        let is_command = text.contains("pub struct Args")
+            && text.contains("pub fn run(")
+            && registry.contains(&format!("{name}::run(ctx, args)"));
+        if !is_command {
+            offences.push(format!(
+                "src/cmd/{name}: not a command (an `Args`, a `run` and a place in the dispatch \
+                 `match`); shared code belongs outside `cmd/`"
+            ));
+        }
+    }
+    offences.sort();
+    assert!(offences.is_empty(), "{}", offences.join("\n"));
 }

@@ -156,8 +156,9 @@ pub struct Rendered {
     pub left_out: Vec<LeftOut>,
 }
 
-/// Renders the fragment within `max_chars` Unicode scalar values. Below [`MIN_MAX_CHARS`]
-/// even the fixed text may not fit; then the text is empty rather than over the ceiling.
+/// Renders the fragment within `max_chars` Unicode scalar values. Below
+/// [`MIN_MAX_CHARS`](super::MIN_MAX_CHARS) even the fixed text may not fit; then the text is
+/// empty rather than over the ceiling.
 pub fn render(state: &State, staleness: Option<&Staleness>, max_chars: usize) -> Rendered {
     let applicable: Vec<PromptPart> = CUT_ORDER
         .into_iter()

@@ -14,7 +14,7 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::cli::Ctx;
-use crate::cmd::code_refs::read_cited_files;
+use crate::code_refs::read_cited_files;
 use crate::error::Failure;
 use crate::policy::freshness::ChangeSource;
 use crate::policy::freshness::Freshness;
