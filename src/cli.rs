@@ -189,10 +189,15 @@ impl Ctx {
 
     /// Takes the store's write lock and reads its head: the start of every write.
     pub fn begin<'s>(&self, store: &'s Store) -> Result<Transaction<'s>> {
-        store.begin(&WriteOptions {
+        store.begin(&self.write_options())
+    }
+
+    /// How this process writes: the lock wait and the snapshot cadence.
+    pub fn write_options(&self) -> WriteOptions {
+        WriteOptions {
             lock_timeout: self.lock_timeout,
             snapshot_every: self.snapshot_every,
-        })
+        }
     }
 
     /// When and on which commit a write made now happens.

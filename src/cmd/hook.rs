@@ -234,9 +234,7 @@ fn record_compaction(ctx: &Ctx, store: &Store, input: &Value) -> Result<()> {
     let skip = records.len().saturating_sub(COMPACTIONS_KEPT);
     let records: Vec<CompactionRecord> = records.into_iter().skip(skip).collect();
     let dir = store.cache_dir();
-    fs::refuse_symlink(&dir)?;
-    std::fs::create_dir_all(&dir)
-        .map_err(|err| anyhow::anyhow!("failed to create `{}`: {err}", dir.display()))?;
+    fs::create_dirs_below(store.root(), &dir)?;
     let mut bytes = serde_json::to_vec_pretty(&records)?;
     bytes.push(b'\n');
     fs::write_atomic(&dir.join(COMPACTIONS_FILE), &bytes)

@@ -37,7 +37,13 @@ use crate::ui::Report;
 /// Conflicts between merged branches are listed but are not failures. Exits 1 when any problem
 /// is found.
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// First replace every snapshot with one folded from the records alone (under the write
+    /// lock): for a snapshot that is damaged or does not match its records. The rollout is
+    /// never changed.
+    #[arg(long)]
+    pub repair: bool,
+}
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
 pub const TOOL: Tool = Tool::READER.report(schema_of::<VerifyReport>);
@@ -99,8 +105,16 @@ impl Report for VerifyReport {
 }
 
 /// Runs `verify`.
-pub fn run(ctx: &Ctx, _args: &Args) -> Result<Status> {
+pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let store = ctx.store()?;
+    if args.repair {
+        let (removed, written) = store.rebuild_snapshots(&ctx.write_options())?;
+        ctx.ui.status(&format!(
+            "repair: removed {} snapshot(s){}",
+            removed.len(),
+            written.map_or(String::new(), |name| format!(", wrote {name}"))
+        ));
+    }
     let _shared = store.read_lock(ctx.lock_timeout)?;
     let history = store.history()?;
     let mut problems: Vec<Problem> = history

@@ -32,6 +32,7 @@ use tantivy::ReloadPolicy;
 use tantivy::Searcher;
 use tantivy::TantivyDocument;
 use tantivy::Term;
+use tantivy::index::SegmentComponent;
 use tantivy::schema::FAST;
 use tantivy::schema::Field;
 use tantivy::schema::INDEXED;
@@ -353,8 +354,7 @@ pub fn build(
     now_unix_seconds: i64,
     progress: Progress<'_>,
 ) -> Result<Built> {
-    std::fs::create_dir_all(&layout.dir)
-        .with_context(|| format!("failed to create `{}`", layout.dir.display()))?;
+    fs::create_dirs_below(root, &layout.dir)?;
     let _lock = lock(layout)?;
     let (previous, rebuilt_because) = match open(layout) {
         Opened::Ready(persistent) => (Some(persistent), None),
@@ -385,7 +385,7 @@ pub fn build(
         .as_ref()
         .filter(|_| plan.mode == BuildMode::Incremental)
     {
-        Some(persistent) => fork(layout, persistent.manifest.generation, generation)?,
+        Some(persistent) => fork(layout, persistent, generation)?,
         None => create(layout, generation)?,
     };
     let in_dir = || {
@@ -537,8 +537,7 @@ fn finish_unchanged(
 
 fn lock(layout: &Layout) -> Result<File> {
     let path = layout.lock_path();
-    let file =
-        File::create(&path).with_context(|| format!("failed to open `{}`", path.display()))?;
+    let file = fs::open_no_follow(&path, true)?;
     if fs::lock(&file, &path, LockMode::Exclusive, Duration::ZERO)? {
         return Ok(file);
     }
@@ -558,27 +557,45 @@ fn create(layout: &Layout, generation: u64) -> Result<Index> {
     Ok(with_analyzer(index))
 }
 
-/// A new generation that starts as a copy of generation `from`: hard links to its segment
-/// files (never modified in place by tantivy), copies of its metadata files.
-fn fork(layout: &Layout, from: u64, generation: u64) -> Result<Index> {
+/// A new generation that starts as a copy of `previous`: hard links to the files its segments
+/// use (tantivy never modifies a segment file in place) and a copy of its `meta.json`. Nothing
+/// else is carried over, so a file an interrupted run left behind cannot collide with one this
+/// run writes.
+fn fork(layout: &Layout, previous: &Persistent, generation: u64) -> Result<Index> {
     let dir = fresh_index_dir(layout, generation)?;
-    let source = layout.index_dir(from);
+    let source = layout.index_dir(previous.manifest.generation);
+    let metas = previous
+        .index
+        .searchable_segment_metas()
+        .with_context(|| format!("failed to read the index in `{}`", source.display()))?;
+    // A segment's files are named after its id; of its deletion files only the one its meta
+    // names is live.
+    let is_used = |name: &str| {
+        metas.iter().any(|meta| {
+            name.strip_prefix(&meta.id().uuid_string())
+                .is_some_and(|rest| rest.starts_with('.'))
+                && (!name.ends_with(".del")
+                    || (meta.has_deletes()
+                        && Path::new(name) == meta.relative_path(SegmentComponent::Delete)))
+        })
+    };
     let entries = std::fs::read_dir(&source)
         .with_context(|| format!("failed to read `{}`", source.display()))?;
     for entry in entries {
         let entry = entry.with_context(|| format!("failed to read `{}`", source.display()))?;
         let name = entry.file_name();
-        let text = name.to_string_lossy();
-        if text.starts_with(".tantivy-") || !entry.file_type().is_ok_and(|kind| kind.is_file()) {
+        if !name.to_str().is_some_and(is_used) {
             continue;
         }
-        let target = dir.join(&name);
-        let linked = !text.ends_with(".json") && std::fs::hard_link(entry.path(), &target).is_ok();
-        if !linked {
-            std::fs::copy(entry.path(), &target)
-                .with_context(|| format!("failed to copy `{}`", entry.path().display()))?;
+        let (from, to) = (entry.path(), dir.join(&name));
+        if std::fs::hard_link(&from, &to).is_err() {
+            std::fs::copy(&from, &to)
+                .with_context(|| format!("failed to copy `{}`", from.display()))?;
         }
     }
+    let meta = source.join("meta.json");
+    std::fs::copy(&meta, dir.join("meta.json"))
+        .with_context(|| format!("failed to copy `{}`", meta.display()))?;
     let index = Index::open_in_dir(&dir)
         .with_context(|| format!("failed to open the index in `{}`", dir.display()))?;
     Ok(with_analyzer(index))
@@ -586,13 +603,15 @@ fn fork(layout: &Layout, from: u64, generation: u64) -> Result<Index> {
 
 fn fresh_index_dir(layout: &Layout, generation: u64) -> Result<PathBuf> {
     let generation_dir = layout.generation_dir(generation);
-    if generation_dir.exists() {
-        std::fs::remove_dir_all(&generation_dir)
-            .with_context(|| format!("failed to remove `{}`", generation_dir.display()))?;
-    }
+    let removed = match std::fs::symlink_metadata(&generation_dir) {
+        Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&generation_dir),
+        // A link or a file is removed itself, never what it points to.
+        Ok(_) => std::fs::remove_file(&generation_dir),
+        Err(_) => Ok(()),
+    };
+    removed.with_context(|| format!("failed to remove `{}`", generation_dir.display()))?;
     let dir = layout.index_dir(generation);
-    std::fs::create_dir_all(&dir)
-        .with_context(|| format!("failed to create `{}`", dir.display()))?;
+    fs::create_dirs_below(&layout.dir, &dir)?;
     Ok(dir)
 }
 

@@ -33,6 +33,31 @@ pub fn refuse_symlink(path: &Path) -> Result<()> {
     }
 }
 
+/// Creates the directories of `path` below `root` (which must contain it), refusing any that is
+/// a symbolic link: nothing the store writes inside them can land outside the repository,
+/// whatever a commit placed there.
+pub fn create_dirs_below(root: &Path, path: &Path) -> Result<()> {
+    let below = path
+        .strip_prefix(root)
+        .with_context(|| format!("`{}` is not inside `{}`", path.display(), root.display()))?;
+    let mut dir = root.to_path_buf();
+    for component in below.components() {
+        dir.push(component);
+        refuse_symlink(&dir)?;
+        match std::fs::create_dir(&dir) {
+            Ok(()) => {}
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => {
+                // Raced with another process, or already there: check it again.
+                refuse_symlink(&dir)?;
+            }
+            Err(err) => {
+                return Err(err).with_context(|| format!("failed to create `{}`", dir.display()));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Opens `path` for reading and writing without following a symbolic link at its last
 /// component (the caller checks the directories above it), creating it when asked.
 pub fn open_no_follow(path: &Path, create: bool) -> Result<File> {

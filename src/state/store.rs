@@ -883,6 +883,27 @@ impl Store {
         })
     }
 
+    /// Replaces every snapshot with one folded from the records alone (under the write lock):
+    /// what a damaged or forged snapshot needs. Answers the names of the files removed and
+    /// the one written.
+    pub fn rebuild_snapshots(
+        &self,
+        options: &WriteOptions,
+    ) -> Result<(Vec<String>, Option<String>)> {
+        let _lock = self.lock(options.lock_timeout, LockMode::Exclusive)?;
+        let mut removed = Vec::new();
+        for path in self.snapshot_candidates()? {
+            std::fs::remove_file(&path)
+                .with_context(|| format!("failed to remove `{}`", path.display()))?;
+            removed.extend(path.file_name().and_then(|n| n.to_str()).map(str::to_owned));
+        }
+        let written = match self.history()?.records.is_empty() {
+            true => None,
+            false => Some(self.write_snapshot()?),
+        };
+        Ok((removed, written))
+    }
+
     /// Takes the lock shared: writers wait until it is released. For readers that compare
     /// several files (`verify`), so that no write lands in between.
     pub fn read_lock(&self, timeout: Duration) -> Result<File> {
@@ -946,8 +967,8 @@ impl Store {
         Ok(())
     }
 
-    /// Writes the head as a new snapshot, then thins out old ones.
-    fn write_snapshot(&self) -> Result<()> {
+    /// Writes the head as a new snapshot, then thins out old ones; answers its file name.
+    fn write_snapshot(&self) -> Result<String> {
         let head = self.read_head(None, true)?;
         let mut order = match &head.base {
             Some(base) => SnapshotFile::open(base)?.order()?,
@@ -977,7 +998,8 @@ impl Store {
         std::fs::create_dir_all(&dir)
             .with_context(|| format!("failed to create `{}`", dir.display()))?;
         fs::write_atomic(&dir.join(&name), &bytes)?;
-        self.thin_snapshots(order.len() as u64)
+        self.thin_snapshots(order.len() as u64)?;
+        Ok(name)
     }
 
     /// Keeps the newest snapshot and older ones at doubling distances from it, at most

@@ -245,3 +245,117 @@ proptest! {
         }
     }
 }
+
+/// A link committed at any cache path: `index` (which the git hooks run unattended) either
+/// refuses with a clear error or writes beside it, and the victim outside stays intact.
+#[test]
+fn index_never_writes_through_a_committed_link() {
+    let cases: [(&str, bool); 6] = [
+        (".epiphany/cache", true),
+        (".epiphany/cache/retrieval", true),
+        (".epiphany/cache/retrieval/lock", false),
+        (".epiphany/cache/retrieval/CURRENT", false),
+        (".epiphany/cache/retrieval/gen-1", true),
+        (".epiphany/cache/retrieval/gen-1/index", true),
+    ];
+    for (link, to_dir) in cases {
+        let env = TestEnv::new();
+        env.write("src/lib.rs", "pub fn parse_config() {}\n");
+        let outside = tempfile::tempdir().expect("tempdir");
+        let victim = outside.path().join("victim");
+        std::fs::write(&victim, "precious\n").expect("write");
+        let target = if to_dir {
+            outside.path()
+        } else {
+            victim.as_path()
+        };
+        let link_path = env.root().join(link);
+        std::fs::create_dir_all(link_path.parent().expect("parent")).expect("mkdir");
+        std::os::unix::fs::symlink(target, &link_path).expect("symlink");
+        env.git(&["add", "-f", "."]);
+
+        let output = env.run(&["index"]);
+        assert!(
+            output.code == 0 || output.stderr.contains("is a symbolic link"),
+            "{link}: {output}"
+        );
+        assert_eq!(
+            std::fs::read(&victim).expect("victim"),
+            b"precious\n",
+            "{link}"
+        );
+        let names: Vec<_> = std::fs::read_dir(outside.path())
+            .expect("read")
+            .map(|entry| entry.expect("entry").file_name())
+            .collect();
+        assert_eq!(names, ["victim"], "{link}: written outside the repository");
+    }
+}
+
+/// An index run killed at any point, or a leftover deletion file in the published index, never
+/// stops the next incremental `index`.
+#[test]
+fn index_recovers_from_interrupted_runs_without_full() {
+    let env = TestEnv::new();
+    for i in 0..200 {
+        env.write(
+            &format!("src/m{i}.rs"),
+            format!("pub fn item_{i}() {{}}\n").repeat(40),
+        );
+    }
+    env.ok(&["index"]);
+    for round in 0..6u64 {
+        for i in 0..50 {
+            env.write(
+                &format!("src/m{i}.rs"),
+                format!("pub fn edit_{round}_{i}() {{}}\n"),
+            );
+        }
+        let mut child = env.std_command(&["index"]).spawn().expect("spawn");
+        std::thread::sleep(Duration::from_millis(5 + round * 40));
+        let _ = child.kill();
+        let _ = child.wait();
+        // Orphaned deletion files beside every live segment, at the next opstamps.
+        let current = std::fs::read_to_string(env.root().join(".epiphany/cache/retrieval/CURRENT"))
+            .expect("CURRENT");
+        let index_dir = env.root().join(format!(
+            ".epiphany/cache/retrieval/gen-{}/index",
+            current.trim()
+        ));
+        let meta: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(index_dir.join("meta.json")).expect("meta"))
+                .expect("meta.json");
+        let opstamp = meta["opstamp"].as_u64().expect("opstamp");
+        for segment in meta["segments"].as_array().expect("segments") {
+            let id = segment["segment_id"].as_str().expect("id").replace('-', "");
+            for stamp in opstamp + 1..opstamp + 20 {
+                std::fs::write(index_dir.join(format!("{id}.{stamp}.del")), b"junk").expect("del");
+            }
+        }
+        // One more edit, so that this run builds a new generation from the planted one.
+        env.write("src/m199.rs", format!("pub fn last_{round}() {{}}\n"));
+        let output = env.run(&["--json", "index"]);
+        assert_eq!(output.code, 0, "round {round}: {output}");
+        let current = std::fs::read_to_string(env.root().join(".epiphany/cache/retrieval/CURRENT"))
+            .expect("CURRENT");
+        let carried = std::fs::read_dir(env.root().join(format!(
+            ".epiphany/cache/retrieval/gen-{}/index",
+            current.trim()
+        )))
+        .expect("index dir")
+        .filter(|entry| {
+            let path = entry.as_ref().expect("entry").path();
+            std::fs::read(path).is_ok_and(|bytes| bytes == b"junk")
+        })
+        .count();
+        assert_eq!(
+            carried, 0,
+            "round {round}: leftovers carried into the new generation"
+        );
+        let hit = env.json(&["retrieve", &format!("edit_{round}_7"), "--mode", "exact"]);
+        assert!(
+            hit.to_string().contains("src/m7.rs"),
+            "round {round}: {hit}"
+        );
+    }
+}

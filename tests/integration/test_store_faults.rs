@@ -1,0 +1,223 @@
+//! Faults a store must survive without lying: a write the disk refuses part-way (a file-size
+//! limit stands in for a full disk: the kernel fails the write with EFBIG after writing what
+//! fits), `verify` racing writers, nested repositories, a symlinked store, a damaged snapshot
+//! repaired.
+
+use std::os::unix::process::CommandExt;
+
+use serde_json::json;
+
+use crate::common::Output;
+use crate::common::TestEnv;
+use crate::common::observation_patch;
+
+/// Runs `epiphany ARGS` with `stdin`, unable to grow any file past `max_file_bytes`: writes past
+/// it fail part-way, as on a full disk.
+fn run_with_file_limit(env: &TestEnv, args: &[&str], stdin: &str, max_file_bytes: u64) -> Output {
+    let mut command = env.std_command(args);
+    // SAFETY: the closure runs between fork and exec and calls only async-signal-safe
+    // functions (setrlimit, signal).
+    unsafe {
+        command.pre_exec(move || {
+            let limit = libc::rlimit {
+                rlim_cur: max_file_bytes,
+                rlim_max: max_file_bytes,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // Without this the kernel kills the process (SIGXFSZ) instead of failing the write.
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            Ok(())
+        });
+    }
+    let output = assert_cmd::Command::from_std(command)
+        .write_stdin(stdin.to_owned())
+        .output()
+        .expect("run");
+    Output {
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        code: output.status.code().unwrap_or(-1),
+    }
+}
+
+#[test]
+fn a_record_the_disk_refuses_leaves_no_trace() {
+    let env = TestEnv::new();
+    env.update(&observation_patch("1"));
+    let patch = observation_patch("2").to_string();
+
+    // Appending to the segment this write started (not yet committed): the line is cut off.
+    let segment_len = std::fs::metadata(env.last_segment()).expect("stat").len();
+    let before = env.store_bytes();
+    let refused = run_with_file_limit(&env, &["update"], &patch, segment_len + 40);
+    assert_eq!(refused.code, 2, "{refused}");
+    assert!(refused.stderr.contains("failed to append"), "{refused}");
+    assert_eq!(
+        env.store_bytes(),
+        before,
+        "a refused record left bytes behind"
+    );
+
+    // Starting a new segment (the last one is committed): no partial file appears.
+    env.commit_all("state");
+    let refused = run_with_file_limit(&env, &["update"], &patch, 40);
+    assert_eq!(refused.code, 2, "{refused}");
+    assert_eq!(
+        env.store_bytes(),
+        before,
+        "a refused record left a file behind"
+    );
+
+    assert_eq!(env.json(&["verify"])["ok"], true);
+    assert_eq!(env.json(&["show"])["revision"], 1);
+    env.update(&observation_patch("2"));
+    assert_eq!(env.json(&["show"])["revision"], 2);
+    assert_eq!(env.json(&["verify"])["ok"], true);
+}
+
+#[test]
+fn a_snapshot_the_disk_refuses_is_a_warning_and_the_record_stands() {
+    let env = TestEnv::new().with_var("EPIPHANY_SNAPSHOT_EVERY", "1");
+    let notes: Vec<String> = (0..200).map(|i| format!("note number {i}")).collect();
+    env.update(&json!({"scratch": {"notes": notes}}));
+    env.commit_all("state");
+    let snapshot_len = std::fs::read_dir(env.root().join(".epiphany/snapshots"))
+        .expect("snapshots")
+        .map(|e| e.expect("entry").metadata().expect("stat").len())
+        .max()
+        .expect("a snapshot");
+    let line = json!({"objective": "saved without a snapshot"}).to_string();
+    let output = run_with_file_limit(&env, &["--json", "update"], &line, snapshot_len / 2);
+    assert_eq!(output.code, 0, "{output}");
+    assert!(
+        output
+            .stderr
+            .contains("the write is saved, but a new snapshot was not"),
+        "{output}"
+    );
+    assert_eq!(output.json()["revision"], 2);
+    assert_eq!(env.json(&["show"])["objective"], "saved without a snapshot");
+    assert_eq!(env.json(&["verify"])["ok"], true);
+    env.update(&json!({"objective": "and the next write stores one"}));
+    let verify = env.json(&["verify"]);
+    assert_eq!(verify["ok"], true, "{verify}");
+}
+
+#[test]
+fn verify_never_cries_wolf_while_writers_write() {
+    let env = TestEnv::new().with_var("EPIPHANY_SNAPSHOT_EVERY", "3");
+    let done = std::sync::atomic::AtomicBool::new(false);
+    let mut runs = 0;
+    std::thread::scope(|scope| {
+        let writers: Vec<_> = (0..2)
+            .map(|writer| {
+                let env = &env;
+                scope.spawn(move || env.write_observations(writer, 40))
+            })
+            .collect();
+        let env = &env;
+        let done = &done;
+        let checker = scope.spawn(move || {
+            let mut runs = 0;
+            while runs < 200 || !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let mut command = env.command(&["--json", "verify"]);
+                command.env("EPIPHANY_LOCK_TIMEOUT_MS", "60000");
+                let output = command.output().expect("verify");
+                let text = String::from_utf8_lossy(&output.stdout);
+                assert!(
+                    output.status.success(),
+                    "a false alarm on run {runs}: {text}"
+                );
+                runs += 1;
+            }
+            runs
+        });
+        for writer in writers {
+            writer.join().expect("writer");
+        }
+        done.store(true, std::sync::atomic::Ordering::Relaxed);
+        runs = checker.join().expect("checker");
+    });
+    assert!(runs >= 200);
+    assert_eq!(env.json(&["show"])["revision"], 80);
+}
+
+#[test]
+fn the_store_found_is_the_store_of_this_repository() {
+    let env = TestEnv::new();
+    env.update(&json!({"objective": "outer"}));
+    let outer = env.store_bytes();
+    env.write("inner/README.md", "an inner repository\n");
+    let inner = env.root().join("inner");
+    let git = |args: &[&str]| {
+        let status = std::process::Command::new("git")
+            .args(args)
+            .current_dir(&inner)
+            .env("GIT_CONFIG_GLOBAL", "/dev/null")
+            .status()
+            .expect("git");
+        assert!(status.success());
+    };
+    git(&["init", "-q"]);
+    let write = env.run_with_stdin(
+        &["-C", "inner", "--json", "update"],
+        json!({"objective": "meant for the inner repository"}).to_string(),
+    );
+    assert_eq!(write.code, 2, "{write}");
+    assert_eq!(write.json()["error"]["kind"], "no_store");
+    assert_eq!(env.store_bytes(), outer, "the outer store must not change");
+
+    // A partial store in the inner repository is named, never skipped for the outer one.
+    std::fs::create_dir_all(inner.join(".epiphany")).expect("mkdir");
+    let partial = env.run(&["-C", "inner", "show"]);
+    assert_eq!(partial.code, 2, "{partial}");
+    assert!(partial.stderr.contains("inner/.epiphany"), "{partial}");
+    assert!(partial.stderr.contains("incomplete"), "{partial}");
+}
+
+#[test]
+fn a_symlinked_store_is_refused_and_nothing_outside_is_touched() {
+    let env = TestEnv::bare();
+    let outside = tempfile::tempdir().expect("tempdir");
+    std::os::unix::fs::symlink(outside.path(), env.root().join(".epiphany")).expect("symlink");
+    for args in [vec!["show"], vec!["update"]] {
+        let output = env.run_with_stdin(&args, json!({"objective": "o"}).to_string());
+        assert_eq!(output.code, 2, "{output}");
+        assert!(output.stderr.contains("symbolic link"), "{output}");
+    }
+    assert_eq!(
+        std::fs::read_dir(outside.path()).expect("read").count(),
+        0,
+        "nothing may be written through the link"
+    );
+}
+
+#[test]
+fn verify_repair_replaces_a_damaged_snapshot() {
+    let env = TestEnv::new().with_var("EPIPHANY_SNAPSHOT_EVERY", "1");
+    env.update(&json!({"objective": "one"}));
+    env.update(&observation_patch("1"));
+    let snapshot = std::fs::read_dir(env.root().join(".epiphany/snapshots"))
+        .expect("snapshots")
+        .map(|e| e.expect("entry").path())
+        .max()
+        .expect("a snapshot");
+    std::fs::write(&snapshot, b"EPISNAP2 damaged").expect("write");
+    assert_eq!(env.run(&["verify"]).code, 1);
+    let rollout = env.rollout_text();
+    let repaired = env.run(&["verify", "--repair"]);
+    assert_eq!(repaired.code, 0, "{repaired}");
+    assert!(repaired.stderr.contains("repair: removed"), "{repaired}");
+    assert_eq!(
+        env.rollout_text(),
+        rollout,
+        "repair never changes the rollout"
+    );
+    // The same records fold to the same snapshot name; its bytes are whole again.
+    let rewritten = std::fs::read(&snapshot).unwrap_or_default();
+    assert_ne!(rewritten, b"EPISNAP2 damaged");
+    assert_eq!(env.json(&["verify"])["snapshots"], 1);
+    assert_eq!(env.json(&["show"])["objective"], "one");
+}
