@@ -329,13 +329,22 @@ impl Table {
         let Some(bytes) = self.map.get(from..from + self.dim * width) else {
             return;
         };
-        if self.dtype == Dtype::F32 {
-            for (x, raw) in sum.iter_mut().zip(bytes.chunks_exact(4)) {
-                *x += scale * f32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]);
+        // The common types get a loop of their own (model2vec saves F16 by default).
+        match self.dtype {
+            Dtype::F32 => {
+                for (x, raw) in sum.iter_mut().zip(bytes.chunks_exact(4)) {
+                    *x += scale * f32::from_le_bytes([raw[0], raw[1], raw[2], raw[3]]);
+                }
             }
-        } else {
-            for (index, x) in sum.iter_mut().enumerate() {
-                *x += scale * read_number(bytes, self.dtype, index) as f32;
+            Dtype::F16 => {
+                for (x, raw) in sum.iter_mut().zip(bytes.chunks_exact(2)) {
+                    *x += scale * f16_to_f32(u16::from_le_bytes([raw[0], raw[1]]));
+                }
+            }
+            _ => {
+                for (index, x) in sum.iter_mut().enumerate() {
+                    *x += scale * read_number(bytes, self.dtype, index) as f32;
+                }
             }
         }
     }

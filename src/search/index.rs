@@ -18,6 +18,12 @@
 //! switch still finds its files; one that loses that race anyway retries with the new
 //! `CURRENT`. Builds take an exclusive lock on `retrieval/lock`; concurrent `index` runs fail
 //! fast instead of interleaving.
+//!
+//! Chunk vectors: a build given an embedding model ([`SemanticSetting`]) also writes
+//! `gen-<N>/vectors.bin` ([`vectors`]) and records the model in the manifest, so the next
+//! build keeps using it. An incremental build copies the vectors of unchanged files from the
+//! previous generation and embeds changed files only; a different model (or vector chunk
+//! shape) embeds every file again.
 
 use std::fs::File;
 use std::path::Path;
@@ -356,10 +362,11 @@ pub enum SemanticSetting {
     Off,
 }
 
-/// The model a build uses, and why the previous one was dropped when it was.
+/// The model a build uses (`recorded` is the one the previous index used, if any), and why
+/// the previous one was dropped when it was.
 fn resolve_model(
     setting: &SemanticSetting,
-    previous: Option<&Manifest>,
+    recorded: Option<&SemanticIndex>,
 ) -> Result<(Option<Model>, Option<String>)> {
     match setting {
         SemanticSetting::Off => Ok((None, None)),
@@ -370,7 +377,7 @@ fn resolve_model(
             Ok((Some(model), None))
         }
         SemanticSetting::Keep => {
-            let Some(semantic) = previous.and_then(|manifest| manifest.semantic.as_ref()) else {
+            let Some(semantic) = recorded else {
                 return Ok((None, None));
             };
             match Model::load(Path::new(&semantic.model)) {
@@ -378,7 +385,7 @@ fn resolve_model(
                 Err(err) => Ok((
                     None,
                     Some(format!(
-                        "the embedding model `{}` no longer loads ({err:#}); the index has no vectors now",
+                        "the embedding model `{}` no longer loads ({err:#}); the index has no chunk vectors now (`epiphany index --model DIR` embeds again)",
                         semantic.model
                     )),
                 )),
@@ -445,15 +452,19 @@ pub fn build(
     std::fs::create_dir_all(&layout.dir)
         .with_context(|| format!("failed to create `{}`", layout.dir.display()))?;
     let _lock = lock(layout)?;
-    let (previous, rebuilt_because) = match open(layout) {
-        Opened::Ready(persistent) => (Some(persistent), None),
-        Opened::Missing => (None, None),
-        Opened::Unusable { reason, .. } => (None, Some(reason)),
+    let (previous, rebuilt_because, recorded) = match open(layout) {
+        Opened::Ready(persistent) => {
+            let recorded = persistent.manifest.semantic.clone();
+            (Some(persistent), None, recorded)
+        }
+        Opened::Missing => (None, None, None),
+        Opened::Unusable { reason, manifest } => (
+            None,
+            Some(reason),
+            manifest.and_then(|manifest| manifest.semantic),
+        ),
     };
-    let (model, semantic_problem) = resolve_model(
-        semantic,
-        previous.as_ref().map(|persistent| &persistent.manifest),
-    )?;
+    let (model, semantic_problem) = resolve_model(semantic, recorded.as_ref())?;
     // Generations only grow, so a manifest never matches an index committed after it, and a
     // new directory never reuses one a reader may still have open.
     let generation = layout
