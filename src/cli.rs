@@ -87,6 +87,8 @@ pub struct Ctx {
     pub snapshot_every: usize,
     /// Standard input: the process's, or bytes handed over by an in-process caller (`mcp`).
     pub stdin: Stdin,
+    /// The embedding model directory `EPIPHANY_MODEL` names (absolute), for `index`.
+    pub model_dir: Option<PathBuf>,
 }
 
 /// Where a command's standard input comes from.
@@ -151,6 +153,9 @@ impl Ctx {
             },
             Err(_) => DEFAULT_SNAPSHOT_EVERY,
         };
+        let model_dir = std::env::var_os("EPIPHANY_MODEL")
+            .filter(|dir| !dir.is_empty())
+            .map(|dir| base.join(dir));
         Ok(Ctx {
             cwd,
             ui,
@@ -158,6 +163,7 @@ impl Ctx {
             lock_timeout,
             snapshot_every,
             stdin,
+            model_dir,
         })
     }
 

@@ -1,6 +1,7 @@
 //! `epiphany index`: build or update the persistent search index, or check its freshness.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::Result;
@@ -13,6 +14,7 @@ use crate::mcp::schema_of;
 use crate::search;
 use crate::search::SkippedFile;
 use crate::search::index::BuildMode;
+use crate::search::index::SemanticSetting;
 use crate::state::model::RetrievalStatus;
 use crate::state::walk;
 use crate::state::walk::Skip;
@@ -28,12 +30,26 @@ use crate::ui::Report;
 /// content changed are re-read, and removed files are dropped. An interrupted run leaves the
 /// previous index usable. A corrupt index, or one built by another version, is rebuilt.
 ///
+/// With `--model DIR` (or `EPIPHANY_MODEL=DIR`), every 10-line chunk also gets a vector from
+/// that static embedding model (model2vec format: `model.safetensors` with an `embeddings`
+/// matrix, and a WordPiece `tokenizer.json`), which `retrieve --mode semantic` searches. The
+/// index records the model's path, so later runs and `retrieve` keep using it until
+/// `--no-model`; only changed files are embedded again. No model is downloaded: distill or
+/// copy one to a local directory.
+///
 /// `--check` writes nothing and exits 1 when the index is missing or stale.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Rebuild from scratch instead of updating changed files only
     #[arg(long, conflicts_with = "check")]
     pub full: bool,
+    /// Compute chunk vectors with the model2vec model in this directory (default: the
+    /// `EPIPHANY_MODEL` environment variable, else the model the index already uses)
+    #[arg(long, value_name = "DIR", conflicts_with = "check")]
+    pub model: Option<PathBuf>,
+    /// Drop the chunk vectors and stop using the model
+    #[arg(long, conflicts_with_all = ["model", "check"])]
+    pub no_model: bool,
     /// Write nothing; exit 1 when the index is missing or stale
     #[arg(long)]
     pub check: bool,
@@ -51,6 +67,9 @@ pub struct IndexReport {
     index_revision: Option<String>,
     dirty_paths: Vec<String>,
     last_indexed_at_unix_seconds: Option<i64>,
+    /// Whether the index holds chunk vectors for `retrieve --mode semantic`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    semantic_available: bool,
     /// What this run did (absent for `--check`).
     #[serde(flatten)]
     run: Option<IndexRun>,
@@ -69,7 +88,22 @@ pub struct IndexRun {
     /// Every skipped file with its reason.
     skipped_files: Vec<SkippedFile>,
     rebuilt_because: Option<String>,
+    /// The chunk vectors of the index (absent without a model).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    vectors: Option<VectorsRun>,
     elapsed_ms: u64,
+}
+
+/// The chunk vectors after one `index` run.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct VectorsRun {
+    /// The model directory they were computed with.
+    model: String,
+    /// Chunk vectors in the index.
+    vector_count: u64,
+    /// Of those, the ones this run computed (the chunks of changed files, unless the model
+    /// changed); the rest were kept from the previous index.
+    embedded_count: u64,
 }
 
 impl Report for IndexReport {
@@ -105,6 +139,13 @@ impl Report for IndexReport {
             )?,
             BuildMode::Unchanged => writeln!(out, "index is up to date ({size})")?,
         }
+        if let Some(vectors) = &run.vectors {
+            writeln!(
+                out,
+                "{} chunk vectors ({} computed now) from the model in `{}`",
+                vectors.vector_count, vectors.embedded_count, vectors.model
+            )?;
+        }
         let skipped = run.skipped;
         if skipped.total() > 0 {
             writeln!(
@@ -123,7 +164,21 @@ impl Report for IndexReport {
 
 /// Runs `index`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
-    let Args { full, check } = args;
+    let Args {
+        full,
+        check,
+        model,
+        no_model,
+    } = args;
+    let model = model
+        .as_ref()
+        .map(|dir| ctx.cwd.join(dir))
+        .or_else(|| ctx.model_dir.clone());
+    let semantic = match (model, no_model) {
+        (_, true) => SemanticSetting::Off,
+        (Some(dir), false) => SemanticSetting::Model(dir),
+        (None, false) => SemanticSetting::Keep,
+    };
     let started = Instant::now();
     let store = ctx.store()?;
     if *check {
@@ -141,6 +196,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             index_revision: status.indexed.then_some(state.index_revision).flatten(),
             dirty_paths: state.dirty_paths,
             last_indexed_at_unix_seconds: state.last_indexed_at_unix_seconds,
+            semantic_available: state.semantic_available,
             run: None,
             problem: status.problem,
         })?;
@@ -159,6 +215,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         store.root(),
         &store.cache_dir(),
         *full,
+        &semantic,
         ctx.now.as_second(),
         &mut progress,
     )?;
@@ -166,6 +223,9 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     if let Some(reason) = &update.built.rebuilt_because {
         ctx.ui
             .warn(&format!("rebuilt the index from scratch: {reason}"));
+    }
+    if let Some(problem) = &update.built.semantic_problem {
+        ctx.ui.warn(problem);
     }
     for file in &update.skipped_files {
         if file.reason == Skip::TooLarge && !walk::is_data_file(&file.path) {
@@ -185,6 +245,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         index_revision: state.index_revision,
         dirty_paths: state.dirty_paths,
         last_indexed_at_unix_seconds: state.last_indexed_at_unix_seconds,
+        semantic_available: state.semantic_available,
         run: Some(IndexRun {
             mode: update.built.mode,
             reindexed_file_count: update.built.reindexed_files,
@@ -192,6 +253,16 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             skipped: update.skipped,
             skipped_files: update.skipped_files,
             rebuilt_because: update.built.rebuilt_because,
+            vectors: update
+                .built
+                .manifest
+                .semantic
+                .as_ref()
+                .map(|semantic| VectorsRun {
+                    model: semantic.model.clone(),
+                    vector_count: semantic.vector_count,
+                    embedded_count: update.built.embedded_chunks,
+                }),
             elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         }),
         problem: None,

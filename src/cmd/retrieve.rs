@@ -37,6 +37,11 @@ const HUMAN_EXCERPT_LINES: usize = 3;
 /// any directory, with or without a store: without an index it searches at query time. Never
 /// writes anything.
 ///
+/// `--mode semantic` ranks chunks by cosine similarity between their vectors and the query's,
+/// with the embedding model the index was built with (`epiphany index --model DIR`); it
+/// fails, saying why, when the index has no vectors. Hybrid does not use the vectors: fused
+/// in, they did not improve ranking on the development sets.
+///
 /// With `-q`, prints nothing and exits 0 when something was found, 1 when nothing was.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -81,7 +86,8 @@ pub enum ModeArg {
     Exact,
     /// BM25 chunk search alone
     Lexical,
-    /// Embedding search (needs an embedding model; none is configured in this version)
+    /// Embedding search alone: chunks by cosine similarity to the query (needs an index built
+    /// with `epiphany index --model DIR`)
     Semantic,
 }
 

@@ -254,6 +254,7 @@ mod tests {
             lock_timeout: std::time::Duration::ZERO,
             snapshot_every: crate::state::store::DEFAULT_SNAPSHOT_EVERY,
             stdin: crate::cli::Stdin::Given(Vec::new()),
+            model_dir: None,
         }
     }
 

@@ -18,6 +18,12 @@
 //! switch still finds its files; one that loses that race anyway retries with the new
 //! `CURRENT`. Builds take an exclusive lock on `retrieval/lock`; concurrent `index` runs fail
 //! fast instead of interleaving.
+//!
+//! Chunk vectors: a build given an embedding model ([`SemanticSetting`]) also writes
+//! `gen-<N>/vectors.bin` ([`vectors`]) and records the model in the manifest, so the next
+//! build keeps using it. An incremental build copies the vectors of unchanged files from the
+//! previous generation and embeds changed files only; a different model (or vector chunk
+//! shape) embeds every file again.
 
 use std::fs::File;
 use std::path::Path;
@@ -45,14 +51,19 @@ use crate::error::ErrorKind;
 use crate::error::Failure;
 use crate::search::CHUNK_SHAPE;
 use crate::search::INDEX_REVISION;
+use crate::search::VECTOR_CHUNK_SHAPE;
 use crate::search::chunk;
+use crate::search::embed::Model;
+use crate::search::embed::TokenCache;
 use crate::search::manifest;
 use crate::search::manifest::Fetched;
 use crate::search::manifest::FileEntry;
 use crate::search::manifest::Loaded;
 use crate::search::manifest::Manifest;
+use crate::search::manifest::SemanticIndex;
 use crate::search::symbols;
 use crate::search::tokenize;
+use crate::search::vectors;
 use crate::state::fs;
 use crate::state::fs::LockMode;
 use crate::state::walk::FileStat;
@@ -149,6 +160,11 @@ impl Layout {
     /// The manifest file of a generation.
     pub fn manifest_path(&self, generation: u64) -> PathBuf {
         self.generation_dir(generation).join("manifest.msgpack")
+    }
+
+    /// The chunk vectors of a generation.
+    pub fn vectors_path(&self, generation: u64) -> PathBuf {
+        self.generation_dir(generation).join(vectors::FILE_NAME)
     }
 
     fn index_dir(&self, generation: u64) -> PathBuf {
@@ -331,6 +347,87 @@ pub struct Built {
     pub reindexed_files: u32,
     /// Files removed from the index.
     pub removed_files: u32,
+    /// Why the model the previous generation used could not be used again (its vectors
+    /// were dropped).
+    pub semantic_problem: Option<String>,
+    /// Chunk vectors this build computed (changed files only, unless the model changed).
+    pub embedded_chunks: u64,
+}
+
+/// Which embedding model a build computes chunk vectors with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SemanticSetting {
+    /// The model of the previous generation, if it had one and it still loads.
+    Keep,
+    /// The model in this directory.
+    Model(PathBuf),
+    /// None: the new generation has no vectors.
+    Off,
+}
+
+/// The model a build uses (`recorded` is the one the previous index used, if any), and why
+/// the previous one was dropped when it was.
+fn resolve_model(
+    setting: &SemanticSetting,
+    recorded: Option<&SemanticIndex>,
+) -> Result<(Option<Model>, Option<String>)> {
+    match setting {
+        SemanticSetting::Off => Ok((None, None)),
+        SemanticSetting::Model(dir) => {
+            let model = Model::load(dir).with_context(|| {
+                format!("failed to load the embedding model `{}`", dir.display())
+            })?;
+            Ok((Some(model), None))
+        }
+        SemanticSetting::Keep => {
+            let Some(semantic) = recorded else {
+                return Ok((None, None));
+            };
+            match Model::load(Path::new(&semantic.model)) {
+                Ok(model) => Ok((Some(model), None)),
+                Err(err) => Ok((
+                    None,
+                    Some(format!(
+                        "the embedding model `{}` no longer loads ({err:#}); the index has no chunk vectors now (`epiphany index --model DIR` embeds again)",
+                        semantic.model
+                    )),
+                )),
+            }
+        }
+    }
+}
+
+/// Chunk vectors being computed for a new generation.
+struct Embedding<'m> {
+    model: &'m Model,
+    cache: TokenCache,
+    writer: vectors::Writer,
+    /// Vectors in the new generation.
+    count: u64,
+    /// Of those, vectors computed by this build (the rest were carried over).
+    embedded: u64,
+}
+
+impl<'m> Embedding<'m> {
+    fn new(model: &'m Model) -> Embedding<'m> {
+        Embedding {
+            model,
+            cache: TokenCache::new(),
+            writer: vectors::Writer::new(model.dim()),
+            count: 0,
+            embedded: 0,
+        }
+    }
+
+    /// Embeds the chunks of one file.
+    fn add_file(&mut self, file_id: u64, path: &str, text: &str) {
+        for chunk in self.model.chunk_vectors(path, text, &mut self.cache) {
+            self.writer
+                .push(file_id, chunk.start_line, chunk.end_line, &chunk.vector);
+            self.count += 1;
+            self.embedded += 1;
+        }
+    }
 }
 
 /// Reports indexing progress: files done, files to do.
@@ -351,16 +448,25 @@ pub fn build(
     layout: &Layout,
     listing: &Listing,
     full: bool,
+    semantic: &SemanticSetting,
     now_unix_seconds: i64,
     progress: Progress<'_>,
 ) -> Result<Built> {
     fs::create_dirs_below(root, &layout.dir)?;
     let _lock = lock(layout)?;
-    let (previous, rebuilt_because) = match open(layout) {
-        Opened::Ready(persistent) => (Some(persistent), None),
-        Opened::Missing => (None, None),
-        Opened::Unusable { reason, .. } => (None, Some(reason)),
+    let (previous, rebuilt_because, recorded) = match open(layout) {
+        Opened::Ready(persistent) => {
+            let recorded = persistent.manifest.semantic.clone();
+            (Some(persistent), None, recorded)
+        }
+        Opened::Missing => (None, None, None),
+        Opened::Unusable { reason, manifest } => (
+            None,
+            Some(reason),
+            manifest.and_then(|manifest| manifest.semantic),
+        ),
     };
+    let (model, semantic_problem) = resolve_model(semantic, recorded.as_ref())?;
     // Generations only grow, so a manifest never matches an index committed after it, and a
     // new directory never reuses one a reader may still have open.
     let generation = layout
@@ -370,21 +476,30 @@ pub fn build(
         .max()
         .unwrap_or(0)
         + 1;
+    let previous_fingerprint = previous
+        .as_ref()
+        .and_then(|persistent| persistent.manifest.semantic.as_ref())
+        .map(|semantic| semantic.fingerprint.as_str());
+    let fingerprint = model.as_ref().map(vectors_fingerprint);
+    let same_model = previous_fingerprint == fingerprint.as_deref();
     let mut plan = match previous.as_ref().filter(|_| !full) {
         Some(persistent) => {
             let manifest = &persistent.manifest;
             let changes = manifest::compare(manifest, &listing.files, root);
-            if changes.is_clean() {
-                return finish_unchanged(layout, manifest, &changes, listing);
+            if changes.is_clean() && same_model {
+                let mut built = finish_unchanged(layout, manifest, &changes, listing)?;
+                built.semantic_problem = semantic_problem;
+                return Ok(built);
             }
             Plan::incremental(manifest, changes)
         }
         None => Plan::full(listing),
     };
-    let index = match previous
+    let forked = previous
         .as_ref()
-        .filter(|_| plan.mode == BuildMode::Incremental)
-    {
+        .filter(|_| plan.mode == BuildMode::Incremental);
+    let forked_from = forked.map(|persistent| persistent.manifest.generation);
+    let index = match forked {
         Some(persistent) => fork(layout, persistent, generation)?,
         None => create(layout, generation)?,
     };
@@ -394,9 +509,26 @@ pub fn build(
             layout.index_dir(generation).display()
         )
     };
+    let mut embedding = model.as_ref().map(Embedding::new);
+    if let (Some(embedding), Some(from)) = (embedding.as_mut(), forked_from) {
+        carry_vectors(root, layout, from, same_model, &plan.carried, embedding)?;
+    }
     let writer = writer_for(&index, plan.jobs.len()).with_context(in_dir)?;
-    let entries = write_jobs(root, &writer, &mut plan, progress).with_context(in_dir)?;
+    let entries =
+        write_jobs(root, &writer, &mut plan, embedding.as_mut(), progress).with_context(in_dir)?;
     commit(writer, generation).with_context(in_dir)?;
+    let semantic = match (&model, &embedding) {
+        (Some(model), Some(embedding)) => {
+            embedding.writer.save(&layout.vectors_path(generation))?;
+            Some(SemanticIndex {
+                model: model.dir.display().to_string(),
+                fingerprint: vectors_fingerprint(model),
+                dim: u32::try_from(model.dim()).unwrap_or(u32::MAX),
+                vector_count: embedding.count,
+            })
+        }
+        _ => None,
+    };
     let mut all = plan.carried;
     all.extend(entries);
     all.sort_by(|a, b| a.path.cmp(&b.path));
@@ -408,6 +540,7 @@ pub fn build(
         next_file_id: plan.next_file_id,
         files: all,
         dirs: listing.dirs.clone(),
+        semantic,
         written_unix_nanos: 0,
     };
     manifest.save(&layout.manifest_path(generation))?;
@@ -419,7 +552,51 @@ pub fn build(
         rebuilt_because,
         reindexed_files: count(plan.jobs.len()),
         removed_files: plan.removed_files,
+        semantic_problem,
+        embedded_chunks: embedding.as_ref().map_or(0, |embedding| embedding.embedded),
     })
+}
+
+/// Names what a generation's vectors depend on: the model and the vector chunk shape.
+pub fn vectors_fingerprint(model: &Model) -> String {
+    format!(
+        "{}:{}x{}",
+        model.fingerprint, VECTOR_CHUNK_SHAPE.lines, VECTOR_CHUNK_SHAPE.overlap
+    )
+}
+
+/// Gives the files an incremental build carries their vectors: those of generation `from`
+/// when it was embedded by the same model, freshly computed otherwise.
+fn carry_vectors(
+    root: &Path,
+    layout: &Layout,
+    from: u64,
+    same_model: bool,
+    carried: &[FileEntry],
+    embedding: &mut Embedding<'_>,
+) -> Result<()> {
+    let kept: std::collections::HashSet<u64> = carried
+        .iter()
+        .filter(|entry| entry.chunk_count > 0)
+        .map(|entry| entry.file_id)
+        .collect();
+    if same_model && let Ok(old) = vectors::Vectors::open(&layout.vectors_path(from)) {
+        embedding.count += embedding
+            .writer
+            .carry(&old, &|file_id| kept.contains(&file_id));
+        return Ok(());
+    }
+    for entry in carried.iter().filter(|entry| entry.chunk_count > 0) {
+        let stat = FileStat {
+            path: entry.path.clone(),
+            size_bytes: entry.size_bytes,
+            modified_unix_nanos: entry.modified_unix_nanos,
+        };
+        if let Ok(text) = crate::state::walk::read_text(root, &stat) {
+            embedding.add_file(entry.file_id, &entry.path, &text);
+        }
+    }
+    Ok(())
 }
 
 /// What a build deletes from the index and (re)indexes.
@@ -532,6 +709,8 @@ fn finish_unchanged(
         rebuilt_because: None,
         reindexed_files: 0,
         removed_files: 0,
+        semantic_problem: None,
+        embedded_chunks: 0,
     })
 }
 
@@ -637,6 +816,7 @@ fn write_jobs(
     root: &Path,
     writer: &IndexWriter,
     plan: &mut Plan<'_>,
+    mut embedding: Option<&mut Embedding<'_>>,
     progress: Progress<'_>,
 ) -> Result<Vec<FileEntry>> {
     let (_, fields) = schema();
@@ -667,6 +847,9 @@ fn write_jobs(
                 for doc in chunk_documents(&fields, job.file_id, &job.stat.path, &text) {
                     writer.add_document(doc)?;
                     entry.chunk_count += 1;
+                }
+                if let Some(embedding) = embedding.as_deref_mut() {
+                    embedding.add_file(job.file_id, &job.stat.path, &text);
                 }
             }
             Err(skip) => entry.skipped = Some(skip),

@@ -49,11 +49,28 @@ pub struct Manifest {
     /// Every walked directory (the root has an empty path) with its time when walked.
     #[serde(default)]
     pub dirs: Vec<DirStat>,
+    /// The embedding model of the generation's chunk vectors, when it has them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub semantic: Option<SemanticIndex>,
     /// The manifest file's own modification time, read at load, not stored. A file or
     /// directory whose time is not older may have changed again within the file system's
     /// time resolution without its time moving, so it is never trusted by its stat alone.
     #[serde(skip)]
     pub written_unix_nanos: i64,
+}
+
+/// The model an index generation's chunk vectors were computed with.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct SemanticIndex {
+    /// The model directory (absolute).
+    pub model: String,
+    /// The model's fingerprint ([`crate::search::embed::Model::fingerprint`]) and the vector
+    /// chunk shape (`:10x2`): vectors are reused only while both stay the same.
+    pub fingerprint: String,
+    /// Vector length.
+    pub dim: u32,
+    /// Chunk vectors stored.
+    pub vector_count: u64,
 }
 
 /// One walked file as it was indexed.
@@ -333,6 +350,7 @@ mod tests {
             indexed_at_unix_seconds: 0,
             next_file_id: 4,
             dirs: Vec::new(),
+            semantic: None,
             written_unix_nanos: 10,
             files: vec![
                 entry("edited.rs", 6, 1, "old"),
@@ -379,6 +397,7 @@ mod tests {
                 .map(|file| entry(&file.path, file.size_bytes, file.modified_unix_nanos, ""))
                 .collect(),
             dirs: listing.dirs.clone(),
+            semantic: None,
             written_unix_nanos: 2_000_000_000 * 1_000_000_000,
         }
     }

@@ -21,6 +21,7 @@ use crate::state::walk;
 use crate::state::walk::SkipCounts;
 
 pub mod chunk;
+pub mod embed;
 pub mod exact;
 pub mod excerpt;
 pub mod hit;
@@ -28,9 +29,11 @@ pub mod index;
 pub mod manifest;
 pub mod rank;
 pub mod retrieve;
+pub mod semantic;
 pub mod state;
 pub mod symbols;
 pub mod tokenize;
+pub mod vectors;
 
 use chunk::ChunkShape;
 use index::Opened;
@@ -42,6 +45,16 @@ use manifest::Manifest;
 pub const CHUNK_SHAPE: ChunkShape = ChunkShape {
     lines: 120,
     overlap: 30,
+};
+
+/// The chunks the embedding model reads: 10 lines, 2 overlapping. A static model's vector is
+/// the mean of its tokens' rows, so a long chunk blurs every topic in it into one direction;
+/// semantic-alone MRR on the ripgrep / httpx / hono commit sets was 0.339 / 0.326 / 0.352 with
+/// the 120-line lexical chunks, 0.386 / 0.371 / 0.466 with 20 lines, 0.410 / 0.398 / 0.509
+/// with 10, and no better with 6 (0.427 / 0.409 / 0.500) for more vectors.
+pub const VECTOR_CHUNK_SHAPE: ChunkShape = ChunkShape {
+    lines: 10,
+    overlap: 2,
 };
 
 /// Names the index configuration (schema, tokenizer, chunking); an index built by another
@@ -145,12 +158,21 @@ pub fn update_index(
     root: &Path,
     cache_dir: &Path,
     full: bool,
+    semantic: &index::SemanticSetting,
     now_unix_seconds: i64,
     progress: index::Progress<'_>,
 ) -> Result<IndexUpdate> {
     let listing = walk::list(root);
     let layout = index::Layout::new(cache_dir);
-    let built = index::build(root, &layout, &listing, full, now_unix_seconds, progress)?;
+    let built = index::build(
+        root,
+        &layout,
+        &listing,
+        full,
+        semantic,
+        now_unix_seconds,
+        progress,
+    )?;
     let mut skipped = SkipCounts {
         unreadable: listing.unreadable,
         ..SkipCounts::default()
@@ -269,15 +291,16 @@ fn manifest_summary(
 ) -> RetrievalState {
     let chunks = manifest.indexed_chunk_count();
     let counts = (to_u32(manifest.indexed_file_count() as u64), to_u32(chunks));
+    let semantic = manifest.semantic.is_some();
     RetrievalState {
         workspace_root: root_string(root),
         index_revision: Some(manifest.index_revision.clone()),
         status,
-        semantic_available: false,
+        semantic_available: semantic,
         last_indexed_at_unix_seconds: Some(manifest.indexed_at_unix_seconds),
         indexed_file_count: counts.0,
         indexed_chunk_count: counts.1,
-        shards: vec![shard(status, true, false, counts)],
+        shards: vec![shard(status, true, semantic, counts)],
         dirty_paths,
     }
 }

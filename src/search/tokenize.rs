@@ -170,6 +170,25 @@ fn words(text: &str) -> impl Iterator<Item = &str> {
     })
 }
 
+/// Calls `each` with every identifier part of `text` as written (`validatePatch` gives
+/// `validate`, `Patch`; no joined form, no stemming), skipping runs longer than
+/// [`MAX_WORD_BYTES`]. The words an embedding model reads.
+pub fn for_each_part(text: &str, mut each: impl FnMut(&str)) {
+    let mut parts = Vec::new();
+    let mut cursor = 0;
+    while let Some(word) = next_word(text, cursor) {
+        cursor = word.end;
+        if word.len() > MAX_WORD_BYTES {
+            continue;
+        }
+        parts.clear();
+        identifier_parts(text, word, &mut parts);
+        for part in &parts {
+            each(&text[part.clone()]);
+        }
+    }
+}
+
 /// Splits source text into identifier parts, keeping joined identifiers (see module docs).
 #[derive(Debug, Clone, Default)]
 pub struct CodeTokenizer {

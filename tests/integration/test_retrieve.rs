@@ -277,6 +277,113 @@ fn semantic_mode_reports_itself_unavailable() {
     );
 }
 
+/// Writes a model2vec model into `dir`: a WordPiece `tokenizer.json` (lowercasing) with
+/// `vocabulary`, and `model.safetensors` holding one F32 row of `embeddings` per word.
+fn write_model(dir: &std::path::Path, vocabulary: &[(&str, [f32; 3])]) {
+    std::fs::create_dir_all(dir).expect("model dir");
+    let vocab: serde_json::Map<String, Value> = vocabulary
+        .iter()
+        .zip(0u32..)
+        .map(|((word, _), id)| ((*word).to_owned(), id.into()))
+        .collect();
+    let tokenizer = json!({
+        "normalizer": {"type": "BertNormalizer", "lowercase": true},
+        "pre_tokenizer": {"type": "BertPreTokenizer"},
+        "model": {"type": "WordPiece", "unk_token": "[UNK]", "continuing_subword_prefix": "##",
+                  "max_input_chars_per_word": 100, "vocab": vocab},
+    });
+    std::fs::write(dir.join("tokenizer.json"), tokenizer.to_string()).expect("tokenizer");
+    let data: Vec<u8> = vocabulary
+        .iter()
+        .flat_map(|(_, row)| row.iter().flat_map(|x| x.to_le_bytes()))
+        .collect();
+    let header = json!({"embeddings": {"dtype": "F32", "shape": [vocabulary.len(), 3],
+                                       "data_offsets": [0, data.len()]}});
+    let header = header.to_string().into_bytes();
+    let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    bytes.extend(header);
+    bytes.extend(data);
+    std::fs::write(dir.join("model.safetensors"), bytes).expect("weights");
+}
+
+/// Issue 13, item 4: with a model, `index` stores chunk vectors (embedding changed files
+/// only on later runs) and `--mode semantic` finds a file by meaning, through synonyms that
+/// share a vector, where the query has no word in common with it.
+#[test]
+fn semantic_mode_finds_files_by_meaning_with_a_model() {
+    const VEHICLES: [f32; 3] = [1.0, 0.0, 0.0];
+    const MONEY: [f32; 3] = [0.0, 1.0, 0.0];
+    let env = TestEnv::new();
+    let model = tempfile::tempdir().expect("model dir");
+    write_model(
+        model.path(),
+        &[
+            ("[UNK]", [0.0, 0.0, 1.0]),
+            ("car", VEHICLES),
+            ("automobile", VEHICLES),
+            ("vehicle", VEHICLES),
+            ("##s", [0.0, 0.0, 0.0]),
+            ("money", MONEY),
+            ("deposit", MONEY),
+            ("cash", MONEY),
+        ],
+    );
+    let model_dir = model.path().to_str().expect("utf-8 path");
+    env.write(
+        "src/garage.rs",
+        "fn park_automobile(slot: u32) {\n    // vehicles wait here\n}\n",
+    );
+    env.write(
+        "src/ledger.rs",
+        "fn deposit(amount: u64) {\n    cash(amount)\n}\n",
+    );
+
+    let built = env.json(&["index", "--model", model_dir]);
+    assert_eq!(built["semantic_available"], true, "{built}");
+    assert_eq!(built["vectors"]["vector_count"], 2, "{built}");
+    assert_eq!(built["vectors"]["embedded_count"], 2, "{built}");
+
+    // Neither "car" nor "money" appears in the code: BM25 finds nothing, semantic search does.
+    let lexical = env.json(&["retrieve", "--mode", "lexical", "where is the car"]);
+    assert!(paths(&lexical).is_empty(), "{lexical}");
+    let answer = env.json(&["retrieve", "--mode", "semantic", "where is the car"]);
+    assert_eq!(answer["index"]["semantic_available"], true, "{answer}");
+    assert_eq!(
+        ranked(&answer)[0],
+        ("semantic_chunk".to_owned(), "src/garage.rs".to_owned()),
+        "{answer}"
+    );
+    assert_eq!(answer["results"][0]["start_line"], 1, "{answer}");
+    let answer = env.json(&["retrieve", "--mode", "semantic", "money"]);
+    assert_eq!(paths(&answer)[0], "src/ledger.rs", "{answer}");
+
+    // A file added since the index is embedded at query time; the next index run embeds
+    // only it, keeping the others' vectors.
+    env.write("src/bank.rs", "fn withdraw() {\n    cash()\n}\n");
+    let answer = env.json(&["retrieve", "--mode", "semantic", "money"]);
+    assert!(
+        paths(&answer).contains(&"src/bank.rs".to_owned()),
+        "{answer}"
+    );
+    let updated = env.json(&["index"]);
+    assert_eq!(updated["vectors"]["vector_count"], 3, "{updated}");
+    assert_eq!(updated["vectors"]["embedded_count"], 1, "{updated}");
+
+    // The index remembers its model; once that is gone, semantic search says so.
+    drop(model);
+    let output = env.run(&["retrieve", "--mode", "semantic", "car"]);
+    assert_eq!(output.code, 2, "{output}");
+    assert!(output.stderr.contains("does not load"), "{output}");
+    let output = env.run(&["index", "--no-model"]);
+    assert_eq!(output.code, 0, "{output}");
+    let output = env.run(&["retrieve", "--mode", "semantic", "car"]);
+    assert_eq!(output.code, 2, "{output}");
+    assert!(
+        output.stderr.contains("built without an embedding model"),
+        "{output}"
+    );
+}
+
 #[test]
 fn retrieve_works_without_a_store_and_writes_nothing() {
     for env in [TestEnv::plain(), TestEnv::bare()] {
