@@ -112,7 +112,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         },
         depth: *depth,
     };
-    let head = ctx.store()?.head()?;
+    // The graph query reads the graphs only: no observation or evidence record is decoded.
+    let head = ctx.store()?.head_with_newest(0)?;
     let state = head.has_state().then_some(&head.state);
     ctx.ui.emit(&query_graph(state, &query))?;
     Ok(Status::Ok)
