@@ -23,7 +23,7 @@ export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-median() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; [print(f"{x["command"]:<44} median {x["median"]*1000:8.1f} ms") for x in r]' "$1"; }
+median() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; [print("%-44s median %8.1f ms" % (x["command"], x["median"]*1000)) for x in r]' "$1"; }
 
 # Writes `count` one-observation records straight into a rollout segment, sealed as epiphany
 # seals them (the id is the SHA-256 of the line without it), each the child of the previous.
