@@ -283,27 +283,49 @@ pub fn graph_code_refs_mut(graphs: &mut Graphs) -> Vec<(RefOwner, &mut CodeRef)>
         dataflow,
         links,
     } = graphs;
-    for (kind, graph) in [
-        (GraphKind::Architecture, architecture),
-        (GraphKind::Dataflow, dataflow),
-    ] {
-        for node in &mut graph.nodes {
-            let owner = RefOwner::Node {
-                graph: kind,
-                id: node.id.clone(),
-            };
-            out.extend(node.code_refs.iter_mut().map(|r| (owner.clone(), r)));
-        }
-        for edge in &mut graph.edges {
-            let owner = RefOwner::Edge {
-                graph: kind,
-                id: edge.id.clone(),
-                source_id: edge.source_id.clone(),
-                target_id: edge.target_id.clone(),
-            };
-            out.extend(edge.code_refs.iter_mut().map(|r| (owner.clone(), r)));
-        }
+    push_graph_refs(
+        &mut out,
+        GraphKind::Architecture,
+        &mut architecture.nodes,
+        &mut architecture.edges,
+    );
+    push_graph_refs(
+        &mut out,
+        GraphKind::Dataflow,
+        &mut dataflow.nodes,
+        &mut dataflow.edges,
+    );
+    push_link_refs(&mut out, links);
+    out
+}
+
+/// Appends the code references of one graph's nodes, then its edges, with their owners.
+fn push_graph_refs<'a>(
+    out: &mut Vec<(RefOwner, &'a mut CodeRef)>,
+    kind: GraphKind,
+    nodes: &'a mut [GraphNode],
+    edges: &'a mut [GraphEdge],
+) {
+    for node in nodes {
+        let owner = RefOwner::Node {
+            graph: kind,
+            id: node.id.clone(),
+        };
+        out.extend(node.code_refs.iter_mut().map(|r| (owner.clone(), r)));
     }
+    for edge in edges {
+        let owner = RefOwner::Edge {
+            graph: kind,
+            id: edge.id.clone(),
+            source_id: edge.source_id.clone(),
+            target_id: edge.target_id.clone(),
+        };
+        out.extend(edge.code_refs.iter_mut().map(|r| (owner.clone(), r)));
+    }
+}
+
+/// Appends the code references of links, with their owners.
+fn push_link_refs<'a>(out: &mut Vec<(RefOwner, &'a mut CodeRef)>, links: &'a mut [GraphLink]) {
     for link in links {
         let owner = RefOwner::Link {
             dataflow_node_id: link.dataflow_node_id.clone(),
@@ -311,7 +333,6 @@ pub fn graph_code_refs_mut(graphs: &mut Graphs) -> Vec<(RefOwner, &mut CodeRef)>
         };
         out.extend(link.code_refs.iter_mut().map(|r| (owner.clone(), r)));
     }
-    out
 }
 
 /// Every code reference a patch carries, mutably, with the record that carries it: the one
@@ -338,38 +359,19 @@ pub fn patch_code_refs_mut(patch: &mut Patch) -> Vec<(RefOwner, &mut CodeRef)> {
         links,
         ..
     } = upsert;
-    for (kind, nodes, edges) in [
-        (
-            GraphKind::Architecture,
-            architecture_nodes,
-            architecture_edges,
-        ),
-        (GraphKind::Dataflow, dataflow_nodes, dataflow_edges),
-    ] {
-        for node in nodes {
-            let owner = RefOwner::Node {
-                graph: kind,
-                id: node.id.clone(),
-            };
-            out.extend(node.code_refs.iter_mut().map(|r| (owner.clone(), r)));
-        }
-        for edge in edges {
-            let owner = RefOwner::Edge {
-                graph: kind,
-                id: edge.id.clone(),
-                source_id: edge.source_id.clone(),
-                target_id: edge.target_id.clone(),
-            };
-            out.extend(edge.code_refs.iter_mut().map(|r| (owner.clone(), r)));
-        }
-    }
-    for link in links {
-        let owner = RefOwner::Link {
-            dataflow_node_id: link.dataflow_node_id.clone(),
-            architecture_node_id: link.architecture_node_id.clone(),
-        };
-        out.extend(link.code_refs.iter_mut().map(|r| (owner.clone(), r)));
-    }
+    push_graph_refs(
+        &mut out,
+        GraphKind::Architecture,
+        architecture_nodes,
+        architecture_edges,
+    );
+    push_graph_refs(
+        &mut out,
+        GraphKind::Dataflow,
+        dataflow_nodes,
+        dataflow_edges,
+    );
+    push_link_refs(&mut out, links);
     if let Some(checkpoint) = investigation_checkpoint {
         let owner = RefOwner::InvestigationCheckpoint {
             id: checkpoint.checkpoint_id.clone(),
