@@ -4,7 +4,8 @@
 //! way the prompt writes them so a person and an agent read the same shapes. And the report
 //! `distill` and `propose` print: the `{"expected_revision", "patch"}` envelope that `update`
 //! and `promote` read back, rendered for a person as a short account of the draft. Drafting
-//! commands never write; this module only presents what they drafted.
+//! commands never write; this module only presents what they drafted. And [`Document`], the
+//! report that is a JSON document for a script and a person alike.
 
 use std::io::IsTerminal;
 use std::io::Write;
@@ -22,6 +23,23 @@ use crate::state::model::GraphEdge;
 use crate::state::model::GraphNode;
 use crate::state::patch::Patch;
 use crate::ui::Report;
+
+/// A report that is one JSON document for a script and the same document pretty-printed for a
+/// person (`show`'s state, `schema`'s schemas).
+pub struct Document<T>(pub T);
+
+impl<T: Serialize> Serialize for Document<T> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.0.serialize(serializer)
+    }
+}
+
+impl<T: Serialize> Report for Document<T> {
+    fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        serde_json::to_writer_pretty(&mut *out, &self.0)?;
+        writeln!(out)
+    }
+}
 
 /// Every code ref, joined by `, `.
 pub fn refs(refs: &[CodeRef]) -> String {

@@ -3,13 +3,10 @@
 //! one. The input schemas also carry the rules only validation enforces, in their
 //! descriptions.
 
-use std::io::Write;
-
 use anyhow::Result;
 use clap::CommandFactory;
 use schemars::Schema;
 use schemars::schema_for;
-use serde::Serialize;
 use serde_json::Map;
 use serde_json::Value;
 
@@ -19,7 +16,7 @@ use crate::cli::Status;
 use crate::error::ErrorDocument;
 use crate::error::Failure;
 use crate::mcp::Tool;
-use crate::ui::Report;
+use crate::render::Document;
 
 /// Print the JSON Schemas of the `--json` reports and of the patch input.
 ///
@@ -184,21 +181,6 @@ fn append_description(object: &mut Map<String, Value>, rule: &str) {
     object.insert("description".to_owned(), Value::String(text));
 }
 
-struct SchemaReport(Value);
-
-impl Serialize for SchemaReport {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
-    }
-}
-
-impl Report for SchemaReport {
-    fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        serde_json::to_writer_pretty(&mut *out, &self.0)?;
-        writeln!(out)
-    }
-}
-
 /// Runs `schema`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let Args { command } = args;
@@ -226,7 +208,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             ))
         })?,
     };
-    ctx.ui.emit(&SchemaReport(document))?;
+    ctx.ui.emit(&Document(document))?;
     Ok(Status::Ok)
 }
 

@@ -1,16 +1,14 @@
 //! `epiphany show`: the full typed state, at the head or as of an earlier revision.
 
-use std::io::Write;
-
 use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
+use crate::render::Document;
 use crate::state::model::State;
 use crate::state::store::Revision;
-use crate::ui::Report;
 
 /// Print the full typed state as JSON.
 ///
@@ -28,21 +26,6 @@ pub struct Args {
 /// How `mcp` offers this command as a tool and `schema` describes its report.
 pub const TOOL: Tool = Tool::READER.report(schema_of::<State>);
 
-struct StateReport(State);
-
-impl serde::Serialize for StateReport {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.0.serialize(serializer)
-    }
-}
-
-impl Report for StateReport {
-    fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        serde_json::to_writer_pretty(&mut *out, &self.0)?;
-        writeln!(out)
-    }
-}
-
 /// Runs `show`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let Args { revision } = args;
@@ -54,6 +37,6 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         }
         None => store.head()?.state,
     };
-    ctx.ui.emit(&StateReport(state))?;
+    ctx.ui.emit(&Document(state))?;
     Ok(Status::Ok)
 }

@@ -3,6 +3,16 @@
 //!
 //! Deliberate change from the original: a reason is reported once even when two rules produce
 //! it (the original listed a checkpoint's missing evidence twice).
+//!
+//! The patch's own rules live here; [`planning`] holds the planning rules and [`whole_state`]
+//! the checks of a whole stored state that `update` and `verify` share.
+
+mod planning;
+mod whole_state;
+
+pub use whole_state::added_problems;
+pub use whole_state::state_problems;
+pub use whole_state::structure_problems;
 
 use std::collections::HashSet;
 
@@ -14,9 +24,8 @@ use crate::policy::structure::Reasons;
 use crate::policy::structure::Replacements;
 use crate::policy::structure::structural_errors;
 use crate::policy::text::is_blank;
+use crate::policy::update::planning::check_planning;
 use crate::state::fields::ChangedField;
-use crate::state::model::PlanningSourceRef;
-use crate::state::model::PlanningState;
 use crate::state::model::RecordIds;
 use crate::state::model::State;
 use crate::state::patch::Patch;
@@ -342,196 +351,16 @@ fn check_runtime_links(reasons: &mut Reasons, state: &State, patch: &Patch) {
     }
 }
 
-fn check_source_ref(reasons: &mut Reasons, label: &str, source: &PlanningSourceRef) {
-    reasons.require(&format!("{label}.kind"), &source.kind);
-    if source.kind == "github_issue" {
-        if source.repo.as_deref().is_none_or(is_blank) {
-            reasons.push(format!("{label}.repo is required for github_issue sources"));
-        }
-        if source.issue_number.is_none() {
-            reasons.push(format!(
-                "{label}.issue_number is required for github_issue sources"
-            ));
-        }
-    }
-}
-
-fn check_planning(reasons: &mut Reasons, planning: &PlanningState) {
-    for capture in &planning.captures {
-        reasons.require("planning.captures.id", &capture.id);
-        reasons.require("planning.captures.title", &capture.title);
-        reasons.require("planning.captures.confidence", &capture.confidence);
-        reasons.require("planning.captures.status", &capture.status);
-        check_source_ref(reasons, "planning.captures.source", &capture.source);
-    }
-    reasons.no_repeats(
-        "duplicate planning capture id",
-        planning.captures.iter().map(|c| c.id.as_str()),
-    );
-
-    for item in &planning.backlog_items {
-        for (field, value) in [
-            ("id", &item.id),
-            ("title", &item.title),
-            ("kind", &item.kind),
-            ("summary", &item.summary),
-            ("status", &item.status),
-            ("horizon", &item.horizon),
-            ("priority.value", &item.priority.value),
-            ("priority.rationale", &item.priority.rationale),
-            ("confidence", &item.confidence),
-            ("product_area", &item.product_area),
-        ] {
-            reasons.require(&format!("planning.backlog_items.{field}"), value);
-        }
-        for (index, source) in item.source_refs.iter().enumerate() {
-            check_source_ref(
-                reasons,
-                &format!("planning.backlog_items.source_refs[{index}]"),
-                source,
-            );
-        }
-    }
-    reasons.no_repeats(
-        "duplicate planning backlog item id",
-        planning.backlog_items.iter().map(|b| b.id.as_str()),
-    );
-
-    let backlog: HashSet<&str> = planning
-        .backlog_items
-        .iter()
-        .map(|b| b.id.as_str())
-        .collect();
-    for stream in &planning.roadmap_streams {
-        reasons.require("planning.roadmap_streams.id", &stream.id);
-        reasons.require("planning.roadmap_streams.title", &stream.title);
-        reasons.require("planning.roadmap_streams.purpose", &stream.purpose);
-        reasons.require("planning.roadmap_streams.status", &stream.status);
-        for item in &stream.item_ids {
-            if !backlog.contains(item.as_str()) {
-                reasons.push(format!(
-                    "roadmap stream \"{}\" references missing backlog item \"{item}\"",
-                    stream.id
-                ));
-            }
-        }
-        if let Some(focus) = stream.near_term_focus.as_deref().filter(|f| !is_blank(f))
-            && !backlog.contains(focus)
-        {
-            reasons.push(format!(
-                "roadmap stream \"{}\" has missing near_term_focus \"{focus}\"",
-                stream.id
-            ));
-        }
-    }
-    reasons.no_repeats(
-        "duplicate planning roadmap stream id",
-        planning.roadmap_streams.iter().map(|s| s.id.as_str()),
-    );
-
-    for draft in &planning.objective_drafts {
-        reasons.require("planning.objective_drafts.id", &draft.id);
-        reasons.require("planning.objective_drafts.title", &draft.title);
-        reasons.require("planning.objective_drafts.summary", &draft.summary);
-        reasons.require("planning.objective_drafts.status", &draft.status);
-        if draft.acceptance_criteria.is_empty() {
-            reasons.push(format!(
-                "objective draft \"{}\" must include at least one acceptance criterion",
-                draft.id
-            ));
-        }
-        for item in &draft.source_item_ids {
-            if !backlog.contains(item.as_str()) {
-                reasons.push(format!(
-                    "objective draft \"{}\" references missing source backlog item \"{item}\"",
-                    draft.id
-                ));
-            }
-        }
-    }
-    reasons.no_repeats(
-        "duplicate planning objective draft id",
-        planning.objective_drafts.iter().map(|d| d.id.as_str()),
-    );
-}
-
-/// Problems of a whole stored state: [`structure_problems`], plus unique observation and
-/// evidence ids and citations that resolve.
-pub fn state_problems(state: &State) -> Vec<String> {
-    let evidence: HashSet<&str> = state
-        .recent_evidence
-        .iter()
-        .map(|e| e.id.as_str())
-        .collect();
-    let has_evidence = |id: &str| evidence.contains(id);
-    let mut reasons = Reasons(structure_problems(state, &has_evidence));
-    reasons.no_repeats(
-        "duplicate evidence id",
-        state.recent_evidence.iter().map(|e| e.id.as_str()),
-    );
-    reasons.no_repeats(
-        "duplicate observation id",
-        state.observations.iter().map(|o| o.id.as_str()),
-    );
-    for observation in &state.observations {
-        for cited in &observation.evidence_ids {
-            if !evidence.contains(cited.as_str()) {
-                reasons.push(format!(
-                    "observation \"{}\" cites missing evidence id \"{cited}\"",
-                    observation.id
-                ));
-            }
-        }
-    }
-    reasons.0
-}
-
-/// Problems of the state's replaceable fields: the §3.4 validator over subgoals, invariants,
-/// graphs, frontier and checkpoints, and the planning rules. Cheap next to
-/// [`state_problems`]: it does not walk observations or evidence; `has_evidence` answers
-/// whether an evidence id exists.
-pub fn structure_problems(state: &State, has_evidence: &dyn Fn(&str) -> bool) -> Vec<String> {
-    let mut reasons = Reasons(structural_errors(&Replacements {
-        active_subgoal_id: state.active_subgoal_id.as_deref(),
-        subgoals: Some(&state.subgoals),
-        invariants: Some(&state.invariants),
-        graphs: Some(&state.graphs),
-        graph_frontier: state.graph_frontier.as_ref(),
-        graph_checkpoint: state.graph_checkpoint.as_ref(),
-        investigation_checkpoint: state.investigation_checkpoint.as_ref(),
-        available_evidence_ids: Some(has_evidence),
-        churn: state.churn.as_ref(),
-    }));
-    check_planning(&mut reasons, &state.planning);
-    reasons.0
-}
-
-/// The problems `after` has that `before` did not: a write may not add any. (Problems that
-/// came in through a merge of concurrent branches stay until a write fixes them, and do not
-/// block unrelated writes.)
-pub fn added_problems(before: &[String], after: Vec<String>) -> Vec<String> {
-    let known: HashSet<&str> = before.iter().map(String::as_str).collect();
-    after
-        .into_iter()
-        .filter(|problem| !known.contains(problem.as_str()))
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::state::model::AcceptanceReceipt;
-    use crate::state::model::BacklogItem;
     use crate::state::model::Disposition;
     use crate::state::model::EvidenceRecord;
     use crate::state::model::InvestigationCheckpoint;
     use crate::state::model::JobBinding;
     use crate::state::model::JobKind;
-    use crate::state::model::ObjectiveDraft;
     use crate::state::model::Observation;
-    use crate::state::model::PlanningCapture;
-    use crate::state::model::PlanningPriority;
-    use crate::state::model::RoadmapStream;
     use crate::state::model::RuntimeLink;
     use crate::state::model::Subgoal;
 
@@ -733,102 +562,6 @@ mod tests {
                 "runtime result \"res\" already has an acceptance receipt",
                 "runtime_link.runtime_job_id must not be empty",
                 "runtime link id \"l1\" is duplicated",
-            ]
-        );
-    }
-
-    #[test]
-    fn planning_rules() {
-        let priority = PlanningPriority {
-            value: "p1".into(),
-            rationale: "".into(),
-            impact: None,
-            urgency: None,
-            confidence: None,
-            effort: None,
-            unblocks: vec![],
-            blocks: vec![],
-            reason: None,
-        };
-        let planning = PlanningState {
-            workspace_root: None,
-            captures: vec![PlanningCapture {
-                id: "c1".into(),
-                title: "t".into(),
-                confidence: "high".into(),
-                status: "new".into(),
-                source: PlanningSourceRef {
-                    kind: "github_issue".into(),
-                    ..Default::default()
-                },
-                body: None,
-                speaker: None,
-                created_at: None,
-                updated_at: None,
-                tags: vec![],
-            }],
-            backlog_items: vec![BacklogItem {
-                id: "b1".into(),
-                title: "t".into(),
-                kind: "feature".into(),
-                summary: "s".into(),
-                status: "ready".into(),
-                horizon: "now".into(),
-                priority,
-                confidence: "high".into(),
-                product_area: "cli".into(),
-                lane_hints: vec![],
-                dependencies: vec![],
-                blockers: vec![],
-                acceptance_sketch: vec![],
-                evidence_refs: vec![],
-                source_refs: vec![PlanningSourceRef {
-                    kind: "".into(),
-                    ..Default::default()
-                }],
-                duplicate_of: None,
-                updated_at: None,
-            }],
-            roadmap_streams: vec![RoadmapStream {
-                id: "r1".into(),
-                title: "t".into(),
-                purpose: "p".into(),
-                status: "active".into(),
-                item_ids: vec!["b1".into(), "b9".into()],
-                near_term_focus: Some("b8".into()),
-                review_cadence: None,
-                blocked_by: vec![],
-            }],
-            objective_drafts: vec![ObjectiveDraft {
-                id: "d1".into(),
-                title: "t".into(),
-                summary: "s".into(),
-                source_item_ids: vec!["b7".into()],
-                scope: Default::default(),
-                acceptance_criteria: vec![],
-                evidence_required: vec![],
-                lane_plan: Default::default(),
-                dependencies: vec![],
-                risks: vec![],
-                review_gates: vec![],
-                status: "draft".into(),
-            }],
-        };
-        let patch = Patch {
-            planning: Some(planning),
-            ..Patch::default()
-        };
-        assert_eq!(
-            update_validation_errors(&State::default(), &State::default(), &patch),
-            vec![
-                "planning.captures.source.repo is required for github_issue sources",
-                "planning.captures.source.issue_number is required for github_issue sources",
-                "planning.backlog_items.priority.rationale must not be empty",
-                "planning.backlog_items.source_refs[0].kind must not be empty",
-                "roadmap stream \"r1\" references missing backlog item \"b9\"",
-                "roadmap stream \"r1\" has missing near_term_focus \"b8\"",
-                "objective draft \"d1\" must include at least one acceptance criterion",
-                "objective draft \"d1\" references missing source backlog item \"b7\"",
             ]
         );
     }

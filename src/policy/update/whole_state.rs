@@ -1,0 +1,73 @@
+//! Checks of a whole stored state, shared by `update` (a write may not add a problem) and
+//! `verify` (report every problem): the structural validator over the replaceable fields, the
+//! planning rules, unique observation and evidence ids, and citations that resolve.
+
+use std::collections::HashSet;
+
+use crate::policy::structure::Reasons;
+use crate::policy::structure::Replacements;
+use crate::policy::structure::structural_errors;
+use crate::policy::update::planning::check_planning;
+use crate::state::model::State;
+
+/// Problems of a whole stored state: [`structure_problems`], plus unique observation and
+/// evidence ids and citations that resolve.
+pub fn state_problems(state: &State) -> Vec<String> {
+    let evidence: HashSet<&str> = state
+        .recent_evidence
+        .iter()
+        .map(|e| e.id.as_str())
+        .collect();
+    let has_evidence = |id: &str| evidence.contains(id);
+    let mut reasons = Reasons(structure_problems(state, &has_evidence));
+    reasons.no_repeats(
+        "duplicate evidence id",
+        state.recent_evidence.iter().map(|e| e.id.as_str()),
+    );
+    reasons.no_repeats(
+        "duplicate observation id",
+        state.observations.iter().map(|o| o.id.as_str()),
+    );
+    for observation in &state.observations {
+        for cited in &observation.evidence_ids {
+            if !evidence.contains(cited.as_str()) {
+                reasons.push(format!(
+                    "observation \"{}\" cites missing evidence id \"{cited}\"",
+                    observation.id
+                ));
+            }
+        }
+    }
+    reasons.0
+}
+
+/// Problems of the state's replaceable fields: the §3.4 validator over subgoals, invariants,
+/// graphs, frontier and checkpoints, and the planning rules. Cheap next to
+/// [`state_problems`]: it does not walk observations or evidence; `has_evidence` answers
+/// whether an evidence id exists.
+pub fn structure_problems(state: &State, has_evidence: &dyn Fn(&str) -> bool) -> Vec<String> {
+    let mut reasons = Reasons(structural_errors(&Replacements {
+        active_subgoal_id: state.active_subgoal_id.as_deref(),
+        subgoals: Some(&state.subgoals),
+        invariants: Some(&state.invariants),
+        graphs: Some(&state.graphs),
+        graph_frontier: state.graph_frontier.as_ref(),
+        graph_checkpoint: state.graph_checkpoint.as_ref(),
+        investigation_checkpoint: state.investigation_checkpoint.as_ref(),
+        available_evidence_ids: Some(has_evidence),
+        churn: state.churn.as_ref(),
+    }));
+    check_planning(&mut reasons, &state.planning);
+    reasons.0
+}
+
+/// The problems `after` has that `before` did not: a write may not add any. (Problems that
+/// came in through a merge of concurrent branches stay until a write fixes them, and do not
+/// block unrelated writes.)
+pub fn added_problems(before: &[String], after: Vec<String>) -> Vec<String> {
+    let known: HashSet<&str> = before.iter().map(String::as_str).collect();
+    after
+        .into_iter()
+        .filter(|problem| !known.contains(problem.as_str()))
+        .collect()
+}
