@@ -7,17 +7,19 @@
 //!   exit codes; [`ui`] is the only module that prints; [`error`] classifies failures.
 //! - [`cmd`] holds one thin module per subcommand: resolve arguments, read through `state`,
 //!   decide through `policy`, search through `search`, hand a report to `ui`.
-//! - [`state`] owns the typed model and its persistence: the MessagePack snapshot, the
-//!   hash-chained JSONL rollout, the locked write path, the file walker and the git adapter.
+//! - [`state`] owns the typed model and its persistence: the rollout of content-addressed
+//!   records and its fold, the MessagePack snapshots, the locked write path, the file walker
+//!   and the git adapter.
 //! - [`search`] owns retrieval: chunking, tokenization, the tantivy index and its manifest.
 //! - [`mcp`] serves the commands as Model Context Protocol tools, through the same parser and
 //!   dispatch as the command line.
-//! - [`policy`] is pure decision logic over the state and explicit inputs: validation, the
-//!   patch fold, drafting and gating, and every projection. It never touches the file system,
+//! - [`policy`] is pure decision logic over the state and explicit inputs: validation,
+//!   drafting and gating, and every projection. It never touches the file system,
 //!   the clock, the environment or git.
 //! - Beside the commands, the glue several of them share: [`input`] reads patch documents and
 //!   streamed text, [`render`] holds the shared human text and the draft report, [`signals`]
-//!   gathers the live signals projections read (git changes, the index, cited files), and
+//!   gathers the live signals projections read (git changes, the index, cited files; which
+//!   commits to compare with is `policy::freshness`'s decision), and
 //!   [`code_refs`] checks and re-reads code references against the work tree.
 
 pub mod cli;

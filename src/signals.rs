@@ -21,12 +21,12 @@ use crate::policy::freshness::Freshness;
 use crate::policy::freshness::WatcherInput;
 use crate::policy::freshness::WorkTreeChanges;
 use crate::policy::freshness::assess_freshness;
+use crate::policy::freshness::commits_to_compare;
+use crate::policy::freshness::manifest_changes;
 use crate::policy::recheck::paths_to_read;
-use crate::policy::text::fresh_key;
 use crate::search;
 use crate::state::git;
 use crate::state::model::RetrievalState;
-use crate::state::model::RetrievalStatus;
 use crate::state::store::Head;
 use crate::state::store::Revision;
 use crate::state::store::STORE_DIR;
@@ -130,16 +130,7 @@ pub fn watcher_input(
             "the last write recorded no git commit (it came before the first commit); write the state again after committing".to_owned(),
         ));
     };
-    // With `--since` every record is compared with that one commit.
-    let mut commits: BTreeSet<String> = BTreeSet::from([base_commit.clone()]);
-    if since.is_none() {
-        commits.extend(
-            head.anchors
-                .values()
-                .filter_map(|anchor| anchor.git_head.clone()),
-        );
-    }
-    let commits: Vec<String> = commits.into_iter().collect();
+    let commits = commits_to_compare(&base_commit, since, &head.anchors);
     let Some(mut changes) = git::work_tree_changes(store.root(), &commits, Path::new(STORE_DIR))?
     else {
         return Ok(WatcherInput::Unavailable(
@@ -180,81 +171,4 @@ fn record_at(store: &Store, revision: u64) -> Result<crate::state::rollout::Reco
                 .with_hint("list revisions with `epiphany log`")
                 .into()
         })
-}
-
-/// Outside git, the index manifest's dirty paths are the only record of what changed. Only a
-/// summary read from a manifest counts: it carries the time of indexing, which the baseline
-/// summary of a workspace without an index (§14.9) does not.
-fn manifest_changes(
-    retrieval: Option<&RetrievalState>,
-    watched_root: String,
-    observed_at_unix_seconds: i64,
-) -> WatcherInput {
-    match retrieval.filter(|r| {
-        r.status != RetrievalStatus::Unavailable && r.last_indexed_at_unix_seconds.is_some()
-    }) {
-        None => WatcherInput::Unavailable(
-            "not in a git repository, and no retrieval index manifest to compare with (`epiphany index` builds one)".to_owned(),
-        ),
-        Some(retrieval) => WatcherInput::Observed(WorkTreeChanges {
-            source: ChangeSource::Manifest,
-            since_base: retrieval
-                .dirty_paths
-                .iter()
-                .map(|path| fresh_key(path, Some(&watched_root)))
-                .collect(),
-            watched_root,
-            observed_at_unix_seconds,
-            base_commit: None,
-            since_revision: None,
-            since_commit: Default::default(),
-            renames: Default::default(),
-        }),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn summary(indexed_at: Option<i64>, dirty: &[&str]) -> RetrievalState {
-        RetrievalState {
-            workspace_root: "/ws".into(),
-            index_revision: Some("r".into()),
-            status: RetrievalStatus::Stale,
-            semantic_available: true,
-            last_indexed_at_unix_seconds: indexed_at,
-            indexed_file_count: None,
-            indexed_chunk_count: None,
-            shards: vec![],
-            dirty_paths: dirty.iter().map(|p| (*p).to_owned()).collect(),
-        }
-    }
-
-    #[test]
-    fn outside_git_the_manifest_dirty_paths_are_the_changes() {
-        let observed = manifest_changes(
-            Some(&summary(Some(5), &["/ws/src/a.rs", "./b.rs"])),
-            "/ws".into(),
-            9,
-        );
-        let WatcherInput::Observed(changes) = observed else {
-            panic!("expected observed changes, got {observed:?}");
-        };
-        assert_eq!(changes.source, ChangeSource::Manifest);
-        assert_eq!(
-            changes.since_base.into_iter().collect::<Vec<_>>(),
-            vec!["b.rs", "src/a.rs"]
-        );
-    }
-
-    #[test]
-    fn outside_git_without_a_manifest_the_watcher_is_unavailable() {
-        for retrieval in [None, Some(summary(None, &[]))] {
-            assert!(matches!(
-                manifest_changes(retrieval.as_ref(), "/ws".into(), 9),
-                WatcherInput::Unavailable(_)
-            ));
-        }
-    }
 }

@@ -352,6 +352,57 @@ impl Freshness {
     }
 }
 
+/// The commits the watcher compares the work tree with. The base commit (the `--since`
+/// revision's, else the last write's) always; without `--since` also every anchored record's
+/// own commit, so each record is judged against the code it was written on. With `--since`
+/// every record is compared with that one commit. Sorted, each once.
+pub fn commits_to_compare(
+    base_commit: &str,
+    since: Option<u64>,
+    anchors: &BTreeMap<String, Anchor>,
+) -> Vec<String> {
+    let mut commits = BTreeSet::from([base_commit.to_owned()]);
+    if since.is_none() {
+        commits.extend(
+            anchors
+                .values()
+                .filter_map(|anchor| anchor.git_head.clone()),
+        );
+    }
+    commits.into_iter().collect()
+}
+
+/// Outside git, the index manifest's dirty paths are the only record of what changed. Only a
+/// summary read from a manifest counts: it carries the time of indexing, which the baseline
+/// summary of a workspace without an index (§14.9) does not.
+pub fn manifest_changes(
+    retrieval: Option<&RetrievalState>,
+    watched_root: String,
+    observed_at_unix_seconds: i64,
+) -> WatcherInput {
+    match retrieval.filter(|r| {
+        r.status != RetrievalStatus::Unavailable && r.last_indexed_at_unix_seconds.is_some()
+    }) {
+        None => WatcherInput::Unavailable(
+            "not in a git repository, and no retrieval index manifest to compare with (`epiphany index` builds one)".to_owned(),
+        ),
+        Some(retrieval) => WatcherInput::Observed(WorkTreeChanges {
+            source: ChangeSource::Manifest,
+            since_base: retrieval
+                .dirty_paths
+                .iter()
+                .map(|path| fresh_key(path, Some(&watched_root)))
+                .collect(),
+            watched_root,
+            observed_at_unix_seconds,
+            base_commit: None,
+            since_revision: None,
+            since_commit: Default::default(),
+            renames: Default::default(),
+        }),
+    }
+}
+
 /// Assesses freshness. `live_retrieval` (the index summary computed now) wins over a
 /// retrieval summary stored in the state. `cited` is what the work tree holds at every cited
 /// path (`None`: the references are not re-checked).
@@ -872,5 +923,56 @@ mod tests {
         assert_eq!(freshness.stale_reasons, vec![StaleReason::IndexStale]);
         assert_eq!(freshness.state_status, StateStatus::Missing);
         assert_eq!(freshness.graph.status, GraphFreshnessStatus::Missing);
+    }
+
+    #[test]
+    fn each_record_is_compared_with_its_own_commit_unless_since_names_one() {
+        let anchor = |commit: Option<&str>| Anchor {
+            revision: 1,
+            git_head: commit.map(str::to_owned),
+            at: None,
+        };
+        let anchors = BTreeMap::from([
+            ("node:a".to_owned(), anchor(Some("c2"))),
+            ("node:b".to_owned(), anchor(Some("c1"))),
+            ("node:c".to_owned(), anchor(None)),
+            ("node:d".to_owned(), anchor(Some("c2"))),
+        ]);
+        assert_eq!(commits_to_compare("c3", None, &anchors), ["c1", "c2", "c3"]);
+        assert_eq!(commits_to_compare("c1", Some(4), &anchors), ["c1"]);
+    }
+
+    #[test]
+    fn outside_git_only_a_real_manifest_tells_what_changed() {
+        let indexed = RetrievalState {
+            workspace_root: "/r".into(),
+            index_revision: None,
+            status: RetrievalStatus::Stale,
+            semantic_available: true,
+            last_indexed_at_unix_seconds: Some(10),
+            indexed_file_count: Some(2),
+            indexed_chunk_count: Some(2),
+            shards: vec![],
+            dirty_paths: vec!["src/a.rs".to_owned()],
+        };
+        let WatcherInput::Observed(changes) = manifest_changes(Some(&indexed), "/r".into(), 20)
+        else {
+            panic!("a manifest with an indexing time is a record of changes");
+        };
+        assert_eq!(changes.source, ChangeSource::Manifest);
+        assert_eq!(changes.since_base.len(), 1);
+        let baseline = RetrievalState {
+            status: RetrievalStatus::Ready,
+            last_indexed_at_unix_seconds: None,
+            ..indexed
+        };
+        assert!(matches!(
+            manifest_changes(Some(&baseline), "/r".into(), 20),
+            WatcherInput::Unavailable(_)
+        ));
+        assert!(matches!(
+            manifest_changes(None, "/r".into(), 20),
+            WatcherInput::Unavailable(_)
+        ));
     }
 }
