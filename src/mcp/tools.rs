@@ -27,6 +27,7 @@ use crate::mcp::Tool;
 use crate::mcp::protocol::Revision;
 use crate::mcp::protocol::RpcError;
 use crate::mcp::protocol::code;
+use crate::state::patch::json_type_name;
 use crate::ui::Ui;
 
 /// Global flags the server sets itself, and clap's own.
@@ -170,7 +171,10 @@ pub fn call(ctx: &Ctx, params: &Map<String, Value>, revision: Revision) -> Resul
         Some(other) => {
             return Err(RpcError::new(
                 code::INVALID_PARAMS,
-                format!("`arguments` must be an object, not {}", kind_of(other)),
+                format!(
+                    "`arguments` must be an object, not {}",
+                    json_type_name(other)
+                ),
             ));
         }
     };
@@ -237,17 +241,6 @@ fn result(text: String, code: u8, structured: Option<Value>) -> Value {
 
 fn tool_error(message: &str) -> Value {
     json!({"content": [{"type": "text", "text": message}], "isError": true, "_meta": {"exit_code": 2}})
-}
-
-fn kind_of(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "a boolean",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
 }
 
 /// Checks the arguments against the input schema: known names, types, choices, and the
@@ -317,7 +310,7 @@ fn check_value(key: &str, schema: &Value, value: &Value) -> Result<(), String> {
         };
         return Err(format!(
             "argument `{key}` must be {article} {expected}, not {}",
-            kind_of(value)
+            json_type_name(value)
         ));
     }
     if let (Some(choices), Value::String(text)) = (schema["enum"].as_array(), value)

@@ -2,9 +2,11 @@
 
 use crate::state::model::CodeRef;
 use crate::state::model::Disposition;
+use crate::state::model::EvidenceRecord;
 use crate::state::model::GraphEdge;
 use crate::state::model::GraphNode;
 use crate::state::model::InvestigationCheckpoint;
+use crate::state::model::Observation;
 use crate::state::model::State;
 use crate::state::patch::Patch;
 use crate::state::rollout::Body;
@@ -73,5 +75,28 @@ pub fn checkpoint(disposition: Disposition, paths: &[&str]) -> InvestigationChec
         open_questions: vec![],
         code_refs: paths.iter().map(|p| CodeRef::to_path(*p)).collect(),
         evidence_ids: vec![],
+    }
+}
+
+/// Passing tool-output evidence `id`.
+pub fn evidence(id: &str) -> EvidenceRecord {
+    EvidenceRecord {
+        id: id.into(),
+        kind: "tool-output".into(),
+        status: "ok".into(),
+        summary: "cargo test passed".into(),
+        code_refs: vec![],
+    }
+}
+
+/// An observation `id` from a shell tool, citing the evidence ids `cites`.
+pub fn observation(id: &str, cites: &[&str]) -> Observation {
+    Observation {
+        id: id.into(),
+        summary: "tests pass".into(),
+        source_kind: "shell-tool".into(),
+        status: "ok".into(),
+        code_refs: vec![],
+        evidence_ids: cites.iter().map(|c| c.to_string()).collect(),
     }
 }

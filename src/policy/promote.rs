@@ -335,32 +335,13 @@ mod settle_tests {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::fixtures::evidence;
+    use crate::policy::fixtures::observation;
     use crate::policy::propose::propose;
     use crate::state::model::CodeRef;
     use crate::state::model::GraphFrontier;
     use crate::state::model::Observation;
     use crate::state::model::State;
-
-    fn evidence(id: &str) -> EvidenceRecord {
-        EvidenceRecord {
-            id: id.into(),
-            kind: "tool-output".into(),
-            status: "ok".into(),
-            summary: "cargo test passed".into(),
-            code_refs: vec![],
-        }
-    }
-
-    fn observation(id: &str, cites: &[&str]) -> Observation {
-        Observation {
-            id: id.into(),
-            summary: "tests pass".into(),
-            source_kind: "shell-tool".into(),
-            status: "ok".into(),
-            code_refs: vec![],
-            evidence_ids: cites.iter().map(|c| c.to_string()).collect(),
-        }
-    }
 
     fn verifier(kind: &str) -> EvidenceRecord {
         EvidenceRecord {

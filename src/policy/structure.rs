@@ -327,34 +327,9 @@ fn check_investigation_checkpoint(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::fixtures;
     use crate::state::model::Disposition;
-    use crate::state::model::GraphEdge;
     use crate::state::model::GraphLink;
-    use crate::state::model::GraphNode;
-
-    fn node(id: &str) -> GraphNode {
-        GraphNode {
-            id: id.into(),
-            title: format!("{id} title"),
-            purpose: format!("{id} purpose"),
-            mechanism: None,
-            metaphor: None,
-            status: None,
-            code_refs: vec![],
-        }
-    }
-
-    fn edge(id: Option<&str>, source: &str, target: &str) -> GraphEdge {
-        GraphEdge {
-            id: id.map(Into::into),
-            source_id: source.into(),
-            target_id: target.into(),
-            kind: "calls".into(),
-            label: None,
-            mechanism: None,
-            code_refs: vec![],
-        }
-    }
 
     #[test]
     fn subgoal_rules_come_in_order() {
@@ -401,12 +376,19 @@ mod tests {
     fn graph_references_are_checked_per_graph() {
         let graphs = Graphs {
             architecture: Graph {
-                nodes: vec![node("a"), node("a"), node("b")],
-                edges: vec![edge(Some("e"), "a", "zz"), edge(Some("e"), "b", "a")],
+                nodes: vec![
+                    fixtures::node("a", &[]),
+                    fixtures::node("a", &[]),
+                    fixtures::node("b", &[]),
+                ],
+                edges: vec![
+                    fixtures::edge(Some("e"), "a", "zz", "calls"),
+                    fixtures::edge(Some("e"), "b", "a", "calls"),
+                ],
             },
             dataflow: Graph {
-                nodes: vec![node("a")],
-                edges: vec![edge(None, "a", "b")],
+                nodes: vec![fixtures::node("a", &[])],
+                edges: vec![fixtures::edge(None, "a", "b", "calls")],
             },
             links: vec![
                 GraphLink {

@@ -460,7 +460,8 @@ impl<'de> serde::de::Visitor<'de> for DuplicateScan<'_> {
     }
 }
 
-fn json_type_name(value: &Value) -> &'static str {
+/// A JSON value's type as an error message names it (`a string`, `an object`, ...).
+pub fn json_type_name(value: &Value) -> &'static str {
     match value {
         Value::Null => "null",
         Value::Bool(_) => "a boolean",

@@ -354,36 +354,16 @@ fn check_runtime_links(reasons: &mut Reasons, state: &State, patch: &Patch) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::fixtures::evidence;
+    use crate::policy::fixtures::observation;
     use crate::state::model::AcceptanceReceipt;
     use crate::state::model::Disposition;
     use crate::state::model::EvidenceRecord;
     use crate::state::model::InvestigationCheckpoint;
     use crate::state::model::JobBinding;
     use crate::state::model::JobKind;
-    use crate::state::model::Observation;
     use crate::state::model::RuntimeLink;
     use crate::state::model::Subgoal;
-
-    fn evidence(id: &str) -> EvidenceRecord {
-        EvidenceRecord {
-            id: id.into(),
-            kind: "verification".into(),
-            status: "ok".into(),
-            summary: "seen".into(),
-            code_refs: vec![],
-        }
-    }
-
-    fn observation(id: &str, cites: &[&str]) -> Observation {
-        Observation {
-            id: id.into(),
-            summary: "seen".into(),
-            source_kind: "test".into(),
-            status: "ok".into(),
-            code_refs: vec![],
-            evidence_ids: cites.iter().map(|c| c.to_string()).collect(),
-        }
-    }
 
     fn stored() -> State {
         crate::policy::fixtures::applied(
