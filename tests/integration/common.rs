@@ -24,6 +24,17 @@ pub fn observation_patch(id: &str) -> Value {
     })
 }
 
+/// `output` of `epiphany ARGS`, which must have exited 0.
+fn succeeded(args: &[&str], output: Output) -> Output {
+    assert_eq!(
+        output.code,
+        0,
+        "`epiphany {}` failed:\n{output}",
+        args.join(" ")
+    );
+    output
+}
+
 /// A temporary repository to run `epiphany` in.
 pub struct TestEnv {
     _dir: TempDir,
@@ -161,14 +172,19 @@ impl TestEnv {
 
     /// Runs the binary and insists on exit 0.
     pub fn ok(&self, args: &[&str]) -> Output {
-        let output = self.run(args);
-        assert_eq!(
-            output.code,
-            0,
-            "`epiphany {}` failed:\n{output}",
-            args.join(" ")
-        );
-        output
+        succeeded(args, self.run(args))
+    }
+
+    /// Runs the binary with extra environment `vars` and `stdin`, and insists on exit 0.
+    pub fn ok_with(
+        &self,
+        args: &[&str],
+        vars: &[(&str, &str)],
+        stdin: impl Into<Vec<u8>>,
+    ) -> Output {
+        let mut command = self.command(args);
+        command.envs(vars.iter().copied()).write_stdin(stdin);
+        succeeded(args, self.finish(command.output().expect("run")))
     }
 
     /// Runs `--json ARGS` and insists on exit 0; returns the document.
@@ -203,16 +219,10 @@ impl TestEnv {
     /// waiting as long as it takes for the store lock; every one must land.
     pub fn write_observations(&self, writer: usize, updates: usize) {
         for update in 0..updates {
-            let mut command = self.command(&["update"]);
-            command.env("EPIPHANY_LOCK_TIMEOUT_MS", "60000");
-            let output = command
-                .write_stdin(observation_patch(&format!("{writer}-{update}")).to_string())
-                .output()
-                .expect("run");
-            assert!(
-                output.status.success(),
-                "{}",
-                String::from_utf8_lossy(&output.stderr)
+            self.ok_with(
+                &["update"],
+                &[("EPIPHANY_LOCK_TIMEOUT_MS", "60000")],
+                observation_patch(&format!("{writer}-{update}")).to_string(),
             );
         }
     }

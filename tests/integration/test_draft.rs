@@ -167,22 +167,7 @@ fn distill_reads_tool_output_on_stdin() {
             .contains("note: the summary keeps 85 of the text's"),
         "{output}"
     );
-    let draft = json_with_stdin(
-        &env,
-        &[
-            "distill",
-            "--source-kind",
-            "shell-tool",
-            "--status",
-            "ok",
-            "--subject",
-            "cargo test",
-            "--code-ref",
-            "src/state/store.rs:10-42#Store::commit",
-        ],
-        CARGO_TEST_OUTPUT,
-    )
-    .json();
+    let draft = output.json();
     assert_eq!(
         draft["patch"]["observations"][0]["code_refs"],
         json!([{"path": "src/state/store.rs", "start_line": 10, "end_line": 42, "symbol": "Store::commit"}])

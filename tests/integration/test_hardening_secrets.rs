@@ -321,6 +321,15 @@ fn check_fields(
 }
 
 /// The newest record of the store.
+/// The verifier evidence the last promotion recorded (the patch's last evidence record).
+fn last_verifier(env: &TestEnv) -> Value {
+    last_record(env)["patch"]["evidence"]
+        .as_array()
+        .and_then(|evidence| evidence.last())
+        .cloned()
+        .expect("a promotion records its verifier as evidence")
+}
+
 fn last_record(env: &TestEnv) -> Value {
     let text = std::fs::read_to_string(env.last_segment()).expect("segment");
     let line = text.lines().last().expect("a record");
@@ -448,12 +457,7 @@ fn secret_in_every_field(text: &str, raw: &str, parts: &[Value], fields: &Fields
         &mut tally,
     );
     if output.code == 0 {
-        let record = last_record(&env);
-        let verifier = record["patch"]["evidence"]
-            .as_array()
-            .and_then(|evidence| evidence.last())
-            .cloned()
-            .unwrap_or_default();
+        let verifier = last_verifier(&env);
         for flag in ["kind", "summary", "id"] {
             check_text(
                 &verifier[flag],
@@ -508,12 +512,7 @@ fn secret_in_every_field(text: &str, raw: &str, parts: &[Value], fields: &Fields
         &mut tally,
     );
     if output.code == 0 {
-        let record = last_record(&env);
-        let verifier = record["patch"]["evidence"]
-            .as_array()
-            .and_then(|evidence| evidence.last())
-            .cloned()
-            .unwrap_or_default();
+        let verifier = last_verifier(&env);
         for field in ["id", "kind", "summary"] {
             check_text(
                 &verifier[field],

@@ -129,13 +129,11 @@ fn broken_host_settings_are_reported_not_overwritten() {
 #[test]
 fn git_diff_shows_readable_state() {
     let env = installed();
-    let mut command = env.command(&["update"]);
-    command.env("EPIPHANY_SNAPSHOT_EVERY", "1");
-    let output = command
-        .write_stdin(json!({"objective": "a readable diff"}).to_string())
-        .output()
-        .expect("run");
-    assert!(output.status.success());
+    env.ok_with(
+        &["update"],
+        &[("EPIPHANY_SNAPSHOT_EVERY", "1")],
+        json!({"objective": "a readable diff"}).to_string(),
+    );
     env.git(&["add", "-N", ".epiphany"]);
     let diff = env.git(&["diff", "--", ".epiphany/"]);
     assert!(
@@ -314,33 +312,27 @@ fn agent_hooks_call_the_binary_by_its_absolute_path_for_every_session_start() {
 
     // The shared, committed settings are not touched: the path is this machine's.
     assert_eq!(env.read(".claude/settings.json"), shared.as_bytes());
-    let claude = read_json(&env, ".claude/settings.local.json");
-    assert_eq!(
-        claude["hooks"]["SessionStart"][0]["matcher"],
-        "startup|resume|clear|compact"
-    );
-    assert_eq!(
-        registered(&claude, "SessionStart"),
-        [format!("{exe} hook session-start --host claude")]
-    );
-    assert_eq!(
-        registered(&claude, "PreCompact"),
-        [format!("{exe} hook pre-compact --host claude")]
-    );
-    let codex = read_json(&env, ".codex/hooks.json");
-    // Codex matchers are exact alternatives: `compact` has to be named to run after compaction.
-    assert_eq!(
-        codex["hooks"]["SessionStart"][0]["matcher"],
-        "startup|resume|clear|compact"
-    );
-    assert_eq!(
-        registered(&codex, "SessionStart"),
-        [format!("{exe} hook session-start --host codex")]
-    );
-    assert_eq!(
-        registered(&codex, "PreCompact"),
-        [format!("{exe} hook pre-compact --host codex")]
-    );
+    // Both hosts run the hook for every way a session starts; Codex matchers are exact
+    // alternatives, so `compact` has to be named to run after compaction.
+    let registers_both_hooks = |path: &str, host: &str| {
+        let settings = read_json(&env, path);
+        assert_eq!(
+            settings["hooks"]["SessionStart"][0]["matcher"],
+            "startup|resume|clear|compact"
+        );
+        for (event, hook) in [
+            ("SessionStart", "session-start"),
+            ("PreCompact", "pre-compact"),
+        ] {
+            assert_eq!(
+                registered(&settings, event),
+                [format!("{exe} hook {hook} --host {host}")]
+            );
+        }
+        settings
+    };
+    let claude = registers_both_hooks(".claude/settings.local.json", "claude");
+    let codex = registers_both_hooks(".codex/hooks.json", "codex");
     // `HooksFile` in codex-rs/config denies unknown top-level fields: only `hooks` is there.
     assert_eq!(
         codex

@@ -395,16 +395,10 @@ fn verify_names_a_torn_tail_and_the_next_write_repairs_it() {
 
 /// Snapshots after every write, so a test can look at one.
 fn snapshot_every_write(env: &TestEnv, patch: &Value) {
-    let mut command = env.command(&["--json", "update"]);
-    command.env("EPIPHANY_SNAPSHOT_EVERY", "1");
-    let output = command
-        .write_stdin(patch.to_string())
-        .output()
-        .expect("run");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
+    env.ok_with(
+        &["--json", "update"],
+        &[("EPIPHANY_SNAPSHOT_EVERY", "1")],
+        patch.to_string(),
     );
 }
 

@@ -250,16 +250,7 @@ fn regression_10_references_typed_in_a_subdirectory_are_stored_at_their_real_pat
         draft.json()["patch"]["observations"][0]["code_refs"],
         json!([{"path": "src/line_buffer.rs", "start_line": 2, "symbol": "LineBuffer"}])
     );
-    let applied = env
-        .command(&["-C", "src", "update"])
-        .write_stdin(draft.stdout.clone())
-        .output()
-        .expect("run");
-    assert!(
-        applied.status.success(),
-        "{}",
-        String::from_utf8_lossy(&applied.stderr)
-    );
+    env.ok_with(&["-C", "src", "update"], &[], draft.stdout.clone());
     // A patch written in the subdirectory: the root reading does not exist, the local one does.
     let local = observed_at(
         json!([{"path": "line_buffer.rs"}, {"path": "../src/line_buffer.rs", "start_line": 1}]),
@@ -268,16 +259,7 @@ fn regression_10_references_typed_in_a_subdirectory_are_stored_at_their_real_pat
         .to_string()
         .replace("obs-r", "obs-local")
         .replace("ev-r", "ev-local");
-    let output = env
-        .command(&["-C", "src", "update"])
-        .write_stdin(local)
-        .output()
-        .expect("run");
-    assert!(
-        output.status.success(),
-        "{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    env.ok_with(&["-C", "src", "update"], &[], local);
     assert_eq!(
         env.json(&["show"])["observations"][0]["code_refs"],
         json!([{"path": "src/line_buffer.rs"}, {"path": "src/line_buffer.rs", "start_line": 1}])
