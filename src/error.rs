@@ -1,13 +1,19 @@
 //! Error classification: what kind of failure an error is, the exit code it maps to, the hint
 //! that goes with it, and the list of problems it carries.
 //!
-//! Commands raise [`Failure`] values inside `anyhow` errors; the top level finds the first one
-//! in the chain with [`classify`]. Errors that carry no `Failure` are I/O or internal errors and
-//! still exit 2: 101 is left to panics.
+//! Commands raise [`Failure`] values inside `anyhow` errors; `state` and `search` raise their
+//! own typed errors ([`StoreError`], [`SearchError`]), which never name a command or a flag:
+//! this module gives them their kind and the hint a user acts on. The top level finds the first
+//! typed error in the chain with [`classify`]. Errors that carry none are I/O or internal
+//! errors and still exit 2: 101 is left to panics.
 
 use std::fmt;
 
 use serde::Serialize;
+
+use crate::search::error::SearchError;
+use crate::search::retrieve::MAX_LIMIT;
+use crate::state::error::StoreError;
 
 /// What went wrong, as scripts see it in `{"error": {"kind": ...}}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -145,14 +151,79 @@ fn is_zero(count: &usize) -> bool {
     *count == 0
 }
 
-/// The failure that classifies `err`: the outermost [`Failure`] in its chain, or one derived
-/// from the underlying error type.
+impl From<&StoreError> for Failure {
+    fn from(err: &StoreError) -> Failure {
+        let revisions = "list revisions and record ids with `epiphany log`";
+        let (kind, hint) = match err {
+            StoreError::NoStore { .. } => (ErrorKind::NoStore, "run `epiphany init` to create one"),
+            StoreError::NotADirectory { .. } => {
+                (ErrorKind::Corrupt, "move it aside and run `epiphany init`")
+            }
+            StoreError::Incomplete { .. } => (
+                ErrorKind::Corrupt,
+                "restore it from git (`git checkout -- .epiphany/`), or move it aside and run `epiphany init`",
+            ),
+            StoreError::Link { .. } => (ErrorKind::Corrupt, "replace the link with a regular file"),
+            StoreError::Locked { .. } => (
+                ErrorKind::Locked,
+                "retry, or raise the wait with `EPIPHANY_LOCK_TIMEOUT_MS`",
+            ),
+            StoreError::DamagedRollout { .. } => (
+                ErrorKind::Corrupt,
+                "run `epiphany verify` for every problem; the line must be restored as it was written (from git or a backup)",
+            ),
+            StoreError::NoSuchRevision { .. }
+            | StoreError::BeforeTheFirstRevision { .. }
+            | StoreError::UnknownRecordId { .. }
+            | StoreError::AmbiguousRecordId { .. } => (ErrorKind::Usage, revisions),
+        };
+        Failure::new(kind, err.to_string()).with_hint(hint)
+    }
+}
+
+impl From<&SearchError> for Failure {
+    fn from(err: &SearchError) -> Failure {
+        let (kind, hint) = match err {
+            SearchError::EmptyQuery => (
+                ErrorKind::Usage,
+                "pass what to look for, e.g. `epiphany retrieve \"where are patches validated\"`"
+                    .to_owned(),
+            ),
+            SearchError::ZeroLimit => (
+                ErrorKind::Usage,
+                format!("use a limit between 1 and {MAX_LIMIT}"),
+            ),
+            SearchError::SemanticUnavailable { .. } => (
+                ErrorKind::Usage,
+                "build the index with an embedding model: `epiphany index --model DIR` (a model2vec \
+                 directory with `model.safetensors` and `tokenizer.json`), or set `EPIPHANY_MODEL`"
+                    .to_owned(),
+            ),
+            SearchError::IndexBusy { .. } => (
+                ErrorKind::Locked,
+                "wait for it to finish, then rerun `epiphany index`".to_owned(),
+            ),
+        };
+        Failure::new(kind, err.to_string()).with_hint(hint)
+    }
+}
+
+/// The typed failure one link of an error chain carries, if any.
+fn typed(cause: &(dyn std::error::Error + 'static)) -> Option<Failure> {
+    if let Some(failure) = cause.downcast_ref::<Failure>() {
+        return Some(failure.clone());
+    }
+    if let Some(err) = cause.downcast_ref::<StoreError>() {
+        return Some(err.into());
+    }
+    cause.downcast_ref::<SearchError>().map(Failure::from)
+}
+
+/// The failure that classifies `err`: the outermost typed error in its chain ([`Failure`],
+/// [`StoreError`], [`SearchError`]), or one derived from the underlying error type.
 pub fn classify(err: &anyhow::Error) -> Failure {
-    if let Some(failure) = err
-        .chain()
-        .find_map(|cause| cause.downcast_ref::<Failure>())
-    {
-        let mut failure = failure.clone();
+    if let Some(failure) = err.chain().find_map(typed) {
+        let mut failure = failure;
         failure.message = err.to_string();
         return failure;
     }
@@ -206,5 +277,34 @@ mod tests {
         let err = anyhow::Error::from(std::io::Error::other("disk")).context("failed to read `x`");
         assert_eq!(classify(&err).kind, ErrorKind::Io);
         assert_eq!(classify(&err).kind.exit_code(), 2);
+    }
+
+    #[test]
+    fn typed_errors_below_the_commands_get_their_kind_and_hint_here() {
+        let err = anyhow::Error::from(StoreError::Locked {
+            path: "/r/.epiphany/lock".into(),
+            millis: 10,
+        });
+        let failure = classify(&err);
+        assert_eq!(failure.kind, ErrorKind::Locked);
+        assert_eq!(failure.kind.exit_code(), 3);
+        assert_eq!(
+            failure.message,
+            "another epiphany process held `/r/.epiphany/lock` for more than 10 ms"
+        );
+        assert!(
+            failure
+                .hint
+                .is_some_and(|hint| hint.contains("EPIPHANY_LOCK_TIMEOUT_MS"))
+        );
+        let wrapped = anyhow::Error::from(SearchError::EmptyQuery).context("failed to search");
+        let failure = classify(&wrapped);
+        assert_eq!(failure.kind, ErrorKind::Usage);
+        assert_eq!(failure.message, "failed to search");
+        assert!(
+            failure
+                .hint
+                .is_some_and(|hint| hint.contains("epiphany retrieve"))
+        );
     }
 }

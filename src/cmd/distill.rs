@@ -20,6 +20,7 @@ use crate::code_refs::audit_refs;
 use crate::code_refs::warn_planned;
 use crate::error::ErrorKind;
 use crate::error::Failure;
+use crate::error::classify;
 use crate::input::stream_text;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
@@ -242,13 +243,7 @@ fn read_up_to(reader: &mut dyn Read, buffer: &mut [u8]) -> std::io::Result<usize
 fn head_revision(ctx: &Ctx) -> Result<u64> {
     match ctx.store() {
         Ok(store) => Ok(store.head()?.state.revision),
-        Err(err)
-            if err
-                .downcast_ref::<Failure>()
-                .is_some_and(|failure| failure.kind == ErrorKind::NoStore) =>
-        {
-            Ok(0)
-        }
+        Err(err) if classify(&err).kind == ErrorKind::NoStore => Ok(0),
         Err(err) => Err(err),
     }
 }

@@ -196,17 +196,19 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let document = match command.as_deref() {
         None => serde_json::json!({"reports": reports, "error": error, "inputs": inputs}),
         Some("error") => error,
-        Some(name) if inputs.contains_key(name) => inputs.remove(name).unwrap_or_default(),
-        Some(name) => reports.remove(name).ok_or_else(|| {
-            Failure::usage(format!("`{name}` has no JSON schema")).with_hint(format!(
-                "choose one of: {}, error, patch, envelope",
-                report_schemas()
-                    .into_iter()
-                    .map(|(n, _)| n)
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ))
-        })?,
+        Some(name) => inputs
+            .remove(name)
+            .or_else(|| reports.remove(name))
+            .ok_or_else(|| {
+                Failure::usage(format!("`{name}` has no JSON schema")).with_hint(format!(
+                    "choose one of: {}, error, patch, envelope",
+                    report_schemas()
+                        .into_iter()
+                        .map(|(n, _)| n)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ))
+            })?,
     };
     ctx.ui.emit(&Document(document))?;
     Ok(Status::Ok)

@@ -194,7 +194,11 @@ fn record_secrets(history: &History) -> Vec<Problem> {
             let value = serde_json::to_value(record.body()).ok()?;
             let found = locate_secrets(&value, "");
             let places = describe_places(&found)?;
-            let (segment, line) = history.lines.get(&record.id).cloned().unwrap_or_default();
+            let (segment, line) = history
+                .lines
+                .get(&record.id)
+                .cloned()
+                .expect("every record of a history was read from a line");
             Some(Problem {
                 segment: Some(segment),
                 line: Some(line),
@@ -235,7 +239,11 @@ fn parent_notes(history: &History) -> Vec<String> {
         .iter()
         .filter(|record| record.parents.iter().any(|p| !ids.contains(p.as_str())))
         .map(|record| {
-            let (segment, line) = history.lines.get(&record.id).cloned().unwrap_or_default();
+            let (segment, line) = history
+                .lines
+                .get(&record.id)
+                .cloned()
+                .expect("every record of a history was read from a line");
             format!(
                 "record {} (rollout/{segment}:{line}) names a parent that is not in the rollout (it was cherry-picked without it); it applies on its own",
                 &record.id[..12],

@@ -47,14 +47,13 @@ use tantivy::schema::Schema;
 use tantivy::schema::TextFieldIndexing;
 use tantivy::schema::TextOptions;
 
-use crate::error::ErrorKind;
-use crate::error::Failure;
 use crate::search::CHUNK_SHAPE;
 use crate::search::INDEX_REVISION;
 use crate::search::VECTOR_CHUNK_SHAPE;
 use crate::search::chunk;
 use crate::search::embed::Model;
 use crate::search::embed::TokenCache;
+use crate::search::error::SearchError;
 use crate::search::manifest;
 use crate::search::manifest::Fetched;
 use crate::search::manifest::FileEntry;
@@ -720,12 +719,7 @@ fn lock(layout: &Layout) -> Result<File> {
     if fs::lock(&file, &path, LockMode::Exclusive, Duration::ZERO)? {
         return Ok(file);
     }
-    Err(Failure::new(
-        ErrorKind::Locked,
-        format!("another `epiphany index` holds `{}`", path.display()),
-    )
-    .with_hint("wait for it to finish, then rerun `epiphany index`")
-    .into())
+    Err(SearchError::IndexBusy { path }.into())
 }
 
 /// An empty index in a new generation directory (replacing a leftover of an interrupted run).

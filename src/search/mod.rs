@@ -22,6 +22,7 @@ use crate::state::walk::SkipCounts;
 
 pub mod chunk;
 pub mod embed;
+pub mod error;
 pub mod exact;
 pub mod excerpt;
 pub mod hit;

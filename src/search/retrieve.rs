@@ -21,8 +21,8 @@ use anyhow::Result;
 use tantivy::query::BooleanQuery;
 use tantivy::tokenizer::TextAnalyzer;
 
-use crate::error::Failure;
 use crate::search::embed::TokenCache;
+use crate::search::error::SearchError;
 use crate::search::exact;
 use crate::search::excerpt;
 use crate::search::hit;
@@ -34,7 +34,6 @@ use crate::search::index::Persistent;
 use crate::search::manifest;
 use crate::search::manifest::Manifest;
 use crate::search::rank;
-use crate::search::semantic;
 use crate::search::semantic::Semantic;
 use crate::search::symbols;
 use crate::search::tokenize;
@@ -127,14 +126,10 @@ impl Request {
     ) -> Result<Request> {
         let query = query.trim();
         if query.is_empty() {
-            return Err(Failure::usage("query must not be empty")
-                .with_hint("pass what to look for, e.g. `epiphany retrieve \"where are patches validated\"`")
-                .into());
+            return Err(SearchError::EmptyQuery.into());
         }
         if limit == Some(0) {
-            return Err(Failure::usage("`--limit` must be greater than zero")
-                .with_hint(format!("use a limit between 1 and {MAX_LIMIT}"))
-                .into());
+            return Err(SearchError::ZeroLimit.into());
         }
         Ok(Request {
             tests_wanted: rank::mentions_tests(query),
@@ -354,11 +349,7 @@ fn open_semantic(layout: Option<&index::Layout>, opened: &Opened) -> Result<Sema
         (_, Opened::Unusable { reason, .. }) => format!("the index is unusable: {reason}"),
         _ => "there is no index".to_owned(),
     };
-    Err(
-        Failure::usage(format!("semantic search is not available: {reason}"))
-            .with_hint(semantic::UNAVAILABLE_HINT)
-            .into(),
-    )
+    Err(SearchError::SemanticUnavailable { reason }.into())
 }
 
 /// One ranked file: its score in the mode's ranking, its best chunk (when the lexical or,

@@ -26,10 +26,6 @@ pub struct Semantic {
     vectors: Vectors,
 }
 
-/// What makes semantic search available.
-pub const UNAVAILABLE_HINT: &str = "build the index with an embedding model: `epiphany index --model DIR` \
-     (a model2vec directory with `model.safetensors` and `tokenizer.json`), or set `EPIPHANY_MODEL`";
-
 impl Semantic {
     /// The model and vectors of the generation `manifest` describes; `None` when it was built
     /// without a model.

@@ -448,7 +448,7 @@ impl Fold {
                         .positions()
                         .get(&writer.record)
                         .copied()
-                        .unwrap_or_default();
+                        .expect("a field's writer is a record folded before this one");
                     found.push((at, writer.record.clone()));
                 }
             }

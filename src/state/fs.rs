@@ -13,7 +13,7 @@ use std::time::Instant;
 use anyhow::Context;
 use anyhow::Result;
 
-use crate::error::Failure;
+use crate::state::error::StoreError;
 
 /// Reads a whole file.
 pub fn read(path: &Path) -> Result<Vec<u8>> {
@@ -23,11 +23,9 @@ pub fn read(path: &Path) -> Result<Vec<u8>> {
 /// Refuses to write through `path` when it is a symbolic link.
 pub fn refuse_symlink(path: &Path) -> Result<()> {
     match std::fs::symlink_metadata(path) {
-        Ok(meta) if meta.file_type().is_symlink() => Err(Failure::corrupt(format!(
-            "`{}` is a symbolic link; epiphany never writes through links in its store",
-            path.display()
-        ))
-        .with_hint("replace the link with a regular file")
+        Ok(meta) if meta.file_type().is_symlink() => Err(StoreError::Link {
+            path: path.to_path_buf(),
+        }
         .into()),
         _ => Ok(()),
     }

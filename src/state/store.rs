@@ -42,8 +42,7 @@ use std::time::Duration;
 use anyhow::Context;
 use anyhow::Result;
 
-use crate::error::ErrorKind;
-use crate::error::Failure;
+use crate::state::error::StoreError;
 use crate::state::fields::ChangedField;
 use crate::state::fold::Base;
 use crate::state::fold::Fold;
@@ -293,20 +292,13 @@ impl History {
     /// The revision `revision` names: how many records its state folds (0: the empty state).
     pub fn resolve(&self, revision: &Revision) -> Result<usize> {
         let head = self.records.len();
-        let hint = "list revisions and record ids with `epiphany log`";
         match revision {
             Revision::Number(n) if *n as usize <= head => Ok(*n as usize),
-            Revision::Number(n) => Err(Failure::usage(format!(
-                "revision {n} does not exist; the head is revision {head}"
-            ))
-            .with_hint(hint)
-            .into()),
+            Revision::Number(n) => Err(StoreError::NoSuchRevision { asked: *n, head }.into()),
             Revision::HeadMinus(back) if *back as usize <= head => Ok(head - *back as usize),
-            Revision::HeadMinus(back) => Err(Failure::usage(format!(
-                "HEAD~{back} is {back} revisions before the head, but the head is revision {head}"
-            ))
-            .with_hint(hint)
-            .into()),
+            Revision::HeadMinus(back) => {
+                Err(StoreError::BeforeTheFirstRevision { back: *back, head }.into())
+            }
             Revision::Id(prefix) => {
                 let matches: Vec<usize> = self
                     .records
@@ -317,16 +309,14 @@ impl History {
                     .collect();
                 match matches.as_slice() {
                     [one] => Ok(*one),
-                    [] => Err(
-                        Failure::usage(format!("no record id starts with `{prefix}`"))
-                            .with_hint(hint)
-                            .into(),
-                    ),
-                    _ => Err(Failure::usage(format!(
-                        "`{prefix}` is the start of {} record ids; give more digits",
-                        matches.len()
-                    ))
-                    .with_hint(hint)
+                    [] => Err(StoreError::UnknownRecordId {
+                        prefix: prefix.clone(),
+                    }
+                    .into()),
+                    _ => Err(StoreError::AmbiguousRecordId {
+                        prefix: prefix.clone(),
+                        count: matches.len(),
+                    }
                     .into()),
                 }
             }
@@ -409,25 +399,19 @@ impl Store {
                 break;
             }
         }
-        Err(Failure::new(
-            ErrorKind::NoStore,
-            format!(
-                "no `{STORE_DIR}/` store in `{}` or any parent up to its repository root",
-                start.display()
-            ),
-        )
-        .with_hint("run `epiphany init` to create one")
+        Err(StoreError::NoStore {
+            start: start.to_path_buf(),
+        }
         .into())
     }
 
     fn check_shape(&self) -> Result<()> {
         fs::refuse_symlink(&self.dir)?;
         if !self.dir.is_dir() {
-            return Err(
-                Failure::corrupt(format!("`{}` is not a directory", self.dir.display()))
-                    .with_hint("move it aside and run `epiphany init`")
-                    .into(),
-            );
+            return Err(StoreError::NotADirectory {
+                path: self.dir.clone(),
+            }
+            .into());
         }
         let rollout = self.rollout_dir();
         fs::refuse_symlink(&rollout)?;
@@ -435,13 +419,9 @@ impl Store {
         // but it has the tracked `.gitattributes`.
         let whole = rollout.is_dir() || self.dir.join(".gitattributes").is_file();
         if !whole && !self.is_legacy() {
-            return Err(Failure::corrupt(format!(
-                "`{}` holds no `{ROLLOUT_DIR}/`: the store is incomplete",
-                self.dir.display()
-            ))
-            .with_hint(
-                "restore it from git (`git checkout -- .epiphany/`), or move it aside and run `epiphany init`",
-            )
+            return Err(StoreError::Incomplete {
+                dir: self.dir.clone(),
+            }
             .into());
         }
         Ok(())
@@ -917,15 +897,10 @@ impl Store {
         if fs::lock(&file, &path, mode, timeout)? {
             return Ok(file);
         }
-        Err(Failure::new(
-            ErrorKind::Locked,
-            format!(
-                "another epiphany process held `{}` for more than {} ms",
-                path.display(),
-                timeout.as_millis()
-            ),
-        )
-        .with_hint("retry, or raise the wait with `EPIPHANY_LOCK_TIMEOUT_MS`")
+        Err(StoreError::Locked {
+            path,
+            millis: timeout.as_millis(),
+        }
         .into())
     }
 
@@ -1042,14 +1017,10 @@ impl Store {
     }
 
     fn corrupt_rollout(&self, problem: &SegmentProblem) -> anyhow::Error {
-        Failure::corrupt(format!(
-            "`{}` is damaged: {}",
-            self.rollout_dir().join(&problem.segment).display(),
-            problem.problem.message
-        ))
-        .with_hint(
-            "run `epiphany verify` for every problem; the line must be restored as it was written (from git or a backup)",
-        )
+        StoreError::DamagedRollout {
+            segment: self.rollout_dir().join(&problem.segment),
+            problem: problem.problem.message.clone(),
+        }
         .into()
     }
 }

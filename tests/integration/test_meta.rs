@@ -1,5 +1,5 @@
-//! Rules about the code itself: policy stays pure, state depends on nothing above it, `cmd/`
-//! holds only commands, and no test file is forgotten.
+//! Rules about the code itself: policy stays pure, state depends on nothing above it, state
+//! and search return typed errors, `cmd/` holds only commands, and no test file is forgotten.
 
 use std::path::Path;
 
@@ -83,6 +83,37 @@ fn state_depends_on_nothing_above_it() {
     assert!(
         offences.is_empty(),
         "src/state must not depend on the layers above it:\n{}",
+        offences.join("\n")
+    );
+}
+
+#[test]
+fn state_and_search_leave_hints_to_the_commands() {
+    // Their failures are typed (`StoreError`, `SearchError`); `crate::error` gives them the
+    // exit code and the hint, so these layers never raise a CLI `Failure` themselves.
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut offences = Vec::new();
+    for dir in ["src/state", "src/search"] {
+        for file in rust_files(&root.join(dir)) {
+            let text = std::fs::read_to_string(&file).expect("read");
+            let code: String = text
+                .split("#[cfg(test)]")
+                .next()
+                .unwrap_or_default()
+                .lines()
+                .filter(|line| !line.trim_start().starts_with("//"))
+                .collect::<Vec<_>>()
+                .join("\n");
+            for needle in ["crate::error", "Failure::", "with_hint("] {
+                if code.contains(needle) {
+                    offences.push(format!("{}: uses `{needle}`", file.display()));
+                }
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "state and search return typed errors, not CLI failures:\n{}",
         offences.join("\n")
     );
 }
