@@ -446,3 +446,33 @@ fn outside_git_the_index_manifest_stands_in_for_the_watcher() {
         "{report}"
     );
 }
+
+/// The whole document each projection prints for one mapped state, human and JSON: a change
+/// to any field, line or order shows up in review (field probes would miss most of them).
+#[test]
+fn projections_print_whole_documents() {
+    let env = mapped();
+    env.update(&json!({
+        "observations": [{"id": "o1", "summary": "a calls b", "source_kind": "test", "status": "ok",
+                          "evidence_ids": ["e1"], "code_refs": [{"path": "src/a.rs", "start_line": 1}]}],
+        "evidence": [{"id": "e1", "kind": "test", "status": "pass", "summary": "green"}]
+    }));
+    env.write("src/b.rs", "// b changed after the map\n");
+    for (name, args) in [
+        ("scene", &["scene"][..]),
+        ("scene_json", &["--json", "scene"]),
+        ("context_json", &["--json", "context", "--node", "a"]),
+        ("graph", &["graph", "--node", "a", "--direction", "out"]),
+        ("freshness_json", &["--json", "freshness"]),
+        ("reorient", &["reorient"]),
+        ("prompt", &["prompt"]),
+        ("log", &["log"]),
+    ] {
+        let output = env.run(args);
+        let text = match output.stdout.trim_start().starts_with('{') {
+            true => format!("{:#}\n[exit status: {}]", output.json(), output.code),
+            false => output.to_string(),
+        };
+        insta::assert_snapshot!(format!("whole_{name}"), text);
+    }
+}
