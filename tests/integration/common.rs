@@ -15,6 +15,17 @@ use assert_cmd::Command;
 use serde_json::Value;
 use tempfile::TempDir;
 
+/// `promote` with a passing test verifier: the gate accepts any low-churn proposal with it.
+pub const PASSING_VERIFIER: [&str; 7] = [
+    "promote",
+    "--verifier-kind",
+    "test",
+    "--verifier-status",
+    "pass",
+    "--verifier-summary",
+    "suite green",
+];
+
 /// A patch adding observation `obs-<id>` and the evidence `ev-<id>` it cites.
 pub fn observation_patch(id: &str) -> Value {
     serde_json::json!({

@@ -4,6 +4,7 @@
 use serde_json::json;
 
 use crate::common::Output;
+use crate::common::PASSING_VERIFIER;
 use crate::common::TestEnv;
 
 const PROMPT_REF: &str = "epiphany-state-model/src/prompt.rs:10-20#demo";
@@ -241,19 +242,7 @@ fn distill_pipes_into_promote() {
         ],
         CARGO_TEST_OUTPUT,
     );
-    let promoted = json_with_stdin(
-        &env,
-        &[
-            "promote",
-            "--verifier-kind",
-            "test",
-            "--verifier-status",
-            "pass",
-            "--verifier-summary",
-            "suite green",
-        ],
-        &draft.stdout,
-    );
+    let promoted = json_with_stdin(&env, &PASSING_VERIFIER, &draft.stdout);
     assert_eq!(
         promoted.json(),
         json!({"accepted": true, "reasons": [], "revision": 1, "changed_fields": ["observations", "evidence"]})

@@ -4,6 +4,7 @@ use serde_json::Value;
 use serde_json::json;
 
 use crate::common::Output;
+use crate::common::PASSING_VERIFIER;
 use crate::common::TestEnv;
 
 fn assert_valid(env: &TestEnv, command: &str, output: &Output) {
@@ -69,19 +70,7 @@ fn every_report_matches_its_schema() {
     );
     check_with_stdin(&env, &["update"], &draft.to_string());
     let proposal = check_with_stdin(&env, &["propose"], "");
-    check_with_stdin(
-        &env,
-        &[
-            "promote",
-            "--verifier-kind",
-            "test",
-            "--verifier-status",
-            "pass",
-            "--verifier-summary",
-            "suite green",
-        ],
-        &proposal.to_string(),
-    );
+    check_with_stdin(&env, &PASSING_VERIFIER, &proposal.to_string());
     let checkpoint = json!({"investigation_checkpoint": {"checkpoint_id": "ck", "kind": "debug", "disposition": "resume_ready",
         "focus": "lexer", "next_action": "reread", "code_refs": [{"path": "src/lexer.rs"}]}});
     check_with_stdin(&env, &["update"], &checkpoint.to_string());

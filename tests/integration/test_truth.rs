@@ -5,6 +5,7 @@
 
 use serde_json::json;
 
+use crate::common::PASSING_VERIFIER;
 use crate::common::TestEnv;
 
 #[test]
@@ -583,16 +584,6 @@ fn observed_parser(extra: &[(&str, &str)]) -> TestEnv {
     env
 }
 
-const VERIFIER: [&str; 7] = [
-    "promote",
-    "--verifier-kind",
-    "test",
-    "--verifier-status",
-    "pass",
-    "--verifier-summary",
-    "parser suite green",
-];
-
 #[test]
 fn regression_10_propose_promote_settles_what_it_verified() {
     let env = observed_parser(&[]);
@@ -604,7 +595,7 @@ fn regression_10_propose_promote_settles_what_it_verified() {
         json!(["src/parser.rs"])
     );
     let mut args = vec!["--json"];
-    args.extend(VERIFIER);
+    args.extend(PASSING_VERIFIER);
     let promoted = env.run_with_stdin(&args, proposal.stdout);
     assert_eq!(promoted.code, 0, "{promoted}");
     assert_eq!(
@@ -629,7 +620,7 @@ fn regression_10_what_promotion_did_not_verify_stays_open_and_is_named() {
     env.update(&json!({"graph_frontier": {"dirty_paths": ["src/other.rs"]}}));
     env.commit_all("observed");
     let proposal = env.run(&["propose"]);
-    let promoted = env.run_with_stdin(&VERIFIER, proposal.stdout);
+    let promoted = env.run_with_stdin(&PASSING_VERIFIER, proposal.stdout);
     assert_eq!(promoted.code, 0, "{promoted}");
     assert!(
         promoted
