@@ -11,6 +11,7 @@ use serde_json::Value;
 use serde_json::json;
 use sha2::Digest;
 
+use crate::common::Output;
 use crate::common::TestEnv;
 use crate::common::observation_patch;
 
@@ -321,6 +322,19 @@ fn check_fields(
 }
 
 /// The newest record of the store.
+/// After a promotion given secret-laden verifier text (`how` names the way it was given), the
+/// stored verifier's id, kind and summary must hold none of it; a refusal is tallied.
+fn check_verifier(env: &TestEnv, output: &Output, how: &str, raw: &str, tally: &mut Tally) {
+    if output.code != 0 {
+        tally.refused.push(format!("{how}: {output}"));
+        return;
+    }
+    let verifier = last_verifier(env);
+    for field in ["id", "kind", "summary"] {
+        check_text(&verifier[field], &format!("{how}{field}"), raw, tally);
+    }
+}
+
 /// The verifier evidence the last promotion recorded (the patch's last evidence record).
 fn last_verifier(env: &TestEnv) -> Value {
     last_record(env)["patch"]["evidence"]
@@ -456,19 +470,7 @@ fn secret_in_every_field(text: &str, raw: &str, parts: &[Value], fields: &Fields
         raw,
         &mut tally,
     );
-    if output.code == 0 {
-        let verifier = last_verifier(&env);
-        for flag in ["kind", "summary", "id"] {
-            check_text(
-                &verifier[flag],
-                &format!("--verifier-{flag}"),
-                raw,
-                &mut tally,
-            );
-        }
-    } else {
-        tally.refused.push(format!("promote: {output}"));
-    }
+    check_verifier(&env, &output, "promote --verifier-", raw, &mut tally);
     // A status that carries a secret is not accepting: the gate says so without quoting it,
     // and nothing is written.
     let before = env.store_bytes();
@@ -511,21 +513,7 @@ fn secret_in_every_field(text: &str, raw: &str, parts: &[Value], fields: &Fields
         raw,
         &mut tally,
     );
-    if output.code == 0 {
-        let verifier = last_verifier(&env);
-        for field in ["id", "kind", "summary"] {
-            check_text(
-                &verifier[field],
-                &format!("--verifier-file {field}"),
-                raw,
-                &mut tally,
-            );
-        }
-    } else {
-        tally
-            .refused
-            .push(format!("promote --verifier-file: {output}"));
-    }
+    check_verifier(&env, &output, "promote --verifier-file ", raw, &mut tally);
 
     // Distilled text, from `--text` and from stdin, then written.
     for stdin in [false, true] {
