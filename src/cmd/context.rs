@@ -144,7 +144,13 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         include_active_frontier: !no_frontier,
         include_linked_evidence: !no_linked_evidence,
     };
-    let head = ctx.store()?.head()?;
+    // Observations and evidence are decoded only when some are asked for.
+    let store = ctx.store()?;
+    let head = if observations.is_empty() && evidence.is_empty() {
+        store.head_with_newest(0)?
+    } else {
+        store.head()?
+    };
     let state = head.has_state().then_some(&head.state);
     ctx.ui.emit(&context_shard(state, &request))?;
     Ok(Status::Ok)

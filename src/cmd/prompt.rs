@@ -13,8 +13,9 @@ use crate::mcp::schema_of;
 use crate::policy::projection::StateStatus;
 use crate::policy::prompt::DEFAULT_MAX_CHARS;
 use crate::policy::prompt::MIN_MAX_CHARS;
+use crate::policy::prompt::RECORDS_SHOWN;
 use crate::policy::prompt::Rendered;
-use crate::policy::prompt::render;
+use crate::policy::prompt::render_counted;
 use crate::signals::observe;
 use crate::ui::Report;
 
@@ -72,12 +73,14 @@ impl Report for PromptReport {
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let Args { max_chars } = args;
     let store = ctx.store()?;
-    let head = store.head()?;
+    // Only the newest observations and evidence records are shown (their code refs never make
+    // the map stale), so only those are decoded; the totals count the rest.
+    let head = store.head_with_newest(RECORDS_SHOWN)?;
     let report = if head.has_state() {
         let staleness = observe(ctx, &store, &head, None)?.freshness.staleness();
         PromptReport {
             state_status: StateStatus::Ready,
-            rendered: render(&head.state, Some(&staleness), *max_chars),
+            rendered: render_counted(&head.state, head.totals, Some(&staleness), *max_chars),
         }
     } else {
         ctx.ui.status(

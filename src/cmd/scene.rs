@@ -10,6 +10,7 @@ use crate::cli::Status;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
 use crate::policy::prompt::inline_ids;
+use crate::policy::scene::LATEST_LIMIT;
 use crate::policy::scene::Scene;
 use crate::policy::scene::SceneRecords;
 use crate::policy::scene::scene;
@@ -194,11 +195,17 @@ fn actions(out: &mut dyn Write, scene: &Scene) -> std::io::Result<()> {
 /// Runs `scene`.
 pub fn run(ctx: &Ctx, _args: &Args) -> Result<Status> {
     let store = ctx.store()?;
-    let head = store.head()?;
+    // The scene shows the newest observations and evidence records and counts the rest; their
+    // code refs never make the map stale, so only the shown ones are decoded.
+    let head = store.head_with_newest(LATEST_LIMIT)?;
     let state = head.has_state().then_some(&head.state);
     let observed = observe(ctx, &store, &head, None)?;
     let staleness = state.map(|_| observed.freshness.staleness());
-    ctx.ui
-        .emit(&scene(state, Some(&observed.retrieval), staleness.as_ref()))?;
+    ctx.ui.emit(&scene(
+        state,
+        head.totals,
+        Some(&observed.retrieval),
+        staleness.as_ref(),
+    ))?;
     Ok(Status::Ok)
 }

@@ -33,7 +33,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let Args { file } = args;
     let path = ctx.cwd.join(file);
     let text = match SnapshotFile::open(&path).and_then(|file| {
-        let loaded = file.load(None, false)?;
+        let loaded = file.load(None, false, false)?;
         Ok((file.header.records, loaded.state))
     }) {
         Ok((records, state)) => format!(

@@ -283,7 +283,7 @@ fn check_snapshots(
         };
         let loaded = SnapshotFile::open(&path).and_then(|file| {
             let order = file.order()?;
-            let loaded = file.load(None, true)?;
+            let loaded = file.load(None, true, false)?;
             Ok((file.header.records, order, loaded))
         });
         let (records, order, loaded) = match loaded {

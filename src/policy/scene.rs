@@ -14,6 +14,7 @@ use crate::policy::projection::StateStatus;
 use crate::state::model::ChurnState;
 use crate::state::model::CodeRef;
 use crate::state::model::Disposition;
+use crate::state::model::ListTotals;
 use crate::state::model::RetrievalState;
 use crate::state::model::RetrievalStatus;
 use crate::state::model::State;
@@ -247,10 +248,12 @@ pub struct Scene {
     pub available_actions: Vec<SceneAction>,
 }
 
-/// Builds the scene. `live_retrieval` fills in the retrieval summary when the state has none;
-/// `staleness` is the one freshness reading every view shows.
+/// Builds the scene. `totals` counts the observations and evidence records (the state's lists
+/// need hold only the newest [`LATEST_LIMIT`]); `live_retrieval` fills in the retrieval summary
+/// when the state has none; `staleness` is the one freshness reading every view shows.
 pub fn scene(
     state: Option<&State>,
+    totals: ListTotals,
     live_retrieval: Option<&RetrievalState>,
     staleness: Option<&Staleness>,
 ) -> Scene {
@@ -372,7 +375,7 @@ pub fn scene(
                 .take(LATEST_LIMIT)
                 .map(|o| record(&o.id, &o.source_kind, &o.status, &o.summary, &o.code_refs))
                 .collect(),
-            state.observations.len(),
+            totals.observations,
         ),
         evidence: latest(
             state
@@ -381,7 +384,7 @@ pub fn scene(
                 .take(LATEST_LIMIT)
                 .map(|e| record(&e.id, &e.kind, &e.status, &e.summary, &e.code_refs))
                 .collect(),
-            state.recent_evidence.len(),
+            totals.evidence,
         ),
         churn: state.churn.clone(),
         conflicts: state.conflicts.iter().map(|c| c.key.clone()).collect(),
@@ -419,7 +422,7 @@ mod tests {
 
     #[test]
     fn missing_state_still_offers_actions_but_not_propose() {
-        let scene = scene(None, None, None);
+        let scene = scene(None, ListTotals::default(), None, None);
         assert_eq!(scene.state_status, StateStatus::Missing);
         assert!(scene.available_actions.contains(&SceneAction::Context));
         assert!(!scene.available_actions.contains(&SceneAction::Propose));
@@ -468,7 +471,7 @@ mod tests {
                 .collect(),
             ..State::default()
         };
-        let scene = scene(Some(&state), None, None);
+        let scene = scene(Some(&state), ListTotals::of(&state), None, None);
         assert_eq!(scene.active_subgoal.map(|s| s.id), Some("s2".to_owned()));
         assert_eq!(
             scene.invariant_status_counts,

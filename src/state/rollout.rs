@@ -94,6 +94,55 @@ pub struct Record {
     pub restore: Option<Restore>,
 }
 
+/// What a record says about itself, without its patch or restored state: what `log` lists.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct RecordHead {
+    /// See [`Record::id`].
+    pub id: String,
+    /// See [`Record::parents`].
+    pub parents: Vec<String>,
+    /// See [`Record::at`].
+    pub at: String,
+    /// See [`Record::source`].
+    pub source: Source,
+    /// See [`Record::turn_id`].
+    #[serde(default)]
+    pub turn_id: Option<String>,
+    /// See [`Record::git_head`].
+    #[serde(default)]
+    pub git_head: Option<String>,
+    /// See [`Record::changed_fields`].
+    pub changed_fields: Vec<ChangedField>,
+}
+
+impl RecordHead {
+    /// Parses one line (without its newline) as far as its head, checking that its id is the
+    /// hash of its whole content; the patch is skipped, not decoded.
+    pub fn parse_line(line: &[u8]) -> Result<RecordHead, String> {
+        let computed = Record::content_id(line)?;
+        let head: RecordHead =
+            serde_json::from_slice(line).map_err(|err| format!("is not a record: {err}"))?;
+        if head.id != computed {
+            return Err("was edited or damaged: its id does not match its content".to_owned());
+        }
+        Ok(head)
+    }
+}
+
+impl From<Record> for RecordHead {
+    fn from(record: Record) -> RecordHead {
+        RecordHead {
+            id: record.id,
+            parents: record.parents,
+            at: record.at,
+            source: record.source,
+            turn_id: record.turn_id,
+            git_head: record.git_head,
+            changed_fields: record.changed_fields,
+        }
+    }
+}
+
 /// A record's content before it is sealed with its id.
 #[derive(Debug, Clone, Serialize)]
 pub struct Body<'a> {

@@ -404,8 +404,9 @@ impl SnapshotFile {
     }
 
     /// Loads the state. `lists` caps how many of the newest observations and evidence records
-    /// are decoded (`None`: all); `writers` asks for the live writers too.
-    pub fn load(&self, lists: Option<usize>, writers: bool) -> Result<Loaded> {
+    /// are decoded (`None`: all); `writers` asks for the live writers too, `ids` (with `lists`)
+    /// for the ids of every observation and evidence record.
+    pub fn load(&self, lists: Option<usize>, writers: bool, ids: bool) -> Result<Loaded> {
         let mut state: State = self.value(names::CORE)?;
         state.graphs = self.value(names::GRAPHS)?;
         state.observations = self.items::<Observation>(names::OBSERVATIONS, lists)?;
@@ -421,8 +422,8 @@ impl SnapshotFile {
             tips: self.header.tips.iter().cloned().collect(),
             last_git_head: self.header.last_git_head.clone(),
             ids: match lists {
-                Some(_) => Some(self.value(names::IDS)?),
-                None => None,
+                Some(_) if ids => Some(self.value(names::IDS)?),
+                _ => None,
             },
         })
     }
@@ -493,10 +494,10 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let folded = folded(1200);
         let file = SnapshotFile::open(&write(dir.path(), &folded)).expect("open");
-        let full = file.load(None, true).expect("load");
+        let full = file.load(None, true, false).expect("load");
         assert_eq!(full.state, folded.state);
         assert_eq!(full.anchors, folded.anchors);
-        let newest = file.load(Some(3), false).expect("load");
+        let newest = file.load(Some(3), false, false).expect("load");
         assert_eq!(newest.state.observations.len(), 3);
         assert_eq!(newest.state.observations[2].id, "obs-2");
         assert_eq!(file.list_counts().expect("counts"), (1200, 0));
@@ -513,7 +514,7 @@ mod tests {
             let mut flipped = bytes.clone();
             flipped[at] ^= 0x20;
             std::fs::write(&path, &flipped).expect("write");
-            let served = SnapshotFile::open(&path).and_then(|file| file.load(None, true));
+            let served = SnapshotFile::open(&path).and_then(|file| file.load(None, true, false));
             if let Ok(loaded) = served {
                 // Only a flip in a section `load` does not read can go unnoticed here.
                 assert_eq!(

@@ -29,6 +29,7 @@
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
+use std::collections::HashMap;
 use std::collections::HashSet;
 use std::fs::File;
 use std::io::Read;
@@ -58,6 +59,7 @@ use crate::state::rollout;
 use crate::state::rollout::Body;
 use crate::state::rollout::LineProblem;
 use crate::state::rollout::Record;
+use crate::state::rollout::RecordHead;
 use crate::state::rollout::Restore;
 use crate::state::rollout::Source;
 use crate::state::snapshot;
@@ -82,6 +84,8 @@ const CACHE_DIR: &str = "cache";
 const GITIGNORE: &str = "# derived data, the lock and temporary files; rollout/ and snapshots/ are tracked\ncache/\nlock\n.tmp-*\n";
 const GITATTRIBUTES: &str = "# Records and snapshots are immutable files that git only ever adds or removes.\nrollout/** -text\nsnapshots/** -text -merge diff=epiphany\n";
 
+/// Where a record's id starts in its line (after `{"id":"`).
+const ID_OFFSET: usize = 7;
 /// Records past the newest snapshot after which a write stores a new snapshot, by default.
 pub const DEFAULT_SNAPSHOT_EVERY: usize = 128;
 /// Rollout bytes past the newest snapshot after which a write stores a new snapshot.
@@ -133,20 +137,40 @@ struct SegmentEnd {
     mark: Option<RolloutMark>,
 }
 
-/// The full sizes of the observation and evidence lists.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct ListTotals {
-    /// Observations.
-    pub observations: usize,
-    /// Evidence records.
-    pub evidence: usize,
-}
+pub use crate::state::model::ListTotals;
 
 impl Head {
     /// Whether any write has happened yet.
     pub fn has_state(&self) -> bool {
         self.state.revision > 0
     }
+}
+
+/// The records past a snapshot's marks.
+struct PastSnapshot {
+    /// In fold order.
+    records: Vec<Record>,
+    /// Bytes of their lines (duplicates included).
+    bytes: u64,
+}
+
+/// What a head read decodes.
+#[derive(Debug, Clone, Copy)]
+struct Reading {
+    /// How many of the newest observations and evidence records (`None`: all).
+    lists: Option<usize>,
+    /// With `lists`: the ids of every observation and evidence record, for [`RecordIds`].
+    ids: bool,
+    /// The live writers of every field and record.
+    writers: bool,
+}
+
+impl Reading {
+    const WHOLE: Reading = Reading {
+        lists: None,
+        ids: false,
+        writers: false,
+    };
 }
 
 /// Every observation and evidence id: the snapshot's, sorted, and those folded after it.
@@ -497,34 +521,42 @@ impl Store {
 
     /// The head, with every record.
     pub fn head(&self) -> Result<Head> {
-        self.read_head(None, false)
+        self.read_head(Reading::WHOLE)
     }
 
     /// The head with only the newest `count` observations and evidence records decoded (the
-    /// totals still count them all): what projections that show a few of them need.
+    /// totals still count them all): what projections that show a few of them need. Its
+    /// [`RecordIds`] answers only for the records it holds.
     pub fn head_with_newest(&self, count: usize) -> Result<Head> {
-        self.read_head(Some(count), false)
+        self.read_head(Reading {
+            lists: Some(count),
+            ..Reading::WHOLE
+        })
     }
 
-    fn read_head(&self, lists: Option<usize>, writers: bool) -> Result<Head> {
+    fn read_head(&self, reading: Reading) -> Result<Head> {
         // A concurrent writer may remove a snapshot between listing and opening it: retry.
         let mut attempt = 0;
         loop {
-            match self.try_read_head(lists, writers) {
+            match self.try_read_head(reading) {
                 Err(err) if attempt < 3 && is_not_found(&err) => attempt += 1,
                 other => return other,
             }
         }
     }
 
-    fn try_read_head(&self, lists: Option<usize>, writers: bool) -> Result<Head> {
+    fn try_read_head(&self, reading: Reading) -> Result<Head> {
+        let Reading {
+            lists,
+            ids: want_ids,
+            // A replay of every record always tracks the writers.
+            writers: _,
+        } = reading;
         let legacy = self.is_legacy();
         let segments = self.segment_lengths()?;
         if !legacy {
             for candidate in self.snapshot_candidates()? {
-                if let Some(head) =
-                    self.head_from_snapshot(&segments, &candidate, lists, writers)?
-                {
+                if let Some(head) = self.head_from_snapshot(&segments, &candidate, reading)? {
                     return Ok(head);
                 }
             }
@@ -538,7 +570,7 @@ impl Store {
             observations: folded.state.observations.len(),
             evidence: folded.state.recent_evidence.len(),
         };
-        let ids = lists.map(|_| KnownIds {
+        let ids = lists.filter(|_| want_ids).map(|_| KnownIds {
             stored: StoredIds::of(&folded.state),
             ..KnownIds::default()
         });
@@ -633,16 +665,13 @@ impl Store {
         Ok(found.into_iter().map(|(_, path)| path).collect())
     }
 
-    /// The head read from one snapshot and the lines past its marks, or `None` when the
-    /// snapshot cannot serve these segments (damaged, records gone, or concurrent with records
-    /// past it).
-    fn head_from_snapshot(
+    /// One snapshot and the records past its marks in fold order, or `None` when the snapshot
+    /// cannot serve these segments (damaged, records gone, or concurrent with records past it).
+    fn past_snapshot(
         &self,
         lengths: &BTreeMap<String, u64>,
         path: &Path,
-        lists: Option<usize>,
-        writers: bool,
-    ) -> Result<Option<Head>> {
+    ) -> Result<Option<(SnapshotFile, PastSnapshot)>> {
         let snapshot = match SnapshotFile::open(path) {
             Ok(snapshot) => snapshot,
             Err(err) if is_not_found(&err) => return Err(err),
@@ -717,9 +746,39 @@ impl Store {
         if !usable || tail.iter().any(|r| tips.contains(&r.id)) {
             return Ok(None);
         }
-        let ordered = topological(tail);
+        Ok(Some((
+            snapshot,
+            PastSnapshot {
+                records: topological(tail),
+                bytes: tail_bytes,
+            },
+        )))
+    }
+
+    /// The head read from one snapshot and the lines past its marks, or `None` when the
+    /// snapshot cannot serve these segments (damaged, records gone, or concurrent with records
+    /// past it).
+    fn head_from_snapshot(
+        &self,
+        lengths: &BTreeMap<String, u64>,
+        path: &Path,
+        reading: Reading,
+    ) -> Result<Option<Head>> {
+        let Reading {
+            lists,
+            ids,
+            writers,
+        } = reading;
+        let Some((snapshot, past)) = self.past_snapshot(lengths, path)? else {
+            return Ok(None);
+        };
+        let PastSnapshot {
+            records: ordered,
+            bytes: tail_bytes,
+        } = past;
+        let tips: BTreeSet<String> = snapshot.header.tips.iter().cloned().collect();
         let needs_writers = writers || !is_linear(&tips, &ordered);
-        let loaded = match snapshot.load(lists, needs_writers) {
+        let loaded = match snapshot.load(lists, needs_writers, ids) {
             Ok(loaded) => loaded,
             Err(err) if is_not_found(&err) => return Err(err),
             Err(_) => return Ok(None),
@@ -826,8 +885,18 @@ impl Store {
         Ok(history)
     }
 
-    /// The newest `limit` records in fold order (newest first) with their revisions.
-    pub fn recent(&self, limit: usize) -> Result<Vec<(u64, Record)>> {
+    /// The newest `limit` records in fold order (newest first) with their revisions. Served
+    /// from the newest usable snapshot's fold order and the records past it, parsing only the
+    /// lines it answers with; from every segment when no snapshot serves.
+    pub fn recent(&self, limit: usize) -> Result<Vec<(u64, RecordHead)>> {
+        if !self.is_legacy() {
+            let lengths = self.segment_lengths()?;
+            for candidate in self.snapshot_candidates()? {
+                if let Some(recent) = self.recent_from_snapshot(&lengths, &candidate, limit)? {
+                    return Ok(recent);
+                }
+            }
+        }
         let history = self.history()?;
         if let Some(problem) = history.problems.first() {
             return Err(self.corrupt_rollout(problem));
@@ -838,8 +907,112 @@ impl Store {
             .enumerate()
             .rev()
             .take(limit)
-            .map(|(at, record)| (at as u64 + 1, record))
+            .map(|(at, record)| (at as u64 + 1, record.into()))
             .collect())
+    }
+
+    /// [`Store::recent`] from one snapshot: the records past it, then as many of its own as
+    /// are still wanted, found by id in the segments (read backwards from each mark); `None`
+    /// when the snapshot cannot serve.
+    fn recent_from_snapshot(
+        &self,
+        lengths: &BTreeMap<String, u64>,
+        path: &Path,
+        limit: usize,
+    ) -> Result<Option<Vec<(u64, RecordHead)>>> {
+        let Some((snapshot, past)) = self.past_snapshot(lengths, path)? else {
+            return Ok(None);
+        };
+        let before = snapshot.header.records;
+        let mut recent: Vec<(u64, RecordHead)> = past
+            .records
+            .into_iter()
+            .enumerate()
+            .rev()
+            .take(limit)
+            .map(|(at, record)| (before + at as u64 + 1, record.into()))
+            .collect();
+        let wanted = (limit - recent.len()).min(before as usize);
+        if wanted == 0 {
+            return Ok(Some(recent));
+        }
+        let Ok((first, ids)) = snapshot.order_tail(wanted) else {
+            return Ok(None);
+        };
+        let Some(mut found) = self.records_by_id(&snapshot.header.marks, &ids)? else {
+            return Ok(None);
+        };
+        for (at, id) in ids.iter().enumerate().rev() {
+            let Some(record) = found.remove(id) else {
+                return Ok(None);
+            };
+            recent.push((first + at as u64 + 1, record));
+        }
+        Ok(Some(recent))
+    }
+
+    /// The heads of the records with these ids among the lines before `marks`, each line
+    /// checked against its id (`None` when one fails); reads each segment backwards from its
+    /// mark and stops once all are found.
+    fn records_by_id(
+        &self,
+        marks: &[RolloutMark],
+        ids: &[String],
+    ) -> Result<Option<HashMap<String, RecordHead>>> {
+        let mut wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
+        let mut found = HashMap::new();
+        for mark in marks {
+            if wanted.is_empty() {
+                break;
+            }
+            let path = self.rollout_dir().join(&mark.segment);
+            let mut file = open_read(&path)?;
+            let context = || format!("failed to read `{}`", path.display());
+            let mut end = mark.end;
+            let mut window: Vec<u8> = Vec::new();
+            let mut window_start = end;
+            while end > 0 && !wanted.is_empty() {
+                // The line ending at `end` (its newline at `end - 1`) starts after the newline
+                // before it; widen the window backwards until that newline or the file's start
+                // is in it.
+                let line_start = loop {
+                    if window_start < end {
+                        let local_end = (end - 1 - window_start) as usize;
+                        if let Some(at) = window[..local_end].iter().rposition(|b| *b == b'\n') {
+                            break window_start + at as u64 + 1;
+                        }
+                        if window_start == 0 {
+                            break 0;
+                        }
+                    }
+                    let step = window_start.min((window.len() as u64).max(64 * 1024));
+                    window_start -= step;
+                    let mut chunk = vec![0u8; step as usize];
+                    file.seek(SeekFrom::Start(window_start))
+                        .and_then(|_| file.read_exact(&mut chunk))
+                        .with_context(context)?;
+                    chunk.extend_from_slice(&window);
+                    window = chunk;
+                };
+                let line = &window
+                    [(line_start - window_start) as usize..(end - 1 - window_start) as usize];
+                let id = line
+                    .get(ID_OFFSET..ID_OFFSET + 64)
+                    .and_then(|id| std::str::from_utf8(id).ok());
+                if let Some(id) = id.filter(|id| wanted.contains(id)) {
+                    // A damaged line is left to the full read, which names it.
+                    let Ok(record) = RecordHead::parse_line(line) else {
+                        return Ok(None);
+                    };
+                    wanted.remove(id);
+                    found.insert(record.id.clone(), record);
+                }
+                // Keep the window to what is still ahead of us.
+                window.truncate((line_start - window_start) as usize);
+                end = line_start;
+            }
+        }
+        Ok(Some(found))
     }
 
     /// Takes the exclusive write lock, waiting as `options` say, and reads the head under it.
@@ -853,7 +1026,11 @@ impl Store {
         }
         // A write checks new observation and evidence ids against the stored ids; it never
         // needs the records themselves.
-        let head = self.read_head(Some(0), false)?;
+        let head = self.read_head(Reading {
+            lists: Some(0),
+            ids: true,
+            writers: false,
+        })?;
         Ok(Transaction {
             store: self,
             _lock: lock,
@@ -944,7 +1121,10 @@ impl Store {
 
     /// Writes the head as a new snapshot, then thins out old ones; answers its file name.
     fn write_snapshot(&self) -> Result<String> {
-        let head = self.read_head(None, true)?;
+        let head = self.read_head(Reading {
+            writers: true,
+            ..Reading::WHOLE
+        })?;
         let mut order = match &head.base {
             Some(base) => SnapshotFile::open(base)?.order()?,
             None => Vec::new(),

@@ -272,14 +272,12 @@ fn propose_pipes_into_promote() {
     let draft = proposal.json();
     assert_eq!(draft["expected_revision"], 1);
     let patch = &draft["patch"];
-    assert_eq!(
-        patch["graphs"]["architecture"]["nodes"][0]["id"],
-        PROMPT_NODE
-    );
-    assert_eq!(
-        patch["graphs"]["architecture"]["nodes"][0]["title"],
-        "prompt.rs"
-    );
+    // Record by record: the node it creates, not a replacement of the whole map.
+    assert_eq!(patch.get("graphs"), None, "{patch}");
+    let upserted = &patch["upsert"]["architecture_nodes"];
+    assert_eq!(upserted.as_array().map(Vec::len), Some(1), "{patch}");
+    assert_eq!(upserted[0]["id"], PROMPT_NODE);
+    assert_eq!(upserted[0]["title"], "prompt.rs");
     assert_eq!(
         patch["graph_frontier"],
         json!({"active_node_ids": [PROMPT_NODE], "dirty_paths": ["epiphany-state-model/src/prompt.rs"]})
@@ -776,4 +774,65 @@ fn an_accepted_promotion_can_still_be_refused_by_the_write_path() {
         "{refused}"
     );
     assert_unchanged(&env, &before, &refused);
+}
+
+/// Records a verified observation `obs-<name>` citing `src/<name>.rs`, proposes from it and
+/// promotes the proposal; returns the node the proposal created.
+fn propose_and_promote(env: &TestEnv, name: &str) -> String {
+    env.update(&json!({
+        "observations": [{"id": format!("obs-{name}"), "summary": format!("{name} parses input"),
+                          "source_kind": "test", "status": "verified",
+                          "code_refs": [{"path": format!("src/{name}.rs")}],
+                          "evidence_ids": [format!("ev-{name}")]}],
+        "evidence": [{"id": format!("ev-{name}"), "kind": "test", "status": "ok",
+                      "summary": format!("{name} tests pass")}]
+    }));
+    let proposal = env.ok(&["--json", "propose", "--observation", &format!("obs-{name}")]);
+    let upserted = proposal.json()["patch"]["upsert"]["architecture_nodes"].clone();
+    assert_eq!(upserted.as_array().map(Vec::len), Some(1), "{proposal}");
+    let promoted = json_with_stdin(env, &STRONG_VERIFIER, &proposal.stdout);
+    assert_eq!(promoted.code, 0, "{promoted}");
+    upserted[0]["id"].as_str().expect("id").to_owned()
+}
+
+#[test]
+fn proposals_on_two_branches_merge_without_a_conflict_on_the_map() {
+    let env = TestEnv::new();
+    env.write("src/lexer.rs", "pub fn lex() {}\n");
+    env.write("src/parser.rs", "pub fn parse() {}\n");
+    env.update(&json!({"objective": "map the front end"}));
+    env.commit_all("base");
+    env.git(&["checkout", "-q", "-b", "feature"]);
+    let lexer = propose_and_promote(&env, "lexer");
+    env.commit_all("propose the lexer");
+    env.git(&["checkout", "-q", "main"]);
+    let parser = propose_and_promote(&env, "parser");
+    env.commit_all("propose the parser");
+    let merge = env.git_output(&["merge", "-q", "--no-edit", "feature"]);
+    assert!(
+        merge.status.success(),
+        "{}",
+        String::from_utf8_lossy(&merge.stderr)
+    );
+    assert_eq!(env.json(&["verify"])["ok"], true);
+    let state = env.json(&["show"]);
+    let nodes: Vec<&str> = state["graphs"]["architecture"]["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .map(|node| node["id"].as_str().expect("id"))
+        .collect();
+    assert!(
+        nodes.contains(&lexer.as_str()) && nodes.contains(&parser.as_str()),
+        "{nodes:?}"
+    );
+    let conflicts: Vec<&str> = state["conflicts"]
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .map(|c| c["key"].as_str().expect("key"))
+                .collect()
+        })
+        .unwrap_or_default();
+    assert_eq!(conflicts, Vec::<&str>::new(), "{}", state["conflicts"]);
 }

@@ -610,3 +610,119 @@ fn completions_are_generated_for_common_shells() {
     }
     assert_eq!(env.run(&["completions", "tcsh"]).code, 2);
 }
+
+/// What the projections that read only part of the head (`log --limit`, `scene`, `prompt`,
+/// `context`) print, for comparing a read served by snapshots with a replay of every record.
+fn partial_reads(env: &TestEnv, records: usize) -> Vec<(String, String)> {
+    let mut reads: Vec<Vec<String>> = (0..=records + 1)
+        .map(|limit| vec!["log".to_owned(), "--limit".to_owned(), limit.to_string()])
+        .collect();
+    for args in [
+        &["log"][..],
+        &["scene"],
+        &["prompt"],
+        &["prompt", "--max-chars", "2500"],
+        &["context", "--node", "lexer"],
+        &["context", "--node", "parser", "--no-frontier"],
+        &["context", "--observation", "obs-3"],
+        &["context", "--evidence", "ev-1", "--node", "lexer"],
+    ] {
+        reads.push(args.iter().map(|a| (*a).to_owned()).collect());
+    }
+    let mut printed = Vec::new();
+    for args in reads {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        for json in [true, false] {
+            let mut full = Vec::new();
+            if json {
+                full.push("--json");
+            }
+            full.extend(&args);
+            let output = env.run(&full);
+            assert_eq!(output.code, 0, "{full:?}:\n{output}");
+            printed.push((full.join(" "), output.to_string()));
+        }
+    }
+    printed
+}
+
+/// Writes records that exercise every partial read: graph nodes citing files (one later
+/// changed, one removed), observations and evidence citing files (one removed), more records
+/// than the projections show.
+fn write_partial_read_state(env: &TestEnv) -> usize {
+    env.write("src/lex.rs", "pub fn lex() {}\n");
+    env.write("src/parse.rs", "pub fn parse() {}\n");
+    env.write("src/gone.rs", "pub fn gone() {}\n");
+    env.commit_all("code");
+    env.update(&json!({"objective": "partial reads equal a replay"}));
+    env.update(&json!({
+        "upsert": {"architecture_nodes": [
+            {"id": "lexer", "title": "Lexer", "purpose": "tokens",
+             "code_refs": [{"path": "src/lex.rs", "symbol": "lex"}]},
+            {"id": "parser", "title": "Parser", "purpose": "trees",
+             "code_refs": [{"path": "src/parse.rs"}]}],
+         "architecture_edges": [{"id": "e1", "source_id": "parser", "target_id": "lexer", "kind": "calls"}]},
+        "graph_frontier": {"active_node_ids": ["lexer"]}
+    }));
+    let mut records = 2;
+    for i in 0..9 {
+        let mut patch = observation_patch(&i.to_string());
+        patch["observations"][0]["code_refs"] = json!([{"path": "src/gone.rs"}]);
+        patch["evidence"][0]["code_refs"] = json!([{"path": "src/parse.rs", "start_line": 1}]);
+        env.update(&patch);
+        records += 1;
+    }
+    env.commit_all("state");
+    env.write("src/lex.rs", "// moved\npub fn lexer() {}\n");
+    std::fs::remove_file(env.root().join("src/gone.rs")).expect("remove");
+    records
+}
+
+#[test]
+fn partial_reads_print_what_a_replay_of_every_record_prints() {
+    let env = TestEnv::bare().with_var("EPIPHANY_SNAPSHOT_EVERY", "3");
+    env.ok(&["init"]);
+    let records = write_partial_read_state(&env);
+    let snapshots = env.root().join(".epiphany/snapshots");
+    assert!(
+        std::fs::read_dir(&snapshots).expect("snapshots").count() > 1,
+        "the writes stored several snapshots"
+    );
+    let served = partial_reads(&env, records);
+    std::fs::remove_dir_all(&snapshots).expect("remove snapshots");
+    let replayed = partial_reads(&env, records);
+    for (served, replayed) in served.iter().zip(&replayed) {
+        assert_eq!(served, replayed, "{} differs from a replay", served.0);
+    }
+}
+
+#[test]
+fn partial_reads_after_a_merge_print_what_a_replay_prints() {
+    let env = TestEnv::bare().with_var("EPIPHANY_SNAPSHOT_EVERY", "2");
+    env.ok(&["init"]);
+    let mut records = write_partial_read_state(&env);
+    env.commit_all("base");
+    env.git(&["checkout", "-q", "-b", "feature"]);
+    for i in 0..3 {
+        env.update(&observation_patch(&format!("f{i}")));
+    }
+    env.commit_all("feature");
+    env.git(&["checkout", "-q", "main"]);
+    for i in 0..4 {
+        env.update(&observation_patch(&format!("m{i}")));
+    }
+    env.commit_all("main");
+    env.git(&["merge", "-q", "--no-edit", "feature"]);
+    records += 7;
+    // One write on top of both sides, and a snapshot past the merge.
+    env.update(&observation_patch("after"));
+    env.update(&observation_patch("after-2"));
+    records += 2;
+    let snapshots = env.root().join(".epiphany/snapshots");
+    let served = partial_reads(&env, records);
+    std::fs::remove_dir_all(&snapshots).expect("remove snapshots");
+    let replayed = partial_reads(&env, records);
+    for (served, replayed) in served.iter().zip(&replayed) {
+        assert_eq!(served, replayed, "{} differs from a replay", served.0);
+    }
+}

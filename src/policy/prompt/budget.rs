@@ -5,6 +5,7 @@
 use serde::Serialize;
 
 use crate::policy::freshness::Staleness;
+use crate::state::model::ListTotals;
 use crate::state::model::State;
 
 use super::sections::Section;
@@ -54,11 +55,11 @@ pub(super) const CUT_ORDER: [PromptPart; 10] = [
 
 impl PromptPart {
     /// How many records the part holds in `state` (0: leaving it out changes nothing).
-    pub(super) fn size(self, state: &State) -> usize {
+    pub(super) fn size(self, state: &State, totals: ListTotals) -> usize {
         let present = |yes: bool| usize::from(yes);
         match self {
-            PromptPart::RecentEvidence => state.recent_evidence.len(),
-            PromptPart::RecentObservations => state.observations.len(),
+            PromptPart::RecentEvidence => totals.evidence,
+            PromptPart::RecentObservations => totals.observations,
             PromptPart::Planning => {
                 let p = &state.planning;
                 p.captures.len()
@@ -160,34 +161,52 @@ pub struct Rendered {
 /// [`MIN_MAX_CHARS`](super::MIN_MAX_CHARS) even the fixed text may not fit; then the text is
 /// empty rather than over the ceiling.
 pub fn render(state: &State, staleness: Option<&Staleness>, max_chars: usize) -> Rendered {
+    render_counted(state, ListTotals::of(state), staleness, max_chars)
+}
+
+/// [`render`] for a state whose observation and evidence lists may hold only the newest
+/// records (at least as many as the fragment shows); `totals` counts them all.
+pub fn render_counted(
+    state: &State,
+    totals: ListTotals,
+    staleness: Option<&Staleness>,
+    max_chars: usize,
+) -> Rendered {
     let applicable: Vec<PromptPart> = CUT_ORDER
         .into_iter()
-        .filter(|part| part.size(state) > 0)
+        .filter(|part| part.size(state, totals) > 0)
         .collect();
     for level in 0..=applicable.len() {
         let cuts = &applicable[..level];
         let text = assemble(
-            &sections(state, staleness, cuts),
-            &left_out_line(state, cuts, 0, max_chars),
+            &sections(state, totals, staleness, cuts),
+            &left_out_line(state, totals, cuts, 0, max_chars),
         );
         if char_count(&text) <= max_chars {
-            return finish(state, text, cuts, 0, max_chars);
+            return finish(state, totals, text, cuts, 0, max_chars);
         }
     }
     // Last resort: the kept sections alone are too long (huge id lists or texts). Drop whole
     // lines, longest first, never a heading or the fixed text.
-    let mut kept = sections(state, staleness, &applicable);
+    let mut kept = sections(state, totals, staleness, &applicable);
     let mut dropped = 0;
     loop {
         let text = assemble(
             &kept,
-            &left_out_line(state, &applicable, dropped, max_chars),
+            &left_out_line(state, totals, &applicable, dropped, max_chars),
         );
         if char_count(&text) <= max_chars {
-            return finish(state, text, &applicable, dropped, max_chars);
+            return finish(state, totals, text, &applicable, dropped, max_chars);
         }
         if !drop_longest_line(&mut kept) {
-            return finish(state, String::new(), &applicable, dropped, max_chars);
+            return finish(
+                state,
+                totals,
+                String::new(),
+                &applicable,
+                dropped,
+                max_chars,
+            );
         }
         dropped += 1;
     }
@@ -195,6 +214,7 @@ pub fn render(state: &State, staleness: Option<&Staleness>, max_chars: usize) ->
 
 fn finish(
     state: &State,
+    totals: ListTotals,
     text: String,
     cuts: &[PromptPart],
     dropped_lines: usize,
@@ -204,7 +224,7 @@ fn finish(
         .iter()
         .map(|part| LeftOut {
             part: *part,
-            count: part.size(state),
+            count: part.size(state, totals),
             fetch: part.fetch().to_owned(),
         })
         .collect();
@@ -247,13 +267,19 @@ fn drop_longest_line(sections: &mut [Section]) -> bool {
 }
 
 /// The final line naming what was left out, or nothing when nothing was.
-fn left_out_line(state: &State, cuts: &[PromptPart], dropped: usize, max_chars: usize) -> String {
+fn left_out_line(
+    state: &State,
+    totals: ListTotals,
+    cuts: &[PromptPart],
+    dropped: usize,
+    max_chars: usize,
+) -> String {
     if cuts.is_empty() && dropped == 0 {
         return String::new();
     }
     let mut parts: Vec<String> = cuts
         .iter()
-        .map(|part| part.describe(part.size(state)))
+        .map(|part| part.describe(part.size(state, totals)))
         .collect();
     if dropped > 0 {
         parts.push(PromptPart::Lines.describe(dropped));

@@ -18,6 +18,8 @@ pub use budget::LeftOut;
 pub use budget::PromptPart;
 pub use budget::Rendered;
 pub use budget::render;
+pub use budget::render_counted;
+pub use sections::RECORDS_SHOWN;
 pub use sections::code_ref;
 pub use sections::inline_ids;
 

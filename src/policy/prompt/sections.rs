@@ -8,6 +8,7 @@ use crate::policy::text::uniq_append;
 use crate::state::model::CodeRef;
 use crate::state::model::Graph;
 use crate::state::model::GraphKind;
+use crate::state::model::ListTotals;
 use crate::state::model::ModeKind;
 use crate::state::model::State;
 use crate::state::paths::slash_key;
@@ -27,6 +28,14 @@ const LINK_LIMIT: usize = 3;
 const OBSERVATION_LIMIT: usize = 3;
 
 const EVIDENCE_LIMIT: usize = 3;
+
+/// The most observations or evidence records the fragment shows: the newest this many are all
+/// it reads of either list (their totals aside).
+pub const RECORDS_SHOWN: usize = if OBSERVATION_LIMIT > EVIDENCE_LIMIT {
+    OBSERVATION_LIMIT
+} else {
+    EVIDENCE_LIMIT
+};
 
 const PLANNING_LIMIT: usize = 3;
 
@@ -86,6 +95,7 @@ impl Section {
 /// Every section present in `state`, in §5.2 order, without the parts in `cuts`.
 pub(super) fn sections(
     state: &State,
+    totals: ListTotals,
     staleness: Option<&Staleness>,
     cuts: &[PromptPart],
 ) -> Vec<Section> {
@@ -126,14 +136,14 @@ pub(super) fn sections(
             keep(PromptPart::CheckpointDetail),
         ));
     }
-    if keep(PromptPart::Scratch) && PromptPart::Scratch.size(state) > 0 {
+    if keep(PromptPart::Scratch) && PromptPart::Scratch.size(state, totals) > 0 {
         sections.push(scratch(state));
     }
-    if keep(PromptPart::RecentObservations) && !state.observations.is_empty() {
-        sections.push(observations(state));
+    if keep(PromptPart::RecentObservations) && totals.observations > 0 {
+        sections.push(observations(state, totals.observations));
     }
-    if keep(PromptPart::RecentEvidence) && !state.recent_evidence.is_empty() {
-        sections.push(evidence(state));
+    if keep(PromptPart::RecentEvidence) && totals.evidence > 0 {
+        sections.push(evidence(state, totals.evidence));
     }
     if keep(PromptPart::Churn) && state.churn.is_some() {
         sections.push(churn(state, staleness));
@@ -656,7 +666,7 @@ pub(super) fn scratch(state: &State) -> Section {
     section
 }
 
-pub(super) fn observations(state: &State) -> Section {
+pub(super) fn observations(state: &State, total: usize) -> Section {
     let mut section = Section::new("## Recent Observations");
     for o in state.observations.iter().take(OBSERVATION_LIMIT) {
         section.line(format!(
@@ -673,17 +683,11 @@ pub(super) fn observations(state: &State) -> Section {
             section.line(format!("  code refs: {}", code_refs(&o.code_refs)));
         }
     }
-    omission(
-        &mut section,
-        "",
-        state.observations.len(),
-        OBSERVATION_LIMIT,
-        "observations",
-    );
+    omission(&mut section, "", total, OBSERVATION_LIMIT, "observations");
     section
 }
 
-pub(super) fn evidence(state: &State) -> Section {
+pub(super) fn evidence(state: &State, total: usize) -> Section {
     let mut section = Section::new("## Recent Evidence");
     for e in state.recent_evidence.iter().take(EVIDENCE_LIMIT) {
         section.line(format!(
@@ -695,13 +699,7 @@ pub(super) fn evidence(state: &State) -> Section {
             ref_suffix(&e.code_refs)
         ));
     }
-    omission(
-        &mut section,
-        "",
-        state.recent_evidence.len(),
-        EVIDENCE_LIMIT,
-        "evidence records",
-    );
+    omission(&mut section, "", total, EVIDENCE_LIMIT, "evidence records");
     section
 }
 

@@ -14,6 +14,7 @@ mod anchor;
 mod churn;
 mod select;
 
+use std::collections::HashMap;
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -23,9 +24,12 @@ use crate::policy::text::truncate;
 use crate::policy::text::uniq_append;
 use crate::state::model::CodeRef;
 use crate::state::model::EvidenceRecord;
+use crate::state::model::GraphNode;
+use crate::state::model::Graphs;
 use crate::state::model::Observation;
 use crate::state::model::State;
 use crate::state::patch::Patch;
+use crate::state::patch::Upsert;
 
 use anchor::MatchCounts;
 use anchor::anchor_path;
@@ -132,11 +136,32 @@ pub fn propose(state: &State, observation_ids: &[String]) -> Result<Patch, Strin
     Ok(Patch {
         observations: vec![observation],
         evidence: vec![evidence],
-        graphs: Some(graphs),
+        upsert: Upsert {
+            architecture_nodes: changed_nodes(&state.graphs, graphs),
+            ..Upsert::default()
+        },
         graph_frontier: Some(graph_frontier),
         churn: Some(churn),
         ..Patch::default()
     })
+}
+
+/// The architecture nodes of `proposed` that `before` does not hold as they are: the nodes a
+/// proposal anchored refs on, and the ones it created, in graph order. The patch upserts only
+/// these, so proposals on two branches that touch different nodes merge without a conflict.
+fn changed_nodes(before: &Graphs, proposed: Graphs) -> Vec<GraphNode> {
+    let before: HashMap<&str, &GraphNode> = before
+        .architecture
+        .nodes
+        .iter()
+        .map(|node| (node.id.as_str(), node))
+        .collect();
+    proposed
+        .architecture
+        .nodes
+        .into_iter()
+        .filter(|node| before.get(node.id.as_str()) != Some(&node))
+        .collect()
 }
 
 /// The id of the architecture node a proposal creates for `path`: `arch-path-<hex12>` of the
@@ -266,8 +291,20 @@ mod tests {
         patch.churn.as_ref().expect("churn")
     }
 
-    fn nodes_of(patch: &Patch) -> &[GraphNode] {
-        &patch.graphs.as_ref().expect("graphs").architecture.nodes
+    /// The architecture nodes after `patch` (upserts by id, in place or appended).
+    fn nodes_of(state: &State, patch: &Patch) -> Vec<GraphNode> {
+        assert!(
+            patch.graphs.is_none(),
+            "a proposal never replaces the graphs"
+        );
+        let mut nodes = state.graphs.architecture.nodes.clone();
+        for node in &patch.upsert.architecture_nodes {
+            match nodes.iter_mut().find(|n| n.id == node.id) {
+                Some(slot) => *slot = node.clone(),
+                None => nodes.push(node.clone()),
+            }
+        }
+        nodes
     }
 
     fn ids(list: &[&str]) -> Vec<String> {
@@ -291,7 +328,7 @@ mod tests {
         let mut state = verified_state(vec![code_ref(PROMPT, 10, 20, "demo")]);
         state.churn = Some(churn("medium"));
         let patch = propose_all(&state);
-        let nodes = nodes_of(&patch);
+        let nodes = nodes_of(&state, &patch);
         assert_eq!(nodes.len(), 1);
         let created = &nodes[0];
         assert_eq!(created.id, "arch-path-5b3f3c8187a8");
@@ -371,7 +408,7 @@ mod tests {
         );
         state.churn = Some(churn("low"));
         let patch = propose_all(&state);
-        let nodes = nodes_of(&patch);
+        let nodes = nodes_of(&state, &patch);
         assert_eq!(nodes.len(), 1);
         assert_eq!(nodes[0].status.as_deref(), Some("verified"));
         assert_eq!(nodes[0].title, "prompt-renderer title");
@@ -398,7 +435,7 @@ mod tests {
             )],
         );
         let patch = propose_all(&state);
-        assert_eq!(nodes_of(&patch)[0].code_refs.len(), 2);
+        assert_eq!(nodes_of(&state, &patch)[0].code_refs.len(), 2);
         let churn = churn_of(&patch);
         assert_eq!(churn.understanding_status, "proposal_refines_map");
         assert_eq!(churn.graph_freshness.as_deref(), Some("proposal-broadened"));
@@ -415,7 +452,7 @@ mod tests {
             ],
         );
         let patch = propose_all(&state);
-        let nodes = nodes_of(&patch);
+        let nodes = nodes_of(&state, &patch);
         assert_eq!(nodes.len(), 2);
         assert_eq!(nodes[1].code_refs, vec![code_ref(PROMPT, 10, 20, "demo")]);
         let churn = churn_of(&patch);
@@ -445,7 +482,7 @@ mod tests {
             vec![semantic_node("renderer"), node("weak", vec![])],
         );
         let patch = propose_all(&state);
-        let nodes = nodes_of(&patch);
+        let nodes = nodes_of(&state, &patch);
         assert_eq!(nodes.len(), 2);
         assert_eq!(nodes[0].code_refs.len(), 1);
         let churn = churn_of(&patch);
@@ -469,7 +506,7 @@ mod tests {
             vec![semantic_node("renderer-a"), semantic_node("renderer-b")],
         );
         let patch = propose_all(&state);
-        let nodes = nodes_of(&patch);
+        let nodes = nodes_of(&state, &patch);
         assert_eq!(nodes.len(), 3);
         assert_eq!(nodes[2].id, path_node_id(PROMPT));
         assert!(nodes[0].code_refs.is_empty() && nodes[1].code_refs.is_empty());
@@ -488,7 +525,36 @@ mod tests {
             vec![anchored],
         );
         let patch = propose_all(&state);
-        assert_eq!(nodes_of(&patch).len(), 2);
+        assert_eq!(nodes_of(&state, &patch).len(), 2);
+    }
+
+    #[test]
+    fn the_patch_upserts_only_the_nodes_it_changes() {
+        let refs = vec![
+            code_ref(PROMPT, 10, 20, "demo"),
+            code_ref("src/new.rs", 1, 9, "fresh"),
+        ];
+        let state = with_nodes(
+            verified_state(refs),
+            vec![
+                node("untouched", vec![code_ref("src/other.rs", 1, 2, "x")]),
+                node("prompt-renderer", vec![code_ref(PROMPT, 1, 5, "head")]),
+            ],
+        );
+        let patch = propose_all(&state);
+        assert_eq!(patch.graphs, None);
+        let upserted: Vec<&str> = patch
+            .upsert
+            .architecture_nodes
+            .iter()
+            .map(|node| node.id.as_str())
+            .collect();
+        assert_eq!(
+            upserted,
+            vec!["prompt-renderer", path_node_id("src/new.rs").as_str()]
+        );
+        assert_eq!(patch.upsert.architecture_nodes[0].code_refs.len(), 2);
+        assert!(patch.remove.is_empty());
     }
 
     #[test]
@@ -505,7 +571,7 @@ mod tests {
             )],
         );
         let patch = propose_all(&state);
-        assert_eq!(nodes_of(&patch).len(), 2);
+        assert_eq!(nodes_of(&state, &patch).len(), 2);
         let churn = churn_of(&patch);
         assert_eq!(churn.understanding_status, "proposal_updates_map");
         assert_eq!(churn.graph_freshness.as_deref(), Some("proposal-updated"));

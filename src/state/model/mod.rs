@@ -113,6 +113,26 @@ impl RecordIds for State {
     }
 }
 
+/// The full sizes of the observation and evidence lists: what a projection counts when the
+/// lists it was handed hold only the newest records.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct ListTotals {
+    /// Observations.
+    pub observations: usize,
+    /// Evidence records.
+    pub evidence: usize,
+}
+
+impl ListTotals {
+    /// The lengths of `state`'s lists (when they are whole).
+    pub fn of(state: &State) -> ListTotals {
+        ListTotals {
+            observations: state.observations.len(),
+            evidence: state.recent_evidence.len(),
+        }
+    }
+}
+
 /// Concurrent records that wrote the same field or record with different values.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Conflict {
