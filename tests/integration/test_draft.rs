@@ -796,7 +796,7 @@ fn propose_and_promote(env: &TestEnv, name: &str) -> String {
 }
 
 #[test]
-fn proposals_on_two_branches_merge_without_a_conflict_on_the_map() {
+fn proposals_on_two_branches_merge_their_nodes_without_a_conflict() {
     let env = TestEnv::new();
     env.write("src/lexer.rs", "pub fn lex() {}\n");
     env.write("src/parser.rs", "pub fn parse() {}\n");
@@ -834,5 +834,23 @@ fn proposals_on_two_branches_merge_without_a_conflict_on_the_map() {
                 .collect()
         })
         .unwrap_or_default();
-    assert_eq!(conflicts, Vec::<&str>::new(), "{}", state["conflicts"]);
+    // The map's nodes merge record by record. The frontier and the churn judgment are whole
+    // fields that both proposals replaced, so the merge keeps one of each and says so; the
+    // next write that sets them settles both.
+    assert_eq!(
+        conflicts,
+        ["churn", "graph_frontier"],
+        "{}",
+        state["conflicts"]
+    );
+    env.update(&json!({
+        "graph_frontier": {"active_node_ids": [lexer, parser]},
+        "churn": {"understanding_status": "merged", "diff_pressure": "low", "graph_freshness": "fresh"}
+    }));
+    let settled = env.json(&["show"]);
+    assert!(
+        settled["conflicts"].as_array().is_none_or(Vec::is_empty),
+        "{}",
+        settled["conflicts"]
+    );
 }
