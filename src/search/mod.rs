@@ -42,7 +42,7 @@ use manifest::Manifest;
 
 /// The chunks the index scores: 120 lines with 30 overlapping. Longer chunks than the original
 /// 24 lines keep a function and its callers' context together, which measured better
-/// (`retrieval.md`: 120:30 ≥ 60:15 ≥ 30:5 ≥ whole files).
+/// (docs/retrieval.md#measured-choices: 120:30 ≥ 60:15 ≥ 30:5 ≥ whole files).
 pub const CHUNK_SHAPE: ChunkShape = ChunkShape {
     lines: 120,
     overlap: 30,
