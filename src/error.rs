@@ -40,7 +40,7 @@ pub enum ErrorKind {
 }
 
 impl ErrorKind {
-    /// The process exit code for this kind (`cli.md` §3).
+    /// The process exit code for this kind (docs/cli.md#exit-codes).
     pub fn exit_code(self) -> u8 {
         match self {
             ErrorKind::Conflict | ErrorKind::Locked => 3,

@@ -35,7 +35,7 @@ use crate::state::store::Store;
 /// What the projections read besides the state, observed once per command.
 #[derive(Debug, Clone)]
 pub struct Observed {
-    /// The retrieval index summary (§14.9).
+    /// The retrieval index summary (docs/retrieval.md#retrieval-summary).
     pub retrieval: RetrievalState,
     /// Freshness: the index, the graph, the work tree's changes, every reference re-checked.
     pub freshness: Freshness,
@@ -68,9 +68,9 @@ pub fn observe(ctx: &Ctx, store: &Store, head: &Head, since: Option<u64>) -> Res
     })
 }
 
-/// The retrieval index summary (§14.9) for this store's work tree. Without an index it is the
-/// baseline summary, `ready`: `retrieve` answers from a query-time scan, and every view says
-/// so the same way. An index that exists but cannot be used reads as stale.
+/// The retrieval index summary (docs/retrieval.md#retrieval-summary) for this store's work tree.
+/// Without an index it is the baseline summary, `ready`: `retrieve` answers from a query-time scan,
+/// and every view says so the same way. An index that exists but cannot be used reads as stale.
 pub fn retrieval_summary(store: &Store) -> RetrievalState {
     search::status(store.root(), &store.cache_dir()).state
 }

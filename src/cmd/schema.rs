@@ -55,7 +55,7 @@ fn any_object() -> Schema {
 }
 
 /// What validation enforces beyond the shape, by patch field in `PATCH_FIELDS` order
-/// (`behavior.md` §9.3, §3.4).
+/// (docs/writes.md#update-checks, docs/writes.md#structural-validator).
 const PATCH_RULES: &[(&str, &str)] = &[
     ("objective", "Cannot be cleared once set."),
     (

@@ -1,4 +1,4 @@
-//! The churn vocabulary of `behavior.md` §2.7 that drafting and gating share: how the
+//! The churn vocabulary (docs/state.md#churn) that drafting and gating share: how the
 //! conventional `diff_pressure` values rank.
 
 /// How much a diff presses: `low` < `medium` < `high` < `critical`.

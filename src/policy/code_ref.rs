@@ -1,12 +1,13 @@
 //! Code references as people type them, as patches carry them, and as the work tree answers
 //! for them.
 //!
-//! Owns the command-line spelling `PATH[:START[-END]][#SYMBOL]` (`cli.md` §3), the code-ref key
-//! of `behavior.md` §3.2, the one walk over every code reference a patch or a state carries
-//! ([`patch_code_refs_mut`], [`visit_state_code_refs`]), path resolution against the directory a
-//! command runs in, and the rules a reference must keep against its file: lines count from 1,
-//! a range is ordered and inside the file, a symbol occurs in the file (inside the range when
-//! there is one). Pure: callers read the files and hand in what they found as [`CitedFile`].
+//! Owns the command-line spelling `PATH[:START[-END]][#SYMBOL]` (docs/cli.md#code-ref-spelling),
+//! the code-ref key (docs/state.md#code-ref-key), the one walk over every code reference a patch or
+//! a state carries ([`patch_code_refs_mut`], [`visit_state_code_refs`]), path resolution against
+//! the directory a command runs in, and the rules a reference must keep against its file: lines
+//! count from 1, a range is ordered and inside the file, a symbol occurs in the file (inside the
+//! range when there is one). Pure: callers read the files and hand in what they found as
+//! [`CitedFile`].
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
@@ -35,8 +36,8 @@ use crate::state::paths::slash_key;
 pub const CODE_REF_SYNTAX: &str =
     "PATH[:START[-END]][#SYMBOL], e.g. `src/state/store.rs:10-42#Store::commit`";
 
-/// The key of §3.2: `slash-key(path):start:end:symbol`, absent numbers as `0`; the note is not
-/// part of it.
+/// The key of docs/state.md#code-ref-key: `slash-key(path):start:end:symbol`, absent numbers as
+/// `0`; the note is not part of it.
 pub fn code_ref_key(code_ref: &CodeRef) -> String {
     format!(
         "{}:{}:{}:{}",

@@ -1,5 +1,5 @@
-//! The context shard (`behavior.md` §13.3): the part of the state around the records an agent
-//! names — nodes with their edges and links, observations with the evidence they cite, the
+//! The context shard (docs/projections.md#context): the part of the state around the records an
+//! agent names — nodes with their edges and links, observations with the evidence they cite, the
 //! frontier and the checkpoints — plus the ids that were asked for and not found.
 //!
 //! Unknown ids are answers (`missing`), never errors. Never changes the state.

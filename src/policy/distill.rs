@@ -1,10 +1,11 @@
-//! `distill` (`behavior.md` §6): one claimed observation becomes a typed observation and the
-//! evidence record behind it, with deterministic ids.
+//! `distill` (docs/drafting.md#distill): one claimed observation becomes a typed observation and
+//! the evidence record behind it, with deterministic ids.
 //!
 //! Owns normalisation, the evidence-kind defaults, salient-line selection for tool and model
 //! output, the summary limit and the `obs-<hex12>` / `ev-<hex12>` fingerprint. It reads no
 //! state and writes nothing: the result is a draft patch for `update` or `promote`. Validation
-//! messages are §6.2's with field names in snake_case (`source_kind must not be empty`).
+//! messages are those of docs/drafting.md#distill-validation, field names in snake_case
+//! (`source_kind must not be empty`).
 //!
 //! The text can be any size, so it is fed to a [`TextDigest`] in chunks and only what the
 //! result depends on is kept: the collapsed text up to one scalar past the fingerprint limit
@@ -38,7 +39,7 @@ const MARKER_OVERLAP: usize = 10;
 const SALIENT_LINES: usize = 3;
 const LEADING_LINES: usize = 2;
 
-/// Why a draft cannot be made (the first failure of §6.2).
+/// Why a draft cannot be made (the first failure of docs/drafting.md#distill-validation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DistillError {
     /// The source kind is blank.
@@ -70,8 +71,10 @@ pub struct DistillRequest {
 }
 
 impl DistillRequest {
-    /// Collapses the fields and checks source kind and status (§6.2 steps 1–2, §6.3 steps
-    /// 1–2). A blank subject or evidence kind counts as absent.
+    /// Collapses the fields and checks source kind and status
+    /// (docs/drafting.md#distill-validation, steps 1–2), and picks the evidence kind
+    /// (docs/drafting.md#evidence-kind-defaults). A blank subject or evidence kind counts as
+    /// absent.
     pub fn new(
         source_kind: &str,
         status: &str,
@@ -99,7 +102,9 @@ impl DistillRequest {
         })
     }
 
-    /// Drafts the observation and its evidence from the digested text (§6.2 step 3, §6.3).
+    /// Drafts the observation and its evidence from the digested text
+    /// (docs/drafting.md#distill-summary-and-ids; the empty text is step 3 of
+    /// docs/drafting.md#distill-validation).
     pub fn distill(self, text: TextDigest) -> Result<Distilled, DistillError> {
         let text = text.finish();
         if text.collapsed.is_empty() {
@@ -201,7 +206,8 @@ pub fn binary_summary(bytes: u64, crc32: u32) -> String {
     format!("binary input, {bytes} bytes (crc32 {crc32:08x}); not distilled as text")
 }
 
-/// The evidence kind implied by a source kind (§6.3 step 2): the first matching row wins.
+/// The evidence kind implied by a source kind (docs/drafting.md#evidence-kind-defaults): the first
+/// matching row wins.
 pub fn default_evidence_kind(source_kind: &str) -> &'static str {
     let kind = source_kind.to_ascii_lowercase();
     let has = |needles: &[&str]| needles.iter().any(|needle| kind.contains(needle));

@@ -1,4 +1,4 @@
-//! Freshness (`behavior.md` §11.1–11.4): is the retrieval index current, is the graph settled,
+//! Freshness (docs/freshness.md): is the retrieval index current, is the graph settled,
 //! and which mapped records cite files that changed in the work tree since they were written.
 //!
 //! The watcher of the original becomes the work tree's changes, which the caller observes
@@ -48,7 +48,7 @@ pub enum RetrievalFreshnessStatus {
     Unavailable,
 }
 
-/// Freshness of the retrieval index (§11.2).
+/// Freshness of the retrieval index (docs/freshness.md#retrieval-freshness).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct RetrievalFreshness {
     /// Index status.
@@ -82,7 +82,7 @@ pub enum GraphFreshnessStatus {
     Stale,
 }
 
-/// Freshness of the graph as the state itself records it (§11.3).
+/// Freshness of the graph as the state itself records it (docs/freshness.md#graph-freshness).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct GraphFreshness {
     /// Graph status.
@@ -175,7 +175,8 @@ pub struct PathChange {
     pub cited_by_checkpoint: bool,
 }
 
-/// Work-tree changes mapped onto the graph and the checkpoint (§11.4).
+/// Work-tree changes mapped onto the graph and the checkpoint
+/// (docs/freshness.md#watcher-inputs).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct WatcherFreshness {
     /// Watcher status.
@@ -374,7 +375,7 @@ pub fn commits_to_compare(
 
 /// Outside git, the index manifest's dirty paths are the only record of what changed. Only a
 /// summary read from a manifest counts: it carries the time of indexing, which the baseline
-/// summary of a workspace without an index (§14.9) does not.
+/// summary of a workspace without an index (docs/retrieval.md#retrieval-summary) does not.
 pub fn manifest_changes(
     retrieval: Option<&RetrievalState>,
     watched_root: String,
@@ -455,7 +456,7 @@ pub fn assess_freshness(
     }
 }
 
-/// Freshness of the retrieval index summary (§11.2).
+/// Freshness of the retrieval index summary (docs/freshness.md#retrieval-freshness).
 pub fn retrieval_freshness(retrieval: Option<&RetrievalState>) -> RetrievalFreshness {
     let Some(retrieval) = retrieval else {
         return RetrievalFreshness {
@@ -508,7 +509,7 @@ pub fn retrieval_freshness(retrieval: Option<&RetrievalState>) -> RetrievalFresh
     }
 }
 
-/// Freshness of the graph as the state records it (§11.3).
+/// Freshness of the graph as the state records it (docs/freshness.md#graph-freshness).
 pub fn graph_freshness(state: Option<&State>) -> GraphFreshness {
     let Some(state) = state else {
         return GraphFreshness {
@@ -587,8 +588,8 @@ struct Hits {
     checkpoint: bool,
 }
 
-/// Maps the work tree's changes onto the graph nodes and the checkpoint (§11.4), each against
-/// its own anchor.
+/// Maps the work tree's changes onto the graph nodes and the checkpoint
+/// (docs/freshness.md#watcher-inputs), each against its own anchor.
 fn watch(
     state: Option<&State>,
     anchors: &BTreeMap<String, Anchor>,

@@ -1,7 +1,7 @@
-//! The graph query (`behavior.md` §13.4, as `cli.md` shapes the `graph` command): a bounded
-//! traversal that starts from named nodes and edges, records whose code refs match a path or
-//! symbol, edges of a kind and (optionally) the active frontier, then walks `depth` hops in a
-//! direction and follows architecture/dataflow links one step.
+//! The graph query (docs/projections.md#graph-query): a bounded traversal that starts from named
+//! nodes and edges, records whose code refs match a path or symbol, edges of a kind and
+//! (optionally) the active frontier, then walks `depth` hops in a direction and follows
+//! architecture/dataflow links one step.
 //!
 //! Depth is clamped to 1–3. Ids that lead nowhere — asked for, or dangling edge endpoints met
 //! on the way — come back in `missing`, never as errors. Never changes the state.

@@ -1,5 +1,5 @@
-//! The planning view (`behavior.md` §12.2): captures, backlog, roadmap streams and objective
-//! drafts with their counts, kept visibly apart from the active objective.
+//! The planning view (docs/projections.md#planning): captures, backlog, roadmap streams and
+//! objective drafts with their counts, kept visibly apart from the active objective.
 //!
 //! Never adopts a draft and never touches the objective; every status comparison is exact.
 

@@ -1,5 +1,5 @@
-//! Context pressure (`behavior.md` §11.5): how full the agent's context window is, from token
-//! counts the caller supplies, and whether it is time to checkpoint before compaction.
+//! Context pressure (docs/projections.md#pressure): how full the agent's context window is, from
+//! token counts the caller supplies, and whether it is time to checkpoint before compaction.
 //!
 //! Owns the thresholds and the basis rules. Cumulative spend is never read as current pressure:
 //! only the last turn's size counts. Takes plain numbers; reads no telemetry itself.

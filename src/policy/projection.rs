@@ -1,5 +1,6 @@
 //! Vocabulary shared by the read-only projections: whether a state exists, and the graph slice
-//! that `context` (§13.3) and `graph` (§13.4) both return.
+//! that `context` (docs/projections.md#context) and `graph` (docs/projections.md#graph-query)
+//! both return.
 //!
 //! Owns the one selection rule both use: nodes whose id was asked for, edges named by id or
 //! touching an asked-for node, links touching one. Never changes the state.

@@ -1,4 +1,4 @@
-//! `promote` (`behavior.md` §8): the verifier gate in front of the one write path.
+//! `promote` (docs/writes.md#promote-gate): the verifier gate in front of the one write path.
 //!
 //! Owns every promotion rule, evaluated in order with all reasons collected, the token-aware
 //! strong verifier kinds, the verifier record built from command-line fields, and what an
@@ -96,7 +96,8 @@ pub fn settle_verified(patch: &mut Patch, verifier: &EvidenceRecord) -> Vec<Stri
     settled
 }
 
-/// Gates `patch` with `verifier` (§8.3–§8.4): every reason it is refused, or the promotion to
+/// Gates `patch` with `verifier` (docs/writes.md#promote-gate) and settles what it verified
+/// (docs/writes.md#settling-verified-paths): every reason it is refused, or the promotion to
 /// apply.
 pub fn promote(patch: Patch, verifier: EvidenceRecord) -> Result<Promotion, Vec<String>> {
     let reasons = evaluate_promotion(&patch, &verifier);
@@ -117,7 +118,7 @@ pub fn promote(patch: Patch, verifier: EvidenceRecord) -> Result<Promotion, Vec<
     })
 }
 
-/// Every rule of §8.3, in order; empty means accepted.
+/// Every rule of the gate, in order (docs/writes.md#promote-gate); empty means accepted.
 pub fn evaluate_promotion(patch: &Patch, verifier: &EvidenceRecord) -> Vec<String> {
     let mut reasons = Reasons::default();
     let replaces = patch.has_state_replacements();

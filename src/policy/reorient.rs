@@ -1,5 +1,5 @@
-//! The reorientation verdict (`behavior.md` §13.1): after a context loss, may the agent resume
-//! from its investigation checkpoint, or must it re-gather source context first?
+//! The reorientation verdict (docs/projections.md#reorient): after a context loss, may the agent
+//! resume from its investigation checkpoint, or must it re-gather source context first?
 //!
 //! Precedence: missing state > missing checkpoint > any drift reason (regather) > resume. The
 //! retrieval, graph and watcher *statuses* never change the action, only the paths and ids
@@ -273,7 +273,8 @@ pub fn plan_reorientation(
         checkpoint_dirty_paths,
         checkpoint_changed_paths,
         active_frontier_node_ids: watcher.active_frontier_node_ids.clone(),
-        // The original keeps the checkpoint's own next step even on regather (§16 #22f).
+        // The original keeps the checkpoint's own next step even on regather
+        // (docs/projections.md#reorient).
         next_action: checkpoint
             .next_action
             .clone()

@@ -1,4 +1,4 @@
-//! The scene (`behavior.md` §10): a compact wall board of the state — objective, subgoals,
+//! The scene (docs/projections.md#scene): a compact wall board of the state — objective, subgoals,
 //! invariant counts, graph counts and focus, retrieval status, checkpoint, latest observations
 //! and evidence, churn — and the commands that make sense next.
 //!

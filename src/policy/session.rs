@@ -1,7 +1,7 @@
 //! What an agent host gets from its session hooks: at session start, the reorientation verdict
 //! and the bounded `<epiphany_state>` block together under the host's own budget, and right
 //! after a compaction a note that says it happened, how old the checkpoint was, and what to save
-//! before the next one (`behavior.md` §11.6, in our own words).
+//! before the next one (docs/projections.md#session-hooks).
 //!
 //! Budgets are counted in each host's unit: Claude Code caps hook context at 10,000 characters;
 //! Codex at 2,500 tokens, which it counts as UTF-8 bytes divided by 4 (so 10,000 bytes). A block

@@ -1,5 +1,5 @@
-//! The structural replacement validator (`behavior.md` §3.4), shared by `update` and
-//! `promote`: required fields, unique ids, and references between subgoals, graphs, frontier,
+//! The structural replacement validator (docs/writes.md#structural-validator), shared by `update`
+//! and `promote`: required fields, unique ids, and references between subgoals, graphs, frontier,
 //! checkpoints and evidence. Every check runs; the reasons come back in a fixed order.
 
 use std::collections::HashSet;
@@ -88,7 +88,8 @@ impl Reasons {
     }
 }
 
-/// Runs every structural check of §3.4 and returns the reasons, empty when valid.
+/// Runs every structural check (docs/writes.md#structural-validator) and returns the reasons,
+/// empty when valid.
 pub fn structural_errors(input: &Replacements<'_>) -> Vec<String> {
     let mut reasons = Reasons::default();
     if let Some(subgoals) = input.subgoals {

@@ -1,6 +1,6 @@
 //! Text primitives shared by every policy: blank tests, whitespace collapsing, truncation by
 //! Unicode scalars, path keys, the short SHA-1 fingerprints behind deterministic ids, and the
-//! accepting status set (§0.2).
+//! accepting status set (docs/state.md#accepting-statuses).
 
 use std::path::Path;
 
@@ -62,9 +62,9 @@ pub fn is_accepting_status(status: &str) -> bool {
     )
 }
 
-/// The key two paths are compared by when one side comes from the work tree (§0.2
-/// fresh-key): relative to `root` when the path lies under it, slash-separated, without
-/// leading `./`.
+/// The key two paths are compared by when one side comes from the work tree (the fresh key,
+/// docs/state.md#path-keys): relative to `root` when the path lies under it, slash-separated,
+/// without leading `./`.
 pub fn fresh_key(path: &str, root: Option<&str>) -> String {
     let relative = root
         .and_then(|root| Path::new(path).strip_prefix(root).ok())

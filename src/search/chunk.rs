@@ -1,4 +1,4 @@
-//! Chunking: cutting a file into overlapping, line-anchored windows (§14.3).
+//! Chunking: cutting a file into overlapping, line-anchored windows (docs/retrieval.md#chunking).
 //!
 //! A chunk is the unit the index scores; a file's score is its best chunk's. Lines are split
 //! on `\n` with a trailing `\r` dropped, and a final newline does not make an empty last line.
@@ -17,7 +17,7 @@ pub struct ChunkShape {
 }
 
 impl ChunkShape {
-    /// The original design's windows (§14.1): 24 lines, 8 overlapping.
+    /// The original design's windows (docs/retrieval.md#chunking): 24 lines, 8 overlapping.
     pub const BASELINE: ChunkShape = ChunkShape {
         lines: 24,
         overlap: 8,

@@ -1,6 +1,7 @@
 //! Exact lookup by name: files whose name, and directories whose name, is one of the query's
-//! identifiers in any spelling convention, and path-prefix scoping (§14.4). Definition names
-//! are the other half of exact lookup; they live in the index's `defs` field.
+//! identifiers in any spelling convention (docs/retrieval.md#exact-lookup), and path-prefix scoping
+//! (docs/retrieval.md#request-validation). Definition names are the other half of exact lookup;
+//! they live in the index's `defs` field.
 //!
 //! Deterministic and index-free: it scores the walker's listing, so it is always fresh. Pure
 //! functions over paths; no file contents are read here.
@@ -73,9 +74,9 @@ pub struct Prefixes {
     pub dropped: Vec<String>,
 }
 
-/// Normalises path prefixes (§14.4): empty and `.` mean "everything" and are dropped; absolute
-/// prefixes are made relative to `root`; `.` components are removed; a prefix with `..`, or
-/// outside the root, is dropped. The rest is sorted and de-duplicated.
+/// Normalises path prefixes (docs/retrieval.md#request-validation): empty and `.` mean "everything"
+/// and are dropped; absolute prefixes are made relative to `root`; `.` components are removed; a
+/// prefix with `..`, or outside the root, is dropped. The rest is sorted and de-duplicated.
 pub fn normalize_prefixes(root: &Path, raw: &[&Path]) -> Prefixes {
     let mut prefixes = Prefixes::default();
     for &given in raw {

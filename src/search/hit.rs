@@ -1,4 +1,4 @@
-//! A ranked result and the one result order (§14.8).
+//! A ranked result and the one result order (docs/retrieval.md#result-order).
 //!
 //! Files rank before directories; among files (exact matches and chunks alike, whose scores
 //! the ranking has already fused into one scale) and among directories: score descending,

@@ -1,5 +1,5 @@
 //! The index manifest: what was indexed, from which file versions, and how to tell what has
-//! changed since (§14.10, §14.11).
+//! changed since (docs/retrieval.md#manifest, docs/retrieval.md#dirty-paths).
 //!
 //! One entry per walked file, skipped files included (so a binary file does not look new on
 //! every query), with its size, modification time, content hash, chunk count and the id its
@@ -256,7 +256,7 @@ pub struct Changes<'a> {
 }
 
 impl Changes<'_> {
-    /// The dirty paths (§14.11): modified, added and removed files, sorted.
+    /// The dirty paths (docs/retrieval.md#dirty-paths): modified, added and removed files, sorted.
     pub fn dirty_paths(&self) -> Vec<String> {
         let mut paths: Vec<String> = self
             .modified

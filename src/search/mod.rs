@@ -3,8 +3,9 @@
 //!
 //! Entry points: [`retrieve::retrieve`] answers a query (read-only, works with or without a
 //! store or an index), [`update_index`] brings the persistent index up to date, and
-//! [`status`] tells the rest of the tool how fresh the index is (§14.9) with a
-//! stat-only comparison. Files are listed by the one walker in [`crate::state::walk`].
+//! [`status`] tells the rest of the tool how fresh the index is
+//! (docs/retrieval.md#retrieval-summary) with a stat-only comparison. Files are listed by the one
+//! walker in [`crate::state::walk`].
 //!
 //! This module never prints, never reads the clock or the environment (time comes in as an
 //! argument) and never touches the typed state; its only writes are under the store's
@@ -42,7 +43,7 @@ use manifest::Manifest;
 
 /// The chunks the index scores: 120 lines with 30 overlapping. Longer chunks than the original
 /// 24 lines keep a function and its callers' context together, which measured better
-/// (`retrieval.md`: 120:30 ≥ 60:15 ≥ 30:5 ≥ whole files).
+/// (docs/retrieval.md#measured-choices: 120:30 ≥ 60:15 ≥ 30:5 ≥ whole files).
 pub const CHUNK_SHAPE: ChunkShape = ChunkShape {
     lines: 120,
     overlap: 30,
@@ -71,7 +72,7 @@ const SHARD_PREFIX: &str = ".";
 /// How fresh the persistent index of a workspace is.
 #[derive(Debug, Clone)]
 pub struct IndexStatus {
-    /// The retrieval summary (§14.9).
+    /// The retrieval summary (docs/retrieval.md#retrieval-summary).
     pub state: RetrievalState,
     /// Whether a usable persistent index exists.
     pub indexed: bool,
@@ -223,7 +224,7 @@ fn root_string(root: &Path) -> String {
     root.display().to_string()
 }
 
-/// No workspace to search (§14.9 step 1).
+/// No workspace to search (docs/retrieval.md#retrieval-summary, step 1).
 fn unavailable_summary(root: &Path) -> RetrievalState {
     RetrievalState {
         workspace_root: root_string(root),
@@ -243,7 +244,7 @@ fn unavailable_summary(root: &Path) -> RetrievalState {
     }
 }
 
-/// No persistent index, but query-time search works (§14.9 step 2).
+/// No persistent index, but query-time search works (docs/retrieval.md#retrieval-summary, step 2).
 fn baseline_summary(root: &Path) -> RetrievalState {
     RetrievalState {
         workspace_root: root_string(root),
@@ -258,7 +259,7 @@ fn baseline_summary(root: &Path) -> RetrievalState {
     }
 }
 
-/// What a query-time scan searched (§14.6).
+/// What a query-time scan searched (docs/retrieval.md#search-paths).
 fn query_time_summary(root: &Path, files: usize, chunks: u64, now: i64) -> RetrievalState {
     let counts = (to_u32(files as u64), to_u32(chunks));
     RetrievalState {

@@ -36,7 +36,7 @@ use crate::search::tokenize::QueryTerm;
 
 /// Weight of a path match relative to a chunk-text match. About 1 measured best: many query
 /// words are also directory names, and a stronger boost floods the top with every file of
-/// that directory (`retrieval.md`).
+/// that directory (docs/retrieval.md#measured-choices).
 pub const PATH_BOOST: f32 = 1.0;
 
 /// Share of a file's best non-overlapping second chunk added to its best: a file that matches

@@ -1,4 +1,4 @@
-//! Answering a query (§14.4): lexical chunk search (BM25 over chunk text, paths and
+//! Answering a query (docs/retrieval.md): lexical chunk search (BM25 over chunk text, paths and
 //! definition names) and exact lookup (files and definitions named by the query's
 //! identifiers), fused into one ranking by reciprocal rank in hybrid mode; or semantic search
 //! over the index's chunk vectors ([`semantic`]) in semantic mode.
@@ -115,9 +115,9 @@ impl Request {
         self.limit
     }
 
-    /// Validates a query (§14.4): the trimmed query must not be empty, a given limit must not
-    /// be zero and is clamped to 1–50. `prefixes` are already normalised
-    /// ([`exact::normalize_prefixes`]).
+    /// Validates a query (docs/retrieval.md#request-validation): the trimmed query must not be
+    /// empty, a given limit must not be zero and is clamped to 1–50. `prefixes` are already
+    /// normalised ([`exact::normalize_prefixes`]).
     pub fn new(
         query: &str,
         limit: Option<usize>,
@@ -270,7 +270,8 @@ pub fn retrieve(
         Opened::Missing | Opened::Unusable { .. } => walk::list(root),
     };
     // Without a usable index, every file in scope is searched as it is now; the summary is
-    // the manifest marked stale when there is one (§14.4), the scan's own otherwise.
+    // the manifest marked stale when there is one (docs/retrieval.md#retrieval-summary), the scan's
+    // own otherwise.
     let scan = |manifest: Option<&Manifest>| -> Result<(Option<ChunkSearch>, RetrievalState)> {
         let found = scan_if(root, &listing, request, &queries, &terms)?;
         let state = match manifest {

@@ -1,9 +1,9 @@
 //! Patches: the only way the state changes, and the envelope that carries them.
 //!
-//! Owns the patch shape (`behavior.md` §9.1, snake_case; its fields and collections are listed
-//! once, in `state::fields`), which fields a patch changes (§9.5), and strict decoding from
-//! JSON: unknown fields and wrong types are reported all at once, each with its path, instead
-//! of the first one only. It does not validate meaning (ids, references):
+//! Owns the patch shape (docs/writes.md#patch-shape, snake_case; its fields and collections are
+//! listed once, in `state::fields`), which fields a patch changes (docs/writes.md#changed-fields),
+//! and strict decoding from JSON: unknown fields and wrong types are reported all at once, each
+//! with its path, instead of the first one only. It does not validate meaning (ids, references):
 //! that is `policy::update`.
 
 use serde::Deserialize;

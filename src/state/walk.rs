@@ -1,11 +1,11 @@
 //! The one workspace walker: which files and directories count as part of the repository.
 //!
 //! Every command that walks the work tree (`index`, `retrieve`, freshness) goes through
-//! [`builder`] and [`list`], so they cannot disagree about which files exist. Rules (§14.2):
-//! `.gitignore` (only inside a git repository), `.ignore`, git's exclude file, the global
-//! gitignore and parent ignore files are honoured, plus an optional `.epiphanyignore`; hidden
-//! files are included; `.git/` and `.epiphany/` are never entered; symbolic links are not
-//! followed. Output is sorted by path, so listings are deterministic.
+//! [`builder`] and [`list`], so they cannot disagree about which files exist. Rules
+//! (docs/retrieval.md#walking): `.gitignore` (only inside a git repository), `.ignore`, git's
+//! exclude file, the global gitignore and parent ignore files are honoured, plus an optional
+//! `.epiphanyignore`; hidden files are included; `.git/` and `.epiphany/` are never entered;
+//! symbolic links are not followed. Output is sorted by path, so listings are deterministic.
 //!
 //! [`read_text`] decides whether a listed file is text the tool can search: at most
 //! [`max_bytes`] for its kind, no NUL byte, valid UTF-8. Files that fail are skipped and counted by

@@ -228,7 +228,7 @@ fn distill_pipes_into_update_once() {
 #[test]
 fn distill_pipes_into_promote() {
     let env = TestEnv::new();
-    // Spelled as in `cli.md`: `cargo test 2>&1 | epiphany distill --json ... | epiphany promote`.
+    // Spelled as typed: `cargo test 2>&1 | epiphany distill --json ... | epiphany promote`.
     let draft = env.run_with_stdin(
         &[
             "distill",

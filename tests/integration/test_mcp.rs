@@ -158,8 +158,8 @@ fn a_client_lists_and_calls_the_tools() {
 fn broken_lines_and_batches_get_the_answers_the_specification_names() {
     let env = TestEnv::new();
     let mut session = Session::start(&env);
-    // JSON-RPC 2.0 §5.1: -32700 parse error, -32600 invalid request, -32601 method not found,
-    // -32602 invalid params; an id that cannot be read is answered as null.
+    // JSON-RPC 2.0, section 5.1: -32700 parse error, -32600 invalid request, -32601 method not
+    // found, -32602 invalid params; an id that cannot be read is answered as null.
     session.send_line(b"{\"jsonrpc\": \"2.0\", \"id\": 1,");
     let parse = session.receive();
     assert_eq!(

@@ -165,3 +165,113 @@ fn cmd_holds_one_module_per_command() {
     offences.sort();
     assert!(offences.is_empty(), "{}", offences.join("\n"));
 }
+
+/// The comment of a line of Rust: everything after the first `//` that is not inside a string
+/// literal (a line-by-line approximation, which is enough for this repository's sources).
+fn comment_of(line: &str) -> Option<&str> {
+    let bytes = line.as_bytes();
+    let mut in_string = false;
+    let mut at = 0;
+    while at < bytes.len() {
+        match bytes[at] {
+            b'\\' if in_string => at += 1,
+            b'\'' if !in_string && bytes.get(at + 2) == Some(&b'\'') => at += 2,
+            b'"' => in_string = !in_string,
+            b'/' if !in_string && bytes.get(at + 1) == Some(&b'/') => return Some(&line[at..]),
+            _ => {}
+        }
+        at += 1;
+    }
+    None
+}
+
+/// Every page a comment cites, with its anchor when it names one, as written (the style is
+/// described in docs/README.md).
+fn doc_citations(comment: &str) -> Vec<String> {
+    let mut citations = Vec::new();
+    for (at, _) in comment.match_indices("docs/") {
+        let before = comment[..at].chars().next_back();
+        if before.is_some_and(|c| c.is_alphanumeric() || matches!(c, '/' | '.' | '_' | '-')) {
+            continue;
+        }
+        let cited: String = comment[at..]
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, '/' | '.' | '#' | '-' | '_'))
+            .collect();
+        citations.push(cited.trim_end_matches('.').to_owned());
+    }
+    citations
+}
+
+/// The anchor GitHub gives a Markdown heading: lowercase, punctuation dropped, spaces as `-`.
+fn heading_anchor(heading: &str) -> String {
+    heading
+        .trim()
+        .to_lowercase()
+        .chars()
+        .filter(|c| c.is_alphanumeric() || matches!(c, ' ' | '-' | '_'))
+        .map(|c| if c == ' ' { '-' } else { c })
+        .collect()
+}
+
+/// Comments cite the repository's own pages by page and heading, never section numbers of a
+/// document outside the repository, and every citation leads somewhere.
+#[test]
+fn comments_cite_docs_that_exist() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let section_sign = '\u{a7}';
+    let mut offences = Vec::new();
+    let mut cited = 0;
+    let files = rust_files(&root.join("src"))
+        .into_iter()
+        .chain(rust_files(&root.join("tests/integration")));
+    for file in files {
+        let text = std::fs::read_to_string(&file).expect("read");
+        let name = file
+            .strip_prefix(root)
+            .expect("listed under the root")
+            .display();
+        for (number, line) in text.lines().enumerate() {
+            let Some(comment) = comment_of(line) else {
+                continue;
+            };
+            let place = format!("{name}:{}", number + 1);
+            if comment.contains(section_sign) {
+                offences.push(format!(
+                    "{place}: cites a section number; cite docs/<page>.md#<heading> instead"
+                ));
+            }
+            for citation in doc_citations(comment) {
+                cited += 1;
+                let (page, anchor) = match citation.split_once('#') {
+                    Some((page, anchor)) => (page, Some(anchor)),
+                    None => (citation.as_str(), None),
+                };
+                let Ok(markdown) = std::fs::read_to_string(root.join(page)) else {
+                    offences.push(format!("{place}: `{citation}`: there is no {page}"));
+                    continue;
+                };
+                if !page.ends_with(".md") {
+                    offences.push(format!("{place}: `{citation}`: not a Markdown page"));
+                }
+                let headings: Vec<String> = markdown
+                    .lines()
+                    .filter(|line| line.starts_with('#'))
+                    .map(|line| heading_anchor(line.trim_start_matches('#')))
+                    .collect();
+                if let Some(anchor) = anchor
+                    && !headings.iter().any(|heading| heading == anchor)
+                {
+                    offences.push(format!(
+                        "{place}: `{citation}`: {page} has no heading with the anchor `{anchor}`"
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        cited > 0,
+        "no comment cites docs/: the citation parser is broken"
+    );
+    assert!(offences.is_empty(), "{}", offences.join("\n"));
+}

@@ -132,7 +132,8 @@ fn graph_staleness_fails_the_check_and_a_missing_index_is_the_ready_baseline() {
     let report = report.json();
     assert_eq!(report["stale_reasons"], json!(["graph_stale"]));
     assert_eq!(report["graph"]["open_question_count"], 1);
-    // Without an index, retrieval answers from a query-time scan: the baseline is ready (§14.9).
+    // Without an index, retrieval answers from a query-time scan: the baseline is ready
+    // (docs/retrieval.md#retrieval-summary).
     assert_eq!(report["retrieval"]["status"], "ready");
 }
 

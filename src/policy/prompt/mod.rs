@@ -1,5 +1,5 @@
-//! The `<epiphany_state>` prompt fragment (`behavior.md` §5): the state projected into a bounded
-//! block of text an agent host injects into the model's context.
+//! The `<epiphany_state>` prompt fragment (docs/projections.md#prompt): the state projected into a
+//! bounded block of text an agent host injects into the model's context.
 //!
 //! Owns the section order, the per-section item limits, the line formats, the omission lines,
 //! the fixed intro and operating-discipline text, and the hard character ceiling. Agent hosts

@@ -92,7 +92,8 @@ impl Section {
     }
 }
 
-/// Every section present in `state`, in §5.2 order, without the parts in `cuts`.
+/// Every section present in `state`, in the order of docs/projections.md#prompt-sections,
+/// without the parts in `cuts`.
 pub(super) fn sections(
     state: &State,
     totals: ListTotals,
@@ -184,7 +185,8 @@ fn focus_ids(state: &State) -> Vec<String> {
     focus
 }
 
-/// An inline id list (§5.5): each id in backticks, joined by `, `.
+/// An inline id list (docs/projections.md#prompt-line-formats): each id in backticks, joined
+/// by `, `.
 pub fn inline_ids(ids: &[String]) -> String {
     ids.iter()
         .map(|id| format!("`{id}`"))
@@ -192,7 +194,8 @@ pub fn inline_ids(ids: &[String]) -> String {
         .join(", ")
 }
 
-/// A code ref as the prompt writes it (§5.5): `` `path:start-end` (symbol: s; note) ``.
+/// A code ref as the prompt writes it (docs/projections.md#prompt-line-formats):
+/// `` `path:start-end` (symbol: s; note) ``.
 pub fn code_ref(r: &CodeRef) -> String {
     let mut out = format!("`{}", slash_key(&r.path));
     match (r.start_line, r.end_line) {

@@ -71,7 +71,8 @@ impl MatchCounts {
     }
 }
 
-/// Finds the architecture node for `path` by the first rule that matches (§7.7).
+/// Finds the architecture node for `path` by the first rule that matches
+/// (docs/drafting.md#node-matching).
 fn match_node(
     nodes: &[GraphNode],
     path: &str,
@@ -171,8 +172,8 @@ pub(super) fn anchor_path(
     id
 }
 
-/// The new frontier (§7.8): the anchored nodes and everything linked to them, the edges that
-/// touch them, and the proposal's paths as dirty.
+/// The new frontier (docs/drafting.md#frontier-expansion): the anchored nodes and everything
+/// linked to them, the edges that touch them, and the proposal's paths as dirty.
 pub(super) fn expand_frontier(
     existing: Option<&GraphFrontier>,
     graphs: &Graphs,

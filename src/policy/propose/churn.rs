@@ -6,7 +6,7 @@ use crate::policy::churn::DiffPressure;
 use crate::policy::churn::diff_pressure_rank;
 use crate::state::model::ChurnState;
 
-/// The churn judgment of §7.10.
+/// The churn judgment (docs/drafting.md#churn-judgment).
 pub(super) fn judge_churn(
     existing: Option<&ChurnState>,
     counts: &MatchCounts,

@@ -1,5 +1,5 @@
-//! `propose` (`behavior.md` §7): verified, evidence-backed observations with code refs become a
-//! candidate graph / frontier / churn patch.
+//! `propose` (docs/drafting.md#propose): verified, evidence-backed observations with code refs
+//! become a candidate graph / frontier / churn patch.
 //!
 //! This file assembles the draft: the proposal observation/evidence pair and the patch. The
 //! steps live beside it, one job each: `select` picks and judges the observations (explicit
@@ -7,8 +7,8 @@
 //! paths on the graph (the four node-matching rules, link closure, incident edges), and
 //! `churn` judges how much the map moved, by match kind. It reads the state and returns a
 //! draft; nothing is written until the draft passes `promote`.
-//! Every failure is one of the messages of §7.2; the one that names the request field
-//! (`observationIds was omitted ...`) names the `--observation` flag instead.
+//! Every failure is one of the errors of docs/drafting.md#propose-steps; the one that names the
+//! request field (`observationIds was omitted ...`) names the `--observation` flag instead.
 
 mod anchor;
 mod churn;
@@ -170,7 +170,7 @@ pub fn path_node_id(path: &str) -> String {
     format!("arch-path-{}", hex12(path.as_bytes()))
 }
 
-/// The fingerprint behind the proposal ids (§7.9).
+/// The fingerprint behind the proposal ids (docs/drafting.md#proposal-records).
 fn proposal_fingerprint(revision: u64, ids: &[String], code_refs: &[CodeRef]) -> String {
     let mut bytes = revision.to_string().into_bytes();
     for part in ids

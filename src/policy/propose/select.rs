@@ -26,7 +26,8 @@ const STOP_WORDS: [&str; 17] = [
     "this", "that", "through", "with",
 ];
 
-/// How strongly a source or evidence kind signals verification (plain substrings, §7.3).
+/// How strongly a source or evidence kind signals verification (plain substrings,
+/// docs/drafting.md#scores).
 pub(super) fn signal_kind_weight(kind: &str) -> usize {
     let kind = kind.trim().to_ascii_lowercase();
     let has = |needles: &[&str]| needles.iter().any(|needle| kind.contains(needle));
@@ -59,7 +60,8 @@ fn find_evidence<'a>(state: &'a State, id: &str) -> Option<&'a EvidenceRecord> {
     state.recent_evidence.iter().find(|e| e.id == id)
 }
 
-/// The code-ref paths the graph already pays attention to (§7.4 step 1), as slash-keys.
+/// The code-ref paths the graph already pays attention to, as slash-keys: the focus score of
+/// docs/drafting.md#scores.
 #[derive(Debug, Default)]
 struct Focus {
     pub(super) dirty: HashSet<String>,
@@ -109,7 +111,7 @@ pub(super) struct Candidate<'a> {
     pub(super) path_keys: Vec<String>,
 }
 
-/// Picks the strongest coherent path cluster (§7.4): at most
+/// Picks the strongest coherent path cluster (docs/drafting.md#auto-selection): at most
 /// [`AUTO_OBSERVATION_SELECTION_LIMIT`] ids sharing a path with the best candidate, newest
 /// first.
 pub(super) fn auto_select(state: &State) -> Result<Vec<String>, String> {
@@ -164,7 +166,8 @@ pub(super) fn auto_select(state: &State) -> Result<Vec<String>, String> {
     Ok(cluster.iter().map(|c| c.id.to_owned()).collect())
 }
 
-/// Looks the ids up, in order; each must exist and be accepted (§7.2 step 2).
+/// Looks the ids up, in order; each must exist and be accepted (docs/drafting.md#propose-steps,
+/// step 2).
 pub(super) fn resolve<'a>(
     state: &'a State,
     ids: &[String],
@@ -187,7 +190,7 @@ pub(super) fn resolve<'a>(
         .collect()
 }
 
-/// What the selected observations amount to (§7.5).
+/// What the selected observations amount to (docs/drafting.md#selection-quality).
 pub(super) struct Selection<'a> {
     pub(super) count: usize,
     pub(super) primary: &'a Observation,
@@ -266,7 +269,8 @@ impl<'a> Selection<'a> {
         })
     }
 
-    /// The `selection_summary` of §7.5, given the number of unique code paths.
+    /// The selection summary (docs/drafting.md#selection-quality), given the number of unique
+    /// code paths.
     pub(super) fn summary(&self, path_count: usize) -> String {
         let kinds = if self.source_kinds.is_empty() {
             "unknown sources".to_owned()
@@ -281,8 +285,8 @@ impl<'a> Selection<'a> {
     }
 }
 
-/// Adds the semantic terms of `text` (§3.3): ASCII-alphanumeric runs of 3 bytes or more,
-/// lowercased, without stop-words, each once.
+/// Adds the semantic terms of `text` (docs/drafting.md#semantic-terms): ASCII-alphanumeric runs of
+/// 3 bytes or more, lowercased, without stop-words, each once.
 pub(super) fn add_terms(terms: &mut Vec<String>, text: &str) {
     uniq_append(
         terms,

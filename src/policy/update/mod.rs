@@ -1,5 +1,5 @@
-//! The rules of the one write path (`behavior.md` §9): whether a patch may be applied to a
-//! state, and every reason it may not. Applying it is `state::fold`'s job.
+//! The rules of the one write path (docs/writes.md#the-write-path): whether a patch may be applied
+//! to a state, and every reason it may not. Applying it is `state::fold`'s job.
 //!
 //! Deliberate change from the original: a reason is reported once even when two rules produce
 //! it (the original listed a checkpoint's missing evidence twice).
@@ -63,8 +63,9 @@ impl std::fmt::Display for UpdateRefusal {
     }
 }
 
-/// Decides whether `patch` may be applied to `state` (§9.2 steps 1–4). `ids` answers which
-/// observation and evidence ids the store holds (the state's lists may be cut short).
+/// Decides whether `patch` may be applied to `state` (docs/writes.md#the-write-path, steps 4–6).
+/// `ids` answers which observation and evidence ids the store holds (the state's lists may be cut
+/// short).
 pub fn check_update(
     state: &State,
     ids: &dyn RecordIds,
@@ -90,7 +91,7 @@ pub fn check_update(
     }
 }
 
-/// Every validation reason of §9.3, in order, each reported once.
+/// Every validation reason of docs/writes.md#update-checks, in order, each reported once.
 pub fn update_validation_errors(state: &State, ids: &dyn RecordIds, patch: &Patch) -> Vec<String> {
     let mut reasons = Reasons::default();
     let patch_evidence: HashSet<&str> = patch

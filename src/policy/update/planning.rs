@@ -1,6 +1,6 @@
-//! The planning rules of a write (`behavior.md` §9): required fields of captures, backlog items,
-//! roadmap streams and objective drafts, unique ids, and references that resolve within the
-//! planning state.
+//! The planning rules of a write (docs/writes.md#planning-rules): required fields of captures,
+//! backlog items, roadmap streams and objective drafts, unique ids, and references that resolve
+//! within the planning state.
 
 use std::collections::HashSet;
 

@@ -41,10 +41,10 @@ pub fn state_problems(state: &State) -> Vec<String> {
     reasons.0
 }
 
-/// Problems of the state's replaceable fields: the §3.4 validator over subgoals, invariants,
-/// graphs, frontier and checkpoints, and the planning rules. Cheap next to
-/// [`state_problems`]: it does not walk observations or evidence; `has_evidence` answers
-/// whether an evidence id exists.
+/// Problems of the state's replaceable fields: the structural validator
+/// (docs/writes.md#structural-validator) over subgoals, invariants, graphs, frontier and
+/// checkpoints, and the planning rules. Cheap next to [`state_problems`]: it does not walk
+/// observations or evidence; `has_evidence` answers whether an evidence id exists.
 pub fn structure_problems(state: &State, has_evidence: &dyn Fn(&str) -> bool) -> Vec<String> {
     let mut reasons = Reasons(structural_errors(&Replacements {
         active_subgoal_id: state.active_subgoal_id.as_deref(),

@@ -1,4 +1,4 @@
-//! The typed state: every record the store keeps, exactly as `behavior.md` §2 spells it.
+//! The typed state: every record the store keeps (docs/state.md).
 //!
 //! Owns the shape of the state and its serde rules (snake_case names, which fields are
 //! required, which are omitted when empty). It holds no behaviour beyond emptiness tests the

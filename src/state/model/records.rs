@@ -36,7 +36,7 @@ pub struct Invariant {
     pub rationale: Option<String>,
 }
 
-/// The retrieval index summary (§14.9); filled only in views.
+/// The retrieval index summary (docs/retrieval.md#retrieval-summary); filled only in views.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct RetrievalState {
     /// The indexed root.
