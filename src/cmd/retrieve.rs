@@ -175,6 +175,20 @@ fn state_hits(store: &Store, query: &str, limit: usize) -> Result<Vec<Hit>> {
         .collect())
 }
 
+/// The files the map's nodes and edges that match `query` cite, best first; none when the
+/// head does not load (the code search does not depend on the map).
+fn map_citations(store: &Store, query: &str) -> Vec<String> {
+    let Ok(head) = store.head_with_newest(0) else {
+        return Vec::new();
+    };
+    let Ok(graphs) = serde_json::to_value(&head.state.graphs) else {
+        return Vec::new();
+    };
+    let state = serde_json::json!({ "graphs": graphs });
+    let docs = search::state::state_docs(&state, head.state.revision, &[]);
+    search::state::map_citations(&docs, query).unwrap_or_default()
+}
+
 /// Runs `retrieve`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let Args {
@@ -200,7 +214,10 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         ModeArg::Lexical => retrieve::Mode::Lexical,
         ModeArg::Semantic => retrieve::Mode::Semantic,
     };
-    let request = Request::new(&query.join(" "), Some(*limit), prefixes.kept, mode)?;
+    let mut request = Request::new(&query.join(" "), Some(*limit), prefixes.kept, mode)?;
+    if let (Some(store), ScopeArg::Code | ScopeArg::All) = (&store, scope) {
+        request = request.with_cited(map_citations(store, &query.join(" ")));
+    }
     let cache_dir = store.as_ref().map(Store::cache_dir);
     let answer = retrieve::retrieve(root, cache_dir.as_deref(), &request, ctx.now.as_second())?;
     let dirty = answer.index.dirty_paths.len();

@@ -43,11 +43,11 @@ pub struct Chunk<'a> {
 pub fn line_ranges(text: &str) -> Vec<Range<usize>> {
     let mut ranges = Vec::new();
     let mut start = 0;
-    for (offset, byte) in text.bytes().enumerate() {
-        if byte == b'\n' {
-            ranges.push(start..trim_cr(text, start, offset));
-            start = offset + 1;
-        }
+    // `find` of a `char` runs memchr.
+    while let Some(found) = text[start..].find('\n') {
+        let offset = start + found;
+        ranges.push(start..trim_cr(text, start, offset));
+        start = offset + 1;
     }
     if start < text.len() {
         ranges.push(start..trim_cr(text, start, text.len()));

@@ -33,6 +33,7 @@ pub mod rank;
 pub mod retrieve;
 pub mod semantic;
 pub mod state;
+pub mod stream;
 pub mod symbols;
 pub mod tokenize;
 pub mod vectors;

@@ -228,6 +228,14 @@ impl FileChunks {
     }
 }
 
+/// A file's score from its scored chunks (already times the file's weight): its best chunk
+/// plus [`RUNNER_UP_WEIGHT`] of its best chunk that does not overlap that one, with the best
+/// chunk's lines; `None` without chunks. The one aggregation of the index and of a
+/// query-time stream ([`crate::search::stream`]).
+pub fn file_score(chunks: Vec<FileScore>) -> Option<FileScore> {
+    FileChunks { chunks }.file_score()
+}
+
 /// Every matching file with a positive weight, with its score and best chunk, in no
 /// particular order.
 /// `statistics` supplies the BM25 document frequencies (another index's, so that scores of a

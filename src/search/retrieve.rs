@@ -35,6 +35,7 @@ use crate::search::manifest;
 use crate::search::manifest::Manifest;
 use crate::search::rank;
 use crate::search::semantic::Semantic;
+use crate::search::stream;
 use crate::search::symbols;
 use crate::search::tokenize;
 use crate::search::tokenize::QueryTerm;
@@ -77,6 +78,13 @@ pub const RRF_K: f32 = 10.0;
 /// 0.707; weight 1 for any query with a code span or identifier: 0.551 / 0.678 / 0.694).
 pub const EXACT_WEIGHT: f32 = 1.0;
 
+/// Weight of the cited list in hybrid fusion ([`Request::with_cited`]): files that the
+/// records matching the query cite (the map's nodes and edges) join the ranking by reciprocal
+/// rank at half the weight of the lexical list, so the first cited file ranks with the
+/// lexical list's eleventh and a file cited and found lexically moves up; a question phrased
+/// in the records' words finds the code they point at even when it shares no word with it.
+pub const CITED_WEIGHT: f32 = 0.5;
+
 /// Whether a query is an identifier lookup rather than a question in prose: one word, or a
 /// code span alone, or two words of which one is spelled as code (`camelCase`,
 /// `snake_case`, `Type::method`).
@@ -107,12 +115,20 @@ pub struct Request {
     prefixes: Vec<String>,
     mode: Mode,
     tests_wanted: bool,
+    cited: Vec<String>,
 }
 
 impl Request {
     /// The most results to return.
     pub fn limit(&self) -> usize {
         self.limit
+    }
+
+    /// Files that records about the code cite for this query, best first (see
+    /// [`CITED_WEIGHT`]); hybrid mode fuses them into its ranking.
+    pub fn with_cited(mut self, paths: Vec<String>) -> Request {
+        self.cited = paths;
+        self
     }
 
     /// Validates a query (docs/retrieval.md#request-validation): the trimmed query must not be
@@ -137,6 +153,7 @@ impl Request {
             limit: limit.unwrap_or(DEFAULT_LIMIT).clamp(1, MAX_LIMIT),
             prefixes,
             mode,
+            cited: Vec::new(),
         })
     }
 }
@@ -273,7 +290,7 @@ pub fn retrieve(
     // the manifest marked stale when there is one (docs/retrieval.md#retrieval-summary), the scan's
     // own otherwise.
     let scan = |manifest: Option<&Manifest>| -> Result<(Option<ChunkSearch>, RetrievalState)> {
-        let found = scan_if(root, &listing, request, &queries, &terms)?;
+        let found = scan_if(root, &listing, request, &queries, &terms, &identifiers);
         let state = match manifest {
             Some(manifest) => {
                 super::manifest_summary(root, manifest, RetrievalStatus::Stale, Vec::new())
@@ -446,6 +463,20 @@ fn rank_files<'a>(
                     *fused.entry(path).or_default() += reciprocal(rank, EXACT_WEIGHT);
                 }
             }
+            let cited = request
+                .cited
+                .iter()
+                .filter(|path| exact::in_scope(&request.prefixes, path))
+                .filter_map(|path| {
+                    let at = listing
+                        .files
+                        .binary_search_by(|file| file.path.as_str().cmp(path))
+                        .ok()?;
+                    Some(listing.files[at].path.as_str())
+                });
+            for (rank, path) in cited.enumerate() {
+                *fused.entry(path).or_default() += reciprocal(rank, CITED_WEIGHT);
+            }
             fused.into_iter().collect()
         }
     };
@@ -612,91 +643,48 @@ fn search_index(
     Ok((Some(found), state))
 }
 
-/// Reads the files in scope that can match and searches them in memory (no usable index).
-/// A file whose path and contents hold none of the query's term stems (case-insensitively, as
-/// bytes) cannot score, so it is neither decoded nor tokenized: a scan costs about a `grep` of the tree plus
-/// the indexing of the files that match. BM25 statistics are those of the matching files.
+/// Streams the files in scope and ranks what matched (no usable index; [`stream`]): a scan
+/// costs about a `grep` of the tree plus the tokenizing of the lines that match.
 fn scan_if(
     root: &Path,
     listing: &Listing,
     request: &Request,
     queries: &Queries,
     terms: &[QueryTerm],
-) -> Result<Option<ChunkSearch>> {
+    identifiers: &[String],
+) -> Option<ChunkSearch> {
     if !queries.wanted() {
-        return Ok(None);
+        return None;
     }
-    let filter = prefilter(terms);
     let in_scope: Vec<&walk::FileStat> = listing
         .files
         .iter()
         .filter(|stat| exact::in_scope(&request.prefixes, &stat.path))
         .collect();
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let per_thread = in_scope.len().div_ceil(threads).max(1);
-    let filter = filter.as_ref();
-    let files: Vec<(String, String)> = std::thread::scope(|scope| {
-        let parts: Vec<_> = in_scope
-            .chunks(per_thread)
-            .map(|part| {
-                scope.spawn(move || {
-                    part.iter()
-                        .filter_map(|stat| {
-                            if stat.size_bytes > walk::max_bytes(&stat.path) {
-                                return None;
-                            }
-                            let bytes = std::fs::read(root.join(&stat.path)).ok()?;
-                            let hopeless = |filter: &regex::bytes::Regex| {
-                                !filter.is_match(stat.path.as_bytes()) && !filter.is_match(&bytes)
-                            };
-                            if filter.is_some_and(hopeless) {
-                                return None;
-                            }
-                            let text = walk::text_of(&stat.path, bytes).ok()?;
-                            Some((stat.path.clone(), text))
-                        })
-                        .collect::<Vec<_>>()
-                })
-            })
-            .collect();
-        parts
-            .into_iter()
-            .flat_map(|part| part.join().unwrap_or_default())
-            .collect()
-    });
-    let scanned_files = in_scope
-        .iter()
-        .filter(|stat| stat.size_bytes <= walk::max_bytes(&stat.path))
-        .count();
-    let mut found = search_in_memory(files, queries, request.tests_wanted)?;
-    found.scanned_files = scanned_files;
-    Ok(Some(found))
-}
-
-/// A case-insensitive byte pattern that every file able to match `terms` contains: any of
-/// the terms' parts, cut before a stemmer's `i` (`happi` for "happy"). `None` matches all.
-fn prefilter(terms: &[QueryTerm]) -> Option<regex::bytes::Regex> {
-    let mut parts: Vec<String> = terms
-        .iter()
-        .flat_map(|term| term.text.split('_'))
-        .filter(|part| !part.is_empty())
-        .map(|part| {
-            let part = part
-                .strip_suffix('i')
-                .filter(|rest| !rest.is_empty())
-                .unwrap_or(part);
-            regex::escape(part)
-        })
-        .collect();
-    parts.sort();
-    parts.dedup();
-    if parts.is_empty() {
-        return None;
-    }
-    regex::bytes::RegexBuilder::new(&parts.join("|"))
-        .case_insensitive(true)
-        .build()
-        .ok()
+    let streamed = stream::search(
+        root,
+        &in_scope,
+        stream::Query {
+            terms,
+            identifiers,
+            text: queries.text.is_some(),
+            definitions: queries.definitions.is_some(),
+            tests_wanted: request.tests_wanted,
+        },
+    );
+    let path_of = |file: &rank::FileScore| {
+        usize::try_from(file.file_id)
+            .ok()
+            .and_then(|index| in_scope.get(index))
+            .map(|stat| candidate(&stat.path, file))
+    };
+    Some(ChunkSearch {
+        candidates: streamed.text.iter().filter_map(path_of).collect(),
+        definitions: streamed.definitions.iter().filter_map(path_of).collect(),
+        chunk_count: streamed.chunk_count,
+        scanned_files: streamed.scanned_files,
+        ..ChunkSearch::default()
+    })
 }
 
 /// The summary of a query-time scan, or the baseline when no scan was needed.
@@ -705,31 +693,6 @@ fn scan_summary(root: &Path, found: &Option<ChunkSearch>, now: i64) -> Retrieval
         Some(found) => super::query_time_summary(root, found.scanned_files, found.chunk_count, now),
         None => super::baseline_summary(root),
     }
-}
-
-/// Indexes `files` in memory and searches them.
-fn search_in_memory(
-    files: Vec<(String, String)>,
-    queries: &Queries,
-    tests_wanted: bool,
-) -> Result<ChunkSearch> {
-    let memory = index::in_memory(&files)?;
-    let searcher = index::searcher(&memory.index)?;
-    let weights: Arc<[f32]> = files
-        .iter()
-        .map(|(path, _)| rank::prior(path, tests_wanted))
-        .collect();
-    let mut found = ChunkSearch::default();
-    let path_of = |file_id: u64| {
-        usize::try_from(file_id)
-            .ok()
-            .and_then(|id| files.get(id))
-            .map(|(path, _)| path.clone())
-    };
-    found.run(&searcher, &searcher, queries, &weights, &path_of)?;
-    found.texts = files.into_iter().collect();
-    found.chunk_count = memory.chunk_count;
-    Ok(found)
 }
 
 fn candidate(path: &str, file: &rank::FileScore) -> Candidate {

@@ -215,6 +215,29 @@ pub fn search(docs: &[StateDoc], query: &str, limit: usize) -> Result<Vec<StateH
     Ok(hits)
 }
 
+/// Map records (graph nodes, edges and links) consulted for [`map_citations`].
+pub const MAP_RECORDS: usize = 10;
+
+/// The files cited by the map's records as they are now (graph nodes, edges and links: kinds
+/// under `graphs.`) that match `query`, best record first, each file once: what a question
+/// phrased in the map's words points at.
+pub fn map_citations(docs: &[StateDoc], query: &str) -> Result<Vec<String>> {
+    let map: Vec<StateDoc> = docs
+        .iter()
+        .filter(|doc| doc.kind.starts_with("graphs.") && doc.status == "current")
+        .cloned()
+        .collect();
+    let mut cited: Vec<String> = Vec::new();
+    for found in search(&map, query, MAP_RECORDS)? {
+        for path in found.doc.paths {
+            if !cited.contains(&path) {
+                cited.push(path);
+            }
+        }
+    }
+    Ok(cited)
+}
+
 /// Longest excerpt of a state record, in characters.
 const EXCERPT_CHARS: usize = 400;
 

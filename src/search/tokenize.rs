@@ -89,6 +89,21 @@ pub fn analyzer() -> TextAnalyzer {
         .build()
 }
 
+/// The analyzer's tokens before stemming: the same tokens, one for one, lowercased. With
+/// [`stem`], what a scan uses to stem only the tokens that can be a query term.
+pub fn unstemmed_analyzer() -> TextAnalyzer {
+    TextAnalyzer::builder(CodeTokenizer::default())
+        .filter(LowerCaser)
+        .build()
+}
+
+/// The stemmer of [`analyzer`] applied to one lowercased token of [`unstemmed_analyzer`].
+pub fn stemmer() -> TextAnalyzer {
+    TextAnalyzer::builder(tantivy::tokenizer::RawTokenizer::default())
+        .filter(Stemmer::new(Language::English))
+        .build()
+}
+
 /// The analyzed terms of `text`, in order, with repetitions.
 pub fn tokens(analyzer: &mut TextAnalyzer, text: &str) -> Vec<String> {
     let mut out = Vec::new();
@@ -378,6 +393,17 @@ mod tests {
             out.push(stream.token().text.clone());
         }
         out
+    }
+
+    #[test]
+    fn unstemmed_tokens_stem_to_the_analyzers() {
+        let text = "fn validatePatch(HTTPServer, max-depth, dependencies_resolved) // happy";
+        let mut stemmer = stemmer();
+        let stemmed: Vec<String> = tokens(&mut unstemmed_analyzer(), text)
+            .iter()
+            .flat_map(|token| tokens(&mut stemmer, token))
+            .collect();
+        assert_eq!(stemmed, tokens(&mut analyzer(), text));
     }
 
     #[test]

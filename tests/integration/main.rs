@@ -15,5 +15,6 @@ mod test_retrieve;
 mod test_schema;
 mod test_store;
 mod test_store_faults;
+mod test_stream;
 mod test_truth;
 mod test_views;

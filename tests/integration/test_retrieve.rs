@@ -936,3 +936,53 @@ fn scope_state_finds_a_rolled_back_observation() {
     let output = plain.run(&["retrieve", "--scope", "state", "anything"]);
     assert_eq!(output.code, 2, "{output}");
 }
+
+/// Issue 13, item 7: the map's words boost the code the map cites. A question phrased in a
+/// node's words finds the file the node cites, though the file shares no word with it; a
+/// file that matches lexically still ranks first.
+#[test]
+fn the_maps_words_find_the_code_the_map_cites() {
+    let env = TestEnv::new();
+    repository(&env);
+    env.write(
+        "src/throttle.rs",
+        "pub fn pace(tokens: u32) -> Duration {\n    Duration::from_millis(u64::from(tokens) * 10)\n}\n",
+    );
+    env.write(
+        "src/outbox.rs",
+        "/// Queues outgoing messages; bursts are sent as they come.\npub fn enqueue(message: Message) {}\n",
+    );
+    env.ok(&["index"]);
+    let query = "where are outgoing bursts smoothed";
+    let before = env.json(&["retrieve", query]);
+    assert!(
+        !paths(&before).contains(&"src/throttle.rs".to_owned()),
+        "{before}"
+    );
+    env.update(&json!({"upsert": {"architecture_nodes": [{
+        "id": "burst-smoother", "title": "Burst smoother",
+        "purpose": "smooths outgoing bursts of requests before they reach the network",
+        "code_refs": [{"path": "src/throttle.rs"}]
+    }]}}));
+    for args in [
+        vec!["retrieve", query],
+        vec!["retrieve", "--scope", "all", query],
+    ] {
+        let after = env.json(&args);
+        let found: Vec<String> = ranked(&after)
+            .into_iter()
+            .filter(|(kind, _)| kind != "state_record")
+            .map(|(_, path)| path)
+            .collect();
+        assert_eq!(found[0], "src/outbox.rs", "{after}");
+        assert!(
+            found[..3].contains(&"src/throttle.rs".to_owned()),
+            "{after}"
+        );
+    }
+    let unrelated = env.json(&["retrieve", "render frame"]);
+    assert!(
+        !paths(&unrelated).contains(&"src/throttle.rs".to_owned()),
+        "{unrelated}"
+    );
+}
