@@ -94,19 +94,10 @@ fn walk(kind: &str, id: &str, value: &Value, revision: u64, status: &str, out: &
                 }
             }
         }
-        Value::Object(fields) if kind == "graphs" => {
-            for (name, nested) in fields {
-                walk(
-                    &format!("{kind}.{name}"),
-                    name,
-                    nested,
-                    revision,
-                    status,
-                    out,
-                );
-            }
-        }
-        Value::Object(fields) if kind.starts_with("graphs.") && fields.get("id").is_none() => {
+        // The graphs and their node/edge/link lists: walk down to the records.
+        Value::Object(fields)
+            if kind == "graphs" || (kind.starts_with("graphs.") && fields.get("id").is_none()) =>
+        {
             for (name, nested) in fields {
                 walk(
                     &format!("{kind}.{name}"),

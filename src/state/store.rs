@@ -181,16 +181,16 @@ struct KnownIds {
     evidence: HashSet<String>,
 }
 
+/// Whether the sorted list `ids` holds `id`.
+fn sorted_contains(ids: &[String], id: &str) -> bool {
+    ids.binary_search_by(|probe| probe.as_str().cmp(id)).is_ok()
+}
+
 impl RecordIds for Head {
     fn has_observation(&self, id: &str) -> bool {
         match &self.ids {
             Some(ids) => {
-                ids.observations.contains(id)
-                    || ids
-                        .stored
-                        .observations
-                        .binary_search_by(|o| o.as_str().cmp(id))
-                        .is_ok()
+                ids.observations.contains(id) || sorted_contains(&ids.stored.observations, id)
             }
             None => self.state.has_observation(id),
         }
@@ -198,14 +198,7 @@ impl RecordIds for Head {
 
     fn has_evidence(&self, id: &str) -> bool {
         match &self.ids {
-            Some(ids) => {
-                ids.evidence.contains(id)
-                    || ids
-                        .stored
-                        .evidence
-                        .binary_search_by(|e| e.as_str().cmp(id))
-                        .is_ok()
-            }
+            Some(ids) => ids.evidence.contains(id) || sorted_contains(&ids.stored.evidence, id),
             None => self.state.has_evidence(id),
         }
     }
