@@ -735,7 +735,11 @@ fn hits(
             .collect();
         parts
             .into_iter()
-            .flat_map(|part| part.join().unwrap_or_default())
+            // A panic in a worker is a bug: raise it here rather than drop that part's hits.
+            .flat_map(|part| {
+                part.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
             .collect()
     })
 }
