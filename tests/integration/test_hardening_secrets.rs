@@ -12,6 +12,7 @@ use serde_json::json;
 use sha2::Digest;
 
 use crate::common::Output;
+use crate::common::PASSING_VERIFIER;
 use crate::common::TestEnv;
 use crate::common::observation_patch;
 
@@ -819,17 +820,9 @@ fn duplicate_json_keys_are_refused_naming_key_and_path() {
             .contains("  - duplicate key `objective` in the top-level object"),
         "{output}"
     );
+    let promote: Vec<&str> = std::iter::once("--json").chain(PASSING_VERIFIER).collect();
     let envelope = env.run_with_stdin(
-        &[
-            "--json",
-            "promote",
-            "--verifier-kind",
-            "test",
-            "--verifier-status",
-            "pass",
-            "--verifier-summary",
-            "ok",
-        ],
+        &promote,
         r#"{"expected_revision": 0, "patch": {"objective": "a"}, "patch": {"objective": "b"}}"#,
     );
     assert_eq!(envelope.code, 2, "{envelope}");
