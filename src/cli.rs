@@ -21,6 +21,7 @@ use crate::state::store::DEFAULT_SNAPSHOT_EVERY;
 use crate::state::store::Store;
 use crate::state::store::Transaction;
 use crate::state::store::WriteOptions;
+use crate::state::store::WriteScope;
 use crate::state::store::WriteStamp;
 use crate::ui::Ui;
 
@@ -194,8 +195,8 @@ impl Ctx {
     }
 
     /// Takes the store's write lock and reads its head: the start of every write.
-    pub fn begin<'s>(&self, store: &'s Store) -> Result<Transaction<'s>> {
-        store.begin(&self.write_options())
+    pub fn begin<'s>(&self, store: &'s Store, scope: WriteScope) -> Result<Transaction<'s>> {
+        store.begin(&self.write_options(), scope)
     }
 
     /// How this process writes: the lock wait and the snapshot cadence.

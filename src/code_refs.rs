@@ -19,6 +19,7 @@ use std::path::PathBuf;
 
 use crate::cli::Ctx;
 use crate::policy::code_ref::CitedFile;
+use crate::policy::code_ref::RefOwner;
 use crate::policy::code_ref::code_ref_key;
 use crate::policy::code_ref::escape_reason;
 use crate::policy::code_ref::format_code_ref;
@@ -118,7 +119,9 @@ impl Stat {
 }
 
 /// Checks, resolves and marks every code reference and frontier dirty path of `patch` against
-/// the work tree, in place. References and dirty paths already in `state` pass unchanged.
+/// the work tree, in place. A reference the patch restates on the graphs or the checkpoint that
+/// `state` already holds there, and a dirty path already on the frontier, pass unchanged; the
+/// references of new observations and evidence are new claims and are always checked.
 pub fn audit_patch_refs(
     resolver: &Resolver,
     state: &State,
@@ -127,12 +130,22 @@ pub fn audit_patch_refs(
 ) -> RefAudit {
     let mut audit = RefAudit::default();
     let mut refs = patch_code_refs_mut(patch);
+    let is_new_claim = |owner: &RefOwner| {
+        matches!(
+            owner,
+            RefOwner::Observation { .. } | RefOwner::Evidence { .. }
+        )
+    };
     if !refs.is_empty() {
-        let mut known: HashSet<(String, bool)> = HashSet::new();
-        visit_state_code_refs(state, |_, r| {
-            known.insert((code_ref_key(r), r.planned));
-        });
-        refs.retain(|(_, r)| !known.contains(&(code_ref_key(r), r.planned)));
+        if refs.iter().any(|(owner, _)| !is_new_claim(owner)) {
+            let mut known: HashSet<(String, bool)> = HashSet::new();
+            visit_state_code_refs(state, |_, r| {
+                known.insert((code_ref_key(r), r.planned));
+            });
+            refs.retain(|(owner, r)| {
+                is_new_claim(owner) || !known.contains(&(code_ref_key(r), r.planned))
+            });
+        }
         let labelled = refs
             .into_iter()
             .map(|(owner, code_ref)| (format!("on {owner}"), code_ref))

@@ -21,6 +21,7 @@ use crate::state::rollout::Source;
 use crate::state::store::Draft;
 use crate::state::store::Payload;
 use crate::state::store::Revision;
+use crate::state::store::WriteScope;
 
 /// Write a new revision whose state equals an earlier revision's.
 ///
@@ -49,7 +50,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         expected_revision,
     } = args;
     let store = ctx.store()?;
-    let mut tx = ctx.begin(&store)?;
+    let mut tx = ctx.begin(&store, WriteScope::Whole)?;
     let head_revision = tx.head().state.revision;
     if let Some(expected) = expected_revision.filter(|e| *e != head_revision) {
         return Err(Failure::conflict(format!(

@@ -11,6 +11,7 @@ use crate::cli::Status;
 use crate::mcp::Tool;
 use crate::state::fs;
 use crate::state::rollout;
+use crate::state::snapshot::Parts;
 use crate::state::snapshot::SnapshotFile;
 
 /// Print a `.epiphany/` file as readable text (a git textconv filter).
@@ -33,7 +34,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let Args { file } = args;
     let path = ctx.cwd.join(file);
     let text = match SnapshotFile::open(&path).and_then(|file| {
-        let loaded = file.load(None, false, false)?;
+        let loaded = file.load(Parts::WHOLE)?;
         Ok((file.header.records, loaded.state))
     }) {
         Ok((records, state)) => format!(

@@ -36,6 +36,7 @@ use crate::state::store::Draft;
 use crate::state::store::Head;
 use crate::state::store::Payload;
 use crate::state::store::Store;
+use crate::state::store::WriteScope;
 use crate::ui::Report;
 
 /// Validate and apply one patch: the one write path.
@@ -50,8 +51,9 @@ use crate::ui::Report;
 /// from the repository root (or, failing that, from the current directory) and stored
 /// relative to the root; the file must exist (unless `--allow-missing-paths`); lines count
 /// from 1, `start_line` ≤ `end_line` ≤ the file's line count; a `symbol` must occur in the
-/// file, inside the range when there is one. References already in the state are not checked
-/// again.
+/// file, inside the range when there is one. A graph or checkpoint reference the state already
+/// holds is not checked again when a patch restates it; new observations and evidence are new
+/// claims, so their references are always checked.
 ///
 /// Patch fields (snake_case): replaced when present — objective, active_subgoal_id, subgoals,
 /// invariants, graphs, graph_frontier, graph_checkpoint, scratch, investigation_checkpoint,
@@ -218,7 +220,12 @@ pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<Patch
     let mut patch = redact_serialized(patch, &mut found).map_err(redaction_failure)?;
     let turn_id = turn_id.map(|turn_id| redact_text(&turn_id, &mut found).unwrap_or(turn_id));
     let redactions = redactions(found);
-    let mut tx = ctx.begin(store)?;
+    let structural = patch.has_state_replacements();
+    let scope = match structural {
+        true => WriteScope::Whole,
+        false => WriteScope::Appends,
+    };
+    let mut tx = ctx.begin(store, scope)?;
     let resolver = Resolver::new(store.root(), &ctx.cwd, false);
     let audit = audit_patch_refs(&resolver, &tx.head().state, &mut patch, allow_missing_paths);
     with_ref_problems(
@@ -226,7 +233,6 @@ pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<Patch
         audit.problems,
     )
     .map_err(refusal_error)?;
-    let structural = patch.has_state_replacements();
     let problems = |head: &Head| structure_problems(&head.state, &|id| head.has_evidence(id));
     let before = structural.then(|| problems(tx.head()));
     tx.stage(

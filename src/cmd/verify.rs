@@ -22,6 +22,7 @@ use crate::state::fold::Base;
 use crate::state::fold::Fold;
 use crate::state::fold::Folded;
 use crate::state::fold::Writers;
+use crate::state::snapshot::Parts;
 use crate::state::snapshot::SnapshotFile;
 use crate::state::store::History;
 use crate::ui::Report;
@@ -283,7 +284,10 @@ fn check_snapshots(
         };
         let loaded = SnapshotFile::open(&path).and_then(|file| {
             let order = file.order()?;
-            let loaded = file.load(None, true, false)?;
+            let loaded = file.load(Parts {
+                writers: true,
+                ..Parts::WHOLE
+            })?;
             Ok((file.header.records, order, loaded))
         });
         let (records, order, loaded) = match loaded {

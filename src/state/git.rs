@@ -153,7 +153,7 @@ pub fn work_tree_changes(
     };
 
     let mut changes = WorkTreeChanges::default();
-    let mut options = diff_options(&prefix);
+    let mut options = diff_options(&prefix, exclude);
     options.include_untracked(true).recurse_untracked_dirs(true);
     let uncommitted = repo
         .diff_tree_to_workdir_with_index(head_tree.as_ref(), Some(&mut options))
@@ -172,7 +172,7 @@ pub fn work_tree_changes(
             .diff_tree_to_tree(
                 Some(&tree),
                 head_tree.as_ref(),
-                Some(&mut diff_options(&prefix)),
+                Some(&mut diff_options(&prefix, exclude)),
             )
             .with_context(context)?;
         let mut paths = changed_paths(committed, &prefix, exclude, &mut changes.renames)?;
@@ -182,11 +182,18 @@ pub fn work_tree_changes(
     Ok(Some(changes))
 }
 
-fn diff_options(prefix: &Path) -> DiffOptions {
+/// A diff of `prefix` (the whole tree when empty) without `exclude` (relative to `prefix`):
+/// libgit2 takes the first pattern that matches, and a leading `!` excludes, so the excluded
+/// directory's files are never hashed.
+fn diff_options(prefix: &Path, exclude: &Path) -> DiffOptions {
     let mut options = DiffOptions::new();
-    if !prefix.as_os_str().is_empty() {
-        options.pathspec(prefix);
-    }
+    let mut excluded = std::ffi::OsString::from("!");
+    excluded.push(prefix.join(exclude));
+    options.pathspec(excluded);
+    match prefix.as_os_str().is_empty() {
+        true => options.pathspec("*"),
+        false => options.pathspec(prefix),
+    };
     options
 }
 

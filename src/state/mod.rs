@@ -12,6 +12,7 @@ pub mod order;
 pub mod patch;
 pub mod paths;
 pub mod rollout;
+pub mod segments;
 pub mod snapshot;
 pub mod store;
 pub mod walk;

@@ -86,12 +86,13 @@ pub struct Record {
     pub git_head: Option<String>,
     /// The state fields it changes.
     pub changed_fields: Vec<ChangedField>,
-    /// The patch, as given (absent for a rollback).
+    /// The patch, as given (absent for a rollback). Boxed, like `restore`, so that a record
+    /// is a few words: a replay moves thousands of them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub patch: Option<Patch>,
+    pub patch: Option<Box<Patch>>,
     /// The restored state, for a rollback.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub restore: Option<Restore>,
+    pub restore: Option<Box<Restore>>,
 }
 
 /// What a record says about itself, without its patch or restored state: what `log` lists.
@@ -187,8 +188,8 @@ impl Record {
             turn_id: body.turn_id.map(str::to_owned),
             git_head: body.git_head.map(str::to_owned),
             changed_fields: body.changed_fields.to_vec(),
-            patch: body.patch.cloned(),
-            restore: body.restore.cloned(),
+            patch: body.patch.cloned().map(Box::new),
+            restore: body.restore.cloned().map(Box::new),
         };
         (record, line)
     }
@@ -202,8 +203,8 @@ impl Record {
             turn_id: self.turn_id.as_deref(),
             git_head: self.git_head.as_deref(),
             changed_fields: &self.changed_fields,
-            patch: self.patch.as_ref(),
-            restore: self.restore.as_ref(),
+            patch: self.patch.as_deref(),
+            restore: self.restore.as_deref(),
         }
     }
 

@@ -269,6 +269,29 @@ pub fn records_in_name(name: &str) -> Option<u64> {
         .flatten()
 }
 
+/// Which parts of a snapshot a load decodes (and of the head a read builds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Parts {
+    /// How many of the newest observations and evidence records (`None`: all).
+    pub lists: Option<usize>,
+    /// The graphs and the anchors. Without them the state's graphs are empty.
+    pub graphs: bool,
+    /// The live writers of every field and record.
+    pub writers: bool,
+    /// With `lists`: the ids of every observation and evidence record.
+    pub ids: bool,
+}
+
+impl Parts {
+    /// Everything but the live writers and the ids.
+    pub const WHOLE: Parts = Parts {
+        lists: None,
+        graphs: true,
+        writers: false,
+        ids: false,
+    };
+}
+
 /// An open snapshot file: its header is read and checked; sections are read on demand.
 #[derive(Debug)]
 pub struct SnapshotFile {
@@ -403,26 +426,28 @@ impl SnapshotFile {
         self.items(names::ORDER, None)
     }
 
-    /// Loads the state. `lists` caps how many of the newest observations and evidence records
-    /// are decoded (`None`: all); `writers` asks for the live writers too, `ids` (with `lists`)
-    /// for the ids of every observation and evidence record.
-    pub fn load(&self, lists: Option<usize>, writers: bool, ids: bool) -> Result<Loaded> {
+    /// Loads the state, as far as `parts` asks.
+    pub fn load(&self, parts: Parts) -> Result<Loaded> {
         let mut state: State = self.value(names::CORE)?;
-        state.graphs = self.value(names::GRAPHS)?;
-        state.observations = self.items::<Observation>(names::OBSERVATIONS, lists)?;
-        state.recent_evidence = self.items::<EvidenceRecord>(names::EVIDENCE, lists)?;
+        if parts.graphs {
+            state.graphs = self.value(names::GRAPHS)?;
+        }
+        state.observations = self.items::<Observation>(names::OBSERVATIONS, parts.lists)?;
+        state.recent_evidence = self.items::<EvidenceRecord>(names::EVIDENCE, parts.lists)?;
         Ok(Loaded {
             state,
-            anchors: self.value(names::ANCHORS)?,
-            writers: if writers {
-                Some(self.value(names::WRITERS)?)
-            } else {
-                None
+            anchors: match parts.graphs {
+                true => self.value(names::ANCHORS)?,
+                false => BTreeMap::new(),
+            },
+            writers: match parts.writers {
+                true => Some(self.value(names::WRITERS)?),
+                false => None,
             },
             tips: self.header.tips.iter().cloned().collect(),
             last_git_head: self.header.last_git_head.clone(),
-            ids: match lists {
-                Some(_) if ids => Some(self.value(names::IDS)?),
+            ids: match parts.lists {
+                Some(_) if parts.ids => Some(self.value(names::IDS)?),
                 _ => None,
             },
         })
@@ -494,10 +519,20 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let folded = folded(1200);
         let file = SnapshotFile::open(&write(dir.path(), &folded)).expect("open");
-        let full = file.load(None, true, false).expect("load");
+        let full = file
+            .load(Parts {
+                writers: true,
+                ..Parts::WHOLE
+            })
+            .expect("load");
         assert_eq!(full.state, folded.state);
         assert_eq!(full.anchors, folded.anchors);
-        let newest = file.load(Some(3), false, false).expect("load");
+        let newest = file
+            .load(Parts {
+                lists: Some(3),
+                ..Parts::WHOLE
+            })
+            .expect("load");
         assert_eq!(newest.state.observations.len(), 3);
         assert_eq!(newest.state.observations[2].id, "obs-2");
         assert_eq!(file.list_counts().expect("counts"), (1200, 0));
@@ -514,7 +549,12 @@ mod tests {
             let mut flipped = bytes.clone();
             flipped[at] ^= 0x20;
             std::fs::write(&path, &flipped).expect("write");
-            let served = SnapshotFile::open(&path).and_then(|file| file.load(None, true, false));
+            let served = SnapshotFile::open(&path).and_then(|file| {
+                file.load(Parts {
+                    writers: true,
+                    ..Parts::WHOLE
+                })
+            });
             if let Ok(loaded) = served {
                 // Only a flip in a section `load` does not read can go unnoticed here.
                 assert_eq!(

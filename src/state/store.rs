@@ -62,8 +62,15 @@ use crate::state::rollout::Record;
 use crate::state::rollout::RecordHead;
 use crate::state::rollout::Restore;
 use crate::state::rollout::Source;
+pub use crate::state::segments::History;
+use crate::state::segments::SEGMENT_SUFFIX;
+use crate::state::segments::SegmentEnd;
+pub use crate::state::segments::SegmentProblem;
+use crate::state::segments::Segments;
+use crate::state::segments::open_read;
 use crate::state::snapshot;
 use crate::state::snapshot::Anchor;
+use crate::state::snapshot::Parts;
 use crate::state::snapshot::RolloutMark;
 use crate::state::snapshot::SnapshotFile;
 use crate::state::snapshot::StoredIds;
@@ -78,7 +85,6 @@ pub const SNAPSHOT_DIR: &str = "snapshots";
 const LEGACY_ROLLOUT: &str = "rollout.jsonl";
 /// The single snapshot of the first store format.
 const LEGACY_SNAPSHOT: &str = "state.msgpack";
-const SEGMENT_SUFFIX: &str = ".jsonl";
 const LOCK_FILE: &str = "lock";
 const CACHE_DIR: &str = "cache";
 const GITIGNORE: &str = "# derived data, the lock and temporary files; rollout/ and snapshots/ are tracked\ncache/\nlock\n.tmp-*\n";
@@ -130,13 +136,6 @@ pub struct Head {
     legacy: bool,
 }
 
-/// Where a segment's complete lines end, and its last line's mark.
-#[derive(Debug, Clone)]
-struct SegmentEnd {
-    complete: u64,
-    mark: Option<RolloutMark>,
-}
-
 pub use crate::state::model::ListTotals;
 
 impl Head {
@@ -152,25 +151,6 @@ struct PastSnapshot {
     records: Vec<Record>,
     /// Bytes of their lines (duplicates included).
     bytes: u64,
-}
-
-/// What a head read decodes.
-#[derive(Debug, Clone, Copy)]
-struct Reading {
-    /// How many of the newest observations and evidence records (`None`: all).
-    lists: Option<usize>,
-    /// With `lists`: the ids of every observation and evidence record, for [`RecordIds`].
-    ids: bool,
-    /// The live writers of every field and record.
-    writers: bool,
-}
-
-impl Reading {
-    const WHOLE: Reading = Reading {
-        lists: None,
-        ids: false,
-        writers: false,
-    };
 }
 
 /// Every observation and evidence id: the snapshot's, sorted, and those folded after it.
@@ -202,30 +182,6 @@ impl RecordIds for Head {
             None => self.state.has_evidence(id),
         }
     }
-}
-
-/// A problem with one line of one rollout segment.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct SegmentProblem {
-    /// The segment's file name.
-    pub segment: String,
-    /// The problem, with its 1-based line number.
-    pub problem: LineProblem,
-}
-
-/// Every record of the store in fold order, with what reading them found.
-#[derive(Debug, Default)]
-pub struct History {
-    /// The distinct records, in fold order.
-    pub records: Vec<Record>,
-    /// Lines that did not parse or whose id did not match.
-    pub problems: Vec<SegmentProblem>,
-    /// Final lines without their newline (interrupted writes).
-    pub torn_tails: Vec<SegmentProblem>,
-    /// Lines that repeat an earlier record (a commit that reached a branch twice).
-    pub duplicates: usize,
-    /// Where each record was first found: segment and 1-based line.
-    pub lines: BTreeMap<String, (String, u64)>,
 }
 
 /// Names a revision: a number (a position in the fold order), `HEAD`, `HEAD~N`, or a record
@@ -514,47 +470,59 @@ impl Store {
 
     /// The head, with every record.
     pub fn head(&self) -> Result<Head> {
-        self.read_head(Reading::WHOLE)
+        self.read_head(Parts::WHOLE)
     }
 
     /// The head with only the newest `count` observations and evidence records decoded (the
     /// totals still count them all): what projections that show a few of them need. Its
     /// [`RecordIds`] answers only for the records it holds.
     pub fn head_with_newest(&self, count: usize) -> Result<Head> {
-        self.read_head(Reading {
+        self.read_head(Parts {
             lists: Some(count),
-            ..Reading::WHOLE
+            ..Parts::WHOLE
         })
     }
 
-    fn read_head(&self, reading: Reading) -> Result<Head> {
+    fn read_head(&self, parts: Parts) -> Result<Head> {
         // A concurrent writer may remove a snapshot between listing and opening it: retry.
         let mut attempt = 0;
         loop {
-            match self.try_read_head(reading) {
+            match self.try_read_head(parts) {
                 Err(err) if attempt < 3 && is_not_found(&err) => attempt += 1,
                 other => return other,
             }
         }
     }
 
-    fn try_read_head(&self, reading: Reading) -> Result<Head> {
-        let Reading {
+    fn try_read_head(&self, parts: Parts) -> Result<Head> {
+        let Parts {
             lists,
             ids: want_ids,
-            // A replay of every record always tracks the writers.
+            // A replay of every record always has the graphs and tracks the writers.
+            graphs: _,
             writers: _,
-        } = reading;
+        } = parts;
         let legacy = self.is_legacy();
-        let segments = self.segment_lengths()?;
+        let mut segments = self.segments()?;
         if !legacy {
             for candidate in self.snapshot_candidates()? {
-                if let Some(head) = self.head_from_snapshot(&segments, &candidate, reading)? {
+                if let Some(head) = self.head_from_snapshot(&mut segments, &candidate, parts)? {
                     return Ok(head);
                 }
             }
         }
-        let history = self.history()?;
+        if !legacy {
+            // Parsed up front so that the segment ends come from the parsed lines.
+            for name in segments.lengths().keys().cloned().collect::<Vec<_>>() {
+                segments.parse_from(&name, 0)?;
+            }
+        }
+        let ends = segments.ends(&[])?;
+        let tail_bytes = segments.lengths().values().sum();
+        let history = match legacy {
+            true => self.history()?,
+            false => segments.into_history()?,
+        };
         if let Some(problem) = history.problems.first() {
             return Err(self.corrupt_rollout(problem));
         }
@@ -577,63 +545,15 @@ impl Store {
             writers: folded.writers,
             base: None,
             tail_ids: history.records.iter().map(|r| r.id.clone()).collect(),
-            tail_bytes: segments.values().sum(),
-            segments: self.segment_ends(&segments)?,
+            tail_bytes,
+            segments: ends,
             legacy,
         })
     }
 
-    /// The rollout segments and their lengths, by file name.
-    fn segment_lengths(&self) -> Result<BTreeMap<String, u64>> {
-        let dir = self.rollout_dir();
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(BTreeMap::new()),
-            Err(err) => {
-                return Err(err).with_context(|| format!("failed to list `{}`", dir.display()));
-            }
-        };
-        let mut segments = BTreeMap::new();
-        for entry in entries {
-            let entry = entry.with_context(|| format!("failed to list `{}`", dir.display()))?;
-            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
-                continue;
-            };
-            if !name.ends_with(SEGMENT_SUFFIX) || name.starts_with('.') {
-                continue;
-            }
-            let meta = entry
-                .metadata()
-                .with_context(|| format!("failed to stat `{}`", entry.path().display()))?;
-            if meta.file_type().is_symlink() {
-                fs::refuse_symlink(&entry.path())?;
-            }
-            if meta.is_file() {
-                segments.insert(name, meta.len());
-            }
-        }
-        Ok(segments)
-    }
-
-    /// Where each segment's complete lines end, and its last line.
-    fn segment_ends(
-        &self,
-        lengths: &BTreeMap<String, u64>,
-    ) -> Result<BTreeMap<String, SegmentEnd>> {
-        lengths
-            .iter()
-            .map(|(name, len)| {
-                let mut file = open_read(&self.rollout_dir().join(name))?;
-                let (complete, mark) =
-                    last_complete_line(&mut file, *len, name).with_context(|| {
-                        format!(
-                            "failed to read `{}`",
-                            self.rollout_dir().join(name).display()
-                        )
-                    })?;
-                Ok((name.clone(), SegmentEnd { complete, mark }))
-            })
-            .collect()
+    /// The rollout's segments, listed.
+    fn segments(&self) -> Result<Segments> {
+        Segments::list(&self.rollout_dir())
     }
 
     /// The snapshot files, newest (most records) first.
@@ -662,7 +582,7 @@ impl Store {
     /// cannot serve these segments (damaged, records gone, or concurrent with records past it).
     fn past_snapshot(
         &self,
-        lengths: &BTreeMap<String, u64>,
+        segments: &mut Segments,
         path: &Path,
     ) -> Result<Option<(SnapshotFile, PastSnapshot)>> {
         let snapshot = match SnapshotFile::open(path) {
@@ -677,72 +597,62 @@ impl Store {
             .map(|m| (m.segment.as_str(), m))
             .collect();
         // Every record the snapshot holds must still be where it says.
+        let lengths = segments.lengths().clone();
         let present = marks
             .iter()
             .all(|(name, mark)| lengths.get(*name).is_some_and(|len| *len >= mark.end));
         if !present {
             return Ok(None);
         }
-        let tips: BTreeSet<String> = snapshot.header.tips.iter().cloned().collect();
-        let mut seen = HashSet::new();
-        let mut tail = Vec::new();
-        let mut tail_bytes = 0;
-        for (name, len) in lengths {
-            let mark = marks.get(name.as_str());
-            let start = mark.map_or(0, |m| m.end);
-            if *len == start {
+        let start = |name: &str| marks.get(name).map_or(0, |m| m.end);
+        for (name, len) in &lengths {
+            if *len == start(name) {
                 continue;
             }
-            let mut file = open_read(&self.rollout_dir().join(name))?;
-            let from = mark.map_or(0, |m| m.end - m.line_bytes);
-            let mut bytes = Vec::with_capacity((len - from) as usize);
-            file.seek(SeekFrom::Start(from))
-                .and_then(|_| file.read_to_end(&mut bytes))
-                .with_context(|| {
-                    format!(
-                        "failed to read `{}`",
-                        self.rollout_dir().join(name).display()
-                    )
-                })?;
-            let skip = (start - from) as usize;
-            if let Some(mark) = mark {
-                let marked_id = bytes[..skip]
-                    .strip_suffix(b"\n")
-                    .and_then(|line| Record::content_id(line).ok());
-                if marked_id.as_deref() != Some(mark.last_id.as_str()) {
-                    return Ok(None);
-                }
+            if let Some(mark) = marks.get(name.as_str())
+                && !segments.mark_holds(mark)?
+            {
+                return Ok(None);
             }
-            let parsed = rollout::parse(&bytes[skip..], start, 0);
-            if !parsed.problems.is_empty() {
+            if !segments.parse_from(name, start(name))? {
                 // Name the line by its number in the whole segment.
                 let history = self.history()?;
                 let problem = history.problems.first().cloned().unwrap_or(SegmentProblem {
                     segment: name.clone(),
-                    problem: parsed.problems[0].clone(),
+                    problem: LineProblem {
+                        line: 0,
+                        message: "a line past the newest snapshot is damaged".to_owned(),
+                    },
                 });
                 return Err(self.corrupt_rollout(&problem));
             }
-            for line in parsed.records {
+        }
+        let tips: BTreeSet<String> = snapshot.header.tips.iter().cloned().collect();
+        let mut seen = HashSet::new();
+        let mut tail: Vec<&Record> = Vec::new();
+        let mut tail_bytes = 0;
+        for name in lengths.keys() {
+            for line in segments.lines(name, start(name)) {
                 tail_bytes += line.bytes;
-                if seen.insert(line.record.id.clone()) {
-                    tail.push(line.record);
+                if seen.insert(line.record.id.as_str()) {
+                    tail.push(&line.record);
                 }
             }
         }
         // Usable only if every tail record descends from everything the snapshot holds: each
         // tail record whose parents are outside the tail names all the snapshot's heads.
         let usable = tail.iter().all(|record| {
-            let inside = record.parents.iter().any(|p| seen.contains(p));
+            let inside = record.parents.iter().any(|p| seen.contains(p.as_str()));
             inside || tips.iter().all(|tip| record.parents.contains(tip))
         });
         if !usable || tail.iter().any(|r| tips.contains(&r.id)) {
             return Ok(None);
         }
+        let records = topological(tail.into_iter().cloned().collect());
         Ok(Some((
             snapshot,
             PastSnapshot {
-                records: topological(tail),
+                records,
                 bytes: tail_bytes,
             },
         )))
@@ -753,16 +663,12 @@ impl Store {
     /// past it).
     fn head_from_snapshot(
         &self,
-        lengths: &BTreeMap<String, u64>,
+        segments: &mut Segments,
         path: &Path,
-        reading: Reading,
+        parts: Parts,
     ) -> Result<Option<Head>> {
-        let Reading {
-            lists,
-            ids,
-            writers,
-        } = reading;
-        let Some((snapshot, past)) = self.past_snapshot(lengths, path)? else {
+        let Parts { lists, writers, .. } = parts;
+        let Some((snapshot, past)) = self.past_snapshot(segments, path)? else {
             return Ok(None);
         };
         let PastSnapshot {
@@ -771,7 +677,10 @@ impl Store {
         } = past;
         let tips: BTreeSet<String> = snapshot.header.tips.iter().cloned().collect();
         let needs_writers = writers || !is_linear(&tips, &ordered);
-        let loaded = match snapshot.load(lists, needs_writers, ids) {
+        let loaded = match snapshot.load(Parts {
+            writers: needs_writers,
+            ..parts
+        }) {
             Ok(loaded) => loaded,
             Err(err) if is_not_found(&err) => return Err(err),
             Err(_) => return Ok(None),
@@ -823,7 +732,7 @@ impl Store {
             base: Some(path.to_path_buf()),
             tail_ids: ordered.iter().map(|r| r.id.clone()).collect(),
             tail_bytes,
-            segments: self.segment_ends(lengths)?,
+            segments: segments.ends(&snapshot.header.marks)?,
             legacy: false,
         }))
     }
@@ -851,31 +760,7 @@ impl Store {
                 ..History::default()
             });
         }
-        let mut history = History::default();
-        let mut distinct = Vec::new();
-        for name in self.segment_lengths()?.keys() {
-            let parsed = rollout::parse(&fs::read(&self.rollout_dir().join(name))?, 0, 1);
-            let tag = |problem: LineProblem| SegmentProblem {
-                segment: name.clone(),
-                problem,
-            };
-            history
-                .problems
-                .extend(parsed.problems.into_iter().map(tag));
-            history.torn_tails.extend(parsed.torn_tail.map(tag));
-            for line in parsed.records {
-                if history.lines.contains_key(&line.record.id) {
-                    history.duplicates += 1;
-                    continue;
-                }
-                history
-                    .lines
-                    .insert(line.record.id.clone(), (name.clone(), line.line));
-                distinct.push(line.record);
-            }
-        }
-        history.records = topological(distinct);
-        Ok(history)
+        self.segments()?.into_history()
     }
 
     /// The newest `limit` records in fold order (newest first) with their revisions. Served
@@ -883,9 +768,9 @@ impl Store {
     /// lines it answers with; from every segment when no snapshot serves.
     pub fn recent(&self, limit: usize) -> Result<Vec<(u64, RecordHead)>> {
         if !self.is_legacy() {
-            let lengths = self.segment_lengths()?;
+            let mut segments = self.segments()?;
             for candidate in self.snapshot_candidates()? {
-                if let Some(recent) = self.recent_from_snapshot(&lengths, &candidate, limit)? {
+                if let Some(recent) = self.recent_from_snapshot(&mut segments, &candidate, limit)? {
                     return Ok(recent);
                 }
             }
@@ -909,11 +794,11 @@ impl Store {
     /// when the snapshot cannot serve.
     fn recent_from_snapshot(
         &self,
-        lengths: &BTreeMap<String, u64>,
+        segments: &mut Segments,
         path: &Path,
         limit: usize,
     ) -> Result<Option<Vec<(u64, RecordHead)>>> {
-        let Some((snapshot, past)) = self.past_snapshot(lengths, path)? else {
+        let Some((snapshot, past)) = self.past_snapshot(segments, path)? else {
             return Ok(None);
         };
         let before = snapshot.header.records;
@@ -1009,7 +894,7 @@ impl Store {
     }
 
     /// Takes the exclusive write lock, waiting as `options` say, and reads the head under it.
-    pub fn begin(&self, options: &WriteOptions) -> Result<Transaction<'_>> {
+    pub fn begin(&self, options: &WriteOptions, scope: WriteScope) -> Result<Transaction<'_>> {
         let lock = self.lock(options.lock_timeout, LockMode::Exclusive)?;
         remove_stale_temporaries(&self.dir);
         remove_stale_temporaries(&self.rollout_dir());
@@ -1019,15 +904,17 @@ impl Store {
         }
         // A write checks new observation and evidence ids against the stored ids; it never
         // needs the records themselves.
-        let head = self.read_head(Reading {
+        let head = self.read_head(Parts {
             lists: Some(0),
-            ids: true,
+            graphs: scope == WriteScope::Whole,
             writers: false,
+            ids: true,
         })?;
         Ok(Transaction {
             store: self,
             _lock: lock,
             head,
+            scope,
             staged: None,
             snapshot_every: options.snapshot_every,
         })
@@ -1114,9 +1001,9 @@ impl Store {
 
     /// Writes the head as a new snapshot, then thins out old ones; answers its file name.
     fn write_snapshot(&self) -> Result<String> {
-        let head = self.read_head(Reading {
+        let head = self.read_head(Parts {
             writers: true,
-            ..Reading::WHOLE
+            ..Parts::WHOLE
         })?;
         let mut order = match &head.base {
             Some(base) => SnapshotFile::open(base)?.order()?,
@@ -1155,7 +1042,8 @@ impl Store {
     /// Snapshots whose records are not all here (brought by a cherry-pick) or that do not open
     /// go.
     fn thin_snapshots(&self, newest: u64) -> Result<()> {
-        let lengths = self.segment_lengths()?;
+        let segments = self.segments()?;
+        let lengths = segments.lengths();
         let mut kept_distance: Option<u64> = None;
         let mut kept = 0;
         for path in self.snapshot_candidates()? {
@@ -1198,12 +1086,23 @@ impl Store {
     }
 }
 
+/// What a write reads under its lock.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WriteScope {
+    /// The write may change anything: the head has the graphs and the anchors.
+    Whole,
+    /// The write only adds observations and evidence, which are checked against the stored
+    /// ids alone: the graphs and anchors are not decoded (the head's graphs are empty).
+    Appends,
+}
+
 /// The one write: the lock, the head read under it, and the record being written.
 #[must_use = "a transaction writes nothing until `commit` is called"]
 pub struct Transaction<'a> {
     store: &'a Store,
     _lock: File,
     head: Head,
+    scope: WriteScope,
     staged: Option<(Record, String)>,
     snapshot_every: usize,
 }
@@ -1219,6 +1118,12 @@ impl Transaction<'_> {
     /// Seals `draft` on top of the head and folds it in; the head then shows the state the
     /// write would produce. Nothing is written until [`Transaction::commit`].
     pub fn stage(&mut self, draft: Draft, stamp: WriteStamp) {
+        let appends_only =
+            matches!(&draft.payload, Payload::Patch(patch) if !patch.has_state_replacements());
+        assert!(
+            self.scope == WriteScope::Whole || appends_only,
+            "a write begun for appends only staged a change to the rest of the state"
+        );
         let parents: Vec<String> = self.head.tips.iter().cloned().collect();
         let (patch, restore) = match &draft.payload {
             Payload::Patch(patch) => (Some(patch.as_ref()), None),
@@ -1336,44 +1241,6 @@ fn append_line(path: &Path, complete: u64, line: &str) -> Result<()> {
     Ok(())
 }
 
-/// Where a file's complete lines end, and its last complete line's mark: reads backwards from
-/// the end in growing steps, so a long segment costs no more than its last line.
-fn last_complete_line(
-    file: &mut File,
-    file_len: u64,
-    segment: &str,
-) -> std::io::Result<(u64, Option<RolloutMark>)> {
-    let mut window_start = file_len;
-    let mut window: Vec<u8> = Vec::new();
-    loop {
-        if let Some(last) = window.iter().rposition(|b| *b == b'\n') {
-            let before = window[..last].iter().rposition(|b| *b == b'\n');
-            if before.is_some() || window_start == 0 {
-                let line_start = before.map_or(0, |at| at + 1);
-                let complete = window_start + last as u64 + 1;
-                let mark = Record::content_id(&window[line_start..last])
-                    .ok()
-                    .map(|id| RolloutMark {
-                        segment: segment.to_owned(),
-                        last_id: id,
-                        end: complete,
-                        line_bytes: (last + 1 - line_start) as u64,
-                    });
-                return Ok((complete, mark));
-            }
-        } else if window_start == 0 {
-            return Ok((0, None));
-        }
-        let step = window_start.min((window.len() as u64).max(64 * 1024));
-        window_start -= step;
-        let mut chunk = vec![0u8; step as usize];
-        file.seek(SeekFrom::Start(window_start))?;
-        file.read_exact(&mut chunk)?;
-        chunk.extend_from_slice(&window);
-        window = chunk;
-    }
-}
-
 /// Removes temporary files (`.tmp-*`) a killed writer left in `dir`.
 fn remove_stale_temporaries(dir: &Path) {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -1412,10 +1279,6 @@ fn cut_lists(mut state: State, lists: Option<usize>) -> State {
         state.recent_evidence.truncate(count);
     }
     state
-}
-
-fn open_read(path: &Path) -> Result<File> {
-    File::open(path).with_context(|| format!("failed to open `{}`", path.display()))
 }
 
 fn is_not_found(err: &anyhow::Error) -> bool {

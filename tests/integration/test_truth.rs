@@ -649,3 +649,29 @@ fn regression_10_what_promotion_did_not_verify_stays_open_and_is_named() {
     );
     assert!(check.stderr.contains("settle the frontier"), "{check}");
 }
+
+#[test]
+fn restated_map_refs_pass_but_a_new_observation_cites_only_what_exists() {
+    let env = repo(&[("src/lib.rs", LIB)]);
+    let node = json!({"upsert": {"architecture_nodes": [{"id": "lib", "title": "Lib", "purpose": "p",
+        "code_refs": [{"path": "src/lib.rs", "start_line": 1, "end_line": 2}]}]}});
+    env.update(&node);
+    std::fs::remove_file(env.root().join("src/lib.rs")).expect("remove");
+    // The map restated as it is: what the write did not change is not checked again.
+    env.update(&node);
+    let before = env.store_bytes();
+    let refused = env.run_with_stdin(
+        &["update"],
+        observed_at(json!([{"path": "src/lib.rs", "start_line": 1, "end_line": 2}])).to_string(),
+    );
+    assert_eq!(refused.code, 2, "{refused}");
+    assert!(
+        refused.stderr.contains("src/lib.rs") && refused.stderr.contains("no such file"),
+        "{refused}"
+    );
+    assert_eq!(
+        env.store_bytes(),
+        before,
+        "a refused write leaves the store as it was"
+    );
+}

@@ -10,6 +10,7 @@
 
 use std::ops::Range;
 use std::sync::LazyLock;
+use std::sync::OnceLock;
 
 use regex::Regex;
 
@@ -47,15 +48,26 @@ struct Detector {
     kind: &'static str,
     /// Lowercase words one of which the text must hold for the pattern to run.
     keywords: &'static [&'static str],
-    pattern: Regex,
+    pattern: &'static str,
+    /// Compiled the first time a text holds one of the keywords: most texts hold none, and
+    /// compiling every pattern would cost a write more than the rest of its checks.
+    compiled: OnceLock<Regex>,
     check: Check,
 }
 
+impl Detector {
+    fn regex(&self) -> &Regex {
+        self.compiled
+            .get_or_init(|| Regex::new(self.pattern).expect("secret patterns are valid"))
+    }
+}
+
 static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
-    let detector = |kind, keywords, pattern: &str, check| Detector {
+    let detector = |kind, keywords, pattern, check| Detector {
         kind,
         keywords,
-        pattern: Regex::new(pattern).expect("secret patterns are valid"),
+        pattern,
+        compiled: OnceLock::new(),
         check,
     };
     vec![
@@ -268,7 +280,7 @@ pub fn find(text: &str, lowered: &str) -> Vec<RuleMatch> {
         if !detector.keywords.iter().any(|word| lowered.contains(word)) {
             continue;
         }
-        for captures in detector.pattern.captures_iter(text) {
+        for captures in detector.regex().captures_iter(text) {
             let judged = match detector.check {
                 Check::Shape => captures
                     .name("secret")
@@ -316,6 +328,17 @@ mod tests {
             .into_iter()
             .map(|m| (m.kind, &text[m.range]))
             .collect()
+    }
+
+    #[test]
+    fn every_detector_compiles() {
+        for detector in DETECTORS.iter() {
+            assert!(
+                Regex::new(detector.pattern).is_ok(),
+                "{} does not compile",
+                detector.kind
+            );
+        }
     }
 
     #[test]

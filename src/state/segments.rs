@@ -1,0 +1,295 @@
+//! The rollout's segment files as one read sees them: their lengths, their lines parsed at
+//! most once, and where each one's complete lines end.
+//!
+//! A read may try several snapshots before one serves (after a merge, the newest ones are
+//! concurrent with records past them), and may fall back to every record; each needs the lines
+//! past its own marks. [`Segments`] parses each segment once, from the earliest offset asked
+//! for so far, and serves every later ask from what it parsed. It reads files and parses lines;
+//! it does not choose a snapshot, fold, or write (`state::store`).
+
+use std::collections::BTreeMap;
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::Read;
+use std::io::Seek;
+use std::io::SeekFrom;
+use std::path::Path;
+use std::path::PathBuf;
+
+use anyhow::Context;
+use anyhow::Result;
+
+use crate::state::fs;
+use crate::state::order::topological;
+use crate::state::rollout;
+use crate::state::rollout::LineProblem;
+use crate::state::rollout::ParsedLine;
+use crate::state::rollout::Record;
+use crate::state::snapshot::RolloutMark;
+
+/// The file name suffix of a segment.
+pub const SEGMENT_SUFFIX: &str = ".jsonl";
+
+/// A problem with one line of one rollout segment.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SegmentProblem {
+    /// The segment's file name.
+    pub segment: String,
+    /// The problem, with its 1-based line number.
+    pub problem: LineProblem,
+}
+
+/// Every record of the store in fold order, with what reading them found.
+#[derive(Debug, Default)]
+pub struct History {
+    /// The distinct records, in fold order.
+    pub records: Vec<Record>,
+    /// Lines that did not parse or whose id did not match.
+    pub problems: Vec<SegmentProblem>,
+    /// Final lines without their newline (interrupted writes).
+    pub torn_tails: Vec<SegmentProblem>,
+    /// Lines that repeat an earlier record (a commit that reached a branch twice).
+    pub duplicates: usize,
+    /// Where each record was first found: segment and 1-based line.
+    pub lines: BTreeMap<String, (String, u64)>,
+}
+
+/// Where a segment's complete lines end, and its last line's mark.
+#[derive(Debug, Clone)]
+pub struct SegmentEnd {
+    /// Bytes up to and including the last newline.
+    pub complete: u64,
+    /// The last complete line, when it is a record.
+    pub mark: Option<RolloutMark>,
+}
+
+/// The segments of one rollout directory, listed once, their lines parsed on demand.
+#[derive(Debug)]
+pub struct Segments {
+    dir: PathBuf,
+    lengths: BTreeMap<String, u64>,
+    parsed: HashMap<String, Parsed>,
+}
+
+/// One segment's lines from `from` to its end.
+#[derive(Debug)]
+struct Parsed {
+    from: u64,
+    lines: rollout::ParsedRollout,
+}
+
+impl Segments {
+    /// Lists the segments in `dir` (none when it does not exist). Refuses a symbolic link.
+    pub fn list(dir: &Path) -> Result<Segments> {
+        let mut lengths = BTreeMap::new();
+        let entries = match std::fs::read_dir(dir) {
+            Ok(entries) => Some(entries),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
+            Err(err) => {
+                return Err(err).with_context(|| format!("failed to list `{}`", dir.display()));
+            }
+        };
+        for entry in entries.into_iter().flatten() {
+            let entry = entry.with_context(|| format!("failed to list `{}`", dir.display()))?;
+            let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+                continue;
+            };
+            if !name.ends_with(SEGMENT_SUFFIX) || name.starts_with('.') {
+                continue;
+            }
+            let meta = entry
+                .metadata()
+                .with_context(|| format!("failed to stat `{}`", entry.path().display()))?;
+            if meta.file_type().is_symlink() {
+                fs::refuse_symlink(&entry.path())?;
+            }
+            if meta.is_file() {
+                lengths.insert(name, meta.len());
+            }
+        }
+        Ok(Segments {
+            dir: dir.to_path_buf(),
+            lengths,
+            parsed: HashMap::new(),
+        })
+    }
+
+    /// Each segment's file name and length, in name order.
+    pub fn lengths(&self) -> &BTreeMap<String, u64> {
+        &self.lengths
+    }
+
+    /// Parses segment `name` from byte `from` (a line start) on, unless an earlier ask already
+    /// covered it; answers whether every complete line from there is a sound record.
+    pub fn parse_from(&mut self, name: &str, from: u64) -> Result<bool> {
+        let covered = self.parsed.get(name).is_some_and(|p| p.from <= from);
+        if !covered {
+            let path = self.dir.join(name);
+            let mut file = open_read(&path)?;
+            let mut bytes = Vec::new();
+            file.seek(SeekFrom::Start(from))
+                .and_then(|_| file.read_to_end(&mut bytes))
+                .with_context(|| format!("failed to read `{}`", path.display()))?;
+            // Line numbers are known only when the parse starts at the top.
+            let first_line = u64::from(from == 0);
+            let lines = rollout::parse(&bytes, from, first_line);
+            self.parsed.insert(name.to_owned(), Parsed { from, lines });
+        }
+        Ok(self.parsed[name].lines.problems.is_empty())
+    }
+
+    /// The parsed lines of `name` that start at or after `from`; empty unless
+    /// [`Segments::parse_from`] covered it.
+    pub fn lines(&self, name: &str, from: u64) -> &[ParsedLine] {
+        let Some(parsed) = self.parsed.get(name) else {
+            return &[];
+        };
+        let lines = &parsed.lines.records;
+        &lines[lines.partition_point(|line| line.offset < from)..]
+    }
+
+    /// Whether the line that ends at `mark.end` is the record the mark names.
+    pub fn mark_holds(&self, mark: &RolloutMark) -> Result<bool> {
+        let start = mark.end - mark.line_bytes;
+        if let Some(line) = self.lines(&mark.segment, start).first() {
+            return Ok(line.offset == start && line.record.id == mark.last_id);
+        }
+        let path = self.dir.join(&mark.segment);
+        let mut line = vec![0u8; mark.line_bytes as usize];
+        let mut file = open_read(&path)?;
+        file.seek(SeekFrom::Start(start))
+            .and_then(|_| file.read_exact(&mut line))
+            .with_context(|| format!("failed to read `{}`", path.display()))?;
+        let id = line
+            .strip_suffix(b"\n")
+            .and_then(|line| Record::content_id(line).ok());
+        Ok(id.as_deref() == Some(mark.last_id.as_str()))
+    }
+
+    /// Where each segment's complete lines end and its last line: taken from a mark that ends
+    /// where the segment does, from the parsed lines, or read backwards from the end.
+    pub fn ends(&self, marks: &[RolloutMark]) -> Result<BTreeMap<String, SegmentEnd>> {
+        self.lengths
+            .iter()
+            .map(|(name, len)| {
+                let end = match self.known_end(name, *len, marks) {
+                    Some(end) => end,
+                    None => {
+                        let path = self.dir.join(name);
+                        let mut file = open_read(&path)?;
+                        last_complete_line(&mut file, *len, name)
+                            .with_context(|| format!("failed to read `{}`", path.display()))?
+                    }
+                };
+                Ok((name.clone(), end))
+            })
+            .collect()
+    }
+
+    fn known_end(&self, name: &str, len: u64, marks: &[RolloutMark]) -> Option<SegmentEnd> {
+        if let Some(mark) = marks.iter().find(|m| m.segment == name && m.end == len) {
+            return Some(SegmentEnd {
+                complete: len,
+                mark: Some(mark.clone()),
+            });
+        }
+        let parsed = self.parsed.get(name)?;
+        let complete = parsed.from + parsed.lines.complete_bytes;
+        let last = parsed.lines.records.last();
+        match last {
+            Some(line) if line.offset + line.bytes == complete => Some(SegmentEnd {
+                complete,
+                mark: Some(RolloutMark {
+                    segment: name.to_owned(),
+                    last_id: line.record.id.clone(),
+                    end: complete,
+                    line_bytes: line.bytes,
+                }),
+            }),
+            // The last line is damaged (or nothing was parsed): read it.
+            _ => None,
+        }
+    }
+
+    /// Every record in fold order, with the problems, torn tails and duplicates found: parses
+    /// whatever was not parsed from the top yet.
+    pub fn into_history(mut self) -> Result<History> {
+        let names: Vec<String> = self.lengths.keys().cloned().collect();
+        let mut history = History::default();
+        let mut distinct = Vec::new();
+        for name in names {
+            self.parse_from(&name, 0)?;
+            let parsed = self
+                .parsed
+                .remove(&name)
+                .expect("parse_from just parsed it")
+                .lines;
+            let tag = |problem: LineProblem| SegmentProblem {
+                segment: name.clone(),
+                problem,
+            };
+            history
+                .problems
+                .extend(parsed.problems.into_iter().map(tag));
+            history.torn_tails.extend(parsed.torn_tail.map(tag));
+            for line in parsed.records {
+                if history.lines.contains_key(&line.record.id) {
+                    history.duplicates += 1;
+                    continue;
+                }
+                history
+                    .lines
+                    .insert(line.record.id.clone(), (name.clone(), line.line));
+                distinct.push(line.record);
+            }
+        }
+        history.records = topological(distinct);
+        Ok(history)
+    }
+}
+
+/// Where a file's complete lines end, and its last complete line's mark: reads backwards from
+/// the end in growing steps, so a long segment costs no more than its last line.
+fn last_complete_line(
+    file: &mut File,
+    file_len: u64,
+    segment: &str,
+) -> std::io::Result<SegmentEnd> {
+    let mut window_start = file_len;
+    let mut window: Vec<u8> = Vec::new();
+    loop {
+        if let Some(last) = window.iter().rposition(|b| *b == b'\n') {
+            let before = window[..last].iter().rposition(|b| *b == b'\n');
+            if before.is_some() || window_start == 0 {
+                let line_start = before.map_or(0, |at| at + 1);
+                let complete = window_start + last as u64 + 1;
+                let mark = Record::content_id(&window[line_start..last])
+                    .ok()
+                    .map(|id| RolloutMark {
+                        segment: segment.to_owned(),
+                        last_id: id,
+                        end: complete,
+                        line_bytes: (last + 1 - line_start) as u64,
+                    });
+                return Ok(SegmentEnd { complete, mark });
+            }
+        } else if window_start == 0 {
+            return Ok(SegmentEnd {
+                complete: 0,
+                mark: None,
+            });
+        }
+        let step = window_start.min((window.len() as u64).max(64 * 1024));
+        window_start -= step;
+        let mut chunk = vec![0u8; step as usize];
+        file.seek(SeekFrom::Start(window_start))?;
+        file.read_exact(&mut chunk)?;
+        chunk.extend_from_slice(&window);
+        window = chunk;
+    }
+}
+
+/// Opens a file for reading, naming it on failure.
+pub fn open_read(path: &Path) -> Result<File> {
+    File::open(path).with_context(|| format!("failed to open `{}`", path.display()))
+}
