@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
+use std::collections::HashSet;
 
 use serde::Serialize;
 
@@ -642,7 +643,11 @@ fn watch(
         .collect();
     let mut graph_node_ids = Vec::new();
     let mut active_frontier_node_ids = Vec::new();
-    if let Some(state) = state {
+    // A clean tree since every anchor hits nothing: the map need not be walked.
+    let anything_changed = !changes.since_base.is_empty()
+        || changes.since_commit.values().any(|paths| !paths.is_empty());
+    let mut hit_nodes: HashSet<&str> = HashSet::new();
+    if let Some(state) = state.filter(|_| anything_changed) {
         for (kind, graph) in state.graphs.each() {
             for node in &graph.nodes {
                 let paths = cited_changes(&node.code_refs, &node_anchor_key(kind, &node.id));
@@ -650,8 +655,8 @@ fn watch(
                     let hit = hits.entry(path.clone()).or_default();
                     uniq_append(&mut hit.node_ids, [node.id.clone()]);
                 }
-                if !paths.is_empty() {
-                    uniq_append(&mut graph_node_ids, [node.id.clone()]);
+                if !paths.is_empty() && hit_nodes.insert(node.id.as_str()) {
+                    graph_node_ids.push(node.id.clone());
                 }
             }
         }
@@ -664,7 +669,7 @@ fn watch(
             active_frontier_node_ids = frontier
                 .active_node_ids
                 .iter()
-                .filter(|id| graph_node_ids.contains(id))
+                .filter(|id| hit_nodes.contains(id.as_str()))
                 .cloned()
                 .collect();
         }

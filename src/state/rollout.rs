@@ -272,17 +272,90 @@ pub struct ParsedLine {
     pub record: Record,
 }
 
-/// Parses the complete lines of `bytes`, which start at byte `offset`, line `first_line`.
+/// Below this many bytes a rollout is parsed on one thread.
+const PARALLEL_PARSE_BYTES: usize = 256 << 10;
+
+/// Parses the complete lines of `bytes`, which start at byte `offset`, line `first_line` (0
+/// when unknown: line numbers are then 0 too). A long rollout is cut at line boundaries and
+/// its pieces parsed on several threads (hashing and decoding dominate a replay).
 pub fn parse(bytes: &[u8], offset: u64, first_line: u64) -> ParsedRollout {
-    let mut parsed = ParsedRollout::default();
     let complete = bytes
         .iter()
         .rposition(|b| *b == b'\n')
         .map_or(0, |at| at + 1);
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
+    let pieces = (complete / PARALLEL_PARSE_BYTES).clamp(1, threads);
+    let mut cuts = vec![0];
+    for piece in 1..pieces {
+        let target = complete * piece / pieces;
+        let cut = bytes[target..complete]
+            .iter()
+            .position(|b| *b == b'\n')
+            .map_or(complete, |at| target + at + 1);
+        if cut > *cuts.last().expect("cuts start with 0") && cut < complete {
+            cuts.push(cut);
+        }
+    }
+    cuts.push(complete);
+    let mut parsed = if cuts.len() == 2 {
+        parse_lines(&bytes[..complete], offset, first_line)
+    } else {
+        let ranges: Vec<(usize, usize)> = cuts.windows(2).map(|w| (w[0], w[1])).collect();
+        let parts: Vec<ParsedRollout> = std::thread::scope(|scope| {
+            let handles: Vec<_> = ranges
+                .iter()
+                .map(|&(start, end)| {
+                    let number = match first_line {
+                        0 => 0,
+                        first => {
+                            first + bytes[..start].iter().filter(|b| **b == b'\n').count() as u64
+                        }
+                    };
+                    scope.spawn(move || {
+                        parse_lines(&bytes[start..end], offset + start as u64, number)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|handle| {
+                    handle
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+                .collect()
+        });
+        let mut whole = ParsedRollout::default();
+        for part in parts {
+            whole.records.extend(part.records);
+            whole.problems.extend(part.problems);
+        }
+        whole
+    };
     parsed.complete_bytes = complete as u64;
+    if complete < bytes.len() {
+        let line_number = match first_line {
+            0 => 0,
+            first => first + bytes[..complete].iter().filter(|b| **b == b'\n').count() as u64,
+        };
+        parsed.torn_tail = Some(LineProblem {
+            line: line_number,
+            message: format!(
+                "line {line_number} is torn: {} bytes without a final newline (an interrupted write)",
+                bytes.len() - complete
+            ),
+        });
+    }
+    parsed
+}
+
+/// Parses `bytes`, whole lines each ending in a newline, starting at byte `offset`, line
+/// `first_line` (0: unknown).
+fn parse_lines(bytes: &[u8], offset: u64, first_line: u64) -> ParsedRollout {
+    let mut parsed = ParsedRollout::default();
     let mut line_number = first_line;
     let mut at = 0usize;
-    for line in bytes[..complete].split_inclusive(|b| *b == b'\n') {
+    for line in bytes.split_inclusive(|b| *b == b'\n') {
         let content = &line[..line.len() - 1];
         match Record::parse_line(content) {
             Ok(record) => parsed.records.push(ParsedLine {
@@ -297,16 +370,9 @@ pub fn parse(bytes: &[u8], offset: u64, first_line: u64) -> ParsedRollout {
             }),
         }
         at += line.len();
-        line_number += 1;
-    }
-    if complete < bytes.len() {
-        parsed.torn_tail = Some(LineProblem {
-            line: line_number,
-            message: format!(
-                "line {line_number} is torn: {} bytes without a final newline (an interrupted write)",
-                bytes.len() - complete
-            ),
-        });
+        if first_line != 0 {
+            line_number += 1;
+        }
     }
     parsed
 }
@@ -421,6 +487,37 @@ mod tests {
         let problem = Record::parse_line(edited.as_bytes()).expect_err("edited");
         assert!(problem.contains("edited or damaged"), "{problem}");
         assert!(Record::parse_line(b"{\"seq\":1}").is_err());
+    }
+
+    #[test]
+    fn a_long_rollout_parses_in_pieces_as_it_does_whole() {
+        let mut text = String::new();
+        for i in 0..6000 {
+            let (_, line) = Record::seal(&body_with(&[], &objective(&format!("objective {i}"))));
+            text.push_str(&line);
+            if i == 3001 {
+                text.push_str("not json\n");
+            }
+        }
+        text.push_str("{\"id\":");
+        assert!(
+            text.len() > 2 * PARALLEL_PARSE_BYTES,
+            "long enough to be cut"
+        );
+        let whole = parse_lines(&text.as_bytes()[..text.len() - 6], 7, 1);
+        let pieces = parse(text.as_bytes(), 7, 1);
+        let shape = |parsed: &ParsedRollout| -> Vec<(u64, u64, u64, String)> {
+            parsed
+                .records
+                .iter()
+                .map(|l| (l.line, l.offset, l.bytes, l.record.id.clone()))
+                .collect()
+        };
+        assert_eq!(shape(&pieces), shape(&whole));
+        assert_eq!(pieces.problems, whole.problems);
+        assert_eq!(pieces.problems[0].line, 3003);
+        assert_eq!(pieces.torn_tail.as_ref().map(|t| t.line), Some(6002));
+        assert_eq!(pieces.complete_bytes as usize, text.len() - 6);
     }
 
     #[test]

@@ -102,7 +102,9 @@ struct Allowlist {
     has_location_checks: bool,
     regexes: Vec<String>,
     compiled: OnceLock<Option<Regex>>,
-    stopwords: Option<AhoCorasick>,
+    /// Lowercased; built into a matcher the first time a finding is checked against them.
+    stopwords: Vec<String>,
+    stopword_matcher: OnceLock<AhoCorasick>,
 }
 
 struct Rule {
@@ -174,10 +176,6 @@ fn load(text: &str) -> RuleSet {
 }
 
 fn allowlist(entry: AllowlistEntry) -> Allowlist {
-    let stopwords = (!entry.stopwords.is_empty()).then(|| {
-        let lowered: Vec<String> = entry.stopwords.iter().map(|w| w.to_lowercase()).collect();
-        AhoCorasick::new(lowered).expect("stopwords build")
-    });
     Allowlist {
         target: match entry.regex_target.as_deref() {
             Some("match") => Target::Match,
@@ -190,7 +188,8 @@ fn allowlist(entry: AllowlistEntry) -> Allowlist {
         has_location_checks: !entry.paths.is_empty() || !entry.commits.is_empty(),
         regexes: entry.regexes,
         compiled: OnceLock::new(),
-        stopwords,
+        stopwords: entry.stopwords.iter().map(|w| w.to_lowercase()).collect(),
+        stopword_matcher: OnceLock::new(),
     }
 }
 
@@ -289,6 +288,16 @@ impl Rule {
 }
 
 impl Allowlist {
+    /// Whether the secret holds a stopword (never, without stopwords).
+    fn has_stopword(&self, secret: &[u8]) -> bool {
+        if self.stopwords.is_empty() || secret.is_empty() {
+            return false;
+        }
+        self.stopword_matcher
+            .get_or_init(|| AhoCorasick::new(&self.stopwords).expect("stopwords build"))
+            .is_match(&secret.to_ascii_lowercase())
+    }
+
     fn regex(&self) -> Option<&Regex> {
         self.compiled
             .get_or_init(|| {
@@ -314,15 +323,13 @@ impl Allowlist {
             Target::Line => line,
         };
         let regex_hit = !target.is_empty() && self.regex().is_some_and(|re| re.is_match(target));
-        let stopword_hit = self.stopwords.as_ref().is_some_and(|words| {
-            !secret.is_empty() && words.is_match(&secret.to_ascii_lowercase())
-        });
+        let stopword_hit = self.has_stopword(secret);
         if self.all {
             if self.has_location_checks {
                 return false;
             }
             let regex_ok = self.regexes.is_empty() || regex_hit;
-            let stopword_ok = self.stopwords.is_none() || stopword_hit;
+            let stopword_ok = self.stopwords.is_empty() || stopword_hit;
             return regex_ok && stopword_ok;
         }
         regex_hit || stopword_hit
