@@ -273,7 +273,7 @@ pub struct ParsedLine {
 }
 
 /// Below this many bytes a rollout is parsed on one thread.
-const PARALLEL_PARSE_BYTES: usize = 256 << 10;
+const PARALLEL_PARSE_BYTES: usize = 64 << 10;
 
 /// Parses the complete lines of `bytes`, which start at byte `offset`, line `first_line` (0
 /// when unknown: line numbers are then 0 too). A long rollout is cut at line boundaries and

@@ -26,6 +26,11 @@ pub const PASSING_VERIFIER: [&str; 7] = [
     "suite green",
 ];
 
+/// A graph node (as JSON) titled by its id in capitals, citing `path` as a whole file.
+pub fn node_json(id: &str, purpose: &str, path: &str) -> Value {
+    serde_json::json!({"id": id, "title": id.to_uppercase(), "purpose": purpose, "code_refs": [{"path": path}]})
+}
+
 /// A patch adding observation `obs-<id>` and the evidence `ev-<id>` it cites.
 pub fn observation_patch(id: &str) -> Value {
     serde_json::json!({

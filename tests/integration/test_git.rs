@@ -9,6 +9,7 @@ use serde_json::Value;
 use serde_json::json;
 
 use crate::common::TestEnv;
+use crate::common::node_json;
 use crate::common::observation_patch;
 
 /// A repository with a store, an objective and a first commit. Snapshots are written every
@@ -233,20 +234,18 @@ fn a_revert_of_a_state_commit() {
     assert_whole(&env, &["after", "kept"]);
 }
 
-fn node(id: &str, purpose: &str) -> Value {
-    json!({"id": id, "title": id, "purpose": purpose, "code_refs": [{"path": "src/lib.rs"}]})
-}
-
 #[test]
 fn concurrent_graph_edits_keep_both_and_a_clash_is_a_conflict_until_rewritten() {
     let env = repository();
-    env.update(&json!({"upsert": {"architecture_nodes": [node("lexer", "tokens")]}}));
+    env.update(
+        &json!({"upsert": {"architecture_nodes": [node_json("lexer", "tokens", "src/lib.rs")]}}),
+    );
     env.commit_all("map");
     env.git(&["checkout", "-q", "-b", "feature"]);
-    env.update(&json!({"upsert": {"architecture_nodes": [node("parser", "trees"), node("lexer", "feature's lexer")]}}));
+    env.update(&json!({"upsert": {"architecture_nodes": [node_json("parser", "trees", "src/lib.rs"), node_json("lexer", "feature's lexer", "src/lib.rs")]}}));
     env.commit_all("feature map");
     env.git(&["checkout", "-q", "main"]);
-    env.update(&json!({"upsert": {"architecture_nodes": [node("checker", "types"), node("lexer", "main's lexer")]}}));
+    env.update(&json!({"upsert": {"architecture_nodes": [node_json("checker", "types", "src/lib.rs"), node_json("lexer", "main's lexer", "src/lib.rs")]}}));
     env.commit_all("main map");
     git_clean(&env, &["merge", "--no-edit", "feature"]);
 
@@ -273,7 +272,9 @@ fn concurrent_graph_edits_keep_both_and_a_clash_is_a_conflict_until_rewritten() 
         "{check}"
     );
 
-    env.update(&json!({"upsert": {"architecture_nodes": [node("lexer", "settled")]}}));
+    env.update(
+        &json!({"upsert": {"architecture_nodes": [node_json("lexer", "settled", "src/lib.rs")]}}),
+    );
     let settled = env.json(&["show"]);
     assert!(settled.get("conflicts").is_none(), "{settled}");
     assert_eq!(env.json(&["verify"])["ok"], true);
@@ -310,13 +311,17 @@ fn revisions_take_record_ids_and_prefixes() {
 #[test]
 fn rollback_restores_anchors_so_staleness_stays_visible() {
     let env = repository();
-    env.update(&json!({"upsert": {"architecture_nodes": [node("lexer", "tokens")]}}));
+    env.update(
+        &json!({"upsert": {"architecture_nodes": [node_json("lexer", "tokens", "src/lib.rs")]}}),
+    );
     env.commit_all("map");
     env.write("src/lib.rs", "pub fn lex() { /* changed */ }\n");
     env.commit_all("change the cited code");
     let stale = env.run(&["freshness", "--check"]);
     assert_eq!(stale.code, 1, "{stale}");
-    env.update(&json!({"upsert": {"architecture_nodes": [node("lexer", "re-read")]}}));
+    env.update(
+        &json!({"upsert": {"architecture_nodes": [node_json("lexer", "re-read", "src/lib.rs")]}}),
+    );
     assert_eq!(env.run(&["freshness", "--check"]).code, 0);
     env.ok(&["rollback", "--to-revision", "HEAD~1"]);
     let again = env.run(&["freshness", "--check"]);
@@ -327,13 +332,14 @@ fn rollback_restores_anchors_so_staleness_stays_visible() {
 fn a_write_that_would_leave_an_invalid_state_is_refused() {
     let env = repository();
     env.update(&json!({
-        "upsert": {"architecture_nodes": [node("a", "x"), node("b", "y")]},
+        "upsert": {"architecture_nodes": [node_json("a", "x", "src/lib.rs"), node_json("b", "y", "src/lib.rs")]},
         "graph_frontier": {"active_node_ids": ["b"]}
     }));
     let before = env.store_bytes();
     let refused = env.run_with_stdin(
         &["--json", "update"],
-        json!({"graphs": {"architecture": {"nodes": [node("a", "x")]}}}).to_string(),
+        json!({"graphs": {"architecture": {"nodes": [node_json("a", "x", "src/lib.rs")]}}})
+            .to_string(),
     );
     assert_eq!(refused.code, 2, "{refused}");
     assert_eq!(

@@ -5,15 +5,12 @@ use serde_json::Value;
 use serde_json::json;
 
 use crate::common::TestEnv;
-
-fn node(id: &str, purpose: &str, path: &str) -> Value {
-    json!({"id": id, "title": id.to_uppercase(), "purpose": purpose, "code_refs": [{"path": path}]})
-}
+use crate::common::node_json;
 
 fn graphs(a_purpose: &str) -> Value {
     json!({
         "architecture": {
-            "nodes": [node("a", a_purpose, "src/a.rs"), node("b", "does b", "src/b.rs")],
+            "nodes": [node_json("a", a_purpose, "src/a.rs"), node_json("b", "does b", "src/b.rs")],
             "edges": [{"id": "ab", "source_id": "a", "target_id": "b", "kind": "calls"}]
         }
     })

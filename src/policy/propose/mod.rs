@@ -188,6 +188,7 @@ fn proposal_fingerprint(revision: u64, ids: &[String], code_refs: &[CodeRef]) ->
 mod tests {
     use super::select::*;
     use super::*;
+    use crate::policy::fixtures;
     use crate::state::model::ChurnState;
     use crate::state::model::Graph;
     use crate::state::model::GraphEdge;
@@ -215,47 +216,35 @@ mod tests {
         evidence: &[&str],
     ) -> Observation {
         Observation {
-            id: id.into(),
             summary: format!("{id} rendered the prompt state"),
             source_kind: "smoke".into(),
             status: status.into(),
             code_refs,
-            evidence_ids: evidence.iter().map(|e| e.to_string()).collect(),
+            ..fixtures::observation(id, evidence)
         }
     }
 
     fn evidence(id: &str, status: &str) -> EvidenceRecord {
         EvidenceRecord {
-            id: id.into(),
             kind: "verification".into(),
             status: status.into(),
             summary: format!("{id} checked"),
-            code_refs: vec![],
+            ..fixtures::evidence(id)
         }
     }
 
     fn node(id: &str, code_refs: Vec<CodeRef>) -> GraphNode {
         GraphNode {
-            id: id.into(),
             title: format!("{id} title"),
             purpose: "renders things".into(),
-            mechanism: None,
-            metaphor: None,
             status: Some("verified".into()),
             code_refs,
+            ..fixtures::node(id, &[])
         }
     }
 
     fn edge(id: &str, source: &str, target: &str) -> GraphEdge {
-        GraphEdge {
-            id: Some(id.into()),
-            source_id: source.into(),
-            target_id: target.into(),
-            kind: "feeds".into(),
-            label: None,
-            mechanism: None,
-            code_refs: vec![],
-        }
+        fixtures::edge(Some(id), source, target, "feeds")
     }
 
     fn churn(pressure: &str) -> ChurnState {
