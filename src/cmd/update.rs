@@ -26,9 +26,11 @@ use crate::policy::secrets::redactions;
 use crate::policy::update::UpdateRefusal;
 use crate::policy::update::added_problems;
 use crate::policy::update::check_update;
+use crate::policy::update::node_upsert_problems;
 use crate::policy::update::structure_problems;
 use crate::state::fields::ChangedField;
 use crate::state::model::RecordIds;
+use crate::state::model::State;
 use crate::state::patch::Patch;
 use crate::state::rollout::Source;
 use crate::state::store::Committed;
@@ -220,21 +222,48 @@ pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<Patch
     let mut patch = redact_serialized(patch, &mut found).map_err(redaction_failure)?;
     let turn_id = turn_id.map(|turn_id| redact_text(&turn_id, &mut found).unwrap_or(turn_id));
     let redactions = redactions(found);
-    let structural = patch.has_state_replacements();
-    let scope = match structural {
-        true => WriteScope::Whole,
-        false => WriteScope::Appends,
+    let resolver = Resolver::new(store.root(), &ctx.cwd, false);
+    // A patch that needs no stored graph is written without reading them, once its references
+    // all stand on their own: a missing one might be a restated reference the state exempts,
+    // which only the whole read can tell.
+    let lean = match patch.needs_stored_graphs() {
+        true => None,
+        false => {
+            let mut lean = patch.clone();
+            let audit =
+                audit_patch_refs(&resolver, &State::default(), &mut lean, allow_missing_paths);
+            (audit.problems.is_empty() && audit.planned.is_empty()).then_some((lean, audit))
+        }
+    };
+    let scope = match lean {
+        Some(_) => WriteScope::Records,
+        None => WriteScope::Whole,
     };
     let mut tx = ctx.begin(store, scope)?;
-    let resolver = Resolver::new(store.root(), &ctx.cwd, false);
-    let audit = audit_patch_refs(&resolver, &tx.head().state, &mut patch, allow_missing_paths);
+    let (patch, audit) = match lean {
+        Some(audited) => audited,
+        None => {
+            let audit =
+                audit_patch_refs(&resolver, &tx.head().state, &mut patch, allow_missing_paths);
+            (patch, audit)
+        }
+    };
     with_ref_problems(
         check_update(&tx.head().state, tx.head(), &patch, expected_revision),
         audit.problems,
     )
     .map_err(refusal_error)?;
     let problems = |head: &Head| structure_problems(&head.state, &|id| head.has_evidence(id));
-    let before = structural.then(|| problems(tx.head()));
+    let before = match scope {
+        WriteScope::Whole => patch.has_state_replacements().then(|| problems(tx.head())),
+        WriteScope::Records => {
+            let added = node_upsert_problems(&patch);
+            if !added.is_empty() {
+                return Err(refusal_error(UpdateRefusal::Invalid(added)));
+            }
+            None
+        }
+    };
     tx.stage(
         Draft {
             source,

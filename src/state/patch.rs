@@ -224,6 +224,25 @@ impl Patch {
             .iter()
             .any(|field| !matches!(field, ChangedField::Observations | ChangedField::Evidence))
     }
+
+    /// Whether writing the patch needs the stored graphs and anchors. It does not when the
+    /// patch only adds observations and evidence and upserts graph nodes: an upserted node
+    /// keeps its id, so nothing that names it can break, and its own checks need only it.
+    pub fn needs_stored_graphs(&self) -> bool {
+        let fields = self.changed_fields().into_iter().all(|field| {
+            matches!(
+                field,
+                ChangedField::Observations | ChangedField::Evidence | ChangedField::Graphs
+            )
+        });
+        let nodes_only = self.upsert.keys().into_iter().all(|(collection, _)| {
+            matches!(
+                collection,
+                Collection::ArchitectureNodes | Collection::DataflowNodes
+            )
+        });
+        !(fields && nodes_only && self.graphs.is_none() && self.remove.keys().is_empty())
+    }
 }
 
 /// A patch with the revision it was drafted against, as `distill` and `propose` print it.

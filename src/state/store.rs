@@ -1091,9 +1091,10 @@ impl Store {
 pub enum WriteScope {
     /// The write may change anything: the head has the graphs and the anchors.
     Whole,
-    /// The write only adds observations and evidence, which are checked against the stored
-    /// ids alone: the graphs and anchors are not decoded (the head's graphs are empty).
-    Appends,
+    /// The write adds observations and evidence and upserts graph nodes, which need no
+    /// stored graph to be checked (`Patch::needs_stored_graphs`): the graphs and anchors are
+    /// not decoded, and the head's graphs are empty.
+    Records,
 }
 
 /// The one write: the lock, the head read under it, and the record being written.
@@ -1118,11 +1119,11 @@ impl Transaction<'_> {
     /// Seals `draft` on top of the head and folds it in; the head then shows the state the
     /// write would produce. Nothing is written until [`Transaction::commit`].
     pub fn stage(&mut self, draft: Draft, stamp: WriteStamp) {
-        let appends_only =
-            matches!(&draft.payload, Payload::Patch(patch) if !patch.has_state_replacements());
+        let records_only =
+            matches!(&draft.payload, Payload::Patch(patch) if !patch.needs_stored_graphs());
         assert!(
-            self.scope == WriteScope::Whole || appends_only,
-            "a write begun for appends only staged a change to the rest of the state"
+            self.scope == WriteScope::Whole || records_only,
+            "a write begun without the graphs staged a change that needs them"
         );
         let parents: Vec<String> = self.head.tips.iter().cloned().collect();
         let (patch, restore) = match &draft.payload {

@@ -674,4 +674,16 @@ fn restated_map_refs_pass_but_a_new_observation_cites_only_what_exists() {
         before,
         "a refused write leaves the store as it was"
     );
+    // A node upsert is judged by its own fields, without the stored map.
+    let untitled =
+        json!({"upsert": {"architecture_nodes": [{"id": "parser", "title": "", "purpose": "p"}]}});
+    let refused = env.run_with_stdin(&["update"], untitled.to_string());
+    assert_eq!(refused.code, 2, "{refused}");
+    assert!(
+        refused
+            .stderr
+            .contains("patch.graphs.architecture.nodes.title must not be empty"),
+        "{refused}"
+    );
+    assert_eq!(env.store_bytes(), before);
 }

@@ -11,6 +11,7 @@ mod planning;
 mod whole_state;
 
 pub use whole_state::added_problems;
+pub use whole_state::node_upsert_problems;
 pub use whole_state::state_problems;
 pub use whole_state::structure_problems;
 
@@ -360,6 +361,7 @@ mod tests {
     use crate::state::model::AcceptanceReceipt;
     use crate::state::model::Disposition;
     use crate::state::model::EvidenceRecord;
+    use crate::state::model::GraphNode;
     use crate::state::model::InvestigationCheckpoint;
     use crate::state::model::JobBinding;
     use crate::state::model::JobKind;
@@ -545,6 +547,35 @@ mod tests {
                 "runtime link id \"l1\" is duplicated",
             ]
         );
+    }
+
+    #[test]
+    fn node_upserts_are_judged_by_their_own_nodes() {
+        let mut patch = Patch::default();
+        patch.upsert.architecture_nodes = vec![crate::policy::fixtures::node("lexer", &[])];
+        assert!(!patch.needs_stored_graphs());
+        assert_eq!(node_upsert_problems(&patch), Vec::<String>::new());
+        patch.upsert.dataflow_nodes = vec![GraphNode {
+            title: " ".into(),
+            ..crate::policy::fixtures::node("tokens", &[])
+        }];
+        assert_eq!(
+            node_upsert_problems(&patch),
+            ["patch.graphs.dataflow.nodes.title must not be empty"]
+        );
+        // Anything that can break what names a node needs the stored graphs.
+        let mut edge = Patch::default();
+        edge.upsert.architecture_edges =
+            vec![crate::policy::fixtures::edge(None, "a", "b", "calls")];
+        assert!(edge.needs_stored_graphs());
+        let mut removal = Patch::default();
+        removal.remove.architecture_nodes = vec!["lexer".into()];
+        assert!(removal.needs_stored_graphs());
+        let frontier = Patch {
+            graph_frontier: Some(Default::default()),
+            ..patch.clone()
+        };
+        assert!(frontier.needs_stored_graphs());
     }
 
     #[test]

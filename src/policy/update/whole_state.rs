@@ -8,7 +8,11 @@ use crate::policy::structure::Reasons;
 use crate::policy::structure::Replacements;
 use crate::policy::structure::structural_errors;
 use crate::policy::update::planning::check_planning;
+use crate::state::model::Graph;
+use crate::state::model::GraphNode;
+use crate::state::model::Graphs;
 use crate::state::model::State;
+use crate::state::patch::Patch;
 
 /// Problems of a whole stored state: [`structure_problems`], plus unique observation and
 /// evidence ids and citations that resolve.
@@ -59,6 +63,26 @@ pub fn structure_problems(state: &State, has_evidence: &dyn Fn(&str) -> bool) ->
     }));
     check_planning(&mut reasons, &state.planning);
     reasons.0
+}
+
+/// The problems a patch that only upserts graph nodes (besides new observations and evidence,
+/// see `Patch::needs_stored_graphs`) brings: the nodes' own, found by the same checks run over
+/// a state that holds only them. Such a write cannot add any other problem, so it is validated
+/// without the stored graphs.
+pub fn node_upsert_problems(patch: &Patch) -> Vec<String> {
+    let graph = |nodes: &[GraphNode]| Graph {
+        nodes: nodes.to_vec(),
+        ..Graph::default()
+    };
+    let state = State {
+        graphs: Graphs {
+            architecture: graph(&patch.upsert.architecture_nodes),
+            dataflow: graph(&patch.upsert.dataflow_nodes),
+            ..Graphs::default()
+        },
+        ..State::default()
+    };
+    structure_problems(&state, &|_| false)
 }
 
 /// The problems `after` has that `before` did not: a write may not add any. (Problems that
