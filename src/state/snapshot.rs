@@ -292,6 +292,35 @@ impl Parts {
     };
 }
 
+/// A map decoded from its MessagePack form (written in key order) by collecting the pairs and
+/// building the tree from them at once: inserting tens of thousands of keys one by one, each
+/// found by comparing long common prefixes, costs several times more.
+struct SortedMap<V>(BTreeMap<String, V>);
+
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for SortedMap<V> {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Pairs<V>(std::marker::PhantomData<V>);
+        impl<'de, V: Deserialize<'de>> serde::de::Visitor<'de> for Pairs<V> {
+            type Value = Vec<(String, V)>;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a map")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(
+                self,
+                mut map: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut pairs = Vec::with_capacity(map.size_hint().unwrap_or(0).min(1 << 16));
+                while let Some(pair) = map.next_entry()? {
+                    pairs.push(pair);
+                }
+                Ok(pairs)
+            }
+        }
+        let pairs = deserializer.deserialize_map(Pairs(std::marker::PhantomData))?;
+        Ok(SortedMap(pairs.into_iter().collect()))
+    }
+}
+
 /// An open snapshot file: its header is read and checked; sections are read on demand.
 #[derive(Debug)]
 pub struct SnapshotFile {
@@ -437,7 +466,7 @@ impl SnapshotFile {
         Ok(Loaded {
             state,
             anchors: match parts.graphs {
-                true => self.value(names::ANCHORS)?,
+                true => self.value::<SortedMap<Anchor>>(names::ANCHORS)?.0,
                 false => BTreeMap::new(),
             },
             writers: match parts.writers {
