@@ -151,7 +151,11 @@ impl Segments {
     /// Whether the line that ends at `mark.end` is the record the mark names.
     pub fn mark_holds(&self, mark: &RolloutMark) -> Result<bool> {
         let start = mark.end - mark.line_bytes;
-        if let Some(line) = self.lines(&mark.segment, start).first() {
+        let parsed_there = self
+            .parsed
+            .get(&mark.segment)
+            .is_some_and(|p| p.from <= start);
+        if parsed_there && let Some(line) = self.lines(&mark.segment, start).first() {
             return Ok(line.offset == start && line.record.id == mark.last_id);
         }
         let path = self.dir.join(&mark.segment);
@@ -292,4 +296,74 @@ fn last_complete_line(
 /// Opens a file for reading, naming it on failure.
 pub fn open_read(path: &Path) -> Result<File> {
     File::open(path).with_context(|| format!("failed to open `{}`", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::state::fields::ChangedField;
+    use crate::state::patch::Patch;
+    use crate::state::rollout::Body;
+    use crate::state::rollout::Source;
+
+    /// A segment of `count` chained records in a fresh directory, with each line's mark.
+    fn segment(count: usize) -> (tempfile::TempDir, Vec<RolloutMark>) {
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let (mut text, mut marks, mut parents) = (String::new(), Vec::new(), Vec::new());
+        for i in 0..count {
+            let patch = Patch {
+                objective: Some(format!("objective {i}")),
+                ..Patch::default()
+            };
+            let (record, line) = Record::seal(&Body {
+                parents: &parents,
+                at: "2026-01-01T00:00:00Z",
+                source: Source::Update,
+                turn_id: None,
+                git_head: None,
+                changed_fields: &[ChangedField::Objective],
+                patch: Some(&patch),
+                restore: None,
+            });
+            text.push_str(&line);
+            marks.push(RolloutMark {
+                segment: "s.jsonl".into(),
+                last_id: record.id.clone(),
+                end: text.len() as u64,
+                line_bytes: line.len() as u64,
+            });
+            parents = vec![record.id];
+        }
+        std::fs::write(dir.path().join("s.jsonl"), text).expect("write the segment");
+        (dir, marks)
+    }
+
+    #[test]
+    fn marks_hold_whatever_was_parsed_before() {
+        let (dir, marks) = segment(4);
+        let mut segments = Segments::list(dir.path()).expect("list");
+        // A later candidate's tail is parsed first; an earlier mark is still checked.
+        assert!(segments.parse_from("s.jsonl", marks[2].end).expect("parse"));
+        assert_eq!(segments.lines("s.jsonl", marks[2].end).len(), 1);
+        assert!(segments.mark_holds(&marks[1]).expect("read"));
+        assert!(segments.mark_holds(&marks[3]).expect("read"));
+        let forged = RolloutMark {
+            last_id: marks[2].last_id.clone(),
+            ..marks[1].clone()
+        };
+        assert!(!segments.mark_holds(&forged).expect("read"));
+        // Parsing from further back serves every ask after it.
+        assert!(segments.parse_from("s.jsonl", 0).expect("parse"));
+        assert_eq!(segments.lines("s.jsonl", marks[0].end).len(), 3);
+        let ends = segments.ends(&[]).expect("ends");
+        assert_eq!(ends["s.jsonl"].complete, marks[3].end);
+        assert_eq!(ends["s.jsonl"].mark.as_ref(), Some(&marks[3]));
+        let read_back = Segments::list(dir.path())
+            .and_then(|fresh| fresh.ends(&[]))
+            .expect("ends");
+        assert_eq!(read_back["s.jsonl"].mark.as_ref(), Some(&marks[3]));
+        let history = segments.into_history().expect("history");
+        assert_eq!(history.records.len(), 4);
+        assert_eq!(history.lines[&marks[3].last_id], ("s.jsonl".to_owned(), 4));
+    }
 }
