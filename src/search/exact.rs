@@ -20,10 +20,9 @@ use crate::state::walk::Listing;
 /// `cancellation_token.rs`), 1 for one the stem contains (four characters or more), and 1 for
 /// each identifier that is a directory's whole name. 0 when nothing matches.
 pub fn path_score(identifiers: &[String], path: &str) -> f32 {
-    let mut parts: Vec<&str> = path.split('/').collect();
-    let name = parts.pop().unwrap_or_default();
+    // Called for every file of the tree on every query: nothing is allocated for directories.
+    let (dirs, name) = path.rsplit_once('/').unwrap_or(("", path));
     let stem = symbols::normalize(name.split('.').next().unwrap_or(name));
-    let dirs: Vec<String> = parts.iter().map(|dir| symbols::normalize(dir)).collect();
     let mut score = 0.0;
     for identifier in identifiers {
         if stem == *identifier {
@@ -31,7 +30,11 @@ pub fn path_score(identifiers: &[String], path: &str) -> f32 {
         } else if identifier.len() >= 4 && stem.contains(identifier.as_str()) {
             score += 1.0;
         }
-        if dirs.contains(identifier) {
+        let is_a_dir = !dirs.is_empty()
+            && dirs
+                .split('/')
+                .any(|dir| symbols::normalizes_to(dir, identifier));
+        if is_a_dir {
             score += 1.0;
         }
     }
@@ -48,7 +51,7 @@ pub fn directory_hits(listing: &Listing, identifiers: &[String], prefixes: &[Str
             let name = dir.path.rsplit('/').next().unwrap_or(&dir.path);
             let matched = identifiers
                 .iter()
-                .filter(|identifier| symbols::normalize(name) == **identifier)
+                .filter(|identifier| symbols::normalizes_to(name, identifier))
                 .count();
             (matched > 0).then(|| Hit {
                 kind: HitKind::ExactDirectory,

@@ -143,6 +143,14 @@ pub fn definitions(path: &str, text: &str) -> Vec<Definition> {
 /// An identifier in one spelling whatever its convention: lowercase letters and digits only
 /// (`SocketAddr`, `socket_addr`, `socket-addr` → `socketaddr`).
 pub fn normalize(identifier: &str) -> String {
+    if identifier.is_ascii() {
+        // The common case, without the per-character Unicode case mapping.
+        return identifier
+            .bytes()
+            .filter(u8::is_ascii_alphanumeric)
+            .map(|b| char::from(b.to_ascii_lowercase()))
+            .collect();
+    }
     identifier
         .chars()
         .filter(|c| c.is_alphanumeric())
@@ -150,9 +158,36 @@ pub fn normalize(identifier: &str) -> String {
         .collect()
 }
 
+/// Whether `raw` normalizes to `normalized` (see [`normalize`]), without building the string.
+pub fn normalizes_to(raw: &str, normalized: &str) -> bool {
+    if raw.is_ascii() {
+        return raw
+            .bytes()
+            .filter(u8::is_ascii_alphanumeric)
+            .map(|b| b.to_ascii_lowercase())
+            .eq(normalized.bytes());
+    }
+    normalize(raw) == normalized
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn spellings_normalize_alike_with_or_without_building_the_string() {
+        for (raw, normalized) in [
+            ("SocketAddr", "socketaddr"),
+            ("socket_addr", "socketaddr"),
+            ("socket-addr.rs", "socketaddrrs"),
+            ("Ünïcode_Name", "ünïcodename"),
+            ("ΣΊΣΥΦΟΣ", "σίσυφοσ"),
+        ] {
+            assert_eq!(normalize(raw), normalized, "{raw}");
+            assert!(normalizes_to(raw, normalized), "{raw}");
+            assert!(!normalizes_to(raw, "socket"), "{raw}");
+        }
+    }
 
     fn names(path: &str, text: &str) -> Vec<String> {
         definitions(path, text)
