@@ -144,12 +144,7 @@ pub fn definitions(path: &str, text: &str) -> Vec<Definition> {
 /// (`SocketAddr`, `socket_addr`, `socket-addr` → `socketaddr`).
 pub fn normalize(identifier: &str) -> String {
     if identifier.is_ascii() {
-        // The common case, without the per-character Unicode case mapping.
-        return identifier
-            .bytes()
-            .filter(u8::is_ascii_alphanumeric)
-            .map(|b| char::from(b.to_ascii_lowercase()))
-            .collect();
+        return ascii_normalized(identifier).map(char::from).collect();
     }
     identifier
         .chars()
@@ -161,13 +156,18 @@ pub fn normalize(identifier: &str) -> String {
 /// Whether `raw` normalizes to `normalized` (see [`normalize`]), without building the string.
 pub fn normalizes_to(raw: &str, normalized: &str) -> bool {
     if raw.is_ascii() {
-        return raw
-            .bytes()
-            .filter(u8::is_ascii_alphanumeric)
-            .map(|b| b.to_ascii_lowercase())
-            .eq(normalized.bytes());
+        return ascii_normalized(raw).eq(normalized.bytes());
     }
     normalize(raw) == normalized
+}
+
+/// [`normalize`] of an ASCII identifier, byte by byte: the common case, without the
+/// per-character Unicode case mapping.
+fn ascii_normalized(identifier: &str) -> impl Iterator<Item = u8> + '_ {
+    identifier
+        .bytes()
+        .filter(u8::is_ascii_alphanumeric)
+        .map(|b| b.to_ascii_lowercase())
 }
 
 #[cfg(test)]

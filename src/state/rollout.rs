@@ -283,8 +283,11 @@ pub fn parse(bytes: &[u8], offset: u64, first_line: u64) -> ParsedRollout {
         .iter()
         .rposition(|b| *b == b'\n')
         .map_or(0, |at| at + 1);
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get().min(4));
-    let pieces = (complete / PARALLEL_PARSE_BYTES).clamp(1, threads);
+    // Asking for the cores reads the cgroup limits: only a rollout long enough to cut does.
+    let pieces = match complete / PARALLEL_PARSE_BYTES {
+        0 | 1 => 1,
+        long => long.min(std::thread::available_parallelism().map_or(1, |n| n.get().min(4))),
+    };
     let mut cuts = vec![0];
     for piece in 1..pieces {
         let target = complete * piece / pieces;
@@ -334,9 +337,10 @@ pub fn parse(bytes: &[u8], offset: u64, first_line: u64) -> ParsedRollout {
     };
     parsed.complete_bytes = complete as u64;
     if complete < bytes.len() {
+        // Every complete line is a record or a problem: the torn one comes after them all.
         let line_number = match first_line {
             0 => 0,
-            first => first + bytes[..complete].iter().filter(|b| **b == b'\n').count() as u64,
+            first => first + (parsed.records.len() + parsed.problems.len()) as u64,
         };
         parsed.torn_tail = Some(LineProblem {
             line: line_number,
