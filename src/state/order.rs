@@ -27,17 +27,19 @@ pub fn topological(records: Vec<Record>) -> Vec<Record> {
     let mut waiting = vec![0usize; records.len()];
     let mut children: Vec<Vec<usize>> = vec![Vec::new(); records.len()];
     for (child, record) in records.iter().enumerate() {
-        let present: BTreeSet<usize> = record
+        let mut present: Vec<usize> = record
             .parents
             .iter()
             .filter_map(|parent| index.get(parent.as_str()).copied())
             .collect();
+        present.sort_unstable();
+        present.dedup();
         waiting[child] = present.len();
         for parent in present {
             children[parent].push(child);
         }
     }
-    let key = |at: usize| Reverse((records[at].at.clone(), records[at].id.clone(), at));
+    let key = |at: usize| Reverse((records[at].at.as_str(), records[at].id.as_str(), at));
     let mut ready: BinaryHeap<_> = (0..records.len())
         .filter(|at| waiting[*at] == 0)
         .map(key)
