@@ -11,6 +11,7 @@ use crate::mcp::Tool;
 use crate::mcp::schema_of;
 use crate::policy::planning::PlanningView;
 use crate::policy::planning::planning_view;
+use crate::policy::prompt::record_line;
 use crate::ui::Report;
 
 /// Show captures, backlog, roadmap streams and objective drafts.
@@ -46,8 +47,8 @@ impl Report for PlanningView {
         for draft in &p.objective_drafts {
             writeln!(
                 out,
-                "objective draft `{}` [{}]: {}",
-                draft.id, draft.status, draft.title
+                "objective draft {}",
+                record_line(&draft.id, &draft.status, &draft.title)
             )?;
             for criterion in &draft.acceptance_criteria {
                 writeln!(out, "  acceptance: {criterion}")?;
@@ -56,22 +57,33 @@ impl Report for PlanningView {
         for stream in &p.roadmap_streams {
             writeln!(
                 out,
-                "roadmap stream `{}` [{}]: {}",
-                stream.id, stream.status, stream.title
+                "roadmap stream {}",
+                record_line(&stream.id, &stream.status, &stream.title)
             )?;
         }
         for item in &p.backlog_items {
             writeln!(
                 out,
-                "backlog `{}` [{} / {} / {}]: {}",
-                item.id, item.status, item.priority.value, item.horizon, item.title
+                "backlog {}",
+                record_line(
+                    &item.id,
+                    &format!(
+                        "{} / {} / {}",
+                        item.status, item.priority.value, item.horizon
+                    ),
+                    &item.title
+                )
             )?;
         }
         for capture in &p.captures {
             writeln!(
                 out,
-                "capture `{}` [{} via {}]: {}",
-                capture.id, capture.status, capture.source.kind, capture.title
+                "capture {}",
+                record_line(
+                    &capture.id,
+                    &format!("{} via {}", capture.status, capture.source.kind),
+                    &capture.title
+                )
             )?;
         }
         writeln!(out, "{}", s.note)

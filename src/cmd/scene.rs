@@ -10,6 +10,7 @@ use crate::cli::Status;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
 use crate::policy::prompt::inline_ids;
+use crate::policy::prompt::record_line;
 use crate::policy::scene::LATEST_LIMIT;
 use crate::policy::scene::Scene;
 use crate::policy::scene::SceneRecords;
@@ -41,8 +42,12 @@ fn records(out: &mut dyn Write, label: &str, records: &SceneRecords) -> std::io:
     for record in &records.latest {
         writeln!(
             out,
-            "  `{}` [{} via {}]: {}",
-            record.id, record.status, record.kind, record.summary
+            "  {}",
+            record_line(
+                &record.id,
+                &format!("{} via {}", record.status, record.kind),
+                &record.summary
+            )
         )?;
     }
     Ok(())
@@ -72,8 +77,12 @@ impl Report for Scene {
             let active = if subgoal.active { "; active" } else { "" };
             writeln!(
                 out,
-                "subgoal `{}` [{}{active}]: {}",
-                subgoal.id, subgoal.status, subgoal.title
+                "subgoal {}",
+                record_line(
+                    &subgoal.id,
+                    &format!("{}{active}", subgoal.status),
+                    &subgoal.title
+                )
             )?;
         }
         if !self.invariant_status_counts.is_empty() {

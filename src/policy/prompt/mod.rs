@@ -22,6 +22,7 @@ pub use budget::render_counted;
 pub use sections::RECORDS_SHOWN;
 pub use sections::code_ref;
 pub use sections::inline_ids;
+pub use sections::record_line;
 
 /// The ceiling `epiphany prompt` uses unless told otherwise (Claude Code cuts at 10,000).
 pub const DEFAULT_MAX_CHARS: usize = 9000;

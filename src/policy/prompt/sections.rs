@@ -194,6 +194,12 @@ pub fn inline_ids(ids: &[String]) -> String {
         .join(", ")
 }
 
+/// One record of a list as the prompt and the human reports write it
+/// (docs/projections.md#prompt-line-formats): `` `id` [tags]: text ``.
+pub fn record_line(id: &str, tags: &str, text: &str) -> String {
+    format!("`{id}` [{tags}]: {text}")
+}
+
 /// A code ref as the prompt writes it (docs/projections.md#prompt-line-formats):
 /// `` `path:start-end` (symbol: s; note) ``.
 pub fn code_ref(r: &CodeRef) -> String {
@@ -278,10 +284,8 @@ pub(super) fn planning(state: &State) -> Section {
     );
     for draft in p.objective_drafts.iter().take(PLANNING_LIMIT) {
         section.line(format!(
-            "- Objective draft `{}` [{}]: {}",
-            draft.id,
-            collapse(&draft.status),
-            collapse(&draft.title)
+            "- Objective draft {}",
+            record_line(&draft.id, &collapse(&draft.status), &collapse(&draft.title))
         ));
         if !draft.acceptance_criteria.is_empty() {
             let criteria: Vec<String> = draft
@@ -302,12 +306,17 @@ pub(super) fn planning(state: &State) -> Section {
     );
     for item in p.backlog_items.iter().take(PLANNING_LIMIT) {
         section.line(format!(
-            "- Backlog `{}` [{} / {} / {}]: {}",
-            item.id,
-            collapse(&item.status),
-            collapse(&item.priority.value),
-            collapse(&item.horizon),
-            collapse(&item.title)
+            "- Backlog {}",
+            record_line(
+                &item.id,
+                &format!(
+                    "{} / {} / {}",
+                    collapse(&item.status),
+                    collapse(&item.priority.value),
+                    collapse(&item.horizon)
+                ),
+                &collapse(&item.title)
+            )
         ));
     }
     omission(
@@ -319,11 +328,16 @@ pub(super) fn planning(state: &State) -> Section {
     );
     for capture in p.captures.iter().take(PLANNING_LIMIT) {
         section.line(format!(
-            "- Capture `{}` [{} via {}]: {}",
-            capture.id,
-            collapse(&capture.status),
-            collapse(&capture.source.kind),
-            collapse(&capture.title)
+            "- Capture {}",
+            record_line(
+                &capture.id,
+                &format!(
+                    "{} via {}",
+                    collapse(&capture.status),
+                    collapse(&capture.source.kind)
+                ),
+                &collapse(&capture.title)
+            )
         ));
     }
     omission(
@@ -345,10 +359,12 @@ pub(super) fn subgoals(state: &State) -> Section {
             ""
         };
         section.line(format!(
-            "- `{}` [{}{active}]: {}",
-            subgoal.id,
-            collapse(&subgoal.status),
-            collapse(&subgoal.title)
+            "- {}",
+            record_line(
+                &subgoal.id,
+                &format!("{}{active}", collapse(&subgoal.status)),
+                &collapse(&subgoal.title)
+            )
         ));
         if let Some(summary) = &subgoal.summary {
             section.line(format!("  summary: {}", collapse(summary)));
@@ -368,10 +384,12 @@ pub(super) fn invariants(state: &State) -> Section {
     let mut section = Section::new("## Invariants");
     for invariant in state.invariants.iter().take(INVARIANT_LIMIT) {
         section.line(format!(
-            "- `{}` [{}]: {}",
-            invariant.id,
-            collapse(&invariant.status),
-            collapse(&invariant.description)
+            "- {}",
+            record_line(
+                &invariant.id,
+                &collapse(&invariant.status),
+                &collapse(&invariant.description)
+            )
         ));
         if let Some(rationale) = &invariant.rationale {
             section.line(format!("  rationale: {}", collapse(rationale)));
@@ -673,11 +691,12 @@ pub(super) fn observations(state: &State, total: usize) -> Section {
     let mut section = Section::new("## Recent Observations");
     for o in state.observations.iter().take(OBSERVATION_LIMIT) {
         section.line(format!(
-            "- `{}` [{} via {}]: {}",
-            o.id,
-            collapse(&o.status),
-            collapse(&o.source_kind),
-            collapse(&o.summary)
+            "- {}",
+            record_line(
+                &o.id,
+                &format!("{} via {}", collapse(&o.status), collapse(&o.source_kind)),
+                &collapse(&o.summary)
+            )
         ));
         if !o.evidence_ids.is_empty() {
             section.line(format!("  evidence: {}", inline_ids(&o.evidence_ids)));
@@ -694,11 +713,12 @@ pub(super) fn evidence(state: &State, total: usize) -> Section {
     let mut section = Section::new("## Recent Evidence");
     for e in state.recent_evidence.iter().take(EVIDENCE_LIMIT) {
         section.line(format!(
-            "- `{}` [{} / {}]: {}{}",
-            e.id,
-            collapse(&e.kind),
-            collapse(&e.status),
-            collapse(&e.summary),
+            "- {}{}",
+            record_line(
+                &e.id,
+                &format!("{} / {}", collapse(&e.kind), collapse(&e.status)),
+                &collapse(&e.summary)
+            ),
             ref_suffix(&e.code_refs)
         ));
     }
