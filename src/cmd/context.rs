@@ -14,6 +14,7 @@ use crate::policy::context::ContextShard;
 use crate::policy::context::context_shard;
 use crate::policy::projection::StateStatus;
 use crate::policy::prompt::inline_ids;
+use crate::policy::prompt::record_line;
 use crate::render;
 use crate::ui::Report;
 
@@ -26,12 +27,9 @@ use crate::ui::Report;
 /// listed under `missing`; they are not an error.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// A graph node id (repeatable)
-    #[arg(long = "node", value_name = "ID")]
-    pub nodes: Vec<String>,
-    /// A graph edge id (repeatable)
-    #[arg(long = "edge", value_name = "ID")]
-    pub edges: Vec<String>,
+    /// The graph records to show
+    #[command(flatten)]
+    pub graph: GraphIds,
     /// An observation id (repeatable)
     #[arg(long = "observation", value_name = "ID")]
     pub observations: Vec<String>,
@@ -44,6 +42,17 @@ pub struct Args {
     /// Leave out the evidence the selected observations cite
     #[arg(long)]
     pub no_linked_evidence: bool,
+}
+
+/// Graph records named by id, as `context` and `graph` take them.
+#[derive(Debug, clap::Args)]
+pub struct GraphIds {
+    /// A graph node id (repeatable)
+    #[arg(long = "node", value_name = "ID")]
+    pub nodes: Vec<String>,
+    /// A graph edge id (repeatable)
+    #[arg(long = "edge", value_name = "ID")]
+    pub edges: Vec<String>,
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
@@ -98,8 +107,12 @@ impl Report for ContextShard {
         for o in &body.observations {
             writeln!(
                 out,
-                "observation `{}` [{} via {}]: {}",
-                o.id, o.status, o.source_kind, o.summary
+                "observation {}",
+                record_line(
+                    &o.id,
+                    &format!("{} via {}", o.status, o.source_kind),
+                    &o.summary
+                )
             )?;
             if !o.evidence_ids.is_empty() {
                 writeln!(out, "  evidence: {}", inline_ids(&o.evidence_ids))?;
@@ -111,8 +124,8 @@ impl Report for ContextShard {
         for e in &body.evidence {
             writeln!(
                 out,
-                "evidence `{}` [{} / {}]: {}",
-                e.id, e.kind, e.status, e.summary
+                "evidence {}",
+                record_line(&e.id, &format!("{} / {}", e.kind, e.status), &e.summary)
             )?;
             if !e.code_refs.is_empty() {
                 writeln!(out, "  code refs: {}", render::refs(&e.code_refs))?;
@@ -129,8 +142,7 @@ impl Report for ContextShard {
 /// Runs `context`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let Args {
-        nodes,
-        edges,
+        graph: GraphIds { nodes, edges },
         observations,
         evidence,
         no_frontier,

@@ -7,6 +7,7 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::cmd::context::GraphIds;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
 use crate::policy::graph_query::Direction;
@@ -27,12 +28,9 @@ use crate::ui::Report;
 /// `missing`; they are not an error.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Start from this node (repeatable)
-    #[arg(long = "node", value_name = "ID")]
-    pub nodes: Vec<String>,
-    /// Start from this edge's endpoints (repeatable)
-    #[arg(long = "edge", value_name = "ID")]
-    pub edges: Vec<String>,
+    /// Start from these nodes and these edges' endpoints
+    #[command(flatten)]
+    pub start: GraphIds,
     /// Start from records citing this path (repeatable)
     #[arg(long = "path", value_name = "P")]
     pub paths: Vec<String>,
@@ -89,8 +87,7 @@ impl Report for GraphQueryResult {
 /// Runs `graph`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let Args {
-        nodes,
-        edges,
+        start: GraphIds { nodes, edges },
         paths,
         symbols,
         edge_kinds,
