@@ -122,6 +122,25 @@ macro_rules! for_each_collection {
 }
 pub(crate) use for_each_collection;
 
+/// `ALL`, every variant in the list's order (`changed_fields` order for fields, patch order
+/// for collections), and `as_str`, its snake_case name as in JSON (and as a key under `upsert`
+/// and `remove`), for an enum generated from one of the lists above.
+macro_rules! variant_names {
+    ($enum:ident { $($variant:ident $name:ident),* }) => {
+        impl $enum {
+            /// Every variant, in the list's order.
+            pub const ALL: [$enum; [$(stringify!($name)),*].len()] = [$($enum::$variant),*];
+
+            /// The snake_case name, as in JSON.
+            pub fn as_str(self) -> &'static str {
+                match self {
+                    $($enum::$variant => stringify!($name),)*
+                }
+            }
+        }
+    };
+}
+
 macro_rules! define_changed_field {
     (@append append) => { true };
     (@append replace) => { false };
@@ -149,18 +168,9 @@ macro_rules! define_changed_field {
             $($variant,)*
         }
 
+        variant_names!(ChangedField { $($variant $name),* });
+
         impl ChangedField {
-            /// Every field, in `changed_fields` order.
-            pub const ALL: [ChangedField; [$(stringify!($name)),*].len()] =
-                [$(ChangedField::$variant),*];
-
-            /// The snake_case name, as in JSON.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $(ChangedField::$variant => stringify!($name),)*
-                }
-            }
-
             /// Whether a patch places new items before the existing ones (newest first)
             /// instead of replacing the field.
             pub fn is_append(self) -> bool {
@@ -201,18 +211,9 @@ macro_rules! define_collection {
             $(#[doc = $upsert_doc] $variant,)*
         }
 
+        variant_names!(Collection { $($variant $name),* });
+
         impl Collection {
-            /// Every collection, in patch order.
-            pub const ALL: [Collection; [$(stringify!($name)),*].len()] =
-                [$(Collection::$variant),*];
-
-            /// The key under `upsert` and `remove`.
-            pub fn as_str(self) -> &'static str {
-                match self {
-                    $(Collection::$variant => stringify!($name),)*
-                }
-            }
-
             /// The state field the collection lives in.
             pub fn field(self) -> ChangedField {
                 match self {

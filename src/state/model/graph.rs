@@ -1,11 +1,12 @@
 //! The map: the architecture and dataflow graphs with their nodes, edges and links, the code
 //! references that anchor them, and the frontier and checkpoint that say where work stands.
 
+use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::Serialize;
 
 /// The two graphs and the links between them.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Graphs {
     /// Components and how they relate.
     #[serde(default, skip_serializing_if = "Graph::is_empty")]
@@ -35,17 +36,7 @@ impl Graphs {
 
 /// Which of the two graphs a node or edge lives in.
 #[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    PartialOrd,
-    Ord,
-    Hash,
-    Serialize,
-    Deserialize,
-    schemars::JsonSchema,
+    Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize, JsonSchema,
 )]
 #[serde(rename_all = "snake_case")]
 pub enum GraphKind {
@@ -66,7 +57,7 @@ impl GraphKind {
 }
 
 /// Nodes and edges of one graph.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct Graph {
     /// The nodes, in author order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -84,7 +75,7 @@ impl Graph {
 }
 
 /// A component (architecture) or a stage (dataflow).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct GraphNode {
     /// Unique id within its graph.
     pub id: String,
@@ -107,7 +98,7 @@ pub struct GraphNode {
 }
 
 /// A relation between two nodes of the same graph.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct GraphEdge {
     /// Optional id (edges may be anonymous).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -130,7 +121,7 @@ pub struct GraphEdge {
 }
 
 /// Ties a dataflow node to the architecture node that carries it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct GraphLink {
     /// The dataflow node.
     pub dataflow_node_id: String,
@@ -145,7 +136,7 @@ pub struct GraphLink {
 }
 
 /// A pointer into the code: a path, optionally a line range and a symbol.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 pub struct CodeRef {
     /// Path relative to the repository root.
     pub path: String,
@@ -182,7 +173,7 @@ impl CodeRef {
 }
 
 /// The part of the graph under active investigation.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct GraphFrontier {
     /// Nodes in focus.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -202,7 +193,7 @@ pub struct GraphFrontier {
 }
 
 /// A named point in the graph work.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct GraphCheckpoint {
     /// Unique id.
     pub checkpoint_id: String,
