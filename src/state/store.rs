@@ -124,6 +124,14 @@ pub struct Head {
     writers: Option<crate::state::fold::Writers>,
     /// When the lists were cut short: the ids of every observation and evidence record.
     ids: Option<KnownIds>,
+    /// Where it was read from.
+    read: HeadRead,
+}
+
+/// Where a head was read from: what the next write appends to and whether it is due a
+/// snapshot.
+#[derive(Debug, Clone)]
+struct HeadRead {
     /// The snapshot the head was read from.
     base: Option<PathBuf>,
     /// The records folded on top of it, in fold order.
@@ -142,6 +150,26 @@ impl Head {
     /// Whether any write has happened yet.
     pub fn has_state(&self) -> bool {
         self.state.revision > 0
+    }
+
+    /// The head a fold ended in, its lists cut to the newest `lists` when asked.
+    fn folded(
+        folded: Folded,
+        lists: Option<usize>,
+        ids: Option<KnownIds>,
+        totals: ListTotals,
+        read: HeadRead,
+    ) -> Head {
+        Head {
+            state: cut_lists(folded.state, lists),
+            anchors: folded.anchors,
+            tips: folded.tips,
+            last_git_head: folded.last_git_head,
+            totals,
+            writers: folded.writers,
+            ids,
+            read,
+        }
     }
 }
 
@@ -535,20 +563,14 @@ impl Store {
             stored: StoredIds::of(&folded.state),
             ..KnownIds::default()
         });
-        Ok(Head {
-            ids,
-            state: cut_lists(folded.state, lists),
-            anchors: folded.anchors,
-            tips: folded.tips,
-            last_git_head: folded.last_git_head,
-            totals,
-            writers: folded.writers,
+        let read = HeadRead {
             base: None,
             tail_ids: history.records.iter().map(|r| r.id.clone()).collect(),
             tail_bytes,
             segments: ends,
             legacy,
-        })
+        };
+        Ok(Head::folded(folded, lists, ids, totals, read))
     }
 
     /// The rollout's segments, listed.
@@ -721,20 +743,14 @@ impl Store {
                 .map(|e| e.id.clone())
                 .collect(),
         });
-        Ok(Some(Head {
-            ids,
-            state: cut_lists(folded.state, lists),
-            anchors: folded.anchors,
-            tips: folded.tips,
-            last_git_head: folded.last_git_head,
-            totals,
-            writers: folded.writers,
+        let read = HeadRead {
             base: Some(path.to_path_buf()),
             tail_ids: ordered.iter().map(|r| r.id.clone()).collect(),
             tail_bytes,
             segments: segments.ends(&snapshot.header.marks)?,
             legacy: false,
-        }))
+        };
+        Ok(Some(Head::folded(folded, lists, ids, totals, read)))
     }
 
     /// Every record of the store in fold order, read from every segment.
@@ -1005,12 +1021,13 @@ impl Store {
             writers: true,
             ..Parts::WHOLE
         })?;
-        let mut order = match &head.base {
+        let mut order = match &head.read.base {
             Some(base) => SnapshotFile::open(base)?.order()?,
             None => Vec::new(),
         };
-        order.extend(head.tail_ids.iter().cloned());
+        order.extend(head.read.tail_ids.iter().cloned());
         let marks: Vec<RolloutMark> = head
+            .read
             .segments
             .values()
             .filter_map(|end| end.mark.clone())
@@ -1184,9 +1201,9 @@ impl Transaction<'_> {
             }
         }
         let mut warnings = Vec::new();
-        let due = self.head.legacy
-            || self.head.tail_ids.len() + 1 >= self.snapshot_every
-            || self.head.tail_bytes + line.len() as u64 >= SNAPSHOT_AFTER_BYTES;
+        let due = self.head.read.legacy
+            || self.head.read.tail_ids.len() + 1 >= self.snapshot_every
+            || self.head.read.tail_bytes + line.len() as u64 >= SNAPSHOT_AFTER_BYTES;
         if due && let Err(err) = store.write_snapshot() {
             warnings.push(format!(
                 "the write is saved, but a new snapshot was not: {err:#}; readers replay the rollout until the next write stores one"
@@ -1204,6 +1221,7 @@ impl Transaction<'_> {
     fn open_segment(&self) -> Option<(&str, u64)> {
         let committed = git::committed_names(&self.store.rollout_dir());
         self.head
+            .read
             .segments
             .iter()
             .filter(|(name, _)| committed.as_ref().is_none_or(|held| !held.contains(*name)))
