@@ -273,6 +273,15 @@ mod tests {
         plan_reorientation(state, &freshness, &assess_pressure(None))
     }
 
+    /// The session-start context for `state` with its own verdict and no staleness.
+    fn start_with_state(
+        state: &State,
+        compaction: Option<(&Compaction, Timestamp)>,
+        budget: Budget,
+    ) -> String {
+        session_start_context(Some(state), &verdict(Some(state)), None, compaction, budget)
+    }
+
     #[test]
     fn without_state_only_the_verdict_is_injected() {
         let text = session_start_context(None, &verdict(None), None, None, Budget::for_host(None));
@@ -316,14 +325,13 @@ mod tests {
             Budget::for_host(Some(Host::Codex)),
             Budget::for_host(None).at_most_chars(4000),
         ] {
-            let text =
-                session_start_context(Some(&state), &verdict(Some(&state)), None, None, budget);
+            let text = start_with_state(&state, None, budget);
             assert!(budget.fits(&text), "{budget:?}: {} bytes", text.len());
             assert!(text.contains("<epiphany_state>"), "{text}");
             assert!(text.contains("Objective: keep spans"), "{text}");
         }
         let tiny = Budget::for_host(None).at_most_chars(200);
-        let text = session_start_context(Some(&state), &verdict(Some(&state)), None, None, tiny);
+        let text = start_with_state(&state, None, tiny);
         assert!(tiny.fits(&text), "{text}");
     }
 
@@ -338,10 +346,8 @@ mod tests {
         });
         let claude = Budget::for_host(Some(Host::Claude));
         let codex = Budget::for_host(Some(Host::Codex));
-        let for_claude =
-            session_start_context(Some(&state), &verdict(Some(&state)), None, None, claude);
-        let for_codex =
-            session_start_context(Some(&state), &verdict(Some(&state)), None, None, codex);
+        let for_claude = start_with_state(&state, None, claude);
+        let for_codex = start_with_state(&state, None, codex);
         assert!(for_claude.chars().count() <= CLAUDE_CONTEXT_CHARS);
         assert!(
             for_claude.len() > CODEX_CONTEXT_BYTES,
@@ -370,13 +376,7 @@ mod tests {
             checkpoint_saved_at: Some("2026-01-01T09:30:00Z".parse().expect("time")),
         };
         let budget = Budget::for_host(Some(Host::Claude));
-        let text = session_start_context(
-            Some(&state),
-            &verdict(Some(&state)),
-            None,
-            Some((&compaction, now)),
-            budget,
-        );
+        let text = start_with_state(&state, Some((&compaction, now)), budget);
         assert!(text.starts_with("<epiphany_compaction>\nYour context was compacted (auto) 3 minutes ago, at 2026-01-01T11:57:00Z"), "{text}");
         assert!(
             text.contains("No investigation checkpoint was saved before it"),
@@ -387,13 +387,7 @@ mod tests {
             "checkpoint_id": "ck-lexer", "kind": "debug", "disposition": "resume_ready", "focus": "lexer"
         }))
         .expect("a checkpoint");
-        let text = session_start_context(
-            Some(&state),
-            &verdict(Some(&state)),
-            None,
-            Some((&compaction, now)),
-            budget,
-        );
+        let text = start_with_state(&state, Some((&compaction, now)), budget);
         assert!(
             text.contains(
                 "The investigation checkpoint `ck-lexer` was saved 2 hours before the compaction"
@@ -401,13 +395,7 @@ mod tests {
             "{text}"
         );
         let unrecorded = Compaction::default();
-        let text = session_start_context(
-            Some(&state),
-            &verdict(Some(&state)),
-            None,
-            Some((&unrecorded, now)),
-            budget,
-        );
+        let text = start_with_state(&state, Some((&unrecorded, now)), budget);
         assert!(
             text.contains("Your context was just compacted: what was not saved"),
             "{text}"

@@ -31,6 +31,13 @@ pub fn node_json(id: &str, purpose: &str, path: &str) -> Value {
     serde_json::json!({"id": id, "title": id.to_uppercase(), "purpose": purpose, "code_refs": [{"path": path}]})
 }
 
+/// `distill --source-kind KIND --status ok ARGS`: the arguments of an `ok` draft.
+pub fn distill_args<'a>(kind: &'a str, args: &[&'a str]) -> Vec<&'a str> {
+    let mut full = vec!["distill", "--source-kind", kind, "--status", "ok"];
+    full.extend_from_slice(args);
+    full
+}
+
 /// A patch adding observation `obs-<id>` and the evidence `ev-<id>` it cites.
 pub fn observation_patch(id: &str) -> Value {
     serde_json::json!({
@@ -184,6 +191,13 @@ impl TestEnv {
     /// Runs the binary with `stdin`.
     pub fn run_with_stdin(&self, args: &[&str], stdin: impl Into<Vec<u8>>) -> Output {
         self.finish(self.command(args).write_stdin(stdin).output().expect("run"))
+    }
+
+    /// Runs `--json ARGS` with `stdin`, whatever the exit code.
+    pub fn run_json_with_stdin(&self, args: &[&str], stdin: impl Into<Vec<u8>>) -> Output {
+        let mut full = vec!["--json"];
+        full.extend_from_slice(args);
+        self.run_with_stdin(&full, stdin)
     }
 
     /// Runs the binary and insists on exit 0.

@@ -6,6 +6,7 @@ use serde_json::json;
 use crate::common::Output;
 use crate::common::PASSING_VERIFIER;
 use crate::common::TestEnv;
+use crate::common::distill_args;
 
 const PROMPT_REF: &str = "epiphany-state-model/src/prompt.rs:10-20#demo";
 const PROMPT_NODE: &str = "arch-path-5b3f3c8187a8";
@@ -15,13 +16,6 @@ const CARGO_TEST_OUTPUT: &str = "   Compiling epiphany v0.1.0\n\
     lots of harmless output\n\
     test result: ok. 36 passed; 0 failed; 0 ignored\n\
     \x20   Finished `test` profile\n";
-
-/// Runs `--json ARGS` with `stdin`, whatever the exit code.
-fn json_with_stdin(env: &TestEnv, args: &[&str], stdin: &str) -> Output {
-    let mut full = vec!["--json"];
-    full.extend_from_slice(args);
-    env.run_with_stdin(&full, stdin)
-}
 
 /// Writes the file [`PROMPT_REF`] cites, with `demo` inside lines 10-20.
 fn write_prompt_source(env: &TestEnv) {
@@ -38,26 +32,24 @@ fn write_prompt_source(env: &TestEnv) {
 /// `epiphany --json distill ARGS` with a verified smoke observation on the prompt code ref.
 fn distill_verified(env: &TestEnv, text: &str) -> Output {
     write_prompt_source(env);
-    env.ok(&[
-        "--json",
-        "distill",
-        "--source-kind",
+    env.ok(&distill_args(
         "smoke",
-        "--status",
-        "ok",
-        "--subject",
-        "thread/epiphany/update",
-        "--code-ref",
-        PROMPT_REF,
-        "--text",
-        text,
-    ])
+        &[
+            "--json",
+            "--subject",
+            "thread/epiphany/update",
+            "--code-ref",
+            PROMPT_REF,
+            "--text",
+            text,
+        ],
+    ))
 }
 
 /// Records one verified observation on the prompt code ref; returns its id.
 fn record_verified(env: &TestEnv) -> String {
     let draft = distill_verified(env, "live smoke returned revision 1");
-    let applied = json_with_stdin(env, &["update"], &draft.stdout);
+    let applied = env.run_json_with_stdin(&["update"], draft.stdout.as_str());
     assert_eq!(applied.code, 0, "{applied}");
     draft.json()["patch"]["observations"][0]["id"]
         .as_str()
@@ -83,17 +75,15 @@ fn assert_unchanged(env: &TestEnv, before: &[(String, Vec<u8>)], output: &Output
 fn distill_drafts_the_specified_ids_and_writes_nothing() {
     let env = TestEnv::new();
     let before = env.store_bytes();
-    let draft = env.json(&[
-        "distill",
-        "--source-kind",
+    let draft = env.json(&distill_args(
         "smoke",
-        "--status",
-        "ok",
-        "--subject",
-        "thread/epiphany/update",
-        "--text",
-        "  live smoke returned revision 1  ",
-    ]);
+        &[
+            "--subject",
+            "thread/epiphany/update",
+            "--text",
+            "  live smoke returned revision 1  ",
+        ],
+    ));
     let summary = "thread/epiphany/update: live smoke returned revision 1";
     assert_eq!(
         draft,
@@ -117,15 +107,7 @@ fn distill_drafts_the_specified_ids_and_writes_nothing() {
         })
     );
     assert!(env.store_bytes() == before);
-    let tool = env.json(&[
-        "distill",
-        "--source-kind",
-        "tool",
-        "--status",
-        "ok",
-        "--text",
-        "hello world",
-    ]);
+    let tool = env.json(&distill_args("tool", &["--text", "hello world"]));
     assert_eq!(tool["patch"]["observations"][0]["id"], "obs-1562498e2366");
     assert_eq!(tool["patch"]["evidence"][0]["kind"], "tool-output");
     assert_eq!(tool["patch"]["evidence"][0]["summary"], "hello world");
@@ -143,17 +125,15 @@ fn distill_reads_tool_output_on_stdin() {
     env.write("src/state/store.rs", store_rs);
     // stdout is a pipe here, so the envelope is JSON even without `--json`.
     let output = env.run_with_stdin(
-        &[
-            "distill",
-            "--source-kind",
+        &distill_args(
             "shell-tool",
-            "--status",
-            "ok",
-            "--subject",
-            "cargo test",
-            "--code-ref",
-            "src/state/store.rs:10-42#Store::commit",
-        ],
+            &[
+                "--subject",
+                "cargo test",
+                "--code-ref",
+                "src/state/store.rs:10-42#Store::commit",
+            ],
+        ),
         CARGO_TEST_OUTPUT,
     );
     assert_eq!(output.code, 0, "{output}");
@@ -182,15 +162,7 @@ fn distill_reads_tool_output_on_stdin() {
 #[test]
 fn distill_works_without_a_store() {
     let env = TestEnv::plain();
-    let draft = env.json(&[
-        "distill",
-        "--source-kind",
-        "note",
-        "--status",
-        "ok",
-        "--text",
-        "no store here",
-    ]);
+    let draft = env.json(&distill_args("note", &["--text", "no store here"]));
     assert_eq!(draft["expected_revision"], 0);
     assert!(!env.root().join(".epiphany").exists());
 }
@@ -201,7 +173,7 @@ fn distill_pipes_into_update_once() {
     env.update(&json!({"objective": "map the prompt renderer"}));
     let draft = distill_verified(&env, "live smoke returned revision 1");
     assert_eq!(draft.json()["expected_revision"], 1);
-    let applied = json_with_stdin(&env, &["update"], &draft.stdout);
+    let applied = env.run_json_with_stdin(&["update"], draft.stdout.as_str());
     let mut report = applied.json();
     let id = report["id"].take();
     assert!(id.as_str().is_some_and(|id| id.len() == 64), "{report}");
@@ -242,7 +214,7 @@ fn distill_pipes_into_promote() {
         ],
         CARGO_TEST_OUTPUT,
     );
-    let promoted = json_with_stdin(&env, &PASSING_VERIFIER, &draft.stdout);
+    let promoted = env.run_json_with_stdin(&PASSING_VERIFIER, draft.stdout.as_str());
     assert_eq!(
         promoted.json(),
         json!({"accepted": true, "reasons": [], "revision": 1, "changed_fields": ["observations", "evidence"]})
@@ -292,7 +264,7 @@ fn propose_pipes_into_promote() {
     let named = env.json(&["propose", "--observation", &observation]);
     assert_eq!(named, draft);
 
-    let promoted = json_with_stdin(&env, &STRONG_VERIFIER, &proposal.stdout);
+    let promoted = env.run_json_with_stdin(&STRONG_VERIFIER, proposal.stdout.as_str());
     assert_eq!(
         promoted.json(),
         json!({
@@ -324,8 +296,7 @@ fn a_rejected_promotion_exits_1_and_writes_nothing() {
     record_verified(&env);
     let proposal = env.ok(&["--json", "propose"]);
     let before = env.store_bytes();
-    let rejected = json_with_stdin(
-        &env,
+    let rejected = env.run_json_with_stdin(
         &[
             "promote",
             "--verifier-kind",
@@ -335,7 +306,7 @@ fn a_rejected_promotion_exits_1_and_writes_nothing() {
             "--verifier-summary",
             "looked fine",
         ],
-        &proposal.stdout,
+        proposal.stdout.as_str(),
     );
     assert_eq!(rejected.code, 1, "{rejected}");
     assert_eq!(
@@ -437,15 +408,7 @@ fn distill_refuses_blank_input() {
     let before = env.store_bytes();
     let cases: [(&[&str], &str, &str); 5] = [
         (
-            &[
-                "distill",
-                "--source-kind",
-                " ",
-                "--status",
-                "ok",
-                "--text",
-                "x",
-            ],
+            &distill_args(" ", &["--text", "x"]),
             "",
             "error: failed to distill Epiphany observation: source_kind must not be empty\nhint: pass a non-blank `--source-kind`, e.g. `shell-tool`\n",
         ),
@@ -463,35 +426,17 @@ fn distill_refuses_blank_input() {
             "error: failed to distill Epiphany observation: status must not be empty\nhint: pass a non-blank `--status`, e.g. `ok` or `failed`\n",
         ),
         (
-            &[
-                "distill",
-                "--source-kind",
-                "tool",
-                "--status",
-                "ok",
-                "--text",
-                " \n ",
-            ],
+            &distill_args("tool", &["--text", " \n "]),
             "",
             "error: failed to distill Epiphany observation: text must not be empty\nhint: pass a non-blank `--text`, or pipe non-blank text on stdin\n",
         ),
         (
-            &["distill", "--source-kind", "tool", "--status", "ok"],
+            &distill_args("tool", &[]),
             "\n\r\n  \n",
             "error: failed to distill Epiphany observation: text must not be empty\nhint: pass a non-blank `--text`, or pipe non-blank text on stdin\n",
         ),
         (
-            &[
-                "distill",
-                "--source-kind",
-                "tool",
-                "--status",
-                "ok",
-                "--code-ref",
-                "../outside.rs",
-                "--text",
-                "x",
-            ],
+            &distill_args("tool", &["--code-ref", "../outside.rs", "--text", "x"]),
             "",
             "error: invalid `--code-ref`; nothing was drafted\n  - code ref `../outside.rs` given to `--code-ref`: the path leaves the repository (`..` is not allowed)\nhint: a code ref is PATH[:START[-END]][#SYMBOL], e.g. `src/state/store.rs:10-42#Store::commit`, relative to the current directory; pass `--allow-missing-paths` for files still to be written\n",
         ),
@@ -502,11 +447,7 @@ fn distill_refuses_blank_input() {
         assert_eq!(output.stderr, stderr, "{output}");
         assert_eq!(output.stdout, "");
     }
-    let json = json_with_stdin(
-        &env,
-        &["distill", "--source-kind", "tool", "--status", "ok"],
-        "",
-    );
+    let json = env.run_json_with_stdin(&distill_args("tool", &[]), "");
     assert_eq!(json.code, 2);
     assert_eq!(json.json()["error"]["kind"], "usage");
     assert_unchanged(&env, &before, &json);
@@ -597,11 +538,7 @@ fn promote_refuses_malformed_and_empty_input() {
         assert_unchanged(&env, &before, &output);
     }
     // A failed `--json` draft upstream is named as such.
-    let failed = json_with_stdin(
-        &env,
-        &["distill", "--source-kind", "tool", "--status", "ok"],
-        "",
-    );
+    let failed = env.run_json_with_stdin(&distill_args("tool", &[]), "");
     assert_eq!(failed.code, 2);
     let piped = env.run_with_stdin(&STRONG_VERIFIER, failed.stdout.clone());
     assert_eq!(piped.code, 2, "{piped}");
@@ -613,7 +550,7 @@ fn promote_refuses_malformed_and_empty_input() {
         "{piped}"
     );
     assert_unchanged(&env, &before, &piped);
-    let empty_patch = json_with_stdin(&env, &STRONG_VERIFIER, "{\"patch\": {}}");
+    let empty_patch = env.run_json_with_stdin(&STRONG_VERIFIER, "{\"patch\": {}}");
     assert_eq!(empty_patch.code, 1, "{empty_patch}");
     assert_eq!(
         empty_patch.json()["reasons"],
@@ -724,15 +661,7 @@ fn drafts_on_a_pipe_are_envelopes_as_written() {
         "{promoted}"
     );
 
-    let distilled = env.run(&[
-        "distill",
-        "--source-kind",
-        "note",
-        "--status",
-        "ok",
-        "--text",
-        "a plain pipeline",
-    ]);
+    let distilled = env.run(&distill_args("note", &["--text", "a plain pipeline"]));
     assert_eq!(distilled.code, 0, "{distilled}");
     let updated = env.run_with_stdin(&["update"], distilled.stdout.clone());
     assert_eq!(updated.code, 0, "{updated}");
@@ -752,16 +681,10 @@ fn an_accepted_promotion_can_still_be_refused_by_the_write_path() {
         .as_str()
         .expect("id")
         .to_owned();
-    let draft = env.ok(&[
-        "--json",
-        "distill",
-        "--source-kind",
+    let draft = env.ok(&distill_args(
         "note",
-        "--status",
-        "ok",
-        "--text",
-        "another finding",
-    ]);
+        &["--json", "--text", "another finding"],
+    ));
     let before = env.store_bytes();
     let mut args = STRONG_VERIFIER.to_vec();
     args.extend(["--verifier-id", &stored]);
@@ -790,7 +713,7 @@ fn propose_and_promote(env: &TestEnv, name: &str) -> String {
     let proposal = env.ok(&["--json", "propose", "--observation", &format!("obs-{name}")]);
     let upserted = proposal.json()["patch"]["upsert"]["architecture_nodes"].clone();
     assert_eq!(upserted.as_array().map(Vec::len), Some(1), "{proposal}");
-    let promoted = json_with_stdin(env, &STRONG_VERIFIER, &proposal.stdout);
+    let promoted = env.run_json_with_stdin(&STRONG_VERIFIER, proposal.stdout.as_str());
     assert_eq!(promoted.code, 0, "{promoted}");
     upserted[0]["id"].as_str().expect("id").to_owned()
 }

@@ -14,6 +14,7 @@ use sha2::Digest;
 use crate::common::Output;
 use crate::common::PASSING_VERIFIER;
 use crate::common::TestEnv;
+use crate::common::distill_args;
 use crate::common::observation_patch;
 
 /// A private key block, as pasted from a key file (the body is random, not a key).
@@ -891,16 +892,7 @@ fn binary_input_to_distill_is_summarized_not_scanned() {
     }
     let started = std::time::Instant::now();
     let output = env.run_with_stdin(
-        &[
-            "--json",
-            "distill",
-            "--source-kind",
-            "shell-tool",
-            "--status",
-            "ok",
-            "--subject",
-            "cat core.dump",
-        ],
+        &distill_args("shell-tool", &["--json", "--subject", "cat core.dump"]),
         bytes,
     );
     let elapsed = started.elapsed();
@@ -925,14 +917,7 @@ fn binary_input_to_distill_is_summarized_not_scanned() {
     assert!(elapsed.as_secs() < 15, "{elapsed:?}");
     // Text with a stray Latin-1 letter is still text.
     let latin = env.run_with_stdin(
-        &[
-            "--json",
-            "distill",
-            "--source-kind",
-            "shell-tool",
-            "--status",
-            "ok",
-        ],
+        &distill_args("shell-tool", &["--json"]),
         b"na\xefve build log: finished in 3s\n".to_vec(),
     );
     assert_eq!(latin.code, 0, "{latin}");

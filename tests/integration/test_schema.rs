@@ -6,6 +6,7 @@ use serde_json::json;
 use crate::common::Output;
 use crate::common::PASSING_VERIFIER;
 use crate::common::TestEnv;
+use crate::common::distill_args;
 
 fn assert_valid(env: &TestEnv, command: &str, output: &Output) {
     let schema = env.json(&["schema", command]);
@@ -55,17 +56,15 @@ fn every_report_matches_its_schema() {
     check(&env, &["init"]);
     let draft = check_with_stdin(
         &env,
-        &[
-            "distill",
-            "--source-kind",
+        &distill_args(
             "test",
-            "--status",
-            "ok",
-            "--subject",
-            "cargo test",
-            "--code-ref",
-            "src/lexer.rs:1-1#retry_keeps_span",
-        ],
+            &[
+                "--subject",
+                "cargo test",
+                "--code-ref",
+                "src/lexer.rs:1-1#retry_keeps_span",
+            ],
+        ),
         "test result: ok. 3 passed; 0 failed",
     );
     check_with_stdin(&env, &["update"], &draft.to_string());
@@ -138,15 +137,7 @@ fn the_schema_command_lists_every_report() {
     assert_eq!(all["inputs"]["patch"], patch);
     // A drafted envelope validates against it.
     let validator = jsonschema::validator_for(&envelope).expect("a valid JSON Schema");
-    let draft = env.json(&[
-        "distill",
-        "--source-kind",
-        "note",
-        "--status",
-        "ok",
-        "--text",
-        "checked",
-    ]);
+    let draft = env.json(&distill_args("note", &["--text", "checked"]));
     assert!(validator.is_valid(&draft), "{draft}");
     let unknown = env.run(&["schema", "mcp"]);
     assert_eq!(unknown.code, 2, "{unknown}");

@@ -7,6 +7,7 @@ use serde_json::json;
 
 use crate::common::PASSING_VERIFIER;
 use crate::common::TestEnv;
+use crate::common::distill_args;
 
 #[test]
 fn regression_10_json_usage_errors_are_json_documents() {
@@ -46,15 +47,7 @@ fn regression_10_json_usage_errors_are_json_documents() {
 #[test]
 fn regression_10_text_may_begin_with_a_dash() {
     let env = TestEnv::new();
-    let draft = env.json(&[
-        "distill",
-        "--source-kind",
-        "note",
-        "--status",
-        "ok",
-        "--text",
-        "-5 apples, then --more",
-    ]);
+    let draft = env.json(&distill_args("note", &["--text", "-5 apples, then --more"]));
     assert_eq!(
         draft["patch"]["observations"][0]["summary"],
         "-5 apples, then --more"
@@ -202,17 +195,7 @@ fn regression_10_bad_references_are_refused_and_nothing_is_written() {
             "symbol `ghost` does not occur in the file",
         ),
     ] {
-        let output = env.run(&[
-            "distill",
-            "--source-kind",
-            "note",
-            "--status",
-            "ok",
-            "--code-ref",
-            typed,
-            "--text",
-            "t",
-        ]);
+        let output = env.run(&distill_args("note", &["--code-ref", typed, "--text", "t"]));
         assert_eq!(output.code, 2, "{typed}:\n{output}");
         assert!(output.stderr.contains(message), "{typed}:\n{output}");
         assert_eq!(output.stdout, "", "{typed}");
@@ -233,19 +216,17 @@ fn regression_10_references_typed_in_a_subdirectory_are_stored_at_their_real_pat
         "src/line_buffer.rs",
         "pub struct LineBuffer;\nimpl LineBuffer {}\n",
     )]);
-    let draft = env.run(&[
-        "-C",
-        "src",
-        "distill",
-        "--source-kind",
+    let draft = env.run(&distill_args(
         "note",
-        "--status",
-        "ok",
-        "--code-ref",
-        "line_buffer.rs:2#LineBuffer",
-        "--text",
-        "seen from src/",
-    ]);
+        &[
+            "-C",
+            "src",
+            "--code-ref",
+            "line_buffer.rs:2#LineBuffer",
+            "--text",
+            "seen from src/",
+        ],
+    ));
     assert_eq!(draft.code, 0, "{draft}");
     assert_eq!(
         draft.json()["patch"]["observations"][0]["code_refs"],
@@ -266,19 +247,10 @@ fn regression_10_references_typed_in_a_subdirectory_are_stored_at_their_real_pat
         json!([{"path": "src/line_buffer.rs"}, {"path": "src/line_buffer.rs", "start_line": 1}])
     );
     // Going above the root from a subdirectory is refused.
-    let escape = env.run(&[
-        "-C",
-        "src",
-        "distill",
-        "--source-kind",
+    let escape = env.run(&distill_args(
         "note",
-        "--status",
-        "ok",
-        "--code-ref",
-        "../../x.rs",
-        "--text",
-        "t",
-    ]);
+        &["-C", "src", "--code-ref", "../../x.rs", "--text", "t"],
+    ));
     assert_eq!(escape.code, 2, "{escape}");
     assert!(escape.stderr.contains("leaves the repository"), "{escape}");
 }
@@ -567,17 +539,15 @@ fn observed_parser(extra: &[(&str, &str)]) -> TestEnv {
     let mut files = vec![("src/parser.rs", "pub fn parse() {}\n")];
     files.extend_from_slice(extra);
     let env = repo(&files);
-    let draft = env.run(&[
-        "distill",
-        "--source-kind",
+    let draft = env.run(&distill_args(
         "test",
-        "--status",
-        "ok",
-        "--code-ref",
-        "src/parser.rs:1#parse",
-        "--text",
-        "parser tests pass",
-    ]);
+        &[
+            "--code-ref",
+            "src/parser.rs:1#parse",
+            "--text",
+            "parser tests pass",
+        ],
+    ));
     assert_eq!(draft.code, 0, "{draft}");
     let applied = env.run_with_stdin(&["update"], draft.stdout);
     assert_eq!(applied.code, 0, "{applied}");

@@ -280,6 +280,21 @@ mod tests {
         patch.churn.as_ref().expect("churn")
     }
 
+    /// Asserts a proposal's churn: its graph freshness, its diff pressure, and a phrase of the
+    /// delta judgment its warning gives.
+    fn assert_churn(patch: &Patch, freshness: &str, pressure: &str, judgment: &str) {
+        let churn = churn_of(patch);
+        assert_eq!(
+            (
+                churn.graph_freshness.as_deref(),
+                churn.diff_pressure.as_str()
+            ),
+            (Some(freshness), pressure)
+        );
+        let warning = churn.warning.as_deref().unwrap_or_default();
+        assert!(warning.contains(judgment), "{warning}");
+    }
+
     /// The architecture nodes after `patch` (upserts by id, in place or appended).
     fn nodes_of(state: &State, patch: &Patch) -> Vec<GraphNode> {
         assert!(
@@ -402,15 +417,15 @@ mod tests {
         assert_eq!(nodes[0].status.as_deref(), Some("verified"));
         assert_eq!(nodes[0].title, "prompt-renderer title");
         assert_eq!(nodes[0].code_refs.len(), 2);
-        let churn = churn_of(&patch);
-        assert_eq!(churn.understanding_status, "proposal_refines_map");
-        assert_eq!(churn.graph_freshness.as_deref(), Some("proposal-refined"));
-        assert_eq!(churn.diff_pressure, "low");
-        assert!(
-            churn
-                .warning
-                .as_deref()
-                .is_some_and(|w| w.contains("delta judgment: 1 exact-ref refinement(s);"))
+        assert_eq!(
+            churn_of(&patch).understanding_status,
+            "proposal_refines_map"
+        );
+        assert_churn(
+            &patch,
+            "proposal-refined",
+            "low",
+            "delta judgment: 1 exact-ref refinement(s);",
         );
     }
 
@@ -425,10 +440,16 @@ mod tests {
         );
         let patch = propose_all(&state);
         assert_eq!(nodes_of(&state, &patch)[0].code_refs.len(), 2);
-        let churn = churn_of(&patch);
-        assert_eq!(churn.understanding_status, "proposal_refines_map");
-        assert_eq!(churn.graph_freshness.as_deref(), Some("proposal-broadened"));
-        assert_eq!(churn.diff_pressure, "medium");
+        assert_eq!(
+            churn_of(&patch).understanding_status,
+            "proposal_refines_map"
+        );
+        assert_churn(
+            &patch,
+            "proposal-broadened",
+            "medium",
+            "delta judgment: 1 same-path broadening reuse(s);",
+        );
     }
 
     #[test]
@@ -444,14 +465,11 @@ mod tests {
         let nodes = nodes_of(&state, &patch);
         assert_eq!(nodes.len(), 2);
         assert_eq!(nodes[1].code_refs, vec![code_ref(PROMPT, 10, 20, "demo")]);
-        let churn = churn_of(&patch);
-        assert_eq!(churn.graph_freshness.as_deref(), Some("proposal-refined"));
-        assert_eq!(churn.diff_pressure, "low");
-        assert!(
-            churn
-                .warning
-                .as_deref()
-                .is_some_and(|w| w.contains("1 deterministic-node reuse(s)"))
+        assert_churn(
+            &patch,
+            "proposal-refined",
+            "low",
+            "1 deterministic-node reuse(s)",
         );
     }
 
@@ -474,17 +492,11 @@ mod tests {
         let nodes = nodes_of(&state, &patch);
         assert_eq!(nodes.len(), 2);
         assert_eq!(nodes[0].code_refs.len(), 1);
-        let churn = churn_of(&patch);
-        assert_eq!(
-            churn.graph_freshness.as_deref(),
-            Some("proposal-semantically-anchored")
-        );
-        assert_eq!(churn.diff_pressure, "medium");
-        assert!(
-            churn
-                .warning
-                .as_deref()
-                .is_some_and(|w| w.contains("delta judgment: 1 semantic unanchored-node reuse(s);"))
+        assert_churn(
+            &patch,
+            "proposal-semantically-anchored",
+            "medium",
+            "delta judgment: 1 semantic unanchored-node reuse(s);",
         );
     }
 
@@ -561,14 +573,17 @@ mod tests {
         );
         let patch = propose_all(&state);
         assert_eq!(nodes_of(&state, &patch).len(), 2);
-        let churn = churn_of(&patch);
-        assert_eq!(churn.understanding_status, "proposal_updates_map");
-        assert_eq!(churn.graph_freshness.as_deref(), Some("proposal-updated"));
-        assert_eq!(churn.diff_pressure, "high");
-        assert!(churn.warning.as_deref().is_some_and(|w| w.contains(
+        assert_eq!(
+            churn_of(&patch).understanding_status,
+            "proposal_updates_map"
+        );
+        assert_churn(
+            &patch,
+            "proposal-updated",
+            "high",
             "delta judgment: 1 exact-ref refinement(s), 1 new candidate node(s); 2 touched \
-             path(s), 1 selected observation(s)"
-        )));
+             path(s), 1 selected observation(s)",
+        );
     }
 
     #[test]
@@ -789,26 +804,24 @@ mod tests {
         );
     }
 
-    #[test]
-    fn auto_selection_breaks_ties_by_recency() {
-        let mut state = State {
+    /// A state whose observations (`id`, path) are `ok`, each citing lines 1-2 of its path and
+    /// backed by the `ok` evidence `ev-ok`.
+    fn backed_observations(cited: &[(&str, &str)]) -> State {
+        State {
+            observations: cited
+                .iter()
+                .map(|(id, path)| {
+                    observation(id, "ok", vec![code_ref(path, 1, 2, "x")], &["ev-ok"])
+                })
+                .collect(),
             recent_evidence: vec![evidence("ev-ok", "ok")],
             ..State::default()
-        };
-        state.observations = vec![
-            observation(
-                "obs-new",
-                "ok",
-                vec![code_ref("a.rs", 1, 2, "x")],
-                &["ev-ok"],
-            ),
-            observation(
-                "obs-old",
-                "ok",
-                vec![code_ref("b.rs", 1, 2, "x")],
-                &["ev-ok"],
-            ),
-        ];
+        }
+    }
+
+    #[test]
+    fn auto_selection_breaks_ties_by_recency() {
+        let mut state = backed_observations(&[("obs-new", "a.rs"), ("obs-old", "b.rs")]);
         assert_eq!(auto_select(&state), Ok(ids(&["obs-new"])));
         // Mapped paths pull an older observation ahead.
         state.graphs.links = vec![GraphLink {
@@ -822,24 +835,7 @@ mod tests {
 
     #[test]
     fn active_nodes_pull_their_paths_into_focus() {
-        let mut state = State {
-            recent_evidence: vec![evidence("ev-ok", "ok")],
-            ..State::default()
-        };
-        state.observations = vec![
-            observation(
-                "obs-mapped",
-                "ok",
-                vec![code_ref("a.rs", 1, 2, "x")],
-                &["ev-ok"],
-            ),
-            observation(
-                "obs-active",
-                "ok",
-                vec![code_ref("b.rs", 1, 2, "x")],
-                &["ev-ok"],
-            ),
-        ];
+        let mut state = backed_observations(&[("obs-mapped", "a.rs"), ("obs-active", "b.rs")]);
         state.graphs.architecture.nodes = vec![
             node("mapped", vec![CodeRef::to_path("a.rs")]),
             node("active", vec![CodeRef::to_path("b.rs")]),
