@@ -49,7 +49,7 @@ use crate::ui::Report;
 ///
 /// With `--fix`, prints (and writes nothing) the `{"expected_revision", "patch"}` envelope
 /// that re-anchors what can be fixed mechanically — renamed paths, line ranges moved with
-/// their symbol — by rewriting the graphs and the checkpoint that carry them:
+/// their symbol — by upserting the graph records and replacing the checkpoint that carry them:
 /// `epiphany freshness --fix | epiphany update`. What needs a person is listed on stderr.
 #[derive(Debug, clap::Args)]
 pub struct Args {

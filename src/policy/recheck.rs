@@ -27,8 +27,10 @@ use crate::policy::code_ref::graph_code_refs_mut;
 use crate::policy::code_ref::ref_lines;
 use crate::policy::code_ref::visit_state_code_refs;
 use crate::state::model::CodeRef;
+use crate::state::model::Graphs;
 use crate::state::model::State;
 use crate::state::patch::Patch;
+use crate::state::patch::Upsert;
 
 /// What is wrong with a stored reference now.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -339,8 +341,9 @@ fn references_note(
 }
 
 /// The patch that re-anchors every fixable finding on the graphs and the investigation
-/// checkpoint (renamed paths, moved or cut line ranges), rewriting those records wholesale as a
-/// patch does; `None` when there is nothing to fix. Writes nothing.
+/// checkpoint (renamed paths, moved or cut line ranges): each graph node, edge or link it
+/// touches is upserted whole, nothing else of the map is restated, and the checkpoint is
+/// replaced; `None` when there is nothing to fix. Writes nothing.
 pub fn reanchor_patch(state: &State, findings: &[RefFinding]) -> Option<Patch> {
     let fixes: Vec<(&RefOwner, &CodeRef, &CodeRef)> = findings
         .iter()
@@ -362,10 +365,10 @@ pub fn reanchor_patch(state: &State, findings: &[RefFinding]) -> Option<Patch> {
         }
     };
     let mut graphs = state.graphs.clone();
-    let mut graphs_fixed = false;
     for (owner, code_ref) in graph_code_refs_mut(&mut graphs) {
-        graphs_fixed |= fix(&owner, code_ref);
+        fix(&owner, code_ref);
     }
+    let upsert = changed_graph_records(&state.graphs, graphs);
     let mut checkpoint = state.investigation_checkpoint.clone();
     let mut checkpoint_fixed = false;
     if let Some(checkpoint) = checkpoint.as_mut() {
@@ -376,11 +379,36 @@ pub fn reanchor_patch(state: &State, findings: &[RefFinding]) -> Option<Patch> {
             checkpoint_fixed |= fix(&owner, code_ref);
         }
     }
-    (graphs_fixed || checkpoint_fixed).then(|| Patch {
-        graphs: graphs_fixed.then_some(graphs),
+    (!upsert.is_empty() || checkpoint_fixed).then(|| Patch {
+        upsert,
         investigation_checkpoint: checkpoint.filter(|_| checkpoint_fixed),
         ..Patch::default()
     })
+}
+
+/// The graph records of `after` that differ from the same place in `before` (the same graphs
+/// with some code references rewritten in place), as upserts.
+fn changed_graph_records(before: &Graphs, after: Graphs) -> Upsert {
+    fn changed<T: PartialEq>(before: &[T], after: Vec<T>) -> Vec<T> {
+        after
+            .into_iter()
+            .zip(before)
+            .filter_map(|(new, old)| (new != *old).then_some(new))
+            .collect()
+    }
+    let Graphs {
+        architecture,
+        dataflow,
+        links,
+    } = after;
+    Upsert {
+        architecture_nodes: changed(&before.architecture.nodes, architecture.nodes),
+        architecture_edges: changed(&before.architecture.edges, architecture.edges),
+        dataflow_nodes: changed(&before.dataflow.nodes, dataflow.nodes),
+        dataflow_edges: changed(&before.dataflow.edges, dataflow.edges),
+        links: changed(&before.links, links),
+        ..Upsert::default()
+    }
 }
 
 #[cfg(test)]
@@ -511,15 +539,14 @@ mod tests {
         let report = recheck_references(Some(&state), Some(&cited), &renames);
         let patch = reanchor_patch(&state, &report.findings).expect("a fix");
         assert!(patch.investigation_checkpoint.is_none());
-        let graphs = patch.graphs.expect("graphs");
-        let nodes = &graphs.architecture.nodes;
+        assert!(patch.graphs.is_none(), "the map is not restated");
+        // Only the two re-anchored nodes are written: `gone` needs a person, `b` holds.
+        let nodes = &patch.upsert.architecture_nodes;
+        let ids: Vec<&str> = nodes.iter().map(|n| n.id.as_str()).collect();
+        assert_eq!(ids, ["a", "moved"]);
         assert_eq!(nodes[0].code_refs[0].start_line, Some(3));
-        assert_eq!(
-            nodes[1].code_refs,
-            state.graphs.architecture.nodes[1].code_refs
-        );
-        assert_eq!(nodes[2].code_refs[0].path, "src/new_home.rs");
-        assert_eq!(nodes[3], state.graphs.architecture.nodes[3]);
+        assert_eq!(nodes[1].code_refs[0].path, "src/new_home.rs");
+        assert_eq!(patch.upsert.keys().len(), 2, "{:?}", patch.upsert);
         assert!(reanchor_patch(&state, &[]).is_none());
         assert_eq!(
             RefOwner::Node {

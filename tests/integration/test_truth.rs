@@ -390,11 +390,16 @@ fn regression_10_freshness_finds_what_git_changes_broke() {
 
 #[test]
 fn regression_10_fix_piped_into_update_re_anchors_renames_and_moved_lines() {
-    let env = repo(&[("src/a.rs", AB), ("src/old.rs", "pub fn kept() {}\n")]);
+    let env = repo(&[
+        ("src/a.rs", AB),
+        ("src/old.rs", "pub fn kept() {}\n"),
+        ("src/steady.rs", "// steady\n"),
+    ]);
     env.update(&json!({
         "graphs": {"architecture": {"nodes": [
             {"id": "moved", "title": "M", "purpose": "p", "code_refs": [{"path": "src/a.rs", "start_line": 2, "end_line": 3, "symbol": "alpha"}]},
-            {"id": "renamed", "title": "R", "purpose": "p", "code_refs": [{"path": "src/old.rs", "start_line": 1, "symbol": "kept"}]}
+            {"id": "renamed", "title": "R", "purpose": "p", "code_refs": [{"path": "src/old.rs", "start_line": 1, "symbol": "kept"}]},
+            {"id": "steady", "title": "S", "purpose": "p", "code_refs": [{"path": "src/steady.rs"}]}
         ]}},
         "investigation_checkpoint": {"checkpoint_id": "ck", "kind": "debug", "disposition": "resume_ready",
             "focus": "f", "next_action": "n", "code_refs": [{"path": "src/old.rs"}]}
@@ -410,7 +415,14 @@ fn regression_10_fix_piped_into_update_re_anchors_renames_and_moved_lines() {
     assert_eq!(env.store_bytes(), before, "--fix writes nothing");
     let envelope = fix.json();
     assert_eq!(envelope["expected_revision"], 1);
-    let nodes = &envelope["patch"]["graphs"]["architecture"]["nodes"];
+    // Only the re-anchored nodes are written, not the whole map.
+    assert!(envelope["patch"].get("graphs").is_none(), "{envelope}");
+    let nodes = &envelope["patch"]["upsert"]["architecture_nodes"];
+    assert_eq!(nodes.as_array().map(Vec::len), Some(2), "{envelope}");
+    assert_eq!(
+        (&nodes[0]["id"], &nodes[1]["id"]),
+        (&json!("moved"), &json!("renamed"))
+    );
     assert_eq!(
         nodes[0]["code_refs"][0],
         json!({"path": "src/a.rs", "start_line": 5, "end_line": 6, "symbol": "alpha"})
@@ -435,6 +447,42 @@ fn regression_10_fix_piped_into_update_re_anchors_renames_and_moved_lines() {
     // Nothing left to fix: nothing printed.
     let again = env.run(&["freshness", "--fix"]);
     assert_eq!((again.code, again.stdout.as_str()), (0, ""), "{again}");
+}
+
+#[test]
+fn a_fix_merges_with_a_branch_that_mapped_something_else() {
+    let env = repo(&[("src/a.rs", AB), ("src/b.rs", "pub fn other() {}\n")]);
+    env.update(&json!({"graphs": {"architecture": {"nodes": [
+        {"id": "moved", "title": "M", "purpose": "p", "code_refs": [{"path": "src/a.rs", "start_line": 2, "end_line": 3, "symbol": "alpha"}]}
+    ]}}}));
+    env.commit_all("map");
+    env.git(&["checkout", "-q", "-b", "feature"]);
+    env.update(&json!({"upsert": {"architecture_nodes": [
+        {"id": "other", "title": "O", "purpose": "p", "code_refs": [{"path": "src/b.rs"}]}
+    ]}}));
+    env.commit_all("map b");
+    env.git(&["checkout", "-q", "main"]);
+    env.write("src/a.rs", format!("// one\n// two\n{AB}"));
+    env.commit_all("move alpha");
+    let fix = env.ok(&["freshness", "--fix"]);
+    env.ok_with(&["update"], &[], fix.stdout.clone());
+    env.commit_all("re-anchor");
+    let merge = env.git_output(&["merge", "-q", "--no-edit", "feature"]);
+    assert!(
+        merge.status.success(),
+        "{}",
+        String::from_utf8_lossy(&merge.stderr)
+    );
+    // The fix restated one node, not the map: both branches' nodes stand, nothing conflicts.
+    let state = env.json(&["show"]);
+    assert_eq!(state.get("conflicts"), None, "{state}");
+    let nodes = &state["graphs"]["architecture"]["nodes"];
+    assert_eq!(
+        (&nodes[0]["id"], &nodes[0]["code_refs"][0]["start_line"]),
+        (&json!("moved"), &json!(4))
+    );
+    assert_eq!(nodes[1]["id"], "other", "{state}");
+    assert_eq!(env.run(&["freshness", "--check"]).code, 0);
 }
 
 #[test]
