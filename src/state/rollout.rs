@@ -272,9 +272,8 @@ pub struct ParsedLine {
     pub record: Record,
 }
 
-/// The least a parse thread is given: a thread costs its start and its own fresh memory, which
-/// a shorter piece does not win back (a 500 KB rollout parses faster on one thread).
-const PARALLEL_PARSE_BYTES: usize = 1 << 20;
+/// The least a parse thread is given: shorter pieces do not win back a thread's start.
+const PARALLEL_PARSE_BYTES: usize = 64 << 10;
 
 /// Parses the complete lines of `bytes`, which start at byte `offset`, line `first_line` (0
 /// when unknown: line numbers are then 0 too). A long rollout is cut at line boundaries and
@@ -499,7 +498,7 @@ mod tests {
         // Long enough to be cut in pieces, with a bad line as line 3003.
         let mut text = String::new();
         let mut lines = 0;
-        while text.len() <= 3 * PARALLEL_PARSE_BYTES {
+        while lines < 3010 || text.len() <= 3 * PARALLEL_PARSE_BYTES {
             let (_, line) = Record::seal(&body_with(&[], &objective(&format!("line {lines}"))));
             text.push_str(&line);
             lines += 1;
