@@ -39,20 +39,21 @@ pub struct Chunk<'a> {
     pub text: &'a str,
 }
 
-/// The byte range of every line of `text`, without its `\n` and trailing `\r`.
-pub fn line_ranges(text: &str) -> Vec<Range<usize>> {
-    let mut ranges = Vec::new();
+/// The byte range of every line of `text`, without its `\n` and trailing `\r`, in order.
+pub fn line_ranges(text: &str) -> impl Iterator<Item = Range<usize>> + '_ {
     let mut start = 0;
-    // `find` of a `char` runs memchr.
-    while let Some(found) = text[start..].find('\n') {
-        let offset = start + found;
-        ranges.push(start..trim_cr(text, start, offset));
-        start = offset + 1;
-    }
-    if start < text.len() {
-        ranges.push(start..trim_cr(text, start, text.len()));
-    }
-    ranges
+    std::iter::from_fn(move || {
+        if start >= text.len() {
+            return None;
+        }
+        // `find` of a `char` runs memchr.
+        let end = text[start..]
+            .find('\n')
+            .map_or(text.len(), |found| start + found);
+        let line = start..trim_cr(text, start, end);
+        start = end + 1;
+        Some(line)
+    })
 }
 
 fn trim_cr(text: &str, start: usize, end: usize) -> usize {
@@ -65,7 +66,7 @@ fn trim_cr(text: &str, start: usize, end: usize) -> usize {
 
 /// The windows of `text`; windows that are blank after trimming are left out.
 pub fn chunks(text: &str, shape: ChunkShape) -> Vec<Chunk<'_>> {
-    let lines = line_ranges(text);
+    let lines: Vec<Range<usize>> = line_ranges(text).collect();
     let total = lines.len();
     let mut chunks = Vec::new();
     let mut start = 0;
@@ -129,8 +130,8 @@ mod tests {
         assert_eq!(chunks.len(), 1);
         assert_eq!((chunks[0].start_line, chunks[0].end_line), (1, 3));
         assert_eq!(chunks[0].text, "first\r\nsecond");
-        assert_eq!(line_ranges("a\r\nb").len(), 2);
-        assert_eq!(&"a\r\nb"[line_ranges("a\r\nb")[0].clone()], "a");
+        let lines: Vec<_> = line_ranges("a\r\nb\n\nc\n").collect();
+        assert_eq!(lines, [0..1, 3..4, 5..5, 6..7]);
     }
 
     #[test]

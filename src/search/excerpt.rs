@@ -6,6 +6,7 @@
 //! the hit are that window's, so the excerpt is always exactly those lines. Pure.
 
 use std::collections::HashSet;
+use std::ops::Range;
 
 use tantivy::tokenizer::TextAnalyzer;
 
@@ -34,16 +35,17 @@ pub fn focus(
     end_line: u32,
     terms: &HashSet<&str>,
 ) -> Option<Excerpt> {
-    let lines = chunk::line_ranges(text);
     let first = usize::try_from(start_line).ok()?.checked_sub(1)?;
-    let last = usize::try_from(end_line)
-        .ok()?
-        .min(lines.len())
-        .checked_sub(1)?;
-    if first > last {
+    let last = usize::try_from(end_line).ok()?.checked_sub(1)?;
+    // Only the chunk's lines are split out: a hit in a long file costs its chunk, not the file.
+    let lines: Vec<Range<usize>> = chunk::line_ranges(text)
+        .skip(first)
+        .take(last.checked_sub(first)? + 1)
+        .collect();
+    if lines.is_empty() {
         return None;
     }
-    let hits: Vec<usize> = lines[first..=last]
+    let hits: Vec<usize> = lines
         .iter()
         .map(|range| {
             tokenize::tokens(analyzer, &text[range.clone()])
@@ -63,8 +65,8 @@ pub fn focus(
         }
     }
     let window = best.0..best.0 + width;
-    let is_blank = |offset: usize| text[lines[first + offset].clone()].trim().is_empty();
-    let mut from = window
+    let is_blank = |offset: usize| text[lines[offset].clone()].trim().is_empty();
+    let from = window
         .clone()
         .find(|&offset| hits[offset] > 0)
         .or_else(|| window.clone().find(|&offset| !is_blank(offset)))?;
@@ -72,16 +74,14 @@ pub fn focus(
     while to > from && is_blank(to) {
         to -= 1;
     }
-    from += first;
-    to += first;
     let text = lines[from..=to]
         .iter()
         .map(|range| &text[range.clone()])
         .collect::<Vec<_>>()
         .join("\n");
     Some(Excerpt {
-        start_line: chunk::line_number(from),
-        end_line: chunk::line_number(to),
+        start_line: chunk::line_number(first + from),
+        end_line: chunk::line_number(first + to),
         text,
     })
 }

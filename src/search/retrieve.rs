@@ -717,30 +717,32 @@ fn hits(
     let ranked = &ranked[..ranked.len().min(limit)];
     let terms: HashSet<&str> = terms.iter().map(|term| term.text.as_str()).collect();
     // Reading each hit's file and finding its best window is independent per hit: spread the
-    // hits over the cores.
+    // hits over the cores, the first part on this thread (its memory is already warm).
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let per_thread = ranked.len().div_ceil(threads).max(1);
     let (texts, terms) = (&found.texts, &terms);
+    let part_hits = move |part: &[RankedFile<'_>]| {
+        let mut analyzer = tokenize::analyzer();
+        part.iter()
+            .map(|file| hit_of(root, texts, terms, identifiers, &mut analyzer, file))
+            .collect::<Vec<_>>()
+    };
     std::thread::scope(|scope| {
-        let parts: Vec<_> = ranked
-            .chunks(per_thread)
-            .map(|part| {
-                scope.spawn(move || {
-                    let mut analyzer = tokenize::analyzer();
-                    part.iter()
-                        .map(|file| hit_of(root, texts, terms, identifiers, &mut analyzer, file))
-                        .collect::<Vec<_>>()
-                })
-            })
+        let mut parts = ranked.chunks(per_thread);
+        let first = parts.next();
+        let others: Vec<_> = parts
+            .map(|part| scope.spawn(move || part_hits(part)))
             .collect();
-        parts
-            .into_iter()
+        let mut hits = first.map(part_hits).unwrap_or_default();
+        for other in others {
             // A panic in a worker is a bug: raise it here rather than drop that part's hits.
-            .flat_map(|part| {
-                part.join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-            })
-            .collect()
+            hits.extend(
+                other
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
+            );
+        }
+        hits
     })
 }
 
