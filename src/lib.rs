@@ -21,6 +21,8 @@
 //!   gathers the live signals projections read (git changes, the index, cited files; which
 //!   commits to compare with is `policy::freshness`'s decision), and
 //!   [`code_refs`] checks and re-reads code references against the work tree.
+//! - [`parallel`] spreads independent pieces of work (rollout parsing, hit excerpts) over the
+//!   cores.
 
 pub mod cli;
 pub mod cmd;
@@ -28,6 +30,7 @@ pub mod code_refs;
 pub mod error;
 pub mod input;
 pub mod mcp;
+pub mod parallel;
 pub mod policy;
 pub mod render;
 pub mod search;

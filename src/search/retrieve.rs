@@ -21,6 +21,7 @@ use anyhow::Result;
 use tantivy::query::BooleanQuery;
 use tantivy::tokenizer::TextAnalyzer;
 
+use crate::parallel;
 use crate::search::embed::TokenCache;
 use crate::search::error::SearchError;
 use crate::search::exact;
@@ -717,33 +718,18 @@ fn hits(
     let ranked = &ranked[..ranked.len().min(limit)];
     let terms: HashSet<&str> = terms.iter().map(|term| term.text.as_str()).collect();
     // Reading each hit's file and finding its best window is independent per hit: spread the
-    // hits over the cores, the first part on this thread (its memory is already warm).
+    // hits over the cores.
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let per_thread = ranked.len().div_ceil(threads).max(1);
     let (texts, terms) = (&found.texts, &terms);
-    let part_hits = move |part: &[RankedFile<'_>]| {
+    let parts: Vec<&[RankedFile<'_>]> = ranked.chunks(per_thread).collect();
+    let parts = parallel::map_pieces(&parts, |part| {
         let mut analyzer = tokenize::analyzer();
         part.iter()
             .map(|file| hit_of(root, texts, terms, identifiers, &mut analyzer, file))
             .collect::<Vec<_>>()
-    };
-    std::thread::scope(|scope| {
-        let mut parts = ranked.chunks(per_thread);
-        let first = parts.next();
-        let others: Vec<_> = parts
-            .map(|part| scope.spawn(move || part_hits(part)))
-            .collect();
-        let mut hits = first.map(part_hits).unwrap_or_default();
-        for other in others {
-            // A panic in a worker is a bug: raise it here rather than drop that part's hits.
-            hits.extend(
-                other
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-            );
-        }
-        hits
-    })
+    });
+    parts.into_iter().flatten().collect()
 }
 
 /// The hit of one ranked file: its best chunk's best window, or the lines of its matching

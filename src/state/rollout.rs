@@ -20,6 +20,7 @@ use serde::Serialize;
 use sha2::Digest;
 use sha2::Sha256;
 
+use crate::parallel;
 use crate::state::fields::ChangedField;
 use crate::state::model::State;
 use crate::state::patch::Patch;
@@ -300,41 +301,20 @@ pub fn parse(bytes: &[u8], offset: u64, first_line: u64) -> ParsedRollout {
         }
     }
     cuts.push(complete);
-    let mut parsed = if cuts.len() == 2 {
-        parse_lines(&bytes[..complete], offset, first_line)
-    } else {
-        let ranges: Vec<(usize, usize)> = cuts.windows(2).map(|w| (w[0], w[1])).collect();
-        let parts: Vec<ParsedRollout> = std::thread::scope(|scope| {
-            let handles: Vec<_> = ranges
-                .iter()
-                .map(|&(start, end)| {
-                    let number = match first_line {
-                        0 => 0,
-                        first => {
-                            first + bytes[..start].iter().filter(|b| **b == b'\n').count() as u64
-                        }
-                    };
-                    scope.spawn(move || {
-                        parse_lines(&bytes[start..end], offset + start as u64, number)
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|handle| {
-                    handle
-                        .join()
-                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                })
-                .collect()
-        });
-        let mut whole = ParsedRollout::default();
-        for part in parts {
-            whole.records.extend(part.records);
-            whole.problems.extend(part.problems);
-        }
-        whole
-    };
+    let ranges: Vec<(usize, usize)> = cuts.windows(2).map(|w| (w[0], w[1])).collect();
+    let mut parts = parallel::map_pieces(&ranges, |&(start, end)| {
+        let number = match first_line {
+            0 => 0,
+            first => first + bytes[..start].iter().filter(|b| **b == b'\n').count() as u64,
+        };
+        parse_lines(&bytes[start..end], offset + start as u64, number)
+    })
+    .into_iter();
+    let mut parsed = parts.next().expect("there is always one piece");
+    for part in parts {
+        parsed.records.extend(part.records);
+        parsed.problems.extend(part.problems);
+    }
     parsed.complete_bytes = complete as u64;
     if complete < bytes.len() {
         // Every complete line is a record or a problem: the torn one comes after them all.
