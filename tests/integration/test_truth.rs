@@ -481,6 +481,37 @@ fn a_fix_merges_with_a_branch_that_mapped_something_else() {
 }
 
 #[test]
+fn a_fix_keeps_the_refs_of_its_nodes_that_need_a_person() {
+    // One node cites a file that was renamed (fixable) and one that was deleted (not): the
+    // fix upserts the node with the rename applied and the deleted file still cited, and
+    // `update` takes it, because that reference is one the state already holds.
+    let env = repo(&[
+        ("src/old.rs", "pub fn kept() {}\n"),
+        ("src/gone.rs", "// gone\n"),
+    ]);
+    env.update(&json!({"graphs": {"architecture": {"nodes": [
+        {"id": "both", "title": "B", "purpose": "p",
+         "code_refs": [{"path": "src/old.rs", "symbol": "kept"}, {"path": "src/gone.rs"}]}
+    ]}}}));
+    env.commit_all("map");
+    env.git(&["mv", "src/old.rs", "src/new.rs"]);
+    env.git(&["rm", "-q", "src/gone.rs"]);
+    env.commit_all("rename one, delete the other");
+    let fix = env.ok(&["freshness", "--fix"]);
+    assert!(fix.stderr.contains("needs a person"), "{fix}");
+    let node = &fix.json()["patch"]["upsert"]["architecture_nodes"][0];
+    assert_eq!(
+        node["code_refs"],
+        json!([{"path": "src/new.rs", "symbol": "kept"}, {"path": "src/gone.rs"}])
+    );
+    env.ok_with(&["update"], &[], fix.stdout.clone());
+    let findings =
+        env.json_allowing(&["freshness", "--check"], 1)["references"]["findings"].clone();
+    assert_eq!(findings.as_array().map(Vec::len), Some(1), "{findings}");
+    assert_eq!(findings[0]["code_ref"]["path"], "src/gone.rs", "{findings}");
+}
+
+#[test]
 fn regression_10_every_view_tells_the_same_truth() {
     let env = repo(&[
         ("src/a.rs", "// a\n"),
