@@ -416,9 +416,12 @@ mod tests {
     use super::*;
     use crate::policy::code_ref::scan_text;
     use crate::policy::fixtures::checkpoint;
+    use crate::policy::fixtures::edge;
     use crate::policy::fixtures::node;
     use crate::state::model::Disposition;
+    use crate::state::model::GraphEdge;
     use crate::state::model::GraphKind;
+    use crate::state::model::GraphLink;
     use crate::state::model::Observation;
 
     fn located(path: &str, start: u32, end: u32, symbol: &str) -> CodeRef {
@@ -530,6 +533,37 @@ mod tests {
             report.findings[5].owner,
             RefOwner::Observation { id: "o".into() }
         );
+    }
+
+    #[test]
+    fn the_fix_upserts_the_edges_and_links_it_re_anchors() {
+        let old = || vec![CodeRef::to_path("src/old.rs")];
+        let mut state = State::default();
+        let steady = edge(Some("steady"), "b", "c", "feeds");
+        let moved = GraphEdge {
+            code_refs: old(),
+            ..edge(None, "a", "b", "feeds")
+        };
+        state.graphs.dataflow.edges = vec![steady, moved];
+        state.graphs.links = vec![GraphLink {
+            dataflow_node_id: "a".into(),
+            architecture_node_id: "x".into(),
+            relationship: None,
+            code_refs: old(),
+        }];
+        let renames = BTreeMap::from([("src/old.rs".to_owned(), "src/new.rs".to_owned())]);
+        let cited = CitedFiles {
+            files: HashMap::from([("src/new.rs".to_owned(), file("x\n", &[]))]),
+        };
+        let report = recheck_references(Some(&state), Some(&cited), &renames);
+        let patch = reanchor_patch(&state, &report.findings).expect("a fix");
+        let new = vec![CodeRef::to_path("src/new.rs")];
+        let edges = &patch.upsert.dataflow_edges;
+        assert_eq!(edges.len(), 1, "the steady edge is not restated");
+        assert_eq!((edges[0].id.as_deref(), &edges[0].code_refs), (None, &new));
+        assert_eq!(patch.upsert.links.len(), 1);
+        assert_eq!(patch.upsert.links[0].code_refs, new);
+        assert_eq!(patch.upsert.keys().len(), 2);
     }
 
     #[test]
