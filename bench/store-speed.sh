@@ -130,4 +130,5 @@ hyperfine -N --warmup 2 --runs 20 --export-json "$work/c1.json" --command-name "
 git merge -q --no-edit feature
 hyperfine -N --warmup 0 --runs 20 --export-json "$work/c2.json" --command-name "scene after the merge (no write since)" "$bin scene" >&2
 median "$work/c1.json"; median "$work/c2.json"
+python3 -c 'import json,sys; m=[json.load(open(f))["results"][0]["median"] for f in sys.argv[1:]]; print("%-44s %8.1fx (target <= 2x)" % ("first read after the merge / before", m[1] / m[0]))' "$work/c1.json" "$work/c2.json"
 "$bin" verify
