@@ -84,7 +84,8 @@ pub struct Ctx {
     pub now: jiff::Timestamp,
     /// How long a writer waits for the store lock.
     pub lock_timeout: Duration,
-    /// Records past the newest snapshot after which a write stores a new one.
+    /// Records past the newest snapshot after which a write stores a new one (and a read
+    /// remembers the fold it computed).
     pub snapshot_every: usize,
     /// Standard input: the process's, or bytes handed over by an in-process caller (`mcp`).
     pub stdin: Stdin,
@@ -184,7 +185,12 @@ impl Ctx {
 
     /// The store that contains the working directory.
     pub fn store(&self) -> Result<Store> {
-        Store::discover(&self.cwd)
+        self.store_in(&self.cwd)
+    }
+
+    /// The store that contains `dir`, with this process's snapshot cadence.
+    pub fn store_in(&self, dir: &std::path::Path) -> Result<Store> {
+        Store::discover(dir).map(|store| store.with_snapshot_every(self.snapshot_every))
     }
 
     /// "Now" as RFC 3339 UTC, whole seconds.
@@ -199,11 +205,10 @@ impl Ctx {
         store.begin(&self.write_options(), scope)
     }
 
-    /// How this process writes: the lock wait and the snapshot cadence.
+    /// How this process writes: the lock wait.
     pub fn write_options(&self) -> WriteOptions {
         WriteOptions {
             lock_timeout: self.lock_timeout,
-            snapshot_every: self.snapshot_every,
         }
     }
 

@@ -149,7 +149,7 @@ fn respond(ctx: &Ctx, event: &Event) -> Result<Option<Value>> {
         .get("cwd")
         .and_then(Value::as_str)
         .map_or_else(|| ctx.cwd.clone(), |cwd| ctx.cwd.join(PathBuf::from(cwd)));
-    let store = match Store::discover(&dir) {
+    let store = match ctx.store_in(&dir) {
         Ok(store) => store,
         Err(err) if classify(&err).kind == ErrorKind::NoStore => return Ok(None),
         Err(err) => return Err(err),

@@ -73,6 +73,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     }
     let root = git::work_tree_root(&ctx.cwd).unwrap_or_else(|| ctx.cwd.clone());
     let (store, created) = Store::create(&root)?;
+    let store = store.with_snapshot_every(ctx.snapshot_every);
     let mut revision = store.head()?.state.revision;
     match objective {
         Some(objective) if created => {

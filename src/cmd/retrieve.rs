@@ -198,7 +198,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         mode,
         scope,
     } = args;
-    let store = Store::discover(&ctx.cwd).ok();
+    let store = ctx.store().ok();
     let root = store.as_ref().map_or(ctx.cwd.as_path(), Store::root);
     let raw: Vec<&std::path::Path> = path_prefixes.iter().map(PathBuf::as_path).collect();
     let prefixes = exact::normalize_prefixes(root, &raw);

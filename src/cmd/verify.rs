@@ -32,16 +32,17 @@ use crate::ui::Report;
 /// Every rollout line must parse and its id must be the hash of its content (an edited or torn
 /// line is reported with its line number); every parent a record names must be in the rollout
 /// (a missing parent is a note, not a failure); replaying all records in their one order from
-/// the empty state must reproduce every snapshot in `snapshots/`; the state must pass the
+/// the empty state must reproduce every snapshot in `snapshots/` and every fold a read
+/// remembered in `cache/snapshots/`; the state must pass the
 /// structural validator; no record or snapshot may hold a secret (one written before
 /// redaction, by an older binary or by hand, is named by its place and kind, never its value).
 /// Conflicts between merged branches are listed but are not failures. Exits 1 when any problem
 /// is found.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// First replace every snapshot with one folded from the records alone (under the write
-    /// lock): for a snapshot that is damaged or does not match its records. The rollout is
-    /// never changed.
+    /// First replace every snapshot and remembered fold with one snapshot folded from the
+    /// records alone (under the write lock): for a snapshot that is damaged or does not match
+    /// its records. The rollout is never changed.
     #[arg(long)]
     pub repair: bool,
 }
@@ -260,21 +261,25 @@ fn check_snapshots(
     history: &History,
     problems: &mut Vec<Problem>,
 ) -> Result<u64> {
-    let dir = store.snapshot_dir();
-    let Ok(entries) = std::fs::read_dir(&dir) else {
-        return Ok(0);
-    };
     let by_id: BTreeMap<&str, &crate::state::rollout::Record> =
         history.records.iter().map(|r| (r.id.as_str(), r)).collect();
     let mut checked = 0;
-    let mut paths: Vec<_> = entries.filter_map(|e| e.ok()).map(|e| e.path()).collect();
+    // The folds reads remembered are served like snapshots, so they are checked like them.
+    let mut paths: Vec<_> = [store.snapshot_dir(), store.remembered_snapshot_dir()]
+        .iter()
+        .filter_map(|dir| std::fs::read_dir(dir).ok())
+        .flatten()
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .collect();
     paths.sort();
     for path in paths {
         let name = path
-            .file_name()
-            .and_then(|n| n.to_str())
-            .unwrap_or_default()
-            .to_owned();
+            .strip_prefix(store.snapshot_dir())
+            .or_else(|_| path.strip_prefix(store.dir()))
+            .unwrap_or(&path)
+            .display()
+            .to_string();
         let mut problem = |message: String| {
             problems.push(Problem {
                 segment: None,

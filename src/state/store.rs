@@ -3,7 +3,8 @@
 //!
 //! Layout: `rollout/` (segments of immutable records, one record a line), `snapshots/` (cached
 //! folds, named by what they hold), `.gitattributes`, `.gitignore` (for `cache/`, the lock and
-//! temporary files), and `cache/` (derived, untracked).
+//! temporary files), and `cache/` (derived, untracked: `cache/snapshots/` holds the folds
+//! reads remembered).
 //!
 //! Git never has to merge the content of a file here: a writer appends only to a segment that
 //! the checked-out commit does not hold yet (one it started since the last commit) and starts a
@@ -16,7 +17,8 @@
 //! long as the snapshot says, the line at its mark the record it names), parse only the lines
 //! after the marks, and fold them on top when every one of them saw everything the snapshot
 //! holds; otherwise try an older snapshot, down to replaying every segment. Any line a read
-//! folds must hash to its id.
+//! folds must hash to its id. A read that folded many records (after a merge: both branches')
+//! remembers the fold in `cache/snapshots/`, untracked, and later reads start from it.
 //!
 //! Writing (inside an exclusive lock on `.epiphany/lock`): read the head, let the caller decide,
 //! seal one record whose parents are the current heads, fold it into the head, and make its
@@ -98,12 +100,17 @@ pub const DEFAULT_SNAPSHOT_EVERY: usize = 128;
 const SNAPSHOT_AFTER_BYTES: u64 = 1 << 20;
 /// Snapshots kept at most.
 const SNAPSHOTS_KEPT: usize = 12;
+/// Remembered folds kept at most.
+const REMEMBERED_KEPT: usize = 2;
 
 /// A located store.
 #[derive(Debug, Clone)]
 pub struct Store {
     root: PathBuf,
     dir: PathBuf,
+    /// Records past the newest snapshot after which a write stores a snapshot in
+    /// `snapshots/`, and a read remembers its fold in `cache/snapshots/`.
+    snapshot_every: usize,
 }
 
 /// The state at the head of the store, with what a write or a projection needs besides it.
@@ -187,6 +194,16 @@ struct KnownIds {
     stored: StoredIds,
     observations: HashSet<String>,
     evidence: HashSet<String>,
+}
+
+impl KnownIds {
+    /// The ids of a state whose lists are whole.
+    fn whole(state: &State) -> KnownIds {
+        KnownIds {
+            stored: StoredIds::of(state),
+            ..KnownIds::default()
+        }
+    }
 }
 
 /// Whether the sorted list `ids` holds `id`.
@@ -357,8 +374,6 @@ pub enum Payload {
 pub struct WriteOptions {
     /// How long to wait for the lock.
     pub lock_timeout: Duration,
-    /// Records past the newest snapshot after which the write stores a new one.
-    pub snapshot_every: usize,
 }
 
 /// Where and when a write happens.
@@ -392,6 +407,7 @@ impl Store {
                 let store = Store {
                     root: dir.to_path_buf(),
                     dir: candidate,
+                    snapshot_every: DEFAULT_SNAPSHOT_EVERY,
                 };
                 store.check_shape()?;
                 return Ok(store);
@@ -436,6 +452,7 @@ impl Store {
         let store = Store {
             root: root.to_path_buf(),
             dir: dir.clone(),
+            snapshot_every: DEFAULT_SNAPSHOT_EVERY,
         };
         remove_stale_staging(root);
         if std::fs::symlink_metadata(&dir).is_ok() {
@@ -467,6 +484,15 @@ impl Store {
         Ok((store, true))
     }
 
+    /// The store with another snapshot cadence: records past the newest snapshot after which a
+    /// write stores a snapshot and a read remembers its fold.
+    pub fn with_snapshot_every(self, snapshot_every: usize) -> Store {
+        Store {
+            snapshot_every,
+            ..self
+        }
+    }
+
     /// The directory the store describes (its parent).
     pub fn root(&self) -> &Path {
         &self.root
@@ -492,37 +518,45 @@ impl Store {
         self.dir.join(SNAPSHOT_DIR)
     }
 
+    /// Where reads remember the folds they had to compute (untracked, like every cache).
+    pub fn remembered_snapshot_dir(&self) -> PathBuf {
+        self.cache_dir().join(SNAPSHOT_DIR)
+    }
+
     fn is_legacy(&self) -> bool {
         self.dir.join(LEGACY_ROLLOUT).is_file()
     }
 
     /// The head, with every record.
     pub fn head(&self) -> Result<Head> {
-        self.read_head(Parts::WHOLE)
+        self.read_head(Parts::WHOLE, Remember::Fold)
     }
 
     /// The head with only the newest `count` observations and evidence records decoded (the
     /// totals still count them all): what projections that show a few of them need. Its
     /// [`RecordIds`] answers only for the records it holds.
     pub fn head_with_newest(&self, count: usize) -> Result<Head> {
-        self.read_head(Parts {
-            lists: Some(count),
-            ..Parts::WHOLE
-        })
+        self.read_head(
+            Parts {
+                lists: Some(count),
+                ..Parts::WHOLE
+            },
+            Remember::Fold,
+        )
     }
 
-    fn read_head(&self, parts: Parts) -> Result<Head> {
+    fn read_head(&self, parts: Parts, remember: Remember) -> Result<Head> {
         // A concurrent writer may remove a snapshot between listing and opening it: retry.
         let mut attempt = 0;
         loop {
-            match self.try_read_head(parts) {
+            match self.try_read_head(parts, remember) {
                 Err(err) if attempt < 3 && is_not_found(&err) => attempt += 1,
                 other => return other,
             }
         }
     }
 
-    fn try_read_head(&self, parts: Parts) -> Result<Head> {
+    fn try_read_head(&self, parts: Parts, remember: Remember) -> Result<Head> {
         let Parts {
             lists,
             ids: want_ids,
@@ -534,7 +568,9 @@ impl Store {
         let mut segments = self.segments()?;
         if !legacy {
             for candidate in self.snapshot_candidates()? {
-                if let Some(head) = self.head_from_snapshot(&mut segments, &candidate, parts)? {
+                if let Some(head) =
+                    self.head_from_snapshot(&mut segments, &candidate, parts, remember)?
+                {
                     return Ok(head);
                 }
             }
@@ -555,17 +591,20 @@ impl Store {
             return Err(self.corrupt_rollout(problem));
         }
         let folded = crate::state::fold::fold_all(&history.records, true);
+        let tail_ids: Vec<String> = history.records.iter().map(|r| r.id.clone()).collect();
+        if remember == Remember::Fold && !legacy && tail_ids.len() >= self.snapshot_every {
+            self.remember(&folded, &tail_ids, &ends);
+        }
         let totals = ListTotals {
             observations: folded.state.observations.len(),
             evidence: folded.state.recent_evidence.len(),
         };
-        let ids = lists.filter(|_| want_ids).map(|_| KnownIds {
-            stored: StoredIds::of(&folded.state),
-            ..KnownIds::default()
-        });
+        let ids = lists
+            .filter(|_| want_ids)
+            .map(|_| KnownIds::whole(&folded.state));
         let read = HeadRead {
             base: None,
-            tail_ids: history.records.iter().map(|r| r.id.clone()).collect(),
+            tail_ids,
             tail_bytes,
             segments: ends,
             legacy,
@@ -578,26 +617,55 @@ impl Store {
         Segments::list(&self.rollout_dir())
     }
 
-    /// The snapshot files, newest (most records) first.
+    /// The snapshots a read may start from, tracked and remembered, newest (most records)
+    /// first.
     fn snapshot_candidates(&self) -> Result<Vec<PathBuf>> {
-        let dir = self.snapshot_dir();
-        let entries = match std::fs::read_dir(&dir) {
-            Ok(entries) => entries,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(err) => {
-                return Err(err).with_context(|| format!("failed to list `{}`", dir.display()));
-            }
-        };
-        let mut found: Vec<(u64, PathBuf)> = entries
-            .filter_map(|entry| entry.ok())
-            .filter_map(|entry| {
-                let name = entry.file_name();
-                let count = snapshot::records_in_name(name.to_str()?)?;
-                Some((count, entry.path()))
-            })
-            .collect();
+        let mut found = snapshot_files(&self.snapshot_dir())?;
+        found.extend(snapshot_files(&self.remembered_snapshot_dir())?);
         found.sort_by(|a, b| b.cmp(a));
         Ok(found.into_iter().map(|(_, path)| path).collect())
+    }
+
+    /// Stores the fold a read had to compute in `cache/snapshots/`, so that the next read
+    /// starts from it instead of folding the same records again (after a merge, every read
+    /// would until the next write), and keeps the newest few. Best effort: a cache that
+    /// cannot be written (a read-only checkout) costs the next read time, nothing else.
+    fn remember(&self, folded: &Folded, order: &[String], segments: &BTreeMap<String, SegmentEnd>) {
+        let dir = self.remembered_snapshot_dir();
+        if self.store_snapshot(&dir, folded, order, segments).is_err() {
+            return;
+        }
+        for (_, stale) in snapshot_files(&dir)
+            .unwrap_or_default()
+            .into_iter()
+            .skip(REMEMBERED_KEPT)
+        {
+            let _ = std::fs::remove_file(stale);
+        }
+    }
+
+    /// Writes `folded`, the fold of the records `order` names as read up to `segments`, as a
+    /// snapshot file in `dir` (created below the store, refusing links); answers its name.
+    fn store_snapshot(
+        &self,
+        dir: &Path,
+        folded: &Folded,
+        order: &[String],
+        segments: &BTreeMap<String, SegmentEnd>,
+    ) -> Result<String> {
+        let marks: Vec<RolloutMark> = segments
+            .values()
+            .filter_map(|end| end.mark.clone())
+            .collect();
+        let (name, bytes) = snapshot::encode(&snapshot::Contents {
+            folded,
+            records: order.len() as u64,
+            marks: &marks,
+            order,
+        })?;
+        fs::create_dirs_below(&self.dir, dir)?;
+        fs::write_atomic(&dir.join(&name), &bytes)?;
+        Ok(name)
     }
 
     /// One snapshot and the records past its marks in fold order, or `None` when the snapshot
@@ -682,14 +750,21 @@ impl Store {
 
     /// The head read from one snapshot and the lines past its marks, or `None` when the
     /// snapshot cannot serve these segments (damaged, records gone, or concurrent with records
-    /// past it).
+    /// past it). When the records past it are many, the snapshot is loaded whole so that the
+    /// fold can be remembered.
     fn head_from_snapshot(
         &self,
         segments: &mut Segments,
         path: &Path,
         parts: Parts,
+        remember: Remember,
     ) -> Result<Option<Head>> {
-        let Parts { lists, writers, .. } = parts;
+        let Parts {
+            lists,
+            writers,
+            ids: want_ids,
+            ..
+        } = parts;
         let Some((snapshot, past)) = self.past_snapshot(segments, path)? else {
             return Ok(None);
         };
@@ -699,10 +774,19 @@ impl Store {
         } = past;
         let tips: BTreeSet<String> = snapshot.header.tips.iter().cloned().collect();
         let needs_writers = writers || !is_linear(&tips, &ordered);
-        let loaded = match snapshot.load(Parts {
-            writers: needs_writers,
-            ..parts
-        }) {
+        let remembering = remember == Remember::Fold
+            && (ordered.len() >= self.snapshot_every || tail_bytes >= SNAPSHOT_AFTER_BYTES);
+        let load = match remembering {
+            true => Parts {
+                writers: true,
+                ..Parts::WHOLE
+            },
+            false => Parts {
+                writers: needs_writers,
+                ..parts
+            },
+        };
+        let loaded = match snapshot.load(load) {
             Ok(loaded) => loaded,
             Err(err) if is_not_found(&err) => return Err(err),
             Err(_) => return Ok(None),
@@ -724,6 +808,12 @@ impl Store {
             fold.push(record);
         }
         let folded = fold.finish();
+        let tail_ids: Vec<String> = ordered.iter().map(|r| r.id.clone()).collect();
+        let ends = segments.ends(&snapshot.header.marks)?;
+        if remembering && let Ok(mut order) = snapshot.order() {
+            order.extend(tail_ids.iter().cloned());
+            self.remember(&folded, &order, &ends);
+        }
         let appended = (
             folded.state.observations.len() - before.0,
             folded.state.recent_evidence.len() - before.1,
@@ -732,22 +822,28 @@ impl Store {
             observations: observations as usize + appended.0,
             evidence: evidence as usize + appended.1,
         };
-        let ids = loaded.ids.map(|stored| KnownIds {
-            stored,
-            observations: folded.state.observations[..appended.0]
-                .iter()
-                .map(|o| o.id.clone())
-                .collect(),
-            evidence: folded.state.recent_evidence[..appended.1]
-                .iter()
-                .map(|e| e.id.clone())
-                .collect(),
-        });
+        let ids = match loaded.ids {
+            Some(stored) => Some(KnownIds {
+                stored,
+                observations: folded.state.observations[..appended.0]
+                    .iter()
+                    .map(|o| o.id.clone())
+                    .collect(),
+                evidence: folded.state.recent_evidence[..appended.1]
+                    .iter()
+                    .map(|e| e.id.clone())
+                    .collect(),
+            }),
+            // Loaded whole to be remembered: the state holds every id.
+            None => lists
+                .filter(|_| want_ids)
+                .map(|_| KnownIds::whole(&folded.state)),
+        };
         let read = HeadRead {
             base: Some(path.to_path_buf()),
-            tail_ids: ordered.iter().map(|r| r.id.clone()).collect(),
+            tail_ids,
             tail_bytes,
-            segments: segments.ends(&snapshot.header.marks)?,
+            segments: ends,
             legacy: false,
         };
         Ok(Some(Head::folded(folded, lists, ids, totals, read)))
@@ -915,24 +1011,27 @@ impl Store {
         remove_stale_temporaries(&self.dir);
         remove_stale_temporaries(&self.rollout_dir());
         remove_stale_temporaries(&self.snapshot_dir());
+        remove_stale_temporaries(&self.remembered_snapshot_dir());
         if self.is_legacy() {
             self.upgrade()?;
         }
         // A write checks new observation and evidence ids against the stored ids; it never
         // needs the records themselves.
-        let head = self.read_head(Parts {
-            lists: Some(0),
-            graphs: scope == WriteScope::Whole,
-            writers: false,
-            ids: true,
-        })?;
+        let head = self.read_head(
+            Parts {
+                lists: Some(0),
+                graphs: scope == WriteScope::Whole,
+                writers: false,
+                ids: true,
+            },
+            Remember::Not,
+        )?;
         Ok(Transaction {
             store: self,
             _lock: lock,
             head,
             scope,
             staged: None,
-            snapshot_every: options.snapshot_every,
         })
     }
 
@@ -1017,21 +1116,18 @@ impl Store {
 
     /// Writes the head as a new snapshot, then thins out old ones; answers its file name.
     fn write_snapshot(&self) -> Result<String> {
-        let head = self.read_head(Parts {
-            writers: true,
-            ..Parts::WHOLE
-        })?;
+        let head = self.read_head(
+            Parts {
+                writers: true,
+                ..Parts::WHOLE
+            },
+            Remember::Not,
+        )?;
         let mut order = match &head.read.base {
             Some(base) => SnapshotFile::open(base)?.order()?,
             None => Vec::new(),
         };
         order.extend(head.read.tail_ids.iter().cloned());
-        let marks: Vec<RolloutMark> = head
-            .read
-            .segments
-            .values()
-            .filter_map(|end| end.mark.clone())
-            .collect();
         let folded = Folded {
             state: head.state,
             anchors: head.anchors,
@@ -1039,17 +1135,8 @@ impl Store {
             tips: head.tips,
             last_git_head: head.last_git_head,
         };
-        let (name, bytes) = snapshot::encode(&snapshot::Contents {
-            folded: &folded,
-            records: order.len() as u64,
-            marks: &marks,
-            order: &order,
-        })?;
-        let dir = self.snapshot_dir();
-        fs::refuse_symlink(&dir)?;
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("failed to create `{}`", dir.display()))?;
-        fs::write_atomic(&dir.join(&name), &bytes)?;
+        let name =
+            self.store_snapshot(&self.snapshot_dir(), &folded, &order, &head.read.segments)?;
         self.thin_snapshots(order.len() as u64)?;
         Ok(name)
     }
@@ -1063,7 +1150,7 @@ impl Store {
         let lengths = segments.lengths();
         let mut kept_distance: Option<u64> = None;
         let mut kept = 0;
-        for path in self.snapshot_candidates()? {
+        for (_, path) in snapshot_files(&self.snapshot_dir())? {
             let name = path
                 .file_name()
                 .and_then(|n| n.to_str())
@@ -1103,6 +1190,36 @@ impl Store {
     }
 }
 
+/// Whether a read that folded many records past its snapshot stores the fold for the next
+/// read (`cache/snapshots/`). Writes do not: the snapshot they are due is stored in
+/// `snapshots/` for every clone.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Remember {
+    Fold,
+    Not,
+}
+
+/// The snapshot files in `dir` with the record count their names give, most records first.
+fn snapshot_files(dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(err) => {
+            return Err(err).with_context(|| format!("failed to list `{}`", dir.display()));
+        }
+    };
+    let mut found: Vec<(u64, PathBuf)> = entries
+        .filter_map(|entry| entry.ok())
+        .filter_map(|entry| {
+            let name = entry.file_name();
+            let count = snapshot::records_in_name(name.to_str()?)?;
+            Some((count, entry.path()))
+        })
+        .collect();
+    found.sort_by(|a, b| b.cmp(a));
+    Ok(found)
+}
+
 /// What a write reads under its lock.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum WriteScope {
@@ -1122,7 +1239,6 @@ pub struct Transaction<'a> {
     head: Head,
     scope: WriteScope,
     staged: Option<(Record, String)>,
-    snapshot_every: usize,
 }
 
 impl Transaction<'_> {
@@ -1201,8 +1317,12 @@ impl Transaction<'_> {
             }
         }
         let mut warnings = Vec::new();
+        // A head read from a remembered fold is due one every clone can start from.
+        let remembered = (self.head.read.base.as_ref())
+            .is_some_and(|base| base.starts_with(store.remembered_snapshot_dir()));
         let due = self.head.read.legacy
-            || self.head.read.tail_ids.len() + 1 >= self.snapshot_every
+            || remembered
+            || self.head.read.tail_ids.len() + 1 >= store.snapshot_every
             || self.head.read.tail_bytes + line.len() as u64 >= SNAPSHOT_AFTER_BYTES;
         if due && let Err(err) = store.write_snapshot() {
             warnings.push(format!(

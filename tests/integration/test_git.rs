@@ -234,6 +234,84 @@ fn a_revert_of_a_state_commit() {
     assert_whole(&env, &["after", "kept"]);
 }
 
+/// The snapshot files in `dir`, sorted (none when it does not exist).
+fn snapshot_names(dir: &std::path::Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+                .filter(|name| name.ends_with(".snapshot"))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// After a merge no snapshot serves (each side's is concurrent with the other's records), so
+/// the first read folds every record. It remembers that fold in the untracked cache, the next
+/// reads start from it (a damaged copy is never served and is rewritten), and the next write
+/// stores a snapshot that every clone can start from.
+#[test]
+fn a_read_after_a_merge_remembers_its_fold_until_a_write_stores_one() {
+    let env = repository();
+    env.git(&["checkout", "-q", "-b", "feature"]);
+    observe(&env, "f1");
+    observe(&env, "f2");
+    observe(&env, "f3");
+    env.git(&["checkout", "-q", "main"]);
+    observe(&env, "m1");
+    observe(&env, "m2");
+    git_clean(&env, &["merge", "--no-edit", "feature"]);
+    let remembered = env.root().join(".epiphany/cache/snapshots");
+    let tracked = env.root().join(".epiphany/snapshots");
+    assert_eq!(snapshot_names(&remembered), Vec::<String>::new());
+
+    let first = env.json(&["show"]);
+    let names = snapshot_names(&remembered);
+    assert_eq!(names.len(), 1, "{names:?}");
+    assert!(names[0].starts_with("000000000006-"), "{names:?}");
+    assert_eq!(
+        env.git(&["status", "--porcelain"]),
+        "",
+        "the cache is not tracked"
+    );
+    let fold = std::fs::read(remembered.join(&names[0])).expect("remembered fold");
+    assert_eq!(
+        env.json(&["show"]),
+        first,
+        "a read from the remembered fold"
+    );
+    let verify = env.json(&["verify"]);
+    assert_eq!(
+        verify["snapshots"].as_u64(),
+        Some(snapshot_names(&tracked).len() as u64 + 1),
+        "verify checks the remembered fold too: {verify}"
+    );
+    assert_eq!(assert_whole(&env, &["f1", "f2", "f3", "m1", "m2"]), first);
+
+    let mut damaged = fold.clone();
+    let middle = damaged.len() / 2;
+    damaged[middle] ^= 0x5a;
+    std::fs::write(remembered.join(&names[0]), &damaged).expect("damage");
+    assert_eq!(env.json(&["show"]), first, "a damaged fold is never served");
+    assert_eq!(
+        std::fs::read(remembered.join(&names[0])).expect("rewritten"),
+        fold,
+        "the read that replayed remembered the fold again"
+    );
+
+    env.update(&observation_patch("after"));
+    assert!(
+        snapshot_names(&tracked)
+            .iter()
+            .any(|name| name.starts_with("000000000007-")),
+        "the first write after the merge stores a snapshot: {:?}",
+        snapshot_names(&tracked)
+    );
+    assert_whole(&env, &["f1", "f2", "f3", "m1", "m2", "after"]);
+}
+
 #[test]
 fn concurrent_graph_edits_keep_both_and_a_clash_is_a_conflict_until_rewritten() {
     let env = repository();

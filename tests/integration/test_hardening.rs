@@ -5,6 +5,7 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use proptest::prelude::*;
+use serde_json::Value;
 use serde_json::json;
 
 use crate::common::TestEnv;
@@ -289,6 +290,53 @@ fn index_never_writes_through_a_committed_link() {
             .map(|entry| entry.expect("entry").file_name())
             .collect();
         assert_eq!(names, ["victim"], "{link}: written outside the repository");
+    }
+}
+
+/// A link committed where a read remembers its fold (`cache/`, `cache/snapshots/`): the read
+/// answers as usual and writes nothing outside the repository.
+#[test]
+fn a_read_never_remembers_its_fold_through_a_committed_link() {
+    // Writes store no snapshot; a read with a cadence of 2 remembers its fold of 3 records.
+    let store_of_three = || {
+        let env = TestEnv::new().with_var("EPIPHANY_SNAPSHOT_EVERY", "100");
+        for id in ["1", "2", "3"] {
+            env.update(&observation_patch(id));
+        }
+        env
+    };
+    let show_remembering = |env: &TestEnv| -> Value {
+        let output = env
+            .command(&["--json", "show"])
+            .env("EPIPHANY_SNAPSHOT_EVERY", "2")
+            .output()
+            .expect("run");
+        assert_eq!(output.status.code(), Some(0), "{output:?}");
+        serde_json::from_slice(&output.stdout).expect("json")
+    };
+    let unlinked = store_of_three();
+    show_remembering(&unlinked);
+    let remembered = std::fs::read_dir(unlinked.root().join(".epiphany/cache/snapshots"));
+    assert_eq!(remembered.expect("remembered").count(), 1);
+
+    for link in [".epiphany/cache", ".epiphany/cache/snapshots"] {
+        let env = store_of_three();
+        let expected = env.json(&["show"]);
+        let outside = tempfile::tempdir().expect("tempdir");
+        let link_path = env.root().join(link);
+        std::fs::create_dir_all(link_path.parent().expect("parent")).expect("mkdir");
+        std::os::unix::fs::symlink(outside.path(), &link_path).expect("symlink");
+        env.git(&["add", "-f", "."]);
+
+        assert_eq!(show_remembering(&env), expected, "{link}");
+        let names: Vec<_> = std::fs::read_dir(outside.path())
+            .expect("read")
+            .map(|entry| entry.expect("entry").file_name())
+            .collect();
+        assert!(
+            names.is_empty(),
+            "{link}: written outside the repository: {names:?}"
+        );
     }
 }
 
