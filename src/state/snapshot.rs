@@ -31,7 +31,6 @@ use crate::state::fold::Folded;
 use crate::state::fold::Writers;
 use crate::state::model::EvidenceRecord;
 use crate::state::model::GraphKind;
-use crate::state::model::Graphs;
 use crate::state::model::Observation;
 use crate::state::model::State;
 
@@ -123,8 +122,9 @@ pub struct Block {
 /// What a snapshot holds, ready to encode.
 #[derive(Debug)]
 pub struct Contents<'a> {
-    /// The folded records' result.
-    pub folded: &'a Folded,
+    /// The folded records' result (mutable only so that the core section can be encoded
+    /// without copying the lists: they are taken out and put back).
+    pub folded: &'a mut Folded,
     /// How many records it folded.
     pub records: u64,
     /// How far into each rollout segment they reach.
@@ -170,21 +170,16 @@ impl StoredIds {
 }
 
 /// Encodes a snapshot and returns its file name and bytes.
-pub fn encode(contents: &Contents<'_>) -> Result<(String, Vec<u8>)> {
+pub fn encode(contents: Contents<'_>) -> Result<(String, Vec<u8>)> {
     let folded = contents.folded;
     let mut body = Vec::new();
-    let mut sections = Vec::new();
-    let core = State {
-        graphs: Graphs::default(),
-        observations: Vec::new(),
-        recent_evidence: Vec::new(),
-        ..folded.state.clone()
-    };
-    sections.push(single(&mut body, names::CORE, &core)?);
+    let mut sections = vec![core_section(&mut body, &mut folded.state)?];
     sections.push(single(&mut body, names::GRAPHS, &folded.state.graphs)?);
     sections.push(single(&mut body, names::ANCHORS, &folded.anchors)?);
-    let writers = folded.writers.clone().unwrap_or_default();
-    sections.push(single(&mut body, names::WRITERS, &writers)?);
+    sections.push(match &folded.writers {
+        Some(writers) => single(&mut body, names::WRITERS, writers)?,
+        None => single(&mut body, names::WRITERS, &Writers::new())?,
+    });
     sections.push(list(
         &mut body,
         names::OBSERVATIONS,
@@ -222,6 +217,19 @@ pub fn encode(contents: &Contents<'_>) -> Result<(String, Vec<u8>)> {
         &hex::encode(Sha256::digest(&header_bytes))[..16]
     );
     Ok((name, bytes))
+}
+
+/// The core section: the state without the graphs and lists, which have sections of their
+/// own. They are taken out for the encoding and put back, so nothing is copied.
+fn core_section(body: &mut Vec<u8>, state: &mut State) -> Result<Section> {
+    let graphs = std::mem::take(&mut state.graphs);
+    let observations = std::mem::take(&mut state.observations);
+    let evidence = std::mem::take(&mut state.recent_evidence);
+    let section = single(body, names::CORE, state);
+    state.graphs = graphs;
+    state.observations = observations;
+    state.recent_evidence = evidence;
+    section
 }
 
 fn single(body: &mut Vec<u8>, name: &str, value: &impl Serialize) -> Result<Section> {
@@ -530,13 +538,15 @@ mod tests {
 
     fn write(dir: &Path, folded: &Folded) -> std::path::PathBuf {
         let order: Vec<String> = (0..3).map(|i| format!("r{i}")).collect();
-        let (name, bytes) = encode(&Contents {
-            folded,
+        let mut encoded = folded.clone();
+        let (name, bytes) = encode(Contents {
+            folded: &mut encoded,
             records: 3,
             marks: &[],
             order: &order,
         })
         .expect("encode");
+        assert_eq!(encoded.state, folded.state, "encoding puts the lists back");
         assert_eq!(records_in_name(&name), Some(3));
         let path = dir.join(name);
         std::fs::write(&path, bytes).expect("write");

@@ -590,10 +590,10 @@ impl Store {
         if let Some(problem) = history.problems.first() {
             return Err(self.corrupt_rollout(problem));
         }
-        let folded = crate::state::fold::fold_all(&history.records, true);
+        let mut folded = crate::state::fold::fold_all(&history.records, true);
         let tail_ids: Vec<String> = history.records.iter().map(|r| r.id.clone()).collect();
         if remember == Remember::Fold && !legacy && tail_ids.len() >= self.snapshot_every {
-            self.remember(&folded, &tail_ids, &ends);
+            self.remember(&mut folded, &tail_ids, &ends);
         }
         let totals = ListTotals {
             observations: folded.state.observations.len(),
@@ -630,7 +630,12 @@ impl Store {
     /// starts from it instead of folding the same records again (after a merge, every read
     /// would until the next write), and keeps the newest few. Best effort: a cache that
     /// cannot be written (a read-only checkout) costs the next read time, nothing else.
-    fn remember(&self, folded: &Folded, order: &[String], segments: &BTreeMap<String, SegmentEnd>) {
+    fn remember(
+        &self,
+        folded: &mut Folded,
+        order: &[String],
+        segments: &BTreeMap<String, SegmentEnd>,
+    ) {
         let dir = self.remembered_snapshot_dir();
         if self.store_snapshot(&dir, folded, order, segments).is_err() {
             return;
@@ -649,7 +654,7 @@ impl Store {
     fn store_snapshot(
         &self,
         dir: &Path,
-        folded: &Folded,
+        folded: &mut Folded,
         order: &[String],
         segments: &BTreeMap<String, SegmentEnd>,
     ) -> Result<String> {
@@ -657,7 +662,7 @@ impl Store {
             .values()
             .filter_map(|end| end.mark.clone())
             .collect();
-        let (name, bytes) = snapshot::encode(&snapshot::Contents {
+        let (name, bytes) = snapshot::encode(snapshot::Contents {
             folded,
             records: order.len() as u64,
             marks: &marks,
@@ -807,12 +812,12 @@ impl Store {
         for record in &ordered {
             fold.push(record);
         }
-        let folded = fold.finish();
+        let mut folded = fold.finish();
         let tail_ids: Vec<String> = ordered.iter().map(|r| r.id.clone()).collect();
         let ends = segments.ends(&snapshot.header.marks)?;
         if remembering && let Ok(mut order) = snapshot.order() {
             order.extend(tail_ids.iter().cloned());
-            self.remember(&folded, &order, &ends);
+            self.remember(&mut folded, &order, &ends);
         }
         let appended = (
             folded.state.observations.len() - before.0,
@@ -1128,15 +1133,19 @@ impl Store {
             None => Vec::new(),
         };
         order.extend(head.read.tail_ids.iter().cloned());
-        let folded = Folded {
+        let mut folded = Folded {
             state: head.state,
             anchors: head.anchors,
             writers: head.writers,
             tips: head.tips,
             last_git_head: head.last_git_head,
         };
-        let name =
-            self.store_snapshot(&self.snapshot_dir(), &folded, &order, &head.read.segments)?;
+        let name = self.store_snapshot(
+            &self.snapshot_dir(),
+            &mut folded,
+            &order,
+            &head.read.segments,
+        )?;
         self.thin_snapshots(order.len() as u64)?;
         Ok(name)
     }

@@ -54,6 +54,20 @@ fn git_clean(env: &TestEnv, args: &[&str]) {
     }
 }
 
+/// Writes the `feature` observations on a new `feature` branch and the `main` ones on main,
+/// then merges the feature branch into main.
+fn merge_a_feature_branch(env: &TestEnv, feature: &[&str], main: &[&str]) {
+    env.git(&["checkout", "-q", "-b", "feature"]);
+    for id in feature {
+        observe(env, id);
+    }
+    env.git(&["checkout", "-q", "main"]);
+    for id in main {
+        observe(env, id);
+    }
+    git_clean(env, &["merge", "--no-edit", "feature"]);
+}
+
 fn observation_ids(env: &TestEnv) -> BTreeSet<String> {
     env.json(&["show"])["observations"]
         .as_array()
@@ -90,12 +104,7 @@ fn assert_whole(env: &TestEnv, observations: &[&str]) -> Value {
 #[test]
 fn two_branches_merged_twice_in_both_directions() {
     let env = repository();
-    env.git(&["checkout", "-q", "-b", "feature"]);
-    observe(&env, "f1");
-    observe(&env, "f2");
-    env.git(&["checkout", "-q", "main"]);
-    observe(&env, "m1");
-    git_clean(&env, &["merge", "--no-edit", "feature"]);
+    merge_a_feature_branch(&env, &["f1", "f2"], &["m1"]);
     assert_whole(&env, &["f1", "f2", "m1"]);
 
     // Both sides go on; main is merged back into the feature branch, then again into main.
@@ -255,14 +264,7 @@ fn snapshot_names(dir: &std::path::Path) -> Vec<String> {
 #[test]
 fn a_read_after_a_merge_remembers_its_fold_until_a_write_stores_one() {
     let env = repository();
-    env.git(&["checkout", "-q", "-b", "feature"]);
-    observe(&env, "f1");
-    observe(&env, "f2");
-    observe(&env, "f3");
-    env.git(&["checkout", "-q", "main"]);
-    observe(&env, "m1");
-    observe(&env, "m2");
-    git_clean(&env, &["merge", "--no-edit", "feature"]);
+    merge_a_feature_branch(&env, &["f1", "f2", "f3"], &["m1", "m2"]);
     let remembered = env.root().join(".epiphany/cache/snapshots");
     let tracked = env.root().join(".epiphany/snapshots");
     assert_eq!(snapshot_names(&remembered), Vec::<String>::new());
