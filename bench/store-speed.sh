@@ -12,7 +12,8 @@
 #     same read before the merge (target: at most 2x), and the reads after it (which start from
 #     the fold the first one remembered).
 #
-# Usage: bench/store-speed.sh [path/to/epiphany]   (default: target/release/epiphany)
+# Usage: [SECTIONS=ABC] bench/store-speed.sh [path/to/epiphany]   (default: target/release/epiphany;
+#        SECTIONS picks the sections to run)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$here/target/release/epiphany}
@@ -24,6 +25,7 @@ export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+want() { [[ ${SECTIONS:-ABC} == *"$1"* ]]; }
 median() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; [print("%-44s median %8.1f ms" % (x["command"], x["median"]*1000)) for x in r]' "$1"; }
 
 # Writes `count` one-observation records straight into a rollout segment, sealed as epiphany
@@ -46,6 +48,7 @@ with open(path, "w") as out:
 PY
 }
 
+if want A; then
 echo "== A. a state of 100,000 observations, 100,000 evidence records, 20,000 nodes" >&2
 a="$work/a"; mkdir -p "$a/src"; cd "$a"
 git init -q . && for i in $(seq 0 299); do printf '// module %s\n' "$i" > "src/module_$i.rs"; done
@@ -102,7 +105,9 @@ hyperfine -N --warmup 3 --runs 30 --export-json "$work/a.json" \
   --command-name "graph --node node-5 --depth 2" "$bin graph --node node-5 --depth 2" \
   --command-name "log --limit 10" "$bin log --limit 10" >&2
 median "$work/a.json"
+fi
 
+if want B; then
 echo "== B. verify and show --revision 1 against history length" >&2
 for n in 10000 20000 40000; do
   b="$work/b$n"; mkdir -p "$b"; cd "$b"; "$bin" init -q
@@ -112,7 +117,9 @@ for n in 10000 20000 40000; do
     --command-name "show --revision 1 at $n records" "$bin show --revision 1" >&2
   median "$work/b$n.json"
 done
+fi
 
+if want C; then
 echo "== C. the first read after a merge of two branches with 1,000 records each" >&2
 c="$work/c"; mkdir -p "$c"; cd "$c"; git init -q -b main .
 "$bin" init -q --objective "merge benchmark"
@@ -139,3 +146,4 @@ hyperfine -N --warmup 1 --runs 20 --export-json "$work/c3.json" \
 median "$work/c1.json"; median "$work/c2.json"; median "$work/c3.json"
 python3 -c 'import json,sys; m=[json.load(open(f))["results"][0]["median"] for f in sys.argv[1:]]; print("%-44s %8.1fx (target <= 2x)" % ("first read after the merge / before", m[1] / m[0])); print("%-44s %8.1fx" % ("later reads after the merge / before", m[2] / m[0]))' "$work/c1.json" "$work/c2.json" "$work/c3.json"
 "$bin" verify
+fi
