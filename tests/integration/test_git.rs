@@ -314,6 +314,21 @@ fn a_read_after_a_merge_remembers_its_fold_until_a_write_stores_one() {
     assert_whole(&env, &["f1", "f2", "f3", "m1", "m2", "after"]);
 }
 
+/// `index`, which the `post-merge` hook runs in the background, leaves the fold of a merge
+/// remembered, so the first command after the merge does not compute it.
+#[test]
+fn index_after_a_merge_remembers_the_fold() {
+    let env = repository();
+    merge_a_feature_branch(&env, &["f1", "f2"], &["m1"]);
+    let remembered = env.root().join(".epiphany/cache/snapshots");
+    assert_eq!(snapshot_names(&remembered), Vec::<String>::new());
+    env.ok(&["index"]);
+    let names = snapshot_names(&remembered);
+    assert_eq!(names.len(), 1, "{names:?}");
+    assert!(names[0].starts_with("000000000004-"), "{names:?}");
+    assert_whole(&env, &["f1", "f2", "m1"]);
+}
+
 #[test]
 fn concurrent_graph_edits_keep_both_and_a_clash_is_a_conflict_until_rewritten() {
     let env = repository();
