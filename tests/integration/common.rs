@@ -337,8 +337,14 @@ impl TestEnv {
 
     /// Runs git with a fixed identity and fixed dates.
     pub fn git_output(&self, args: &[&str]) -> std::process::Output {
+        self.git_output_with(args, &[])
+    }
+
+    /// [`TestEnv::git_output`] with more environment variables, which git's hooks see too.
+    pub fn git_output_with(&self, args: &[&str], vars: &[(&str, &str)]) -> std::process::Output {
         StdCommand::new("git")
             .args(args)
+            .envs(vars.iter().copied())
             .current_dir(&self.root)
             .env("GIT_CONFIG_GLOBAL", "/dev/null")
             .env("GIT_CONFIG_SYSTEM", "/dev/null")

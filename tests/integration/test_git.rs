@@ -329,6 +329,34 @@ fn index_after_a_merge_remembers_the_fold() {
     assert_whole(&env, &["f1", "f2", "m1"]);
 }
 
+/// Through git's own hook: with `hooks install`, a merge starts the background `index` of the
+/// `post-merge` hook, which remembers the merge's fold without any command asking for it.
+#[test]
+fn the_post_merge_hook_remembers_the_fold_in_the_background() {
+    let env = repository();
+    env.ok(&["hooks", "install", "--git"]);
+    env.git(&["checkout", "-q", "-b", "feature"]);
+    observe(&env, "f1");
+    observe(&env, "f2");
+    env.git(&["checkout", "-q", "main"]);
+    observe(&env, "m1");
+    // The hook's `index` takes the snapshot cadence from the environment git passes it.
+    let merged = env.git_output_with(
+        &["merge", "--no-edit", "feature"],
+        &[("EPIPHANY_SNAPSHOT_EVERY", "2")],
+    );
+    assert!(merged.status.success(), "{merged:?}");
+    let remembered = env.root().join(".epiphany/cache/snapshots");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while snapshot_names(&remembered).is_empty() && std::time::Instant::now() < deadline {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let names = snapshot_names(&remembered);
+    assert_eq!(names.len(), 1, "the hook remembered no fold: {names:?}");
+    assert!(names[0].starts_with("000000000004-"), "{names:?}");
+    assert_whole(&env, &["f1", "f2", "m1"]);
+}
+
 #[test]
 fn concurrent_graph_edits_keep_both_and_a_clash_is_a_conflict_until_rewritten() {
     let env = repository();
