@@ -33,11 +33,10 @@ use crate::ui::Report;
 /// line is reported with its line number); every parent a record names must be in the rollout
 /// (a missing parent is a note, not a failure); replaying all records in their one order from
 /// the empty state must reproduce every snapshot in `snapshots/` and every fold a read
-/// remembered in `cache/snapshots/`; the state must pass the
-/// structural validator; no record or snapshot may hold a secret (one written before
-/// redaction, by an older binary or by hand, is named by its place and kind, never its value).
-/// Conflicts between merged branches are listed but are not failures. Exits 1 when any problem
-/// is found.
+/// remembered in `cache/snapshots/`; the state must pass the structural validator; no record
+/// or snapshot may hold a secret (one written before redaction, by an older binary or by hand,
+/// is named by its place and kind, never its value). Conflicts between merged branches are
+/// listed but are not failures. Exits 1 when any problem is found.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// First replace every snapshot and remembered fold with one snapshot folded from the
@@ -265,8 +264,7 @@ fn check_snapshots(
         history.records.iter().map(|r| (r.id.as_str(), r)).collect();
     let mut checked = 0;
     // The folds reads remembered are served like snapshots, so they are checked like them.
-    let mut paths: Vec<_> = [store.snapshot_dir(), store.remembered_snapshot_dir()]
-        .iter()
+    let mut paths: Vec<_> = (store.snapshot_dirs().iter())
         .filter_map(|dir| std::fs::read_dir(dir).ok())
         .flatten()
         .filter_map(|e| e.ok())

@@ -523,6 +523,19 @@ impl Store {
         self.cache_dir().join(SNAPSHOT_DIR)
     }
 
+    /// The directories whose snapshots reads may start from: `snapshots/`, and
+    /// `cache/snapshots/` unless a link was committed on its way (the store never reads, writes
+    /// or removes remembered folds through one).
+    pub fn snapshot_dirs(&self) -> Vec<PathBuf> {
+        let remembered = self.remembered_snapshot_dir();
+        let linked = [self.cache_dir(), remembered.clone()]
+            .iter()
+            .any(|dir| fs::refuse_symlink(dir).is_err());
+        let mut dirs = vec![self.snapshot_dir()];
+        dirs.extend((!linked).then_some(remembered));
+        dirs
+    }
+
     fn is_legacy(&self) -> bool {
         self.dir.join(LEGACY_ROLLOUT).is_file()
     }
@@ -620,8 +633,10 @@ impl Store {
     /// The snapshots a read may start from, tracked and remembered, newest (most records)
     /// first.
     fn snapshot_candidates(&self) -> Result<Vec<PathBuf>> {
-        let mut found = snapshot_files(&self.snapshot_dir())?;
-        found.extend(snapshot_files(&self.remembered_snapshot_dir())?);
+        let mut found = Vec::new();
+        for dir in self.snapshot_dirs() {
+            found.extend(snapshot_files(&dir)?);
+        }
         found.sort_by(|a, b| b.cmp(a));
         Ok(found.into_iter().map(|(_, path)| path).collect())
     }

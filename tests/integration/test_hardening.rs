@@ -294,7 +294,8 @@ fn index_never_writes_through_a_committed_link() {
 }
 
 /// A link committed where a read remembers its fold (`cache/`, `cache/snapshots/`): the read
-/// answers as usual and writes nothing outside the repository.
+/// answers as usual, writes nothing outside the repository, and neither it nor
+/// `verify --repair` reads or removes what the link points at.
 #[test]
 fn a_read_never_remembers_its_fold_through_a_committed_link() {
     // Writes store no snapshot; a read with a cadence of 2 remembers its fold of 3 records.
@@ -323,21 +324,49 @@ fn a_read_never_remembers_its_fold_through_a_committed_link() {
         let env = store_of_three();
         let expected = env.json(&["show"]);
         let outside = tempfile::tempdir().expect("tempdir");
+        // Named like a snapshot: what a link-following cleanup would remove.
+        let victim = "000000000009-0123456789abcdef.snapshot";
+        std::fs::write(outside.path().join(victim), "precious\n").expect("write");
+        std::fs::create_dir(outside.path().join("snapshots")).expect("mkdir");
+        std::fs::write(outside.path().join("snapshots").join(victim), "precious\n").expect("write");
         let link_path = env.root().join(link);
         std::fs::create_dir_all(link_path.parent().expect("parent")).expect("mkdir");
         std::os::unix::fs::symlink(outside.path(), &link_path).expect("symlink");
         env.git(&["add", "-f", "."]);
 
         assert_eq!(show_remembering(&env), expected, "{link}");
-        let names: Vec<_> = std::fs::read_dir(outside.path())
-            .expect("read")
-            .map(|entry| entry.expect("entry").file_name())
-            .collect();
-        assert!(
-            names.is_empty(),
-            "{link}: written outside the repository: {names:?}"
+        env.ok(&["verify", "--repair"]);
+        let mut names: Vec<String> = walkdir(outside.path());
+        names.sort();
+        assert_eq!(
+            names,
+            [victim.to_owned(), format!("snapshots/{victim}")],
+            "{link}: something outside the repository was written or removed"
         );
     }
+}
+
+/// The files below `dir`, as paths relative to it.
+fn walkdir(dir: &std::path::Path) -> Vec<String> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).expect("read") {
+        let path = entry.expect("entry").path();
+        let relative = path
+            .strip_prefix(dir)
+            .expect("inside")
+            .display()
+            .to_string();
+        if path.is_dir() {
+            found.extend(
+                walkdir(&path)
+                    .into_iter()
+                    .map(|p| format!("{relative}/{p}")),
+            );
+        } else {
+            found.push(relative);
+        }
+    }
+    found
 }
 
 /// An index run killed at any point, or a leftover deletion file in the published index, never
