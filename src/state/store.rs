@@ -432,6 +432,7 @@ impl Store {
         }
         let rollout = self.rollout_dir();
         fs::refuse_symlink(&rollout)?;
+        fs::refuse_symlink(&self.snapshot_dir())?;
         // A clone of a store without records has no `rollout/` (git keeps no empty directory),
         // but it has the tracked `.gitattributes`.
         let whole = rollout.is_dir() || self.dir.join(".gitattributes").is_file();
@@ -1030,8 +1031,9 @@ impl Store {
         let lock = self.lock(options.lock_timeout, LockMode::Exclusive)?;
         remove_stale_temporaries(&self.dir);
         remove_stale_temporaries(&self.rollout_dir());
-        remove_stale_temporaries(&self.snapshot_dir());
-        remove_stale_temporaries(&self.remembered_snapshot_dir());
+        for dir in self.snapshot_dirs() {
+            remove_stale_temporaries(&dir);
+        }
         if self.is_legacy() {
             self.upgrade()?;
         }

@@ -194,6 +194,40 @@ fn a_symlinked_store_is_refused_and_nothing_outside_is_touched() {
     );
 }
 
+/// A link committed in place of `.epiphany/snapshots`: every command refuses the store, and
+/// nothing behind the link (a file named like a snapshot, a stale-looking temporary) is read,
+/// written or removed.
+#[test]
+fn a_linked_snapshot_directory_is_refused_and_nothing_behind_it_is_touched() {
+    let env = TestEnv::new();
+    env.update(&json!({"objective": "o"}));
+    let outside = tempfile::tempdir().expect("tempdir");
+    let victims = ["000000000009-0123456789abcdef.snapshot", ".tmp-precious"];
+    for victim in victims {
+        std::fs::write(outside.path().join(victim), "precious\n").expect("write");
+    }
+    let snapshots = env.root().join(".epiphany/snapshots");
+    let _ = std::fs::remove_dir_all(&snapshots);
+    std::os::unix::fs::symlink(outside.path(), &snapshots).expect("symlink");
+    for args in [vec!["show"], vec!["update"], vec!["verify", "--repair"]] {
+        let output = env.run_with_stdin(&args, json!({"objective": "p"}).to_string());
+        assert_eq!(output.code, 2, "{args:?}: {output}");
+        assert!(
+            output.stderr.contains("symbolic link"),
+            "{args:?}: {output}"
+        );
+    }
+    let mut names: Vec<String> = std::fs::read_dir(outside.path())
+        .expect("read")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [".tmp-precious", "000000000009-0123456789abcdef.snapshot"]
+    );
+}
+
 #[test]
 fn verify_repair_replaces_a_damaged_snapshot() {
     let env = TestEnv::new().with_var("EPIPHANY_SNAPSHOT_EVERY", "1");
