@@ -520,7 +520,7 @@ impl Store {
     }
 
     /// Where reads remember the folds they had to compute (untracked, like every cache).
-    pub fn remembered_snapshot_dir(&self) -> PathBuf {
+    fn remembered_snapshot_dir(&self) -> PathBuf {
         self.cache_dir().join(SNAPSHOT_DIR)
     }
 
