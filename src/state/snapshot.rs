@@ -34,10 +34,12 @@ use crate::state::model::GraphKind;
 use crate::state::model::Observation;
 use crate::state::model::State;
 
-/// The snapshot format this binary writes. Format 1 was a single `state.msgpack`.
-pub const FORMAT_VERSION: u32 = 2;
+/// The snapshot format this binary writes. Format 1 was a single `state.msgpack`; format 2
+/// files (not veiled) are still read.
+pub const FORMAT_VERSION: u32 = 3;
 
-const MAGIC: &[u8; 8] = b"EPISNAP2";
+const MAGIC: &[u8; 8] = b"EPISNAP3";
+const MAGIC_UNVEILED: &[u8; 8] = b"EPISNAP2";
 /// Items per block of the list sections.
 const BLOCK_ITEMS: usize = 512;
 /// The suffix of snapshot file names.
@@ -205,18 +207,56 @@ pub fn encode(contents: Contents<'_>) -> Result<(String, Vec<u8>)> {
         sections,
     };
     let header_bytes = rmp_serde::to_vec_named(&header)?;
-    let mut bytes = Vec::with_capacity(body.len() + header_bytes.len() + 16);
+    let digest = Sha256::digest(&header_bytes);
+    let seed = u64::from_le_bytes(
+        digest[..8]
+            .try_into()
+            .expect("a SHA-256 digest has 32 bytes"),
+    );
+    let mut bytes = Vec::with_capacity(body.len() + header_bytes.len() + 24);
     bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&seed.to_le_bytes());
     bytes.extend_from_slice(&(header_bytes.len() as u32).to_le_bytes());
+    let veiled_from = bytes.len();
     bytes.extend_from_slice(&header_bytes);
     bytes.extend_from_slice(&crc32fast::hash(&header_bytes).to_le_bytes());
     bytes.extend_from_slice(&body);
+    veil(seed, 0, &mut bytes[veiled_from..]);
     let name = format!(
         "{:012}-{}{SUFFIX}",
         contents.records,
-        &hex::encode(Sha256::digest(&header_bytes))[..16]
+        &hex::encode(digest)[..16]
     );
     Ok((name, bytes))
+}
+
+/// XORs `bytes`, which sit `position` bytes into the veiled part of a snapshot, with the
+/// keystream of `seed` (so it both veils and unveils). Two snapshots of nearly the same state
+/// have different seeds (their headers differ), so their bytes share nothing: git's rename
+/// detection pairs a removed file with a similar added one, and when both branches thinned the
+/// same old snapshot away and stored similar new ones, a merge stopped with
+/// `CONFLICT (rename/rename)`.
+fn veil(seed: u64, position: u64, bytes: &mut [u8]) {
+    let mut at = position;
+    let mut done = 0;
+    while done < bytes.len() {
+        let word = splitmix64(seed ^ (at / 8)).to_le_bytes();
+        let from = (at % 8) as usize;
+        let take = (8 - from).min(bytes.len() - done);
+        for (byte, key) in bytes[done..done + take].iter_mut().zip(&word[from..]) {
+            *byte ^= key;
+        }
+        done += take;
+        at += take as u64;
+    }
+}
+
+/// The SplitMix64 output function: a well-mixed 64-bit word for every input.
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
 }
 
 /// The core section: the state without the graphs and lists, which have sections of their
@@ -334,6 +374,8 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for SortedMap<V> {
 pub struct SnapshotFile {
     file: File,
     body_start: u64,
+    /// The keystream seed and where the veiled part starts (none for format 2).
+    veil: Option<(u64, u64)>,
     /// The header.
     pub header: Header,
 }
@@ -360,19 +402,31 @@ impl SnapshotFile {
     pub fn open(path: &Path) -> Result<SnapshotFile> {
         let mut file =
             File::open(path).with_context(|| format!("failed to open `{}`", path.display()))?;
-        let mut start = [0u8; 12];
-        file.read_exact(&mut start)
-            .map_err(|_| anyhow::anyhow!("the file is shorter than a snapshot header"))?;
-        if &start[..8] != MAGIC {
-            bail!("not an epiphany snapshot (format {FORMAT_VERSION})");
-        }
-        let header_len = u32::from_le_bytes([start[8], start[9], start[10], start[11]]) as usize;
+        let short = |_| anyhow::anyhow!("the file is shorter than a snapshot header");
+        let mut magic = [0u8; 8];
+        file.read_exact(&mut magic).map_err(short)?;
+        let seed = match &magic {
+            MAGIC => {
+                let mut seed = [0u8; 8];
+                file.read_exact(&mut seed).map_err(short)?;
+                Some(u64::from_le_bytes(seed))
+            }
+            MAGIC_UNVEILED => None,
+            _ => bail!("not an epiphany snapshot (format {FORMAT_VERSION})"),
+        };
+        let mut len = [0u8; 4];
+        file.read_exact(&mut len).map_err(short)?;
+        let header_len = u32::from_le_bytes(len) as usize;
         if header_len > 64 << 20 {
             bail!("the header claims {header_len} bytes");
         }
+        let veiled_from = magic.len() as u64 + if seed.is_some() { 8 } else { 0 } + 4;
         let mut header_bytes = vec![0u8; header_len + 4];
         file.read_exact(&mut header_bytes)
             .map_err(|_| anyhow::anyhow!("the header is cut short"))?;
+        if let Some(seed) = seed {
+            veil(seed, 0, &mut header_bytes);
+        }
         let (header_bytes, crc) = header_bytes.split_at(header_len);
         if crc32fast::hash(header_bytes).to_le_bytes() != crc {
             bail!("the header fails its checksum (the file is damaged)");
@@ -387,7 +441,8 @@ impl SnapshotFile {
         }
         Ok(SnapshotFile {
             file,
-            body_start: 12 + header_len as u64 + 4,
+            body_start: veiled_from + header_len as u64 + 4,
+            veil: seed.map(|seed| (seed, veiled_from)),
             header,
         })
     }
@@ -406,6 +461,13 @@ impl SnapshotFile {
         self.file
             .read_exact_at(&mut bytes, self.body_start + block.offset)
             .map_err(|_| anyhow::anyhow!("a block is cut short (the file is truncated)"))?;
+        if let Some((seed, veiled_from)) = self.veil {
+            veil(
+                seed,
+                self.body_start + block.offset - veiled_from,
+                &mut bytes,
+            );
+        }
         if crc32fast::hash(&bytes) != block.crc {
             bail!("a block fails its checksum (the file is damaged)");
         }
@@ -603,6 +665,37 @@ mod tests {
                 );
             }
         }
+    }
+
+    #[test]
+    fn alike_states_share_no_bytes_and_format_2_files_are_still_read() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let first = std::fs::read(write(dir.path(), &folded(600))).expect("read");
+        let second = std::fs::read(write(dir.path(), &folded(601))).expect("read");
+        // Git pairs files that share runs of bytes; veiled snapshots share no 16-byte run.
+        let runs: std::collections::HashSet<&[u8]> = first.windows(16).collect();
+        assert_eq!(
+            second.windows(16).filter(|run| runs.contains(run)).count(),
+            0
+        );
+
+        // The first file as format 2 wrote it: no seed, nothing veiled.
+        let seed = u64::from_le_bytes(first[8..16].try_into().expect("8 bytes"));
+        let mut unveiled = first[20..].to_vec();
+        veil(seed, 0, &mut unveiled);
+        let old = [MAGIC_UNVEILED.as_slice(), &first[16..20], &unveiled].concat();
+        let old_path = dir.path().join("000000000003-0000000000000000.snapshot");
+        std::fs::write(&old_path, old).expect("write");
+        let load = |path: &Path| {
+            let file = SnapshotFile::open(path).expect("open");
+            (
+                file.load(Parts::WHOLE).expect("load").state,
+                file.order().expect("order"),
+            )
+        };
+        let veiled_path = write(dir.path(), &folded(600));
+        assert_eq!(load(&old_path), load(&veiled_path));
+        assert_eq!(load(&old_path).0, folded(600).state);
     }
 
     #[test]
