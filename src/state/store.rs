@@ -102,6 +102,10 @@ const SNAPSHOT_AFTER_BYTES: u64 = 1 << 20;
 const SNAPSHOTS_KEPT: usize = 12;
 /// Remembered folds kept at most.
 const REMEMBERED_KEPT: usize = 2;
+/// A read that started from a snapshot remembers its fold only when the lines it folded on top
+/// are at least this share (1/N) of the snapshot's size: storing a fold costs about as much as
+/// the snapshot is large, and a short tail over a large state costs later reads little.
+const REMEMBER_TAIL_SHARE: u64 = 4;
 
 /// A located store.
 #[derive(Debug, Clone)]
@@ -771,8 +775,8 @@ impl Store {
 
     /// The head read from one snapshot and the lines past its marks, or `None` when the
     /// snapshot cannot serve these segments (damaged, records gone, or concurrent with records
-    /// past it). When the records past it are many, the snapshot is loaded whole so that the
-    /// fold can be remembered.
+    /// past it). When the records past it are many and not small beside the snapshot, the
+    /// snapshot is loaded whole so that the fold can be remembered.
     fn head_from_snapshot(
         &self,
         segments: &mut Segments,
@@ -795,8 +799,10 @@ impl Store {
         } = past;
         let tips: BTreeSet<String> = snapshot.header.tips.iter().cloned().collect();
         let needs_writers = writers || !is_linear(&tips, &ordered);
+        let snapshot_bytes = std::fs::metadata(path).map_or(u64::MAX, |meta| meta.len());
         let remembering = remember == Remember::Fold
-            && (ordered.len() >= self.snapshot_every || tail_bytes >= SNAPSHOT_AFTER_BYTES);
+            && (ordered.len() >= self.snapshot_every || tail_bytes >= SNAPSHOT_AFTER_BYTES)
+            && tail_bytes.saturating_mul(REMEMBER_TAIL_SHARE) >= snapshot_bytes;
         let load = match remembering {
             true => Parts {
                 writers: true,

@@ -411,6 +411,53 @@ fn snapshots(env: &TestEnv) -> Vec<std::path::PathBuf> {
     found
 }
 
+/// The folds a read remembered (`cache/snapshots/`), by file name.
+fn remembered(env: &TestEnv) -> Vec<String> {
+    let dir = env.root().join(".epiphany/cache/snapshots");
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            let names = entries.map(|e| e.expect("entry").file_name());
+            names.map(|n| n.to_string_lossy().into_owned()).collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
+/// A read from a snapshot with many records past it remembers the fold when those records are
+/// not small beside the snapshot, and leaves a large snapshot with a short tail alone.
+#[test]
+fn a_long_tail_past_a_snapshot_is_remembered_unless_the_snapshot_dwarfs_it() {
+    // Writes store snapshots only when asked; reads remember any tail of 2 or more records.
+    let read = |env: &TestEnv| {
+        env.ok_with(&["--json", "show"], &[("EPIPHANY_SNAPSHOT_EVERY", "2")], "");
+    };
+    let small = TestEnv::new().with_var("EPIPHANY_SNAPSHOT_EVERY", "100");
+    snapshot_every_write(&small, &json!({"objective": "one"}));
+    for id in ["1", "2", "3"] {
+        small.update(&observation_patch(id));
+    }
+    let expected = small.json(&["show"]);
+    read(&small);
+    assert_eq!(remembered(&small).len(), 1, "{:?}", remembered(&small));
+    assert!(remembered(&small)[0].starts_with("000000000004-"));
+    assert_eq!(small.json(&["show"]), expected);
+
+    let large = TestEnv::new().with_var("EPIPHANY_SNAPSHOT_EVERY", "100");
+    let nodes: Vec<Value> = (0..400)
+        .map(|i| {
+            json!({"id": format!("node-{i}"), "title": format!("Node {i}"),
+                        "purpose": format!("keeps the span of request {i} intact")})
+        })
+        .collect();
+    snapshot_every_write(&large, &json!({"upsert": {"architecture_nodes": nodes}}));
+    for id in ["1", "2", "3"] {
+        large.update(&observation_patch(id));
+    }
+    read(&large);
+    assert_eq!(remembered(&large), Vec::<String>::new());
+}
+
 #[test]
 fn a_damaged_snapshot_is_never_served_and_the_rollout_answers() {
     let env = TestEnv::new();
