@@ -155,6 +155,19 @@ struct HeadRead {
     legacy: bool,
 }
 
+impl HeadRead {
+    /// The ids of the records the head folds, in fold order: the base snapshot's, then the
+    /// tail's.
+    fn order(&self) -> Result<Vec<String>> {
+        let mut order = match &self.base {
+            Some(base) => SnapshotFile::open(base)?.order()?,
+            None => Vec::new(),
+        };
+        order.extend(self.tail_ids.iter().cloned());
+        Ok(order)
+    }
+}
+
 pub use crate::state::model::ListTotals;
 
 impl Head {
@@ -799,10 +812,12 @@ impl Store {
         } = past;
         let tips: BTreeSet<String> = snapshot.header.tips.iter().cloned().collect();
         let needs_writers = writers || !is_linear(&tips, &ordered);
-        let snapshot_bytes = std::fs::metadata(path).map_or(u64::MAX, |meta| meta.len());
+        // The snapshot's size is looked up only for a tail long enough to remember.
         let remembering = remember == Remember::Fold
             && (ordered.len() >= self.snapshot_every || tail_bytes >= SNAPSHOT_AFTER_BYTES)
-            && tail_bytes.saturating_mul(REMEMBER_TAIL_SHARE) >= snapshot_bytes;
+            && std::fs::metadata(path).is_ok_and(|snapshot| {
+                tail_bytes.saturating_mul(REMEMBER_TAIL_SHARE) >= snapshot.len()
+            });
         let load = match remembering {
             true => Parts {
                 writers: true,
@@ -835,11 +850,15 @@ impl Store {
             fold.push(record);
         }
         let mut folded = fold.finish();
-        let tail_ids: Vec<String> = ordered.iter().map(|r| r.id.clone()).collect();
-        let ends = segments.ends(&snapshot.header.marks)?;
-        if remembering && let Ok(mut order) = snapshot.order() {
-            order.extend(tail_ids.iter().cloned());
-            self.remember(&mut folded, &order, &ends);
+        let read = HeadRead {
+            base: Some(path.to_path_buf()),
+            tail_ids: ordered.iter().map(|r| r.id.clone()).collect(),
+            tail_bytes,
+            segments: segments.ends(&snapshot.header.marks)?,
+            legacy: false,
+        };
+        if remembering && let Ok(order) = read.order() {
+            self.remember(&mut folded, &order, &read.segments);
         }
         let appended = (
             folded.state.observations.len() - before.0,
@@ -865,13 +884,6 @@ impl Store {
             None => lists
                 .filter(|_| want_ids)
                 .map(|_| KnownIds::whole(&folded.state)),
-        };
-        let read = HeadRead {
-            base: Some(path.to_path_buf()),
-            tail_ids,
-            tail_bytes,
-            segments: ends,
-            legacy: false,
         };
         Ok(Some(Head::folded(folded, lists, ids, totals, read)))
     }
@@ -1151,11 +1163,7 @@ impl Store {
             },
             Remember::Not,
         )?;
-        let mut order = match &head.read.base {
-            Some(base) => SnapshotFile::open(base)?.order()?,
-            None => Vec::new(),
-        };
-        order.extend(head.read.tail_ids.iter().cloned());
+        let order = head.read.order()?;
         let mut folded = Folded {
             state: head.state,
             anchors: head.anchors,
