@@ -47,6 +47,21 @@ pub fn observation_patch(id: &str) -> Value {
     })
 }
 
+/// The snapshot files in `dir` (a store's `snapshots/` or `cache/snapshots/`), sorted; none
+/// when it does not exist.
+pub fn snapshot_names(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .map(|entries| {
+            entries
+                .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+                .filter(|name| name.ends_with(".snapshot"))
+                .collect()
+        })
+        .unwrap_or_default();
+    names.sort();
+    names
+}
+
 /// `output` of `epiphany ARGS`, which must have exited 0.
 fn succeeded(args: &[&str], output: Output) -> Output {
     assert_eq!(

@@ -11,6 +11,7 @@ use serde_json::json;
 use crate::common::TestEnv;
 use crate::common::node_json;
 use crate::common::observation_patch;
+use crate::common::snapshot_names;
 
 /// A repository with a store, an objective and a first commit. Snapshots are written every
 /// other record, so reads cross snapshots written on different branches.
@@ -31,7 +32,12 @@ fn observe(env: &TestEnv, id: &str) {
 
 /// Runs a git command that must succeed without a conflict or conflict markers.
 fn git_clean(env: &TestEnv, args: &[&str]) {
-    let output = env.git_output(args);
+    git_clean_with(env, args, &[]);
+}
+
+/// [`git_clean`] with more environment variables for git (and the hooks it runs).
+fn git_clean_with(env: &TestEnv, args: &[&str], vars: &[(&str, &str)]) {
+    let output = env.git_output_with(args, vars);
     assert!(
         output.status.success(),
         "git {args:?} failed:\n{}{}",
@@ -57,6 +63,16 @@ fn git_clean(env: &TestEnv, args: &[&str]) {
 /// Writes the `feature` observations on a new `feature` branch and the `main` ones on main,
 /// then merges the feature branch into main.
 fn merge_a_feature_branch(env: &TestEnv, feature: &[&str], main: &[&str]) {
+    merge_a_feature_branch_with(env, feature, main, &[]);
+}
+
+/// [`merge_a_feature_branch`] with more environment variables for the merge (and its hooks).
+fn merge_a_feature_branch_with(
+    env: &TestEnv,
+    feature: &[&str],
+    main: &[&str],
+    vars: &[(&str, &str)],
+) {
     env.git(&["checkout", "-q", "-b", "feature"]);
     for id in feature {
         observe(env, id);
@@ -65,7 +81,7 @@ fn merge_a_feature_branch(env: &TestEnv, feature: &[&str], main: &[&str]) {
     for id in main {
         observe(env, id);
     }
-    git_clean(env, &["merge", "--no-edit", "feature"]);
+    git_clean_with(env, &["merge", "--no-edit", "feature"], vars);
 }
 
 fn observation_ids(env: &TestEnv) -> BTreeSet<String> {
@@ -243,20 +259,6 @@ fn a_revert_of_a_state_commit() {
     assert_whole(&env, &["after", "kept"]);
 }
 
-/// The snapshot files in `dir`, sorted (none when it does not exist).
-fn snapshot_names(dir: &std::path::Path) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .map(|entries| {
-            entries
-                .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-                .filter(|name| name.ends_with(".snapshot"))
-                .collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
-}
-
 /// After a merge no snapshot serves (each side's is concurrent with the other's records), so
 /// the first read folds every record. It remembers that fold in the untracked cache, the next
 /// reads start from it (a damaged copy is never served and is rewritten), and the next write
@@ -335,17 +337,9 @@ fn index_after_a_merge_remembers_the_fold() {
 fn the_post_merge_hook_remembers_the_fold_in_the_background() {
     let env = repository();
     env.ok(&["hooks", "install", "--git"]);
-    env.git(&["checkout", "-q", "-b", "feature"]);
-    observe(&env, "f1");
-    observe(&env, "f2");
-    env.git(&["checkout", "-q", "main"]);
-    observe(&env, "m1");
     // The hook's `index` takes the snapshot cadence from the environment git passes it.
-    let merged = env.git_output_with(
-        &["merge", "--no-edit", "feature"],
-        &[("EPIPHANY_SNAPSHOT_EVERY", "2")],
-    );
-    assert!(merged.status.success(), "{merged:?}");
+    let cadence = [("EPIPHANY_SNAPSHOT_EVERY", "2")];
+    merge_a_feature_branch_with(&env, &["f1", "f2"], &["m1"], &cadence);
     let remembered = env.root().join(".epiphany/cache/snapshots");
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while snapshot_names(&remembered).is_empty() && std::time::Instant::now() < deadline {

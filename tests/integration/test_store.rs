@@ -6,6 +6,7 @@ use serde_json::json;
 
 use crate::common::TestEnv;
 use crate::common::observation_patch;
+use crate::common::snapshot_names;
 
 #[test]
 fn init_creates_the_store_at_the_work_tree_root_once() {
@@ -413,15 +414,7 @@ fn snapshots(env: &TestEnv) -> Vec<std::path::PathBuf> {
 
 /// The folds a read remembered (`cache/snapshots/`), by file name.
 fn remembered(env: &TestEnv) -> Vec<String> {
-    let dir = env.root().join(".epiphany/cache/snapshots");
-    let mut names: Vec<String> = std::fs::read_dir(dir)
-        .map(|entries| {
-            let names = entries.map(|e| e.expect("entry").file_name());
-            names.map(|n| n.to_string_lossy().into_owned()).collect()
-        })
-        .unwrap_or_default();
-    names.sort();
-    names
+    snapshot_names(&env.root().join(".epiphany/cache/snapshots"))
 }
 
 /// A read from a snapshot with many records past it remembers the fold when those records are
