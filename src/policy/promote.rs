@@ -134,10 +134,15 @@ pub fn evaluate_promotion(patch: &Patch, verifier: &EvidenceRecord) -> Vec<Strin
         );
     }
 
-    reasons.require("verifierEvidence.id", &verifier.id);
-    reasons.require("verifierEvidence.kind", &verifier.kind);
-    reasons.require("verifierEvidence.status", &verifier.status);
-    reasons.require("verifierEvidence.summary", &verifier.summary);
+    reasons.require_fields(
+        "verifierEvidence",
+        &[
+            ("id", &verifier.id),
+            ("kind", &verifier.kind),
+            ("status", &verifier.status),
+            ("summary", &verifier.summary),
+        ],
+    );
     if !is_accepting_status(&verifier.status) {
         reasons.push(format!(
             "verifierEvidence.status must be accepting, got \"{}\"",

@@ -12,18 +12,28 @@ use crate::state::model::Observation;
 
 /// An evidence record names its id, kind, status and summary.
 pub fn require_evidence_fields(reasons: &mut Reasons, evidence: &EvidenceRecord) {
-    reasons.require("patch.evidence.id", &evidence.id);
-    reasons.require("patch.evidence.kind", &evidence.kind);
-    reasons.require("patch.evidence.status", &evidence.status);
-    reasons.require("patch.evidence.summary", &evidence.summary);
+    reasons.require_fields(
+        "patch.evidence",
+        &[
+            ("id", &evidence.id),
+            ("kind", &evidence.kind),
+            ("status", &evidence.status),
+            ("summary", &evidence.summary),
+        ],
+    );
 }
 
 /// An observation names its id, summary, source kind and status.
 pub fn require_observation_fields(reasons: &mut Reasons, observation: &Observation) {
-    reasons.require("patch.observations.id", &observation.id);
-    reasons.require("patch.observations.summary", &observation.summary);
-    reasons.require("patch.observations.source_kind", &observation.source_kind);
-    reasons.require("patch.observations.status", &observation.status);
+    reasons.require_fields(
+        "patch.observations",
+        &[
+            ("id", &observation.id),
+            ("summary", &observation.summary),
+            ("source_kind", &observation.source_kind),
+            ("status", &observation.status),
+        ],
+    );
 }
 
 /// An observation cites at least one evidence id, and only ids `known_evidence` accepts.

@@ -49,6 +49,17 @@ impl Reasons {
         }
     }
 
+    /// [`Reasons::require`] for each `(field, value)` of one record: `<record>.<field> must not
+    /// be empty` for every blank one, in the order given.
+    pub fn require_fields<V: AsRef<str>>(&mut self, record: &str, fields: &[(&str, V)]) {
+        for (field, value) in fields {
+            // Formatted only for a reason: a map has tens of thousands of nodes.
+            if is_blank(value.as_ref()) {
+                self.0.push(format!("{record}.{field} must not be empty"));
+            }
+        }
+    }
+
     /// Like [`Reasons::require`], for a value that may be absent.
     pub fn require_present(&mut self, label: &str, value: Option<&str>) {
         self.require(label, value.unwrap_or(""));
@@ -100,9 +111,14 @@ pub fn structural_errors(input: &Replacements<'_>) -> Vec<String> {
     }
     if let Some(invariants) = input.invariants {
         for invariant in invariants {
-            reasons.require("patch.invariants.id", &invariant.id);
-            reasons.require("patch.invariants.description", &invariant.description);
-            reasons.require("patch.invariants.status", &invariant.status);
+            reasons.require_fields(
+                "patch.invariants",
+                &[
+                    ("id", &invariant.id),
+                    ("description", &invariant.description),
+                    ("status", &invariant.status),
+                ],
+            );
         }
         reasons.no_repeats(
             "duplicate invariant id",
@@ -124,20 +140,27 @@ pub fn structural_errors(input: &Replacements<'_>) -> Vec<String> {
         check_investigation_checkpoint(&mut reasons, checkpoint, input.available_evidence_ids);
     }
     if let Some(churn) = input.churn {
-        reasons.require(
-            "patch.churn.understanding_status",
-            &churn.understanding_status,
+        reasons.require_fields(
+            "patch.churn",
+            &[
+                ("understanding_status", &churn.understanding_status),
+                ("diff_pressure", &churn.diff_pressure),
+            ],
         );
-        reasons.require("patch.churn.diff_pressure", &churn.diff_pressure);
     }
     reasons.0
 }
 
 fn check_subgoals(reasons: &mut Reasons, subgoals: &[Subgoal], active: Option<&str>) {
     for subgoal in subgoals {
-        reasons.require("patch.subgoals.id", &subgoal.id);
-        reasons.require("patch.subgoals.title", &subgoal.title);
-        reasons.require("patch.subgoals.status", &subgoal.status);
+        reasons.require_fields(
+            "patch.subgoals",
+            &[
+                ("id", &subgoal.id),
+                ("title", &subgoal.title),
+                ("status", &subgoal.status),
+            ],
+        );
     }
     reasons.no_repeats(
         "duplicate subgoal id",
@@ -153,20 +176,16 @@ fn check_subgoals(reasons: &mut Reasons, subgoals: &[Subgoal], active: Option<&s
 }
 
 fn check_graph(reasons: &mut Reasons, label: &str, graph: &Graph) {
-    // Field names formatted once: a map has tens of thousands of nodes.
-    let [node_id, title, purpose, source_id, target_id, kind] = [
-        "nodes.id",
-        "nodes.title",
-        "nodes.purpose",
-        "edges.source_id",
-        "edges.target_id",
-        "edges.kind",
-    ]
-    .map(|field| format!("{label}.{field}"));
+    let (nodes, edges) = (format!("{label}.nodes"), format!("{label}.edges"));
     for node in &graph.nodes {
-        reasons.require(&node_id, &node.id);
-        reasons.require(&title, &node.title);
-        reasons.require(&purpose, &node.purpose);
+        reasons.require_fields(
+            &nodes,
+            &[
+                ("id", &node.id),
+                ("title", &node.title),
+                ("purpose", &node.purpose),
+            ],
+        );
     }
     reasons.no_repeats(
         &format!("duplicate {label} node id"),
@@ -174,9 +193,14 @@ fn check_graph(reasons: &mut Reasons, label: &str, graph: &Graph) {
     );
     let node_ids: HashSet<&str> = graph.nodes.iter().map(|n| n.id.as_str()).collect();
     for edge in &graph.edges {
-        reasons.require(&source_id, &edge.source_id);
-        reasons.require(&target_id, &edge.target_id);
-        reasons.require(&kind, &edge.kind);
+        reasons.require_fields(
+            &edges,
+            &[
+                ("source_id", &edge.source_id),
+                ("target_id", &edge.target_id),
+                ("kind", &edge.kind),
+            ],
+        );
         for (end, id) in [("source", &edge.source_id), ("target", &edge.target_id)] {
             if !is_blank(id) && !node_ids.contains(id.as_str()) {
                 reasons.push(format!(
@@ -208,13 +232,12 @@ fn check_graphs(reasons: &mut Reasons, graphs: &Graphs, input: &Replacements<'_>
         .collect();
     let mut pairs = HashSet::new();
     for link in &graphs.links {
-        reasons.require(
-            "patch.graphs.links.dataflow_node_id",
-            &link.dataflow_node_id,
-        );
-        reasons.require(
-            "patch.graphs.links.architecture_node_id",
-            &link.architecture_node_id,
+        reasons.require_fields(
+            "patch.graphs.links",
+            &[
+                ("dataflow_node_id", &link.dataflow_node_id),
+                ("architecture_node_id", &link.architecture_node_id),
+            ],
         );
         let (df, arch) = (&link.dataflow_node_id, &link.architecture_node_id);
         if !is_blank(df) && !dataflow.contains(df.as_str()) {
@@ -307,9 +330,14 @@ fn check_investigation_checkpoint(
     available_evidence_ids: Option<&dyn Fn(&str) -> bool>,
 ) {
     let label = "patch.investigation_checkpoint";
-    reasons.require(&format!("{label}.checkpoint_id"), &checkpoint.checkpoint_id);
-    reasons.require(&format!("{label}.kind"), &checkpoint.kind);
-    reasons.require(&format!("{label}.focus"), &checkpoint.focus);
+    reasons.require_fields(
+        label,
+        &[
+            ("checkpoint_id", &checkpoint.checkpoint_id),
+            ("kind", &checkpoint.kind),
+            ("focus", &checkpoint.focus),
+        ],
+    );
     reasons.non_blank_if_present(&format!("{label}.summary"), checkpoint.summary.as_deref());
     reasons.require_present(
         &format!("{label}.next_action"),

@@ -149,9 +149,14 @@ pub fn update_validation_errors(state: &State, ids: &dyn RecordIds, patch: &Patc
 
     if let Some(bindings) = &patch.job_bindings {
         for binding in bindings {
-            reasons.require("job_binding.id", &binding.id);
-            reasons.require("job_binding.scope", &binding.scope);
-            reasons.require("job_binding.owner_role", &binding.owner_role);
+            reasons.require_fields(
+                "job_binding",
+                &[
+                    ("id", &binding.id),
+                    ("scope", &binding.scope),
+                    ("owner_role", &binding.owner_role),
+                ],
+            );
             reasons.non_blank_if_present(
                 "job_binding.authority_scope",
                 binding.authority_scope.as_deref(),
@@ -299,18 +304,19 @@ fn check_receipts(
         .map(|r| r.result_id.as_str())
         .collect();
     for receipt in &patch.acceptance_receipts {
-        for (field, value) in [
-            ("id", &receipt.id),
-            ("result_id", &receipt.result_id),
-            ("job_id", &receipt.job_id),
-            ("binding_id", &receipt.binding_id),
-            ("surface", &receipt.surface),
-            ("role_id", &receipt.role_id),
-            ("status", &receipt.status),
-            ("accepted_at", &receipt.accepted_at),
-        ] {
-            reasons.require(&format!("acceptance_receipt.{field}"), value);
-        }
+        reasons.require_fields(
+            "acceptance_receipt",
+            &[
+                ("id", &receipt.id),
+                ("result_id", &receipt.result_id),
+                ("job_id", &receipt.job_id),
+                ("binding_id", &receipt.binding_id),
+                ("surface", &receipt.surface),
+                ("role_id", &receipt.role_id),
+                ("status", &receipt.status),
+                ("accepted_at", &receipt.accepted_at),
+            ],
+        );
         if !is_blank(&receipt.id) && !ids.insert(&receipt.id) {
             reasons.push(format!(
                 "acceptance receipt id \"{}\" is duplicated",
@@ -337,16 +343,17 @@ fn check_receipts(
 fn check_runtime_links(reasons: &mut Reasons, state: &State, patch: &Patch) {
     let mut ids: HashSet<&str> = state.runtime_links.iter().map(|l| l.id.as_str()).collect();
     for link in &patch.runtime_links {
-        for (field, value) in [
-            ("id", &link.id),
-            ("binding_id", &link.binding_id),
-            ("surface", &link.surface),
-            ("role_id", &link.role_id),
-            ("authority_scope", &link.authority_scope),
-            ("runtime_job_id", &link.runtime_job_id),
-        ] {
-            reasons.require(&format!("runtime_link.{field}"), value);
-        }
+        reasons.require_fields(
+            "runtime_link",
+            &[
+                ("id", &link.id),
+                ("binding_id", &link.binding_id),
+                ("surface", &link.surface),
+                ("role_id", &link.role_id),
+                ("authority_scope", &link.authority_scope),
+                ("runtime_job_id", &link.runtime_job_id),
+            ],
+        );
         if !is_blank(&link.id) && !ids.insert(&link.id) {
             reasons.push(format!("runtime link id \"{}\" is duplicated", link.id));
         }

@@ -26,10 +26,15 @@ fn check_source_ref(reasons: &mut Reasons, label: &str, source: &PlanningSourceR
 /// Every reason `planning` breaks the planning rules, appended to `reasons`.
 pub(super) fn check_planning(reasons: &mut Reasons, planning: &PlanningState) {
     for capture in &planning.captures {
-        reasons.require("planning.captures.id", &capture.id);
-        reasons.require("planning.captures.title", &capture.title);
-        reasons.require("planning.captures.confidence", &capture.confidence);
-        reasons.require("planning.captures.status", &capture.status);
+        reasons.require_fields(
+            "planning.captures",
+            &[
+                ("id", &capture.id),
+                ("title", &capture.title),
+                ("confidence", &capture.confidence),
+                ("status", &capture.status),
+            ],
+        );
         check_source_ref(reasons, "planning.captures.source", &capture.source);
     }
     reasons.no_repeats(
@@ -38,20 +43,21 @@ pub(super) fn check_planning(reasons: &mut Reasons, planning: &PlanningState) {
     );
 
     for item in &planning.backlog_items {
-        for (field, value) in [
-            ("id", &item.id),
-            ("title", &item.title),
-            ("kind", &item.kind),
-            ("summary", &item.summary),
-            ("status", &item.status),
-            ("horizon", &item.horizon),
-            ("priority.value", &item.priority.value),
-            ("priority.rationale", &item.priority.rationale),
-            ("confidence", &item.confidence),
-            ("product_area", &item.product_area),
-        ] {
-            reasons.require(&format!("planning.backlog_items.{field}"), value);
-        }
+        reasons.require_fields(
+            "planning.backlog_items",
+            &[
+                ("id", &item.id),
+                ("title", &item.title),
+                ("kind", &item.kind),
+                ("summary", &item.summary),
+                ("status", &item.status),
+                ("horizon", &item.horizon),
+                ("priority.value", &item.priority.value),
+                ("priority.rationale", &item.priority.rationale),
+                ("confidence", &item.confidence),
+                ("product_area", &item.product_area),
+            ],
+        );
         for (index, source) in item.source_refs.iter().enumerate() {
             check_source_ref(
                 reasons,
@@ -71,10 +77,15 @@ pub(super) fn check_planning(reasons: &mut Reasons, planning: &PlanningState) {
         .map(|b| b.id.as_str())
         .collect();
     for stream in &planning.roadmap_streams {
-        reasons.require("planning.roadmap_streams.id", &stream.id);
-        reasons.require("planning.roadmap_streams.title", &stream.title);
-        reasons.require("planning.roadmap_streams.purpose", &stream.purpose);
-        reasons.require("planning.roadmap_streams.status", &stream.status);
+        reasons.require_fields(
+            "planning.roadmap_streams",
+            &[
+                ("id", &stream.id),
+                ("title", &stream.title),
+                ("purpose", &stream.purpose),
+                ("status", &stream.status),
+            ],
+        );
         for item in &stream.item_ids {
             if !backlog.contains(item.as_str()) {
                 reasons.push(format!(
@@ -98,10 +109,15 @@ pub(super) fn check_planning(reasons: &mut Reasons, planning: &PlanningState) {
     );
 
     for draft in &planning.objective_drafts {
-        reasons.require("planning.objective_drafts.id", &draft.id);
-        reasons.require("planning.objective_drafts.title", &draft.title);
-        reasons.require("planning.objective_drafts.summary", &draft.summary);
-        reasons.require("planning.objective_drafts.status", &draft.status);
+        reasons.require_fields(
+            "planning.objective_drafts",
+            &[
+                ("id", &draft.id),
+                ("title", &draft.title),
+                ("summary", &draft.summary),
+                ("status", &draft.status),
+            ],
+        );
         if draft.acceptance_criteria.is_empty() {
             reasons.push(format!(
                 "objective draft \"{}\" must include at least one acceptance criterion",
