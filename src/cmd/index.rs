@@ -194,11 +194,11 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             } else {
                 RetrievalStatus::Ready
             },
-            indexed_file_count: state.indexed_file_count,
-            indexed_chunk_count: state.indexed_chunk_count,
+            indexed_file_count: state.index.indexed_file_count,
+            indexed_chunk_count: state.index.indexed_chunk_count,
             index_revision: status.indexed.then_some(state.index_revision).flatten(),
             dirty_paths: state.dirty_paths,
-            last_indexed_at_unix_seconds: state.last_indexed_at_unix_seconds,
+            last_indexed_at_unix_seconds: state.index.last_indexed_at_unix_seconds,
             semantic_available: state.semantic_available,
             run: None,
             problem: status.problem,
@@ -247,11 +247,11 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let state = update.state;
     ctx.ui.emit(&IndexReport {
         status: state.status,
-        indexed_file_count: state.indexed_file_count,
-        indexed_chunk_count: state.indexed_chunk_count,
+        indexed_file_count: state.index.indexed_file_count,
+        indexed_chunk_count: state.index.indexed_chunk_count,
         index_revision: state.index_revision,
         dirty_paths: state.dirty_paths,
-        last_indexed_at_unix_seconds: state.last_indexed_at_unix_seconds,
+        last_indexed_at_unix_seconds: state.index.last_indexed_at_unix_seconds,
         semantic_available: state.semantic_available,
         run: Some(IndexRun {
             mode: update.built.mode,

@@ -20,6 +20,7 @@ use crate::policy::recheck::recheck_references;
 use crate::policy::text::fresh_key;
 use crate::policy::text::uniq_append;
 use crate::state::model::CodeRef;
+use crate::state::model::IndexTally;
 use crate::state::model::RetrievalState;
 use crate::state::model::RetrievalStatus;
 use crate::state::model::State;
@@ -56,15 +57,9 @@ pub struct RetrievalFreshness {
     pub status: RetrievalFreshnessStatus,
     /// Whether chunk search is available.
     pub semantic_available: bool,
-    /// When the index was last written.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub last_indexed_at_unix_seconds: Option<i64>,
-    /// Files in the index.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub indexed_file_count: Option<u32>,
-    /// Chunks in the index.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub indexed_chunk_count: Option<u32>,
+    /// When the index was written and what it holds.
+    #[serde(flatten)]
+    pub index: IndexTally,
     /// Files changed since indexing.
     pub dirty_paths: Vec<String>,
     /// What it means.
@@ -383,7 +378,7 @@ pub fn manifest_changes(
     observed_at_unix_seconds: i64,
 ) -> WatcherInput {
     match retrieval.filter(|r| {
-        r.status != RetrievalStatus::Unavailable && r.last_indexed_at_unix_seconds.is_some()
+        r.status != RetrievalStatus::Unavailable && r.index.last_indexed_at_unix_seconds.is_some()
     }) {
         None => WatcherInput::Unavailable(
             "not in a git repository, and no retrieval index manifest to compare with (`epiphany index` builds one)".to_owned(),
@@ -463,16 +458,14 @@ pub fn retrieval_freshness(retrieval: Option<&RetrievalState>) -> RetrievalFresh
         return RetrievalFreshness {
             status: RetrievalFreshnessStatus::Missing,
             semantic_available: false,
-            last_indexed_at_unix_seconds: None,
-            indexed_file_count: None,
-            indexed_chunk_count: None,
+            index: IndexTally::default(),
             dirty_paths: Vec::new(),
             note: "no retrieval freshness available".to_owned(),
         };
     };
     let dirty = retrieval.dirty_paths.len();
     let (status, note) = match retrieval.status {
-        RetrievalStatus::Ready if retrieval.last_indexed_at_unix_seconds.is_none() => (
+        RetrievalStatus::Ready if retrieval.index.last_indexed_at_unix_seconds.is_none() => (
             RetrievalFreshnessStatus::Ready,
             "no persistent index: `retrieve` scans the work tree at query time (`epiphany index` builds one)".to_owned(),
         ),
@@ -502,9 +495,7 @@ pub fn retrieval_freshness(retrieval: Option<&RetrievalState>) -> RetrievalFresh
     RetrievalFreshness {
         status,
         semantic_available: retrieval.semantic_available,
-        last_indexed_at_unix_seconds: retrieval.last_indexed_at_unix_seconds,
-        indexed_file_count: retrieval.indexed_file_count,
-        indexed_chunk_count: retrieval.indexed_chunk_count,
+        index: retrieval.index,
         dirty_paths: retrieval.dirty_paths.clone(),
         note,
     }
@@ -912,9 +903,11 @@ mod tests {
             index_revision: None,
             status: RetrievalStatus::Stale,
             semantic_available: true,
-            last_indexed_at_unix_seconds: Some(5),
-            indexed_file_count: Some(2),
-            indexed_chunk_count: Some(3),
+            index: IndexTally {
+                last_indexed_at_unix_seconds: Some(5),
+                indexed_file_count: Some(2),
+                indexed_chunk_count: Some(3),
+            },
             shards: vec![],
             dirty_paths: vec!["src/a.rs".into()],
         };
@@ -955,9 +948,11 @@ mod tests {
             index_revision: None,
             status: RetrievalStatus::Stale,
             semantic_available: true,
-            last_indexed_at_unix_seconds: Some(10),
-            indexed_file_count: Some(2),
-            indexed_chunk_count: Some(2),
+            index: IndexTally {
+                last_indexed_at_unix_seconds: Some(10),
+                indexed_file_count: Some(2),
+                indexed_chunk_count: Some(2),
+            },
             shards: vec![],
             dirty_paths: vec!["src/a.rs".to_owned()],
         };
@@ -969,7 +964,7 @@ mod tests {
         assert_eq!(changes.since_base.len(), 1);
         let baseline = RetrievalState {
             status: RetrievalStatus::Ready,
-            last_indexed_at_unix_seconds: None,
+            index: IndexTally::default(),
             ..indexed
         };
         assert!(matches!(

@@ -15,6 +15,7 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use crate::state::model::IndexTally;
 use crate::state::model::RetrievalState;
 use crate::state::model::RetrievalStatus;
 use crate::state::model::ShardSummary;
@@ -232,9 +233,7 @@ fn unavailable_summary(root: &Path) -> RetrievalState {
         index_revision: Some(QUERY_TIME_REVISION.to_owned()),
         status: RetrievalStatus::Unavailable,
         semantic_available: false,
-        last_indexed_at_unix_seconds: None,
-        indexed_file_count: None,
-        indexed_chunk_count: None,
+        index: IndexTally::default(),
         shards: vec![shard(
             RetrievalStatus::Unavailable,
             false,
@@ -252,9 +251,7 @@ fn baseline_summary(root: &Path) -> RetrievalState {
         index_revision: Some(QUERY_TIME_REVISION.to_owned()),
         status: RetrievalStatus::Ready,
         semantic_available: false,
-        last_indexed_at_unix_seconds: None,
-        indexed_file_count: None,
-        indexed_chunk_count: None,
+        index: IndexTally::default(),
         shards: vec![shard(RetrievalStatus::Ready, true, false, (None, None))],
         dirty_paths: Vec::new(),
     }
@@ -268,9 +265,11 @@ fn query_time_summary(root: &Path, files: usize, chunks: u64, now: i64) -> Retri
         index_revision: Some(QUERY_TIME_REVISION.to_owned()),
         status: RetrievalStatus::Ready,
         semantic_available: false,
-        last_indexed_at_unix_seconds: Some(now),
-        indexed_file_count: counts.0,
-        indexed_chunk_count: counts.1,
+        index: IndexTally {
+            last_indexed_at_unix_seconds: Some(now),
+            indexed_file_count: counts.0,
+            indexed_chunk_count: counts.1,
+        },
         shards: vec![shard(RetrievalStatus::Ready, true, false, counts)],
         dirty_paths: Vec::new(),
     }
@@ -300,9 +299,11 @@ fn manifest_summary(
         index_revision: Some(manifest.index_revision.clone()),
         status,
         semantic_available: semantic,
-        last_indexed_at_unix_seconds: Some(manifest.indexed_at_unix_seconds),
-        indexed_file_count: counts.0,
-        indexed_chunk_count: counts.1,
+        index: IndexTally {
+            last_indexed_at_unix_seconds: Some(manifest.indexed_at_unix_seconds),
+            indexed_file_count: counts.0,
+            indexed_chunk_count: counts.1,
+        },
         shards: vec![shard(status, true, semantic, counts)],
         dirty_paths,
     }

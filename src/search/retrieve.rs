@@ -841,7 +841,7 @@ mod tests {
             (HitKind::SemanticChunk, "src/engine.rs")
         );
         assert_eq!((hit.start_line, hit.end_line), (Some(1), Some(3)));
-        assert_eq!(answer.index.indexed_file_count, Some(2));
-        assert_eq!(answer.index.last_indexed_at_unix_seconds, Some(7));
+        assert_eq!(answer.index.index.indexed_file_count, Some(2));
+        assert_eq!(answer.index.index.last_indexed_at_unix_seconds, Some(7));
     }
 }

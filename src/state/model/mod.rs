@@ -192,6 +192,20 @@ mod tests {
                 name: "plan".into(),
                 kind: Some(ModeKind::Plan),
             }),
+            // Its index figures are flattened into it.
+            retrieval: Some(RetrievalState {
+                workspace_root: "/ws".into(),
+                index_revision: Some("r1".into()),
+                status: RetrievalStatus::Stale,
+                semantic_available: true,
+                index: IndexTally {
+                    last_indexed_at_unix_seconds: Some(-5),
+                    indexed_file_count: Some(300),
+                    indexed_chunk_count: None,
+                },
+                shards: vec![],
+                dirty_paths: vec!["src/a.rs".into()],
+            }),
             ..State::default()
         };
         let bytes = rmp_serde::to_vec_named(&state).expect("encode");

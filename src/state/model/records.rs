@@ -50,6 +50,23 @@ pub struct RetrievalState {
     /// Whether chunk search is available.
     #[serde(default, skip_serializing_if = "is_false")]
     pub semantic_available: bool,
+    /// When it was written and what it holds.
+    #[serde(flatten)]
+    pub index: IndexTally,
+    /// Index shards (one, `workspace`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shards: Vec<ShardSummary>,
+    /// Files changed since indexing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub dirty_paths: Vec<String>,
+}
+
+/// When an index was last written and what it holds: the figures every summary of an index
+/// repeats (the stored summary, `freshness`), flattened into them.
+#[derive(
+    Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema,
+)]
+pub struct IndexTally {
     /// When the index was last written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub last_indexed_at_unix_seconds: Option<i64>,
@@ -59,12 +76,6 @@ pub struct RetrievalState {
     /// Chunks in the index.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub indexed_chunk_count: Option<u32>,
-    /// Index shards (one, `workspace`).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub shards: Vec<ShardSummary>,
-    /// Files changed since indexing.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub dirty_paths: Vec<String>,
 }
 
 /// Status of the retrieval index.
