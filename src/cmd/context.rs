@@ -81,15 +81,19 @@ impl Report for ContextShard {
             )?;
         }
         if let Some(c) = &body.investigation_checkpoint {
+            let brief = &c.brief;
             writeln!(
                 out,
                 "investigation checkpoint `{}` ({}, {}): {}",
-                c.checkpoint_id,
-                c.kind,
-                c.disposition.as_str(),
-                c.focus
+                brief.checkpoint_id,
+                brief.kind,
+                brief.disposition.as_str(),
+                brief.focus
             )?;
-            for (label, value) in [("summary", &c.summary), ("next action", &c.next_action)] {
+            for (label, value) in [
+                ("summary", &brief.summary),
+                ("next action", &brief.next_action),
+            ] {
                 if let Some(value) = value {
                     writeln!(out, "  {label}: {value}")?;
                 }

@@ -13,6 +13,7 @@ use crate::policy::prompt::inline_ids;
 use crate::policy::prompt::record_line;
 use crate::policy::scene::LATEST_LIMIT;
 use crate::policy::scene::Scene;
+use crate::policy::scene::SceneCheckpoint;
 use crate::policy::scene::SceneRecords;
 use crate::policy::scene::scene;
 use crate::signals::observe;
@@ -151,7 +152,7 @@ impl Report for Scene {
         if let Some(staleness) = &self.staleness {
             writeln!(out, "freshness: {}", staleness.note)?;
         }
-        if let Some(c) = &self.investigation_checkpoint {
+        if let Some(SceneCheckpoint { brief: c, .. }) = &self.investigation_checkpoint {
             writeln!(
                 out,
                 "checkpoint `{}` ({}, {}): {}",

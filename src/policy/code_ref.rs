@@ -375,7 +375,7 @@ pub fn patch_code_refs_mut(patch: &mut Patch) -> Vec<(RefOwner, &mut CodeRef)> {
     push_link_refs(&mut out, links);
     if let Some(checkpoint) = investigation_checkpoint {
         let owner = RefOwner::InvestigationCheckpoint {
-            id: checkpoint.checkpoint_id.clone(),
+            id: checkpoint.brief.checkpoint_id.clone(),
         };
         out.extend(checkpoint.code_refs.iter_mut().map(|r| (owner.clone(), r)));
     }
@@ -431,7 +431,7 @@ impl OwnerRef<'_> {
                 architecture_node_id: link.architecture_node_id.clone(),
             },
             OwnerRef::InvestigationCheckpoint(checkpoint) => RefOwner::InvestigationCheckpoint {
-                id: checkpoint.checkpoint_id.clone(),
+                id: checkpoint.brief.checkpoint_id.clone(),
             },
             OwnerRef::Observation(observation) => RefOwner::Observation {
                 id: observation.id.clone(),

@@ -1,5 +1,6 @@
 //! Builders for the records the policy tests share. Test-only.
 
+use crate::state::model::CheckpointBrief;
 use crate::state::model::CodeRef;
 use crate::state::model::Disposition;
 use crate::state::model::EvidenceRecord;
@@ -65,13 +66,15 @@ pub fn edge(id: Option<&str>, from: &str, to: &str, kind: &str) -> GraphEdge {
 /// A checkpoint `ck` on "the seam" whose next action is "rerun the probe", citing `paths`.
 pub fn checkpoint(disposition: Disposition, paths: &[&str]) -> InvestigationCheckpoint {
     InvestigationCheckpoint {
-        checkpoint_id: "ck".into(),
-        kind: "debug".into(),
-        disposition,
-        focus: "the seam".into(),
-        summary: None,
-        next_action: Some("rerun the probe".into()),
-        captured_at_turn_id: None,
+        brief: CheckpointBrief {
+            checkpoint_id: "ck".into(),
+            kind: "debug".into(),
+            disposition,
+            focus: "the seam".into(),
+            summary: None,
+            next_action: Some("rerun the probe".into()),
+            captured_at_turn_id: None,
+        },
         open_questions: vec![],
         code_refs: paths.iter().map(|p| CodeRef::to_path(*p)).collect(),
         evidence_ids: vec![],

@@ -373,7 +373,7 @@ pub fn reanchor_patch(state: &State, findings: &[RefFinding]) -> Option<Patch> {
     let mut checkpoint_fixed = false;
     if let Some(checkpoint) = checkpoint.as_mut() {
         let owner = RefOwner::InvestigationCheckpoint {
-            id: checkpoint.checkpoint_id.clone(),
+            id: checkpoint.brief.checkpoint_id.clone(),
         };
         for code_ref in &mut checkpoint.code_refs {
             checkpoint_fixed |= fix(&owner, code_ref);

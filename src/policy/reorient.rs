@@ -216,7 +216,7 @@ pub fn plan_reorientation(
 
     let mut reasons = Vec::new();
     let mut fragments = Vec::new();
-    if checkpoint.disposition == Disposition::RegatherRequired {
+    if checkpoint.brief.disposition == Disposition::RegatherRequired {
         reasons.push(ReorientReason::CheckpointRequestedRegather);
         fragments.push("the checkpoint asks for a re-gather".to_owned());
     }
@@ -246,13 +246,13 @@ pub fn plan_reorientation(
         fragments.push("the checkpoint cites no code while the state drifted".to_owned());
     }
 
-    let checkpoint_status = match checkpoint.disposition {
+    let checkpoint_status = match checkpoint.brief.disposition {
         Disposition::ResumeReady => CheckpointStatus::ResumeReady,
         Disposition::RegatherRequired => CheckpointStatus::RegatherRequired,
     };
     let verdict = Reorientation {
         checkpoint_status,
-        checkpoint_id: Some(checkpoint.checkpoint_id.clone()),
+        checkpoint_id: Some(checkpoint.brief.checkpoint_id.clone()),
         ..verdict
     };
     if reasons.is_empty() {
@@ -260,6 +260,7 @@ pub fn plan_reorientation(
             action: ReorientAction::Resume,
             reasons: vec![ReorientReason::CheckpointReady],
             next_action: checkpoint
+                .brief
                 .next_action
                 .clone()
                 .unwrap_or_else(|| DEFAULT_RESUME.to_owned()),
@@ -276,6 +277,7 @@ pub fn plan_reorientation(
         // The original keeps the checkpoint's own next step even on regather
         // (docs/projections.md#reorient).
         next_action: checkpoint
+            .brief
             .next_action
             .clone()
             .unwrap_or_else(|| GENERIC_REGATHER.to_owned()),

@@ -11,9 +11,9 @@ use serde::Serialize;
 
 use crate::policy::freshness::Staleness;
 use crate::policy::projection::StateStatus;
+use crate::state::model::CheckpointBrief;
 use crate::state::model::ChurnState;
 use crate::state::model::CodeRef;
-use crate::state::model::Disposition;
 use crate::state::model::ListTotals;
 use crate::state::model::RetrievalState;
 use crate::state::model::RetrievalStatus;
@@ -105,23 +105,9 @@ pub struct SceneRetrieval {
 /// The investigation checkpoint in brief.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct SceneCheckpoint {
-    /// Id.
-    pub checkpoint_id: String,
-    /// Kind.
-    pub kind: String,
-    /// Resume or regather.
-    pub disposition: Disposition,
-    /// What is being looked at.
-    pub focus: String,
-    /// What was found.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub summary: Option<String>,
-    /// The next safe step.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub next_action: Option<String>,
-    /// The turn that captured it.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub captured_at_turn_id: Option<String>,
+    /// What it is and where it stands.
+    #[serde(flatten)]
+    pub brief: CheckpointBrief,
     /// Open questions.
     pub open_question_count: usize,
     /// Code references.
@@ -356,13 +342,7 @@ pub fn scene(
         staleness: staleness.cloned(),
         investigation_checkpoint: state.investigation_checkpoint.as_ref().map(|c| {
             SceneCheckpoint {
-                checkpoint_id: c.checkpoint_id.clone(),
-                kind: c.kind.clone(),
-                disposition: c.disposition,
-                focus: c.focus.clone(),
-                summary: c.summary.clone(),
-                next_action: c.next_action.clone(),
-                captured_at_turn_id: c.captured_at_turn_id.clone(),
+                brief: c.brief.clone(),
                 open_question_count: c.open_questions.len(),
                 code_ref_count: c.code_refs.len(),
                 evidence_count: c.evidence_ids.len(),

@@ -158,12 +158,12 @@ fn compaction_block(state: Option<&State>, compaction: &Compaction, now: Timesta
     lines.push(match (checkpoint, compaction.checkpoint_saved_at) {
         (Some(checkpoint), Some(saved)) if saved <= reference => format!(
             "The investigation checkpoint `{}` was saved {} before the compaction; what you learned after that was not saved.",
-            checkpoint.checkpoint_id,
+            checkpoint.brief.checkpoint_id,
             duration(reference.as_second() - saved.as_second())
         ),
         (Some(checkpoint), _) => format!(
             "The investigation checkpoint `{}` is the latest saved context.",
-            checkpoint.checkpoint_id
+            checkpoint.brief.checkpoint_id
         ),
         (None, _) => "No investigation checkpoint was saved before it: re-gather before you edit.".to_owned(),
     });

@@ -333,19 +333,22 @@ fn check_investigation_checkpoint(
     reasons.require_fields(
         label,
         &[
-            ("checkpoint_id", &checkpoint.checkpoint_id),
-            ("kind", &checkpoint.kind),
-            ("focus", &checkpoint.focus),
+            ("checkpoint_id", &checkpoint.brief.checkpoint_id),
+            ("kind", &checkpoint.brief.kind),
+            ("focus", &checkpoint.brief.focus),
         ],
     );
-    reasons.non_blank_if_present(&format!("{label}.summary"), checkpoint.summary.as_deref());
+    reasons.non_blank_if_present(
+        &format!("{label}.summary"),
+        checkpoint.brief.summary.as_deref(),
+    );
     reasons.require_present(
         &format!("{label}.next_action"),
-        checkpoint.next_action.as_deref(),
+        checkpoint.brief.next_action.as_deref(),
     );
     reasons.non_blank_if_present(
         &format!("{label}.captured_at_turn_id"),
-        checkpoint.captured_at_turn_id.as_deref(),
+        checkpoint.brief.captured_at_turn_id.as_deref(),
     );
     reasons.non_blank_unique(
         &format!("{label}.open_questions"),
@@ -500,18 +503,13 @@ mod tests {
 
     #[test]
     fn investigation_checkpoint_needs_next_action_and_known_evidence() {
-        let checkpoint = InvestigationCheckpoint {
-            checkpoint_id: "ck".into(),
-            kind: "bug".into(),
-            disposition: Disposition::ResumeReady,
-            focus: "f".into(),
-            summary: Some(" ".into()),
-            next_action: None,
-            captured_at_turn_id: None,
+        let mut checkpoint = InvestigationCheckpoint {
             open_questions: vec!["q".into(), "q".into()],
-            code_refs: vec![],
             evidence_ids: vec!["ev-1".into(), "ev-2".into()],
+            ..fixtures::checkpoint(Disposition::ResumeReady, &[])
         };
+        checkpoint.brief.summary = Some(" ".into());
+        checkpoint.brief.next_action = None;
         let available = |id: &str| id == "ev-1";
         let reasons = structural_errors(&Replacements {
             investigation_checkpoint: Some(&checkpoint),

@@ -629,26 +629,24 @@ pub(super) fn investigation_checkpoint(
     let Some(checkpoint) = &state.investigation_checkpoint else {
         return section;
     };
-    section.line(format!("- Id: `{}`", checkpoint.checkpoint_id));
+    let brief = &checkpoint.brief;
+    section.line(format!("- Id: `{}`", brief.checkpoint_id));
     if let Some(staleness) = staleness.filter(|s| !s.checkpoint_changed_paths.is_empty()) {
         section.line(format!(
             "- Stale: files it cites changed since it was written: {}; re-gather before resuming",
             backticked(&staleness.checkpoint_changed_paths)
         ));
     }
-    section.line(format!("- Kind: {}", collapse(&checkpoint.kind)));
-    section.line(format!(
-        "- Disposition: {}",
-        checkpoint.disposition.as_str()
-    ));
-    section.line(format!("- Focus: {}", collapse(&checkpoint.focus)));
-    if let Some(summary) = &checkpoint.summary {
+    section.line(format!("- Kind: {}", collapse(&brief.kind)));
+    section.line(format!("- Disposition: {}", brief.disposition.as_str()));
+    section.line(format!("- Focus: {}", collapse(&brief.focus)));
+    if let Some(summary) = &brief.summary {
         section.line(format!("- Summary: {}", collapse(summary)));
     }
-    if let Some(next) = &checkpoint.next_action {
+    if let Some(next) = &brief.next_action {
         section.line(format!("- Next action: {}", collapse(next)));
     }
-    if let Some(turn) = &checkpoint.captured_at_turn_id {
+    if let Some(turn) = &brief.captured_at_turn_id {
         section.line(format!("- Captured at turn: `{turn}`"));
     }
     if detail && !checkpoint.open_questions.is_empty() {

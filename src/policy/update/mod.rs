@@ -363,6 +363,7 @@ fn check_runtime_links(reasons: &mut Reasons, state: &State, patch: &Patch) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::fixtures;
     use crate::policy::fixtures::evidence;
     use crate::policy::fixtures::observation;
     use crate::state::model::AcceptanceReceipt;
@@ -450,16 +451,8 @@ mod tests {
     fn checkpoint_missing_evidence_is_reported_once() {
         let patch = Patch {
             investigation_checkpoint: Some(InvestigationCheckpoint {
-                checkpoint_id: "ck".into(),
-                kind: "k".into(),
-                disposition: Disposition::ResumeReady,
-                focus: "f".into(),
-                summary: None,
-                next_action: Some("go".into()),
-                captured_at_turn_id: None,
-                open_questions: vec![],
-                code_refs: vec![],
                 evidence_ids: vec!["ev-1".into(), "ev-404".into()],
+                ..fixtures::checkpoint(Disposition::ResumeReady, &[])
             }),
             ..Patch::default()
         };

@@ -139,6 +139,24 @@ pub struct ScratchPad {
 /// Where an investigation stands, so it can resume after the context is lost.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct InvestigationCheckpoint {
+    /// What it is and where it stands.
+    #[serde(flatten)]
+    pub brief: CheckpointBrief,
+    /// Questions still open.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open_questions: Vec<String>,
+    /// The code it concerns.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub code_refs: Vec<CodeRef>,
+    /// Evidence it rests on.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub evidence_ids: Vec<String>,
+}
+
+/// An investigation checkpoint without its lists: what `scene` shows of it (with the lists
+/// counted), flattened into the checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct CheckpointBrief {
     /// Unique id.
     pub checkpoint_id: String,
     /// What kind of investigation.
@@ -156,15 +174,6 @@ pub struct InvestigationCheckpoint {
     /// The turn that captured it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub captured_at_turn_id: Option<String>,
-    /// Questions still open.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub open_questions: Vec<String>,
-    /// The code it concerns.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub code_refs: Vec<CodeRef>,
-    /// Evidence it rests on.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub evidence_ids: Vec<String>,
 }
 
 /// Whether a checkpoint can be resumed as is.
