@@ -239,6 +239,15 @@ impl TestEnv {
         self.ok(&full).json()
     }
 
+    /// Runs `--json ARGS` whatever the exit code; answers `{"exit": code, "stdout": document}`,
+    /// the whole answer for a snapshot.
+    pub fn json_answer(&self, args: &[&str]) -> Value {
+        let mut full = vec!["--json"];
+        full.extend_from_slice(args);
+        let output = self.run(&full);
+        serde_json::json!({"exit": output.code, "stdout": output.json()})
+    }
+
     /// Runs `--json ARGS`, insists on the given exit code, and returns the document.
     pub fn json_allowing(&self, args: &[&str], code: i32) -> Value {
         let mut full = vec!["--json"];
