@@ -201,17 +201,10 @@ pub fn audit_refs(
                 .push(format!("code ref `{typed}` {label}: {problem}"));
         }
         let Some((path, exists)) = resolver.resolve(&code_ref.path, &mut stat) else {
-            // A patch path that leaves the repository is refused by validation with its own
-            // message; a typed one is refused here.
-            match escape_reason(&code_ref.path) {
-                None => audit.problems.push(format!(
-                    "code ref `{typed}` {label}: the path names no file"
-                )),
-                Some(reason) if resolver.cwd_first => audit
-                    .problems
-                    .push(format!("code ref `{typed}` {label}: the path {reason}")),
-                Some(_) => {}
-            }
+            let reason = escape_reason(&code_ref.path).unwrap_or("names no file");
+            audit
+                .problems
+                .push(format!("code ref `{typed}` {label}: the path {reason}"));
             settled.push((label, code_ref, None));
             continue;
         };

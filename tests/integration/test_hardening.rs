@@ -170,28 +170,49 @@ fn secrets_are_redacted_before_they_reach_the_store_and_reported() {
     );
 }
 
+/// Whichever record carries it, whole or record by record, a code reference outside the
+/// repository is refused and nothing is written.
 #[test]
 fn code_refs_that_escape_the_repository_are_refused() {
     let env = TestEnv::new();
+    env.write("src/a.rs", "// a\n");
+    env.update(&json!({"upsert": {"architecture_nodes": [
+        {"id": "a", "title": "A", "purpose": "p"}, {"id": "b", "title": "B", "purpose": "p"}]}}));
     let before = env.store_bytes();
-    let mut patch = observation_patch("x");
-    patch["observations"][0]["code_refs"] =
+    let mut observed = observation_patch("x");
+    observed["observations"][0]["code_refs"] =
         json!([{"path": "../../etc/passwd"}, {"path": "/etc/shadow"}]);
-    let output = env.run_with_stdin(&["update"], patch.to_string());
-    assert_eq!(output.code, 2, "{output}");
-    assert!(
-        output
-            .stderr
-            .contains("code ref path \"../../etc/passwd\" leaves the repository"),
-        "{output}"
-    );
-    assert!(
-        output
-            .stderr
-            .contains("code ref path \"/etc/shadow\" is absolute"),
-        "{output}"
-    );
-    assert_eq!(env.store_bytes(), before);
+    let node = json!({"id": "n", "title": "t", "purpose": "p",
+                      "code_refs": [{"path": "/etc/hosts"}]});
+    let cases = [
+        (
+            observed,
+            "code ref `../../etc/passwd` on observation \"obs-x\": the path leaves the repository",
+        ),
+        (
+            json!({"graphs": {"architecture": {"nodes": [node]}}}),
+            "code ref `/etc/hosts` on architecture node \"n\": the path is absolute",
+        ),
+        (
+            json!({"upsert": {"architecture_nodes": [node]}}),
+            "code ref `/etc/hosts` on architecture node \"n\": the path is absolute",
+        ),
+        (
+            json!({"upsert": {"architecture_edges": [{"source_id": "a", "target_id": "b",
+            "kind": "calls", "code_refs": [{"path": "src/../../x.rs"}]}]}}),
+            "the path leaves the repository",
+        ),
+        (
+            json!({"upsert": {"dataflow_nodes": [node]}}),
+            "code ref `/etc/hosts` on dataflow node \"n\": the path is absolute",
+        ),
+    ];
+    for (patch, message) in cases {
+        let output = env.run_with_stdin(&["update"], patch.to_string());
+        assert_eq!(output.code, 2, "{patch}:\n{output}");
+        assert!(output.stderr.contains(message), "{patch}:\n{output}");
+        assert_eq!(env.store_bytes(), before, "{patch}");
+    }
 }
 
 #[test]

@@ -17,7 +17,6 @@ pub use whole_state::structure_problems;
 
 use std::collections::HashSet;
 
-use crate::policy::code_ref::escape_reason;
 use crate::policy::records::check_citations;
 use crate::policy::records::require_evidence_fields;
 use crate::policy::records::require_observation_fields;
@@ -180,12 +179,6 @@ pub fn update_validation_errors(state: &State, ids: &dyn RecordIds, patch: &Patc
 
     check_record_writes(&mut reasons, state, patch);
 
-    for path in code_ref_paths(patch) {
-        if let Some(reason) = escape_reason(path) {
-            reasons.push(format!("code ref path \"{path}\" {reason}"));
-        }
-    }
-
     // Record-level writes change subgoals or graphs in ways only the resulting state shows;
     // the write path validates that state whole, so they are not checked against the old one.
     let edited = |field: ChangedField| {
@@ -220,33 +213,6 @@ pub fn update_validation_errors(state: &State, ids: &dyn RecordIds, patch: &Patc
         .into_iter()
         .filter(|reason| seen.insert(reason.clone()))
         .collect()
-}
-
-/// Every code-ref path a patch carries.
-fn code_ref_paths(patch: &Patch) -> impl Iterator<Item = &str> {
-    let graphs = patch.graphs.iter().flat_map(|graphs| {
-        let nodes = graphs.each().into_iter().flat_map(|(_, graph)| {
-            graph
-                .nodes
-                .iter()
-                .flat_map(|n| &n.code_refs)
-                .chain(graph.edges.iter().flat_map(|e| &e.code_refs))
-        });
-        nodes.chain(graphs.links.iter().flat_map(|l| &l.code_refs))
-    });
-    patch
-        .observations
-        .iter()
-        .flat_map(|o| &o.code_refs)
-        .chain(patch.evidence.iter().flat_map(|e| &e.code_refs))
-        .chain(
-            patch
-                .investigation_checkpoint
-                .iter()
-                .flat_map(|c| &c.code_refs),
-        )
-        .chain(graphs)
-        .map(|code_ref| code_ref.path.as_str())
 }
 
 /// `upsert` and `remove`: no field both replaced and edited record by record, no key twice,
@@ -576,27 +542,5 @@ mod tests {
             ..patch.clone()
         };
         assert!(frontier.needs_stored_graphs());
-    }
-
-    #[test]
-    fn code_refs_that_escape_the_repository_are_refused() {
-        let mut patch = Patch {
-            evidence: vec![evidence("ev-9")],
-            observations: vec![observation("obs-9", &["ev-9"])],
-            ..Patch::default()
-        };
-        patch.observations[0]
-            .code_refs
-            .push(crate::state::model::CodeRef::to_path("../outside.rs"));
-        patch.evidence[0]
-            .code_refs
-            .push(crate::state::model::CodeRef::to_path("C:\\x.rs"));
-        assert_eq!(
-            update_validation_errors(&State::default(), &State::default(), &patch),
-            vec![
-                "code ref path \"../outside.rs\" leaves the repository (`..` is not allowed)",
-                "code ref path \"C:\\x.rs\" is absolute; give it relative to the repository root",
-            ]
-        );
     }
 }
