@@ -1,6 +1,9 @@
 //! The only place that prints. stdout carries data (one report, as human text or as one JSON
 //! document); stderr carries status, warnings, hints, errors and progress bars.
 //!
+//! Text for a person shows control characters as visible escapes ([`printable`]): it quotes
+//! state that anyone who can commit may have written. JSON escapes them itself.
+//!
 //! Progress bars appear only when stderr is a terminal and neither `--json` nor `--quiet` is
 //! set. Writes to a closed stdout surface as `BrokenPipe` errors, which the top level turns
 //! into a quiet exit 0.
@@ -22,6 +25,7 @@ use crate::error::ErrorBody;
 use crate::error::ErrorDocument;
 use crate::error::Failure;
 use crate::policy::secrets::redact_text;
+use crate::policy::text::printable;
 
 /// A command's result, printable for a person or for a script.
 pub trait Report: Serialize {
@@ -114,7 +118,7 @@ impl Ui {
                 serde_json::to_writer(&mut *out, report)?;
                 out.write_all(b"\n")
             } else if !self.quiet {
-                report.human(out)
+                report.human(&mut Printable(out))
             } else {
                 Ok(())
             }
@@ -122,30 +126,30 @@ impl Ui {
         Ok(())
     }
 
-    /// Writes raw text to stdout (for payloads such as `completions` or `textconv`).
+    /// Writes text to stdout (for payloads such as `completions` or `textconv`).
     pub fn emit_text(&self, text: &str) -> Result<()> {
-        self.with_stdout(|out| out.write_all(text.as_bytes()))?;
+        self.with_stdout(|out| out.write_all(printable(text).as_bytes()))?;
         Ok(())
     }
 
     /// A status line on stderr.
     pub fn status(&self, message: &str) {
         if !self.quiet {
-            eprintln!("{message}");
+            eprintln!("{}", printable(message));
         }
     }
 
     /// A warning on stderr.
     pub fn warn(&self, message: &str) {
         if !self.quiet {
-            eprintln!("warning: {message}");
+            eprintln!("warning: {}", printable(message));
         }
     }
 
     /// A hint on stderr.
     pub fn hint(&self, message: &str) {
         if !self.quiet {
-            eprintln!("hint: {message}");
+            eprintln!("hint: {}", printable(message));
         }
     }
 
@@ -197,7 +201,7 @@ impl Ui {
                 writeln!(out)
             });
         }
-        let mut err = std::io::stderr().lock();
+        let mut err = Printable(&mut std::io::stderr().lock());
         let _ = writeln!(err, "error: {}", failure.message);
         for problem in &failure.problems {
             let _ = writeln!(err, "  - {problem}");
@@ -215,5 +219,21 @@ impl Ui {
         if let Some(hint) = &failure.hint {
             let _ = writeln!(err, "hint: {hint}");
         }
+    }
+}
+
+/// A writer for a person's eyes: control characters become visible escapes ([`printable`]).
+/// Reports write whole strings at a time, so no character is split between two writes.
+struct Printable<'a>(&'a mut dyn Write);
+
+impl Write for Printable<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .write_all(printable(&String::from_utf8_lossy(buf)).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.0.flush()
     }
 }

@@ -1,7 +1,9 @@
 //! Text primitives shared by every policy: blank tests, whitespace collapsing, truncation by
-//! Unicode scalars, path keys, the short SHA-1 fingerprints behind deterministic ids, and the
-//! accepting status set (docs/state.md#accepting-statuses).
+//! Unicode scalars, visible control characters, path keys, the short SHA-1 fingerprints behind
+//! deterministic ids, and the accepting status set (docs/state.md#accepting-statuses).
 
+use std::borrow::Cow;
+use std::fmt::Write as _;
 use std::path::Path;
 
 use sha1::Digest;
@@ -24,6 +26,32 @@ pub fn collapse(s: &str) -> String {
         out.push_str(word);
     }
     out
+}
+
+/// `s` with every control character but newline and tab, and every bidirectional override,
+/// written as a visible `\u{..}` escape. Text in the state may come from anyone who can
+/// commit: shown as it is, an escape sequence could recolour, retitle or rewrite a terminal, a
+/// carriage return could hide the start of a line, and a direction override could make text
+/// read differently from what it says.
+pub fn printable(s: &str) -> Cow<'_, str> {
+    if !s.chars().any(is_hidden) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for c in s.chars() {
+        if is_hidden(c) {
+            write!(out, "\\u{{{:x}}}", u32::from(c)).expect("writing to a String cannot fail");
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// A character that acts on a terminal or on the text's direction instead of showing.
+fn is_hidden(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
 }
 
 /// At most `limit` Unicode scalars; a longer text keeps `limit - 3` and gains `...`.
@@ -90,6 +118,16 @@ mod tests {
             "live smoke returned revision 1"
         );
         assert_eq!(collapse(" \n\t "), "");
+    }
+
+    #[test]
+    fn printable_shows_what_would_act_on_a_terminal() {
+        assert!(matches!(printable("plain é\n\tok"), Cow::Borrowed(_)));
+        assert_eq!(
+            printable("a\u{1b}[31mred\u{7}\r\0\u{7f}\u{9b}b"),
+            "a\\u{1b}[31mred\\u{7}\\u{d}\\u{0}\\u{7f}\\u{9b}b"
+        );
+        assert_eq!(printable("x\u{202e}txt.exe"), "x\\u{202e}txt.exe");
     }
 
     #[test]

@@ -215,6 +215,81 @@ fn code_refs_that_escape_the_repository_are_refused() {
     }
 }
 
+/// Characters that act on a terminal instead of showing: C0 controls but newline and tab, DEL,
+/// C1 controls, and the bidirectional overrides.
+fn hidden_characters(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|c| {
+            (c.is_control() && *c != '\n' && *c != '\t')
+                || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        })
+        .collect()
+}
+
+/// State text is written by whoever can commit. Shown to a person or injected into an agent's
+/// context, an escape sequence in it could retitle, clear or recolour the terminal, a carriage
+/// return could hide the start of a line, a direction override could make it read backwards:
+/// every human output and the prompt show them as visible escapes, JSON keeps the text exact.
+#[test]
+fn control_characters_in_the_state_never_reach_a_terminal() {
+    let env = TestEnv::new();
+    env.write("src/a.rs", "// a\n");
+    let objective = "ship\u{1b}]0;pwned\u{7}\u{1b}[2J\rhidden\u{0}\u{9b}31m";
+    env.update(&json!({
+        "objective": objective,
+        "upsert": {"architecture_nodes": [{"id": "n", "title": "evil\u{1b}[31m",
+            "purpose": "reads \u{202e}txt.exe", "code_refs": [{"path": "src/a.rs"}]}]},
+        "observations": [{"id": "o\u{1b}", "summary": "bell\u{7}", "source_kind": "test",
+                          "status": "ok", "evidence_ids": ["e"]}],
+        "evidence": [{"id": "e", "kind": "test", "status": "ok", "summary": "\u{8}\u{8}ok"}],
+        "investigation_checkpoint": {"checkpoint_id": "ck", "kind": "debug",
+            "disposition": "resume_ready", "focus": "\u{1b}[8mconcealed", "next_action": "go"}
+    }));
+    for args in [
+        &["show"][..],
+        &["scene"],
+        &["prompt"],
+        &["log"],
+        &["context", "--node", "n"],
+        &["graph", "--node", "n"],
+        &["freshness"],
+        &["reorient"],
+        &["diff", "0", "1"],
+    ] {
+        let output = env.run(args);
+        assert!(output.code == 0 || output.code == 1, "{args:?}: {output}");
+        assert_eq!(
+            hidden_characters(&output.stdout),
+            [],
+            "{args:?}: {}",
+            output.stdout.escape_debug()
+        );
+        assert_eq!(hidden_characters(&output.stderr), [], "{args:?}: {output}");
+    }
+    let scene = env.ok(&["scene"]).stdout;
+    assert!(
+        scene.contains("objective: ship\\u{1b}]0;pwned\\u{7}"),
+        "{scene}"
+    );
+    // The prompt goes into an agent's context as it is, in JSON too.
+    let prompt = env.json(&["prompt"]);
+    let text = prompt["text"].as_str().expect("text");
+    assert_eq!(hidden_characters(text), [], "{}", text.escape_debug());
+    assert!(text.contains("\\u{202e}txt.exe"), "{text}");
+    // The data itself is kept exactly; JSON escapes it.
+    assert_eq!(env.json(&["show"])["objective"], objective);
+    // An error that quotes its input shows it the same way.
+    let refused = env.run_with_stdin(
+        &["update"],
+        json!({"upsert": {"architecture_nodes": [{"id": "m", "title": "t", "purpose": "p",
+            "code_refs": [{"path": "/abs\u{1b}[2J"}]}]}})
+        .to_string(),
+    );
+    assert_eq!(refused.code, 2, "{refused}");
+    assert!(refused.stderr.contains("/abs\\u{1b}[2J"), "{refused}");
+    assert_eq!(hidden_characters(&refused.stderr), [], "{refused}");
+}
+
 #[test]
 fn the_store_never_writes_through_a_symlink() {
     let env = TestEnv::new();

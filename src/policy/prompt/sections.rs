@@ -2,8 +2,11 @@
 //! lines, and the fixed intro and operating-discipline text. Each builder renders one part of
 //! the state; what to leave out is the budget's decision, passed in as `cuts`.
 
+use std::borrow::Cow;
+
 use crate::policy::freshness::Staleness;
 use crate::policy::text::collapse;
+use crate::policy::text::printable;
 use crate::policy::text::uniq_append;
 use crate::state::model::CodeRef;
 use crate::state::model::Graph;
@@ -87,8 +90,13 @@ impl Section {
         }
     }
 
+    /// Adds a line, its control characters made visible: the prompt goes into an agent's
+    /// context as it is, whoever wrote the state.
     pub(super) fn line(&mut self, line: String) {
-        self.lines.push(line);
+        self.lines.push(match printable(&line) {
+            Cow::Borrowed(_) => line,
+            Cow::Owned(visible) => visible,
+        });
     }
 }
 
