@@ -148,9 +148,16 @@ impl Segments {
         &lines[lines.partition_point(|line| line.offset < from)..]
     }
 
-    /// Whether the line that ends at `mark.end` is the record the mark names.
+    /// Whether the line that ends at `mark.end` is the record the mark names. A mark that
+    /// does not fit its segment (a damaged or forged snapshot header) does not hold.
     pub fn mark_holds(&self, mark: &RolloutMark) -> Result<bool> {
-        let start = mark.end - mark.line_bytes;
+        let fits = self
+            .lengths
+            .get(&mark.segment)
+            .is_some_and(|len| mark.end <= *len);
+        let Some(start) = mark.end.checked_sub(mark.line_bytes).filter(|_| fits) else {
+            return Ok(false);
+        };
         let parsed_there = self
             .parsed
             .get(&mark.segment)
@@ -352,6 +359,15 @@ mod tests {
             ..marks[1].clone()
         };
         assert!(!segments.mark_holds(&forged).expect("read"));
+        // Lengths that do not fit the segment are no mark, whatever the header's checksum says.
+        for (end, line_bytes) in [(marks[1].end, u64::MAX), (u64::MAX, marks[1].line_bytes)] {
+            let misfit = RolloutMark {
+                end,
+                line_bytes,
+                ..marks[1].clone()
+            };
+            assert!(!segments.mark_holds(&misfit).expect("no read"));
+        }
         // Parsing from further back serves every ask after it.
         assert!(segments.parse_from("s.jsonl", 0).expect("parse"));
         assert_eq!(segments.lines("s.jsonl", marks[0].end).len(), 3);

@@ -373,6 +373,8 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for SortedMap<V> {
 #[derive(Debug)]
 pub struct SnapshotFile {
     file: File,
+    /// Its length when opened: every block must lie inside it.
+    len: u64,
     body_start: u64,
     /// The keystream seed and where the veiled part starts (none for format 2).
     veil: Option<(u64, u64)>,
@@ -439,8 +441,13 @@ impl SnapshotFile {
                 header.format_version
             );
         }
+        let len = file
+            .metadata()
+            .with_context(|| format!("failed to read `{}`", path.display()))?
+            .len();
         Ok(SnapshotFile {
             file,
+            len,
             body_start: veiled_from + header_len as u64 + 4,
             veil: seed.map(|seed| (seed, veiled_from)),
             header,
@@ -457,6 +464,13 @@ impl SnapshotFile {
 
     fn block(&self, block: &Block) -> Result<Vec<u8>> {
         use std::os::unix::fs::FileExt;
+        // The header's checksum proves it whole, not honest: a forged length must not make a
+        // read allocate more than the file holds.
+        let end = (self.body_start.checked_add(block.offset))
+            .and_then(|start| start.checked_add(block.len));
+        if end.is_none_or(|end| end > self.len) {
+            bail!("a block lies outside the file (the file is damaged)");
+        }
         let mut bytes = vec![0u8; block.len as usize];
         self.file
             .read_exact_at(&mut bytes, self.body_start + block.offset)
@@ -696,6 +710,36 @@ mod tests {
         let veiled_path = write(dir.path(), &folded(600));
         assert_eq!(load(&old_path), load(&veiled_path));
         assert_eq!(load(&old_path).0, folded(600).state);
+    }
+
+    #[test]
+    fn a_forged_block_length_is_refused_before_anything_is_allocated() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = write(dir.path(), &folded(3));
+        let original = std::fs::read(&path).expect("read");
+        let snapshot = SnapshotFile::open(&path).expect("open");
+        let body = original[snapshot.body_start as usize..].to_vec();
+        let mut unveiled = body.clone();
+        let (seed, veiled_from) = snapshot.veil.expect("format 3 is veiled");
+        veil(seed, snapshot.body_start - veiled_from, &mut unveiled);
+        // A format-2 file (nothing veiled) whose header, checksum and all, claims a block of
+        // half the address space.
+        let mut header = snapshot.header.clone();
+        header.sections[0].blocks[0].len = u64::MAX / 2;
+        let header_bytes = rmp_serde::to_vec_named(&header).expect("encode");
+        let forged = [
+            MAGIC_UNVEILED.as_slice(),
+            &(header_bytes.len() as u32).to_le_bytes(),
+            &header_bytes,
+            &crc32fast::hash(&header_bytes).to_le_bytes(),
+            &unveiled,
+        ]
+        .concat();
+        let forged_path = dir.path().join("000000000003-0000000000000001.snapshot");
+        std::fs::write(&forged_path, forged).expect("write");
+        let opened = SnapshotFile::open(&forged_path).expect("the header itself is whole");
+        let err = opened.load(Parts::WHOLE).expect_err("the block is refused");
+        assert!(err.to_string().contains("outside the file"), "{err:#}");
     }
 
     #[test]
