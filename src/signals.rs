@@ -8,6 +8,7 @@
 //! unstaged and untracked files since each anchor commit, `.epiphany/` excluded, renames
 //! followed. Outside git they fall back to the retrieval index manifest's dirty paths.
 
+use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -39,6 +40,10 @@ pub struct Observed {
     pub retrieval: RetrievalState,
     /// Freshness: the index, the graph, the work tree's changes, every reference re-checked.
     pub freshness: Freshness,
+    /// Commits records were written at that this repository lacks and nothing could stand in
+    /// for (a shallow clone cut off before the records entered): what changed since them is
+    /// unknown, so a check cannot call the state fresh.
+    pub unknown_commits: Vec<String>,
 }
 
 /// Observes the work tree for `head` (changes since each anchored record, or since revision
@@ -46,7 +51,7 @@ pub struct Observed {
 /// `freshness`, `reorient`, `scene`, `prompt` and the session-start hook all read this.
 pub fn observe(ctx: &Ctx, store: &Store, head: &Head, since: Option<u64>) -> Result<Observed> {
     let retrieval = retrieval_summary(store);
-    let watcher = watcher_input(ctx, store, head, Some(&retrieval), since)?;
+    let (watcher, unknown_commits) = watcher_input(ctx, store, head, Some(&retrieval), since)?;
     let state = head.has_state().then_some(&head.state);
     let cited = state.map(|state| {
         let renames = match &watcher {
@@ -65,6 +70,7 @@ pub fn observe(ctx: &Ctx, store: &Store, head: &Head, since: Option<u64>) -> Res
     Ok(Observed {
         retrieval,
         freshness,
+        unknown_commits,
     })
 }
 
@@ -76,20 +82,22 @@ pub fn retrieval_summary(store: &Store) -> RetrievalState {
 }
 
 /// What the watcher sees: the work tree's changes since each anchored record of `head` was
-/// written, or since revision `since`'s commit for every record.
-pub fn watcher_input(
+/// written, or since revision `since`'s commit for every record; and the commits git could
+/// not compare with at all.
+fn watcher_input(
     ctx: &Ctx,
     store: &Store,
     head: &Head,
     retrieval: Option<&RetrievalState>,
     since: Option<u64>,
-) -> Result<WatcherInput> {
+) -> Result<(WatcherInput, Vec<String>)> {
+    let input = |watcher: WatcherInput| Ok((watcher, Vec::new()));
     let observed_at_unix_seconds = ctx.now.as_second();
     let watched_root = store.root().display().to_string();
     let in_git = git::work_tree_root(store.root()).is_some();
     if !head.has_state() && since.is_none() {
         // Before the first write nothing is anchored, so nothing can have changed under it.
-        return Ok(WatcherInput::Observed(WorkTreeChanges {
+        return input(WatcherInput::Observed(WorkTreeChanges {
             source: if in_git {
                 ChangeSource::Git
             } else {
@@ -111,7 +119,7 @@ pub fn watcher_input(
             )
             .into());
         }
-        return Ok(manifest_changes(
+        return input(manifest_changes(
             retrieval,
             watched_root,
             observed_at_unix_seconds,
@@ -126,28 +134,52 @@ pub fn watcher_input(
         None => head.last_git_head.clone(),
     };
     let Some(base_commit) = base_commit else {
-        return Ok(WatcherInput::Unavailable(
+        return input(WatcherInput::Unavailable(
             "the last write recorded no git commit (it came before the first commit); write the state again after committing".to_owned(),
         ));
     };
     let commits = commits_to_compare(&base_commit, since, &head.anchors);
-    let Some(mut changes) = git::work_tree_changes(store.root(), &commits, Path::new(STORE_DIR))?
+    // Read only when a commit is gone (rebased or squash-merged work, a shallow clone).
+    let mut record_files = None;
+    let mut written_at = |commit: &str| {
+        let files = record_files.get_or_insert_with(|| {
+            store.record_files_by_commit().unwrap_or_else(|err| {
+                ctx.ui
+                    .warn(&format!("the rollout could not be read: {err:#}"));
+                BTreeMap::new()
+            })
+        });
+        files.get(commit).cloned().unwrap_or_default()
+    };
+    let Some(mut changes) = git::work_tree_changes(
+        store.root(),
+        &commits,
+        Path::new(STORE_DIR),
+        &mut written_at,
+    )?
     else {
-        return Ok(WatcherInput::Unavailable(
+        return input(WatcherInput::Unavailable(
             "the store is not inside its git work tree".to_owned(),
         ));
     };
+    for (commit, stand_in) in &changes.stand_ins {
+        ctx.ui.warn(&format!(
+            "commit {commit} recorded in the rollout is not in this repository (rebased or squash-merged?); the records written there are compared with commit {stand_in}, where they entered this branch"
+        ));
+    }
     for commit in &changes.unknown_commits {
         ctx.ui.warn(&format!(
             "commit {commit} recorded in the rollout is not in this repository; records written there are compared with the last write's commit"
         ));
     }
+    let unknown = changes.unknown_commits;
     let Some(since_base) = changes.since.remove(&base_commit) else {
-        return Ok(WatcherInput::Unavailable(format!(
-            "commit {base_commit} recorded in the rollout is not in this repository (rewritten history?)"
-        )));
+        let watcher = WatcherInput::Unavailable(format!(
+            "commit {base_commit} recorded in the rollout is not in this repository (rewritten history, or a shallow clone?)"
+        ));
+        return Ok((watcher, unknown));
     };
-    Ok(WatcherInput::Observed(WorkTreeChanges {
+    let watcher = WatcherInput::Observed(WorkTreeChanges {
         source: ChangeSource::Git,
         watched_root,
         observed_at_unix_seconds,
@@ -156,7 +188,8 @@ pub fn watcher_input(
         since_base,
         since_commit: changes.since,
         renames: changes.renames,
-    }))
+    });
+    Ok((watcher, unknown))
 }
 
 /// The record that produced `revision`.

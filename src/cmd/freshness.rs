@@ -10,6 +10,8 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::error::ErrorKind;
+use crate::error::Failure;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
 use crate::policy::code_ref::format_code_ref;
@@ -21,8 +23,11 @@ use crate::policy::prompt::inline_ids;
 use crate::policy::recheck::RefFinding;
 use crate::policy::recheck::reanchor_patch;
 use crate::render::DraftReport;
+use crate::signals::Observed;
 use crate::signals::observe;
+use crate::state::git;
 use crate::state::store::Head;
+use crate::state::store::Store;
 use crate::ui::Report;
 
 /// Check whether the recorded understanding still matches the code.
@@ -45,7 +50,9 @@ use crate::ui::Report;
 ///
 /// With `--check`, exits 1 when a cited file changed, a reference of the graphs or the
 /// checkpoint no longer holds, the graph is stale, or an existing index is stale; without an
-/// index, retrieval scans the work tree at query time and reads as ready.
+/// index, retrieval scans the work tree at query time and reads as ready. When a record's
+/// commit is gone (a squash merge, a rebase), the commit where the records entered the branch
+/// stands in; when git lacks both (a shallow clone), `--check` exits 2 rather than guess.
 ///
 /// With `--fix`, prints (and writes nothing) the `{"expected_revision", "patch"}` envelope
 /// that re-anchors what can be fixed mechanically — renamed paths, line ranges moved with
@@ -162,9 +169,16 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let Args { check, fix, since } = args;
     let store = ctx.store()?;
     let head = store.head()?;
-    let freshness = observe(ctx, &store, &head, *since)?.freshness;
+    let Observed {
+        freshness,
+        unknown_commits,
+        ..
+    } = observe(ctx, &store, &head, *since)?;
     if *fix {
         return print_fix(ctx, &head, &freshness);
+    }
+    if *check && !unknown_commits.is_empty() {
+        return Err(unknown_history(&store, &unknown_commits).into());
     }
     ctx.ui.emit(&freshness)?;
     if *check && !freshness.fresh {
@@ -172,6 +186,26 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         return Ok(Status::No);
     }
     Ok(Status::Ok)
+}
+
+/// The check cannot pass or fail when git lacks the commits records were written at: what
+/// changed since them is unknown.
+fn unknown_history(store: &Store, commits: &[String]) -> Failure {
+    let failure = Failure::new(
+        ErrorKind::Git,
+        format!(
+            "cannot tell whether the state is fresh: this repository lacks commit {} that records were written at, and where they entered this branch",
+            commits.join(", ")
+        ),
+    );
+    match git::is_shallow(store.root()) {
+        true => failure.with_hint(
+            "this is a shallow clone: fetch the history (`git fetch --unshallow`; in GitHub Actions, `actions/checkout` with `fetch-depth: 0`)",
+        ),
+        false => failure.with_hint(
+            "fetch the branches the records were written on, or write the state again (`epiphany update`) so that its records name a commit this repository has",
+        ),
+    }
 }
 
 /// What to do about each reason the check failed.

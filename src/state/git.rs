@@ -115,7 +115,12 @@ pub struct WorkTreeChanges {
     pub since: BTreeMap<String, BTreeSet<String>>,
     /// Renames seen on the way: old path → new path (both are also listed as changed).
     pub renames: BTreeMap<String, String>,
-    /// Requested commits the repository does not have (rewritten history, shallow clone).
+    /// Requested commits the repository does not have, each with the commit that stood in for
+    /// it: where the records written there entered this branch (rebased or squash-merged
+    /// work). Their paths are listed under the requested commit.
+    pub stand_ins: BTreeMap<String, String>,
+    /// Requested commits the repository does not have and no commit could stand in for (the
+    /// records' files are not committed, or a shallow clone ends before they entered).
     pub unknown_commits: Vec<String>,
 }
 
@@ -123,12 +128,19 @@ pub struct WorkTreeChanges {
 /// the work tree, leaving out `exclude` (a directory relative to `scope`) and ignored files.
 /// `None` when `scope` is not inside a git work tree.
 ///
+/// A commit the repository does not have (its branch was rebased or squash-merged, the clone
+/// is shallow) is stood in for by the commit where the first of the records written there
+/// entered HEAD's first-parent line: the records were true of the code as it was there at the
+/// latest. `written_at` tells, for such a commit, where those records are: each store file
+/// (relative to `scope`) with the length it has once the first of them is in it.
+///
 /// The work tree is compared with HEAD once; each commit adds only a tree-to-tree comparison
 /// with HEAD, so many anchors cost little more than one.
 pub fn work_tree_changes(
     scope: &Path,
     commits: &[String],
     exclude: &Path,
+    written_at: &mut dyn FnMut(&str) -> Vec<(PathBuf, u64)>,
 ) -> Result<Option<WorkTreeChanges>> {
     let Ok(repo) = Repository::discover(scope) else {
         return Ok(None);
@@ -161,13 +173,29 @@ pub fn work_tree_changes(
     let local = changed_paths(uncommitted, &prefix, exclude, &mut changes.renames)?;
 
     for commit in commits {
-        let tree = Oid::from_str(commit)
-            .and_then(|oid| repo.find_commit(oid))
-            .and_then(|commit| commit.tree());
-        let Ok(tree) = tree else {
-            changes.unknown_commits.push(commit.clone());
-            continue;
+        let found = Oid::from_str(commit).and_then(|oid| repo.find_commit(oid));
+        let tree = match found {
+            Ok(found) => found.tree(),
+            Err(_) => {
+                let files: Vec<(PathBuf, u64)> = written_at(commit)
+                    .into_iter()
+                    .map(|(file, len)| (prefix.join(file), len))
+                    .collect();
+                match entered_at(&repo, &files) {
+                    Some(stand_in) => {
+                        changes
+                            .stand_ins
+                            .insert(commit.clone(), stand_in.id().to_string());
+                        stand_in.tree()
+                    }
+                    None => {
+                        changes.unknown_commits.push(commit.clone());
+                        continue;
+                    }
+                }
+            }
         };
+        let tree = tree.with_context(context)?;
         let committed = repo
             .diff_tree_to_tree(
                 Some(&tree),
@@ -180,6 +208,41 @@ pub fn work_tree_changes(
         changes.since.insert(commit.clone(), paths);
     }
     Ok(Some(changes))
+}
+
+/// Whether the repository around `dir` is a shallow clone (its history cut off).
+pub fn is_shallow(dir: &Path) -> bool {
+    Repository::discover(dir).is_ok_and(|repo| repo.is_shallow())
+}
+
+/// The oldest commit on HEAD's first-parent line from which on one of `files` (relative to the
+/// repository root; append-only) is committed at least as long as given: where the first
+/// record they stand for entered the branch. `None` when none is committed at HEAD, or when a
+/// shallow clone's history ends before it entered.
+fn entered_at<'r>(repo: &'r Repository, files: &[(PathBuf, u64)]) -> Option<git2::Commit<'r>> {
+    let odb = repo.odb().ok()?;
+    let holds = |commit: &git2::Commit<'_>| {
+        let Ok(tree) = commit.tree() else {
+            return false;
+        };
+        files.iter().any(|(file, len)| {
+            tree.get_path(file)
+                .and_then(|entry| odb.read_header(entry.id()))
+                .is_ok_and(|(size, _)| size as u64 >= *len)
+        })
+    };
+    let mut commit = repo.head().ok()?.peel_to_commit().ok()?;
+    if files.is_empty() || !holds(&commit) {
+        return None;
+    }
+    loop {
+        match commit.parent(0) {
+            Ok(parent) if holds(&parent) => commit = parent,
+            Ok(_) => return Some(commit),
+            // A root: the files came with the first commit, unless history was cut short here.
+            Err(_) => return (!repo.is_shallow()).then_some(commit),
+        }
+    }
 }
 
 /// A diff of `prefix` (the whole tree when empty) without `exclude` (relative to `prefix`):

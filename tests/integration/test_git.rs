@@ -513,3 +513,103 @@ fn a_write_that_would_leave_an_invalid_state_is_refused() {
     assert_eq!(env.store_bytes(), before);
     assert_eq!(env.json(&["verify"])["ok"], true);
 }
+
+/// A repository with `src/a.rs` committed and a store mapping node `a` onto it, written on a
+/// branch `feature` at a commit of its own and committed there.
+fn mapped_on_a_feature_branch() -> (TestEnv, String) {
+    let env = TestEnv::bare();
+    env.write("src/a.rs", "pub fn a() {}\n");
+    env.write("src/b.rs", "pub fn b() {}\n");
+    env.ok(&["init"]);
+    env.commit_all("code");
+    env.git(&["checkout", "-q", "-b", "feature"]);
+    env.write("src/b.rs", "pub fn b() { 2 }\n");
+    let written_at = env.commit_all("feature work");
+    env.update(&json!({
+        "objective": "keep a mapped",
+        "graphs": {"architecture": {"nodes": [node_json("a", "does a", "src/a.rs")]}},
+        "graph_frontier": {"active_node_ids": ["a"]}
+    }));
+    env.commit_all("map a");
+    (env, written_at)
+}
+
+/// A clone of `env`'s `branch` through git's transport (so that `--depth` applies).
+fn clone_of(env: &TestEnv, branch: &str, extra: &[&str]) -> TestEnv {
+    let clone = env.sibling("clone");
+    let url = format!("file://{}", env.root().display());
+    let path = clone.root().display().to_string();
+    let mut args = vec!["clone", "-q", "--single-branch", "-b", branch];
+    args.extend_from_slice(extra);
+    args.extend([url.as_str(), path.as_str()]);
+    env.git(&args);
+    clone
+}
+
+/// After a squash merge the commit the records were written at is on no branch, and a clone
+/// of the main branch does not have it. Freshness then compares with the commit where the
+/// records entered the branch (it used to give up, and the check passed whatever changed).
+#[test]
+fn after_a_squash_merge_freshness_compares_with_where_the_records_entered() {
+    let (env, written_at) = mapped_on_a_feature_branch();
+    env.git(&["checkout", "-q", "main"]);
+    env.git(&["merge", "-q", "--squash", "feature"]);
+    let squashed = env.commit_all("squashed feature");
+    let clone = clone_of(&env, "main", &[]);
+    assert!(
+        !clone
+            .git_output(&["cat-file", "-e", &format!("{written_at}^{{commit}}")])
+            .status
+            .success(),
+        "the clone must lack the commit the records name"
+    );
+    let fresh = clone.run(&["freshness", "--check"]);
+    assert_eq!(fresh.code, 0, "{fresh}");
+    assert!(
+        fresh.stderr.contains(&format!(
+            "the records written there are compared with commit {squashed}, where they entered this branch"
+        )),
+        "{fresh}"
+    );
+    clone.write("src/a.rs", "pub fn a() { changed }\n");
+    clone.commit_all("change a");
+    let stale = clone.json_allowing(&["freshness", "--check"], 1);
+    assert_eq!(
+        stale["stale_reasons"],
+        json!(["cited_files_changed"]),
+        "{stale}"
+    );
+    assert_eq!(stale["watcher"]["graph_node_ids"], json!(["a"]), "{stale}");
+}
+
+/// A shallow clone (CI's default) may end before the records entered: what changed since they
+/// were written is unknown, so the check fails loudly instead of calling the state fresh; the
+/// views still answer, and fetching the history settles it.
+#[test]
+fn a_shallow_clone_cannot_pass_the_freshness_check() {
+    let (env, _) = mapped_on_a_feature_branch();
+    env.write("src/a.rs", "pub fn a() { changed }\n");
+    env.commit_all("change a");
+    env.write("README", "more history\n");
+    env.commit_all("readme");
+    let clone = clone_of(&env, "feature", &["--depth", "1"]);
+    let check = clone.run(&["--json", "freshness", "--check"]);
+    assert_eq!(check.code, 2, "{check}");
+    let error = &check.json()["error"];
+    assert_eq!(error["kind"], "git", "{check}");
+    assert!(
+        error["hint"]
+            .as_str()
+            .is_some_and(|hint| hint.contains("shallow clone") && hint.contains("fetch-depth: 0")),
+        "{check}"
+    );
+    assert_eq!(clone.run(&["freshness"]).code, 0);
+    assert_eq!(clone.run(&["scene"]).code, 0);
+    clone.git(&["fetch", "-q", "--unshallow"]);
+    let stale = clone.json_allowing(&["freshness", "--check"], 1);
+    assert_eq!(
+        stale["stale_reasons"],
+        json!(["cited_files_changed"]),
+        "{stale}"
+    );
+}
