@@ -8,7 +8,6 @@
 //! unstaged and untracked files since each anchor commit, `.epiphany/` excluded, renames
 //! followed. Outside git they fall back to the retrieval index manifest's dirty paths.
 
-use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -139,17 +138,13 @@ fn watcher_input(
         ));
     };
     let commits = commits_to_compare(&base_commit, since, &head.anchors);
-    // Read only when a commit is gone (rebased or squash-merged work, a shallow clone).
-    let mut record_files = None;
+    // Searched only when a commit is gone (rebased or squash-merged work, a shallow clone).
     let mut written_at = |commit: &str| {
-        let files = record_files.get_or_insert_with(|| {
-            store.record_files_by_commit().unwrap_or_else(|err| {
-                ctx.ui
-                    .warn(&format!("the rollout could not be read: {err:#}"));
-                BTreeMap::new()
-            })
-        });
-        files.get(commit).cloned().unwrap_or_default()
+        store.first_lines_written_at(commit).unwrap_or_else(|err| {
+            ctx.ui
+                .warn(&format!("the rollout could not be read: {err:#}"));
+            Vec::new()
+        })
     };
     let Some(mut changes) = git::work_tree_changes(
         store.root(),

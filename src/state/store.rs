@@ -914,51 +914,28 @@ impl Store {
         self.segments()?.into_history()
     }
 
-    /// Where the records written at each commit are committed: for every commit some record
-    /// names as its `git_head`, each rollout segment holding some of them (relative to
-    /// [`Store::root`]) with its length up to the end of the first of them. What lets git tell
-    /// where records entered a branch when the commit they were written at is gone.
-    pub fn record_files_by_commit(&self) -> Result<BTreeMap<String, Vec<(PathBuf, u64)>>> {
+    /// Where the first record written at `commit` is: each rollout segment naming `commit` as
+    /// a record's `git_head` (relative to [`Store::root`]), with its length up to the end of
+    /// the first such line. What lets git tell where records entered a branch when the commit
+    /// they were written at is gone. A search of the segments' bytes, not a parse: it runs on
+    /// reads of stores of any size.
+    pub fn first_lines_written_at(&self, commit: &str) -> Result<Vec<(PathBuf, u64)>> {
         if self.is_legacy() {
-            return Ok(BTreeMap::new());
+            return Ok(Vec::new());
         }
-        let history = self.history()?;
-        // Per commit and segment: the first line written there.
-        let mut first_lines: BTreeMap<&str, BTreeMap<&str, u64>> = BTreeMap::new();
-        for record in &history.records {
-            let (Some(commit), Some((segment, line))) =
-                (&record.git_head, history.lines.get(&record.id))
-            else {
+        let needle = format!("\"git_head\":\"{commit}\"");
+        let relative = Path::new(STORE_DIR).join(ROLLOUT_DIR);
+        let mut found = Vec::new();
+        for name in self.segments()?.lengths().keys() {
+            let bytes = fs::read(&self.rollout_dir().join(name))?;
+            let Some(at) = memchr::memmem::find(&bytes, needle.as_bytes()) else {
                 continue;
             };
-            let first = first_lines
-                .entry(commit)
-                .or_default()
-                .entry(segment)
-                .or_insert(*line);
-            *first = (*first).min(*line);
-        }
-        let mut line_ends: BTreeMap<&str, Vec<u64>> = BTreeMap::new();
-        let relative = Path::new(STORE_DIR).join(ROLLOUT_DIR);
-        let mut files = BTreeMap::new();
-        for (commit, segments) in &first_lines {
-            let mut held = Vec::new();
-            for (segment, line) in segments {
-                if !line_ends.contains_key(segment) {
-                    let bytes = fs::read(&self.rollout_dir().join(segment))?;
-                    let ends = (bytes.iter().enumerate())
-                        .filter(|(_, byte)| **byte == b'\n')
-                        .map(|(at, _)| at as u64 + 1)
-                        .collect();
-                    line_ends.insert(segment, ends);
-                }
-                if let Some(end) = line_ends[segment].get(*line as usize - 1) {
-                    held.push((relative.join(segment), *end));
-                }
+            if let Some(newline) = memchr::memchr(b'\n', &bytes[at..]) {
+                found.push((relative.join(name), (at + newline + 1) as u64));
             }
-            files.insert((*commit).to_owned(), held);
         }
-        Ok(files)
+        Ok(found)
     }
 
     /// The newest `limit` records in fold order (newest first) with their revisions. Served
