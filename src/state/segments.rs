@@ -305,6 +305,41 @@ pub fn open_read(path: &Path) -> Result<File> {
     File::open(path).with_context(|| format!("failed to open `{}`", path.display()))
 }
 
+/// Where the first complete line of `reader` that contains `needle` ends (just past its
+/// newline), read `chunk` bytes at a time: a search of the bytes, not a parse, so that a segment
+/// of any size costs a copy and a scan.
+pub fn first_line_containing(
+    reader: &mut impl Read,
+    needle: &[u8],
+    chunk: usize,
+) -> std::io::Result<Option<u64>> {
+    let finder = memchr::memmem::Finder::new(needle);
+    let mut buffer: Vec<u8> = Vec::with_capacity(chunk + needle.len());
+    // The file offset of buffer[0], and where in the buffer the needle was found.
+    let mut base = 0u64;
+    let mut hit = None;
+    loop {
+        let filled = buffer.len();
+        buffer.resize(filled + chunk, 0);
+        let read = reader.read(&mut buffer[filled..])?;
+        buffer.truncate(filled + read);
+        hit = hit.or_else(|| finder.find(&buffer));
+        if let Some(at) = hit
+            && let Some(newline) = memchr::memchr(b'\n', &buffer[at..])
+        {
+            return Ok(Some(base + (at + newline + 1) as u64));
+        }
+        if read == 0 {
+            return Ok(None);
+        }
+        // Keep the hit's line, or what could start a needle cut by the chunk's end.
+        let keep_from = hit.unwrap_or(buffer.len().saturating_sub(needle.len().saturating_sub(1)));
+        buffer.drain(..keep_from);
+        base += keep_from as u64;
+        hit = hit.map(|_| 0);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -343,6 +378,26 @@ mod tests {
         }
         std::fs::write(dir.path().join("s.jsonl"), text).expect("write the segment");
         (dir, marks)
+    }
+
+    #[test]
+    fn the_first_line_with_a_needle_is_found_across_chunk_ends() {
+        let text =
+            b"{\"a\":1}\n{\"git_head\":\"c1\"}\n{\"git_head\":\"c1\"}\n{\"git_head\":\"c2\"}";
+        let find = |needle: &str, chunk: usize| {
+            first_line_containing(&mut &text[..], needle.as_bytes(), chunk).expect("read")
+        };
+        for chunk in [1, 2, 3, 7, 64] {
+            assert_eq!(
+                find("\"git_head\":\"c1\"", chunk),
+                Some(26),
+                "chunk {chunk}"
+            );
+            // The last line has no newline (a torn tail): it is no line yet.
+            assert_eq!(find("\"c2\"", chunk), None, "chunk {chunk}");
+            assert_eq!(find("\"c3\"", chunk), None, "chunk {chunk}");
+            assert_eq!(find("{", chunk), Some(8), "chunk {chunk}");
+        }
     }
 
     #[test]

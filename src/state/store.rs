@@ -69,6 +69,7 @@ use crate::state::segments::SEGMENT_SUFFIX;
 use crate::state::segments::SegmentEnd;
 pub use crate::state::segments::SegmentProblem;
 use crate::state::segments::Segments;
+use crate::state::segments::first_line_containing;
 use crate::state::segments::open_read;
 use crate::state::snapshot;
 use crate::state::snapshot::Anchor;
@@ -927,13 +928,10 @@ impl Store {
         let relative = Path::new(STORE_DIR).join(ROLLOUT_DIR);
         let mut found = Vec::new();
         for name in self.segments()?.lengths().keys() {
-            let bytes = fs::read(&self.rollout_dir().join(name))?;
-            let Some(at) = memchr::memmem::find(&bytes, needle.as_bytes()) else {
-                continue;
-            };
-            if let Some(newline) = memchr::memchr(b'\n', &bytes[at..]) {
-                found.push((relative.join(name), (at + newline + 1) as u64));
-            }
+            let path = self.rollout_dir().join(name);
+            let end = first_line_containing(&mut open_read(&path)?, needle.as_bytes(), 1 << 20)
+                .with_context(|| format!("failed to read `{}`", path.display()))?;
+            found.extend(end.map(|end| (relative.join(name), end)));
         }
         Ok(found)
     }
