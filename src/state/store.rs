@@ -543,15 +543,20 @@ impl Store {
     }
 
     /// The directories whose snapshots reads may start from: `snapshots/`, and
-    /// `cache/snapshots/` unless a link was committed on its way (the store never reads, writes
-    /// or removes remembered folds through one).
+    /// `cache/snapshots/` unless something other than a directory stands on its way: a link
+    /// (the store never reads, writes or removes remembered folds through one), or a file
+    /// someone committed or created there (a cache that cannot be used is only slower).
     pub fn snapshot_dirs(&self) -> Vec<PathBuf> {
         let remembered = self.remembered_snapshot_dir();
-        let linked = [self.cache_dir(), remembered.clone()]
-            .iter()
-            .any(|dir| fs::refuse_symlink(dir).is_err());
+        let usable =
+            [self.cache_dir(), remembered.clone()].iter().all(
+                |dir| match std::fs::symlink_metadata(dir) {
+                    Ok(meta) => meta.is_dir(),
+                    Err(err) => err.kind() == std::io::ErrorKind::NotFound,
+                },
+            );
         let mut dirs = vec![self.snapshot_dir()];
-        dirs.extend((!linked).then_some(remembered));
+        dirs.extend(usable.then_some(remembered));
         dirs
     }
 

@@ -228,6 +228,32 @@ fn a_linked_snapshot_directory_is_refused_and_nothing_behind_it_is_touched() {
     );
 }
 
+/// The remembered folds live in an untracked cache; a file where its directory goes (the
+/// `cache/` ignore rule matches only directories, so one can be committed) makes reads slower,
+/// never impossible, and is left as it is.
+#[test]
+fn a_file_in_place_of_the_cache_never_stops_a_read() {
+    let env = TestEnv::new().with_var("EPIPHANY_SNAPSHOT_EVERY", "1");
+    env.update(&json!({"objective": "o"}));
+    env.update(&observation_patch("1"));
+    let cache = env.root().join(".epiphany/cache");
+    for in_the_way in [cache.clone(), cache.join("snapshots")] {
+        let _ = std::fs::remove_file(&cache);
+        let _ = std::fs::remove_dir_all(&cache);
+        std::fs::create_dir_all(in_the_way.parent().expect("parent")).expect("dir");
+        std::fs::write(&in_the_way, "not a directory\n").expect("write");
+        let replayed = env.json(&["show"]);
+        assert_eq!(replayed["objective"], "o", "{in_the_way:?}");
+        env.ok(&["scene"]);
+        assert_eq!(env.json(&["verify"])["ok"], true, "{in_the_way:?}");
+        env.ok(&["verify", "--repair"]);
+        assert_eq!(
+            std::fs::read(&in_the_way).expect("still there"),
+            b"not a directory\n"
+        );
+    }
+}
+
 #[test]
 fn verify_repair_replaces_a_damaged_snapshot() {
     let env = TestEnv::new().with_var("EPIPHANY_SNAPSHOT_EVERY", "1");
