@@ -718,8 +718,7 @@ mod tests {
         let path = write(dir.path(), &folded(3));
         let original = std::fs::read(&path).expect("read");
         let snapshot = SnapshotFile::open(&path).expect("open");
-        let body = original[snapshot.body_start as usize..].to_vec();
-        let mut unveiled = body.clone();
+        let mut unveiled = original[snapshot.body_start as usize..].to_vec();
         let (seed, veiled_from) = snapshot.veil.expect("format 3 is veiled");
         veil(seed, snapshot.body_start - veiled_from, &mut unveiled);
         // A format-2 file (nothing veiled) whose header, checksum and all, claims a block of
