@@ -159,6 +159,10 @@ impl From<&StoreError> for Failure {
             StoreError::NotADirectory { .. } => {
                 (ErrorKind::Corrupt, "move it aside and run `epiphany init`")
             }
+            StoreError::MisplacedFile { .. } => (
+                ErrorKind::Corrupt,
+                "restore the store from git (`git checkout -- .epiphany/`), or move the file aside",
+            ),
             StoreError::Incomplete { .. } => (
                 ErrorKind::Corrupt,
                 "restore it from git (`git checkout -- .epiphany/`), or move it aside and run `epiphany init`",

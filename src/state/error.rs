@@ -20,6 +20,13 @@ pub enum StoreError {
         /// The path.
         path: PathBuf,
     },
+    /// Something other than a directory stands where the store keeps `rollout/` or
+    /// `snapshots/`.
+    #[error("`{}` is not a directory, but the store keeps a directory there", .path.display())]
+    MisplacedFile {
+        /// The path.
+        path: PathBuf,
+    },
     /// The store has neither records nor the tracked files a clone without records keeps.
     #[error("`{}` holds no `rollout/`: the store is incomplete", .dir.display())]
     Incomplete {

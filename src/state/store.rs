@@ -449,8 +449,12 @@ impl Store {
             .into());
         }
         let rollout = self.rollout_dir();
-        fs::refuse_symlink(&rollout)?;
-        fs::refuse_symlink(&self.snapshot_dir())?;
+        for dir in [&rollout, &self.snapshot_dir()] {
+            fs::refuse_symlink(dir)?;
+            if dir.exists() && !dir.is_dir() {
+                return Err(StoreError::MisplacedFile { path: dir.clone() }.into());
+            }
+        }
         // A clone of a store without records has no `rollout/` (git keeps no empty directory),
         // but it has the tracked `.gitattributes`.
         let whole = rollout.is_dir() || self.dir.join(".gitattributes").is_file();

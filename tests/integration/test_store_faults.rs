@@ -228,6 +228,31 @@ fn a_linked_snapshot_directory_is_refused_and_nothing_behind_it_is_touched() {
     );
 }
 
+/// A file where the store keeps `rollout/` or `snapshots/` (committed by someone, or left by a
+/// tool) is named with what to do, and nothing is read from or written over it.
+#[test]
+fn a_file_in_place_of_a_store_directory_is_named_and_left_alone() {
+    for dir in ["rollout", "snapshots"] {
+        let env = TestEnv::new();
+        env.update(&json!({"objective": "o"}));
+        let path = env.root().join(".epiphany").join(dir);
+        let _ = std::fs::remove_dir_all(&path);
+        std::fs::write(&path, "in the way\n").expect("write");
+        let before = env.store_bytes();
+        for args in [vec!["show"], vec!["update"], vec!["verify", "--repair"]] {
+            let output = env.run_with_stdin(&args, json!({"objective": "p"}).to_string());
+            assert_eq!(output.code, 2, "{dir} {args:?}: {output}");
+            assert!(
+                output.stderr.contains(&format!(
+                    ".epiphany/{dir}` is not a directory, but the store keeps a directory there"
+                )) && output.stderr.contains("git checkout -- .epiphany/"),
+                "{dir} {args:?}: {output}"
+            );
+        }
+        assert_eq!(env.store_bytes(), before, "{dir}");
+    }
+}
+
 /// The remembered folds live in an untracked cache; a file where its directory goes (the
 /// `cache/` ignore rule matches only directories, so one can be committed) makes reads slower,
 /// never impossible, and is left as it is.
