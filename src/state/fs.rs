@@ -20,6 +20,15 @@ pub fn read(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("failed to read `{}`", path.display()))
 }
 
+/// Whether `path` can be one of the store's directories: it is a directory itself (not a
+/// link to one), or nothing is there yet.
+pub fn is_dir_or_absent(path: &Path) -> bool {
+    match std::fs::symlink_metadata(path) {
+        Ok(meta) => meta.is_dir(),
+        Err(err) => err.kind() == std::io::ErrorKind::NotFound,
+    }
+}
+
 /// Refuses to write through `path` when it is a symbolic link.
 pub fn refuse_symlink(path: &Path) -> Result<()> {
     match std::fs::symlink_metadata(path) {

@@ -451,7 +451,7 @@ impl Store {
         let rollout = self.rollout_dir();
         for dir in [&rollout, &self.snapshot_dir()] {
             fs::refuse_symlink(dir)?;
-            if dir.exists() && !dir.is_dir() {
+            if !fs::is_dir_or_absent(dir) {
                 return Err(StoreError::MisplacedFile { path: dir.clone() }.into());
             }
         }
@@ -552,13 +552,9 @@ impl Store {
     /// someone committed or created there (a cache that cannot be used is only slower).
     pub fn snapshot_dirs(&self) -> Vec<PathBuf> {
         let remembered = self.remembered_snapshot_dir();
-        let usable =
-            [self.cache_dir(), remembered.clone()].iter().all(
-                |dir| match std::fs::symlink_metadata(dir) {
-                    Ok(meta) => meta.is_dir(),
-                    Err(err) => err.kind() == std::io::ErrorKind::NotFound,
-                },
-            );
+        let usable = [self.cache_dir(), remembered.clone()]
+            .iter()
+            .all(|dir| fs::is_dir_or_absent(dir));
         let mut dirs = vec![self.snapshot_dir()];
         dirs.extend(usable.then_some(remembered));
         dirs
