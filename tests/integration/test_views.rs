@@ -128,17 +128,16 @@ fn graph_staleness_fails_the_check_and_a_missing_index_is_the_ready_baseline() {
 #[test]
 fn missing_state_answers_with_missing_shapes() {
     let env = TestEnv::new();
-    let answer = |args: &[&str]| env.json_answer(args);
     // Every projection of a store with no write yet, whole: missing shapes, nothing anchored
     // (so nothing changed under it), and the doors that need no state still offered.
     let views = json!({
-        "scene": answer(&["scene"]),
-        "context": answer(&["context", "--node", "n", "--observation", "o", "--node", "n"]),
-        "graph": answer(&["graph", "--node", "n", "--edge", "e"]),
-        "planning": answer(&["planning"]),
-        "freshness --check": answer(&["freshness", "--check"]),
-        "reorient --check": answer(&["reorient", "--check"]),
-        "prompt": answer(&["prompt"]),
+        "scene": env.json_answer(&["scene"]),
+        "context": env.json_answer(&["context", "--node", "n", "--observation", "o", "--node", "n"]),
+        "graph": env.json_answer(&["graph", "--node", "n", "--edge", "e"]),
+        "planning": env.json_answer(&["planning"]),
+        "freshness --check": env.json_answer(&["freshness", "--check"]),
+        "reorient --check": env.json_answer(&["reorient", "--check"]),
+        "prompt": env.json_answer(&["prompt"]),
     });
     insta::assert_snapshot!(serde_json::to_string_pretty(&views).expect("json"));
     let prompt = env.run(&["prompt"]);
