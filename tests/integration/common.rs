@@ -15,6 +15,10 @@ use assert_cmd::Command;
 use serde_json::Value;
 use tempfile::TempDir;
 
+/// The longest any one run of the binary may take in a test: far above what any run needs on
+/// a loaded machine, well below what a hang would cost the suite.
+pub const COMMAND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(120);
+
 /// `promote` with a passing test verifier: the gate accepts any low-churn proposal with it.
 pub const PASSING_VERIFIER: [&str; 7] = [
     "promote",
@@ -194,8 +198,12 @@ impl TestEnv {
     }
 
     /// [`TestEnv::std_command`] with assert_cmd's conveniences (stdin, output capture).
+    /// A run that outlives [`COMMAND_TIMEOUT`] is killed (and fails its test) instead of
+    /// stalling the suite.
     pub fn command(&self, args: &[&str]) -> Command {
-        Command::from_std(self.std_command(args))
+        let mut command = Command::from_std(self.std_command(args));
+        command.timeout(COMMAND_TIMEOUT);
+        command
     }
 
     /// Runs the binary.
