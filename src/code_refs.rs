@@ -269,7 +269,8 @@ pub fn warn_planned(ctx: &Ctx, planned: &[String]) {
 }
 
 /// Reads every wanted path under `root`: what is there, its line count, and where each
-/// symbol occurs. Paths that would leave the root read as missing.
+/// symbol occurs. Paths that would leave the root read as missing, and links that lead out of
+/// it as [`CitedFile::Elsewhere`].
 pub fn read_cited_files(root: &Path, wanted: &BTreeMap<String, BTreeSet<String>>) -> CitedFiles {
     CitedFiles {
         files: read_files(root, wanted),
@@ -280,16 +281,29 @@ fn read_files(
     root: &Path,
     wanted: &BTreeMap<String, BTreeSet<String>>,
 ) -> HashMap<String, CitedFile> {
+    // Links are resolved against the root as the file system has it (it may lie below a link).
+    let Ok(real_root) = root.canonicalize() else {
+        return wanted
+            .keys()
+            .map(|path| (path.clone(), CitedFile::Missing))
+            .collect();
+    };
     // One buffer for every file: hundreds of cited files cost no more allocations than one.
     let mut buffer = Vec::new();
     wanted
         .iter()
-        .map(|(path, symbols)| (path.clone(), read_file(root, path, symbols, &mut buffer)))
+        .map(|(path, symbols)| {
+            let cited = read_file(&real_root, path, symbols, &mut buffer);
+            (path.clone(), cited)
+        })
         .collect()
 }
 
+/// Reads `path` below `real_root` (itself resolved). A path is followed through symbolic links
+/// only while it stays inside the root, and only a regular file is read: a committed link to
+/// `/dev/zero` or to a file outside the repository is [`CitedFile::Elsewhere`], never opened.
 fn read_file(
-    root: &Path,
+    real_root: &Path,
     path: &str,
     symbols: &BTreeSet<String>,
     buffer: &mut Vec<u8>,
@@ -297,17 +311,28 @@ fn read_file(
     if escape_reason(path).is_some() {
         return CitedFile::Missing;
     }
-    let full = root.join(path);
-    let mut file = match std::fs::File::open(&full) {
-        Ok(file) => file,
-        Err(_) if full.is_dir() => return CitedFile::Directory,
-        Err(_) => return CitedFile::Missing,
+    let Ok(resolved) = real_root.join(path).canonicalize() else {
+        return CitedFile::Missing;
     };
+    if !resolved.starts_with(real_root) {
+        return CitedFile::Elsewhere;
+    }
+    match std::fs::metadata(&resolved) {
+        Ok(meta) if meta.is_dir() => return CitedFile::Directory,
+        Ok(meta) if meta.is_file() => {}
+        Ok(_) => return CitedFile::Elsewhere,
+        Err(_) => return CitedFile::Missing,
+    }
+    let Ok(mut file) = std::fs::File::open(&resolved) else {
+        return CitedFile::Missing;
+    };
+    // What was opened is checked again: the path may have been swapped since it was resolved.
+    if !file.metadata().is_ok_and(|meta| meta.is_file()) {
+        return CitedFile::Elsewhere;
+    }
     buffer.clear();
     match file.read_to_end(buffer) {
         Ok(_) => scan_bytes(buffer, symbols),
-        // Opening a directory succeeds on Unix; reading it fails.
-        Err(_) if full.is_dir() => CitedFile::Directory,
         Err(_) => CitedFile::Missing,
     }
 }

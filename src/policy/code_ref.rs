@@ -496,6 +496,10 @@ pub enum CitedFile {
     Missing,
     /// A directory.
     Directory,
+    /// A symbolic link that leads outside the repository, or something that is neither a file
+    /// nor a directory (a device, a pipe): never read, so a committed link to `/dev/zero` or to
+    /// a file outside cannot stall a read or answer questions about that file.
+    Elsewhere,
     /// A file: how many lines it has, and the lines (1-based) where each symbol asked about
     /// occurs.
     File {
@@ -680,6 +684,11 @@ pub fn shape_problems(code_ref: &CodeRef) -> Vec<String> {
 pub fn located_problems(code_ref: &CodeRef, file: &CitedFile) -> Vec<String> {
     let (line_count, symbol) = match file {
         CitedFile::Missing => return vec!["no such file in the work tree".to_owned()],
+        CitedFile::Elsewhere => {
+            return vec![
+                "leads outside the repository (a symbolic link) or to something that is not a file; cite the file itself".to_owned(),
+            ];
+        }
         CitedFile::Directory if code_ref.start_line.is_some() || code_ref.symbol.is_some() => {
             return vec!["is a directory; line ranges and symbols need a file".to_owned()];
         }
@@ -951,6 +960,12 @@ mod tests {
         assert_eq!(
             located_problems(&refs(Some(1), None, None), &CitedFile::Directory).len(),
             1
+        );
+        // Even a bare path may not lead elsewhere: the reference would claim a file that is not
+        // the repository's.
+        assert!(
+            located_problems(&refs(None, None, None), &CitedFile::Elsewhere)[0]
+                .starts_with("leads outside the repository")
         );
     }
 

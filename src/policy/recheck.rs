@@ -36,7 +36,8 @@ use crate::state::patch::Upsert;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum RefFindingKind {
-    /// The file is gone, and git saw no rename.
+    /// The file is gone (or the path now leads outside the repository), and git saw no
+    /// rename.
     Missing,
     /// git followed the file to another path (`renamed_to`).
     Renamed,
@@ -169,7 +170,8 @@ pub fn recheck_references(
             .unwrap_or(&CitedFile::Missing);
         let renamed = renames.get(&code_ref.path).and_then(|to| {
             let target = cited.files.get(to)?;
-            (*target != CitedFile::Missing).then_some((to.as_str(), target))
+            matches!(target, CitedFile::File { .. } | CitedFile::Directory)
+                .then_some((to.as_str(), target))
         });
         // Most references hold; the owner is named (copied) only for those that do not.
         if let Some(verdict) = assess_ref(code_ref, file, renamed) {
@@ -263,6 +265,8 @@ fn assess_ref(
             }
             None => Verdict::of(RefFindingKind::Missing),
         },
+        // Not a file of the repository any more: gone, as far as the reference goes.
+        CitedFile::Elsewhere => Verdict::of(RefFindingKind::Missing),
         CitedFile::Directory => None,
         CitedFile::File { line_count, .. } => {
             if let Some(symbol) = &code_ref.symbol {

@@ -1,6 +1,7 @@
 //! Faults a shared store must survive: writers killed at random points, readers racing
 //! writers, hostile input, secrets, paths that escape, links out of the store, huge input.
 
+use std::path::Path;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -213,6 +214,71 @@ fn code_refs_that_escape_the_repository_are_refused() {
         assert!(output.stderr.contains(message), "{patch}:\n{output}");
         assert_eq!(env.store_bytes(), before, "{patch}");
     }
+}
+
+/// A symbolic link is content anyone can commit. A code reference is read through one only
+/// while it stays inside the repository, and only a regular file is read: a link to
+/// `/dev/zero` would otherwise stall every write and freshness check that reads it, and a link
+/// to a file outside would let a reference's symbol check answer questions about that file.
+#[test]
+fn code_refs_are_never_read_through_links_that_leave_the_repository() {
+    let env = TestEnv::new();
+    let outside = tempfile::tempdir().expect("tempdir");
+    std::fs::write(outside.path().join("secret.txt"), "API_TOKEN = 1\n").expect("write");
+    env.write("src/real.rs", "// real\nfn real() {}\n");
+    env.write("src/cited.rs", "// cited\nfn cited() {}\n");
+    let link = |target: &Path, at: &str| {
+        std::os::unix::fs::symlink(target, env.root().join(at)).expect("symlink");
+    };
+    link(Path::new("/dev/zero"), "src/zero.rs");
+    link(&outside.path().join("secret.txt"), "src/secret.rs");
+    link(Path::new("real.rs"), "src/alias.rs");
+    env.commit_all("code, and links someone committed");
+
+    // A link that stays inside is read like the file it names.
+    let mut observed = observation_patch("alias");
+    observed["observations"][0]["code_refs"] = json!([{"path": "src/alias.rs", "symbol": "real"}]);
+    env.update(&observed);
+
+    let before = env.store_bytes();
+    for (path, symbol) in [("src/zero.rs", "x"), ("src/secret.rs", "API_TOKEN")] {
+        let node = json!({"id": "n", "title": "N", "purpose": "p",
+                          "code_refs": [{"path": path, "symbol": symbol}]});
+        let patch = json!({"upsert": {"architecture_nodes": [node]}});
+        let output = env.run_with_stdin(&["update"], patch.to_string());
+        assert_eq!(output.code, 2, "{path}:\n{output}");
+        assert!(
+            output.stderr.contains(&format!(
+                "code ref `{path}#{symbol}` on architecture node \"n\": leads outside the repository"
+            )),
+            "{path}:\n{output}"
+        );
+        assert_eq!(env.store_bytes(), before, "{path}");
+    }
+
+    // A cited file that a teammate replaced with a link to a device reads as gone.
+    env.update(
+        &json!({"upsert": {"architecture_nodes": [{"id": "c", "title": "C",
+        "purpose": "p", "code_refs": [{"path": "src/cited.rs", "symbol": "cited"}]}]}}),
+    );
+    env.commit_all("map");
+    std::fs::remove_file(env.root().join("src/cited.rs")).expect("remove");
+    link(Path::new("/dev/zero"), "src/cited.rs");
+    env.commit_all("replace the file with a link");
+    let fresh = env.json_answer(&["freshness", "--check"]);
+    assert_eq!(fresh["exit"], 1, "{fresh}");
+    let findings = &fresh["stdout"]["references"]["findings"];
+    let kinds: Vec<(&str, &str)> = findings
+        .as_array()
+        .expect("findings")
+        .iter()
+        .map(|f| {
+            let path = f["code_ref"]["path"].as_str().unwrap_or("");
+            (path, f["kind"].as_str().unwrap_or(""))
+        })
+        .collect();
+    assert_eq!(kinds, [("src/cited.rs", "missing")], "{fresh}");
+    env.ok(&["scene"]);
 }
 
 /// Characters that act on a terminal instead of showing: C0 controls but newline and tab, DEL,
