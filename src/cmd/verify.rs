@@ -137,7 +137,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     }
 
     problems.extend(record_secrets(&history));
-    let snapshots = check_snapshots(&store, &history, &mut problems)?;
+    let snapshots = check_snapshots(&store, &history, &mut problems, &mut notes)?;
     let folded = crate::state::fold::fold_all(&history.records, true);
     problems.extend(
         state_problems(&folded.state)
@@ -254,11 +254,13 @@ fn parent_notes(history: &History) -> Vec<String> {
 }
 
 /// Checks every snapshot against a replay of the records it holds; answers how many were
-/// checked.
+/// checked. A remembered fold that does not open is a note, not a problem: it is a cache,
+/// written without waiting for the disk, that an interrupted write may leave damaged.
 fn check_snapshots(
     store: &crate::state::store::Store,
     history: &History,
     problems: &mut Vec<Problem>,
+    notes: &mut Vec<String>,
 ) -> Result<u64> {
     let by_id: BTreeMap<&str, &crate::state::rollout::Record> =
         history.records.iter().map(|r| (r.id.as_str(), r)).collect();
@@ -295,6 +297,12 @@ fn check_snapshots(
         });
         let (records, order, loaded) = match loaded {
             Ok(found) => found,
+            Err(err) if path.starts_with(store.cache_dir()) => {
+                notes.push(format!(
+                    "the fold remembered in {name} is damaged ({err:#}); reads skip it, and the next read that folds the records again rewrites it"
+                ));
+                continue;
+            }
             Err(err) => {
                 problem(format!("{err:#}"));
                 continue;

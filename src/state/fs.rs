@@ -80,8 +80,25 @@ pub fn open_no_follow(path: &Path, create: bool) -> Result<File> {
         .with_context(|| format!("failed to open `{}`", path.display()))
 }
 
-/// Replaces `path` with `bytes` atomically: a crash leaves either the old or the new file.
+/// How far a write must reach before it returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Durability {
+    /// On disk: the file and its directory entry are synced. What the store's own files need.
+    Disk,
+    /// Visible to other processes, not yet on disk: for derived data whose every read is
+    /// checked, which a crash may lose or leave damaged (and then the next read rebuilds it).
+    Visible,
+}
+
+/// Replaces `path` with `bytes` atomically and durably: a crash leaves either the old or the
+/// new file.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    replace(path, bytes, Durability::Disk)
+}
+
+/// Replaces `path` with `bytes`: other processes see the old file or the new one, never a
+/// part; with [`Durability::Disk`], so does a crash.
+pub fn replace(path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
     refuse_symlink(path)?;
     let dir = path.parent().unwrap_or(Path::new("."));
     let context = || format!("failed to write `{}`", path.display());
@@ -95,11 +112,16 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     }
     let mut temp = builder.tempfile_in(dir).with_context(context)?;
     temp.write_all(bytes).with_context(context)?;
-    temp.as_file().sync_all().with_context(context)?;
+    if durability == Durability::Disk {
+        temp.as_file().sync_all().with_context(context)?;
+    }
     temp.persist(path)
         .map_err(|err| err.error)
         .with_context(context)?;
-    sync_dir(dir)
+    match durability {
+        Durability::Disk => sync_dir(dir),
+        Durability::Visible => Ok(()),
+    }
 }
 
 /// How a [`lock`] is held: alone (writers), or beside other shared holders (readers).

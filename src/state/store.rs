@@ -51,6 +51,7 @@ use crate::state::fold::Base;
 use crate::state::fold::Fold;
 use crate::state::fold::Folded;
 use crate::state::fs;
+use crate::state::fs::Durability;
 use crate::state::fs::LockMode;
 use crate::state::git;
 use crate::state::model::RecordIds;
@@ -676,7 +677,11 @@ impl Store {
         segments: &BTreeMap<String, SegmentEnd>,
     ) {
         let dir = self.remembered_snapshot_dir();
-        if self.store_snapshot(&dir, folded, order, segments).is_err() {
+        // A cache: a crash may lose it or leave it damaged, and a damaged snapshot is never
+        // served, so it is not synced (on a disk that syncs slowly, that alone costs more than
+        // the fold).
+        let stored = self.store_snapshot(&dir, folded, order, segments, Durability::Visible);
+        if stored.is_err() {
             return;
         }
         for (_, stale) in snapshot_files(&dir)
@@ -696,6 +701,7 @@ impl Store {
         folded: &mut Folded,
         order: &[String],
         segments: &BTreeMap<String, SegmentEnd>,
+        durability: Durability,
     ) -> Result<String> {
         let marks: Vec<RolloutMark> = segments
             .values()
@@ -708,7 +714,7 @@ impl Store {
             order,
         })?;
         fs::create_dirs_below(&self.dir, dir)?;
-        fs::write_atomic(&dir.join(&name), &bytes)?;
+        fs::replace(&dir.join(&name), &bytes, durability)?;
         Ok(name)
     }
 
@@ -1203,6 +1209,7 @@ impl Store {
             &mut folded,
             &order,
             &head.read.segments,
+            Durability::Disk,
         )?;
         self.thin_snapshots(order.len() as u64)?;
         Ok(name)

@@ -298,6 +298,12 @@ fn a_read_after_a_merge_remembers_its_fold_until_a_write_stores_one() {
     let middle = damaged.len() / 2;
     damaged[middle] ^= 0x5a;
     std::fs::write(remembered.join(&names[0]), &damaged).expect("damage");
+    // The cache is written without waiting for the disk, so a crash may leave it damaged:
+    // `verify` notes it, and does not call the store damaged.
+    let verify = env.json(&["verify"]);
+    let notes = verify["notes"].to_string();
+    assert!(notes.contains("is damaged"), "{verify}");
+    assert!(notes.contains(&names[0]), "{verify}");
     assert_eq!(env.json(&["show"]), first, "a damaged fold is never served");
     assert_eq!(
         std::fs::read(remembered.join(&names[0])).expect("rewritten"),
