@@ -336,7 +336,11 @@ pub fn parse(bytes: &[u8], offset: u64, first_line: u64) -> ParsedRollout {
 /// Parses `bytes`, whole lines each ending in a newline, starting at byte `offset`, line
 /// `first_line` (0: unknown).
 fn parse_lines(bytes: &[u8], offset: u64, first_line: u64) -> ParsedRollout {
-    let mut parsed = ParsedRollout::default();
+    let mut parsed = ParsedRollout {
+        // Sized up front: growing a list of thousands of records moves every one of them.
+        records: Vec::with_capacity(memchr::memchr_iter(b'\n', bytes).count()),
+        ..ParsedRollout::default()
+    };
     let mut line_number = first_line;
     let mut at = 0usize;
     for line in bytes.split_inclusive(|b| *b == b'\n') {
