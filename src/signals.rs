@@ -139,11 +139,11 @@ fn watcher_input(
     };
     let commits = commits_to_compare(&base_commit, since, &head.anchors);
     // Searched only when a commit is gone (rebased or squash-merged work, a shallow clone).
-    let mut written_at = |commit: &str| {
-        store.first_lines_written_at(commit).unwrap_or_else(|err| {
+    let mut written_at = |gone: &[&str]| {
+        store.first_lines_written_at(gone).unwrap_or_else(|err| {
             ctx.ui
                 .warn(&format!("the rollout could not be read: {err:#}"));
-            Vec::new()
+            git::WrittenAt::new()
         })
     };
     let Some(mut changes) = git::work_tree_changes(

@@ -124,6 +124,11 @@ pub struct WorkTreeChanges {
     pub unknown_commits: Vec<String>,
 }
 
+/// For commits the repository does not have: per commit, the store files (paths relative to
+/// the store's root) that hold records written there, each with the length it has once the
+/// first of them is in it.
+pub type WrittenAt = BTreeMap<String, Vec<(PathBuf, u64)>>;
+
 /// Lists, for each of `commits`, the files under `scope` that changed between that commit and
 /// the work tree, leaving out `exclude` (a directory relative to `scope`) and ignored files.
 /// `None` when `scope` is not inside a git work tree.
@@ -131,8 +136,9 @@ pub struct WorkTreeChanges {
 /// A commit the repository does not have (its branch was rebased or squash-merged, the clone
 /// is shallow) is stood in for by the commit where the first of the records written there
 /// entered HEAD's first-parent line: the records were true of the code as it was there at the
-/// latest. `written_at` tells, for such a commit, where those records are: each store file
-/// (relative to `scope`) with the length it has once the first of them is in it.
+/// latest. `written_at` tells, for all such commits at once, where those records are: for
+/// each commit, each store file (relative to `scope`) with the length it has once the first of
+/// them is in it.
 ///
 /// The work tree is compared with HEAD once; each commit adds only a tree-to-tree comparison
 /// with HEAD, so many anchors cost little more than one.
@@ -140,7 +146,7 @@ pub fn work_tree_changes(
     scope: &Path,
     commits: &[String],
     exclude: &Path,
-    written_at: &mut dyn FnMut(&str) -> Vec<(PathBuf, u64)>,
+    written_at: &mut dyn FnMut(&[&str]) -> WrittenAt,
 ) -> Result<Option<WorkTreeChanges>> {
     let Ok(repo) = Repository::discover(scope) else {
         return Ok(None);
@@ -172,12 +178,26 @@ pub fn work_tree_changes(
         .with_context(context)?;
     let local = changed_paths(uncommitted, &prefix, exclude, &mut changes.renames)?;
 
-    for commit in commits {
-        let found = Oid::from_str(commit).and_then(|oid| repo.find_commit(oid));
+    let looked_up: Vec<(&String, Option<git2::Commit<'_>>)> = (commits.iter())
+        .map(|commit| {
+            let found = Oid::from_str(commit).and_then(|oid| repo.find_commit(oid));
+            (commit, found.ok())
+        })
+        .collect();
+    let gone: Vec<&str> = (looked_up.iter())
+        .filter(|(_, found)| found.is_none())
+        .map(|(commit, _)| commit.as_str())
+        .collect();
+    // Every gone commit is looked for in one search of the rollout.
+    let mut written = match gone.is_empty() {
+        true => BTreeMap::new(),
+        false => written_at(&gone),
+    };
+    for (commit, found) in looked_up {
         let tree = match found {
-            Ok(found) => found.tree(),
-            Err(_) => {
-                let files: Vec<(PathBuf, u64)> = written_at(commit)
+            Some(found) => found.tree(),
+            None => {
+                let files: Vec<(PathBuf, u64)> = (written.remove(commit).unwrap_or_default())
                     .into_iter()
                     .map(|(file, len)| (prefix.join(file), len))
                     .collect();

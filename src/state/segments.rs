@@ -8,6 +8,7 @@
 //! it does not choose a snapshot, fold, or write (`state::store`).
 
 use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::Read;
@@ -305,39 +306,56 @@ pub fn open_read(path: &Path) -> Result<File> {
     File::open(path).with_context(|| format!("failed to open `{}`", path.display()))
 }
 
-/// Where the first complete line of `reader` that contains `needle` ends (just past its
-/// newline), read `chunk` bytes at a time: a search of the bytes, not a parse, so that a segment
-/// of any size costs a copy and a scan.
-pub fn first_line_containing(
+/// For each of `wanted`, where the first complete line of `reader` in which `key` is followed
+/// by that value (up to the next `"`) ends, just past its newline; read `chunk` bytes at a
+/// time. A search of the bytes, not a parse, and one pass however many values are wanted, so
+/// that a segment of any size costs a copy and a scan.
+pub fn first_lines_naming(
     reader: &mut impl Read,
-    needle: &[u8],
+    key: &[u8],
+    wanted: &BTreeSet<&str>,
     chunk: usize,
-) -> std::io::Result<Option<u64>> {
-    let finder = memchr::memmem::Finder::new(needle);
-    let mut buffer: Vec<u8> = Vec::with_capacity(chunk + needle.len());
-    // The file offset of buffer[0], and where in the buffer the needle was found.
+) -> std::io::Result<BTreeMap<String, u64>> {
+    let finder = memchr::memmem::Finder::new(key);
+    let mut found: BTreeMap<String, u64> = BTreeMap::new();
+    let mut buffer: Vec<u8> = Vec::with_capacity(chunk);
+    // The file offset of buffer[0].
     let mut base = 0u64;
-    let mut hit = None;
-    loop {
+    while found.len() < wanted.len() {
         let filled = buffer.len();
         buffer.resize(filled + chunk, 0);
         let read = reader.read(&mut buffer[filled..])?;
         buffer.truncate(filled + read);
-        hit = hit.or_else(|| finder.find(&buffer));
-        if let Some(at) = hit
-            && let Some(newline) = memchr::memchr(b'\n', &buffer[at..])
-        {
-            return Ok(Some(base + (at + newline + 1) as u64));
+        // Only complete lines are searched; the rest waits for the next chunk.
+        let Some(last_newline) = memchr::memrchr(b'\n', &buffer) else {
+            if read == 0 {
+                break;
+            }
+            continue;
+        };
+        let lines = &buffer[..=last_newline];
+        for at in finder.find_iter(lines) {
+            let value_start = at + key.len();
+            let rest = &lines[value_start..];
+            let line_end = memchr::memchr(b'\n', rest).expect("the lines end in a newline");
+            let Some(value_len) = memchr::memchr(b'"', &rest[..line_end]) else {
+                continue;
+            };
+            let Ok(value) = std::str::from_utf8(&rest[..value_len]) else {
+                continue;
+            };
+            if wanted.contains(value) && !found.contains_key(value) {
+                let end = base + (value_start + line_end + 1) as u64;
+                found.insert(value.to_owned(), end);
+            }
         }
         if read == 0 {
-            return Ok(None);
+            break;
         }
-        // Keep the hit's line, or what could start a needle cut by the chunk's end.
-        let keep_from = hit.unwrap_or(buffer.len().saturating_sub(needle.len().saturating_sub(1)));
-        buffer.drain(..keep_from);
-        base += keep_from as u64;
-        hit = hit.map(|_| 0);
+        buffer.drain(..=last_newline);
+        base += last_newline as u64 + 1;
     }
+    Ok(found)
 }
 
 #[cfg(test)]
@@ -381,22 +399,23 @@ mod tests {
     }
 
     #[test]
-    fn the_first_line_with_a_needle_is_found_across_chunk_ends() {
-        let text =
-            b"{\"a\":1}\n{\"git_head\":\"c1\"}\n{\"git_head\":\"c1\"}\n{\"git_head\":\"c2\"}";
-        let find = |needle: &str, chunk: usize| {
-            first_line_containing(&mut &text[..], needle.as_bytes(), chunk).expect("read")
+    fn the_first_line_naming_each_value_is_found_in_one_pass_across_chunk_ends() {
+        let text = b"{\"a\":1}\n{\"git_head\":\"c1\"}\n{\"x\":{\"git_head\":\"c2\"},\"git_head\":\"c1\"}\n{\"git_head\":\"c3\"}";
+        let find = |wanted: &[&str], chunk: usize| {
+            let wanted: BTreeSet<&str> = wanted.iter().copied().collect();
+            first_lines_naming(&mut &text[..], b"\"git_head\":\"", &wanted, chunk).expect("read")
         };
         for chunk in [1, 2, 3, 7, 64] {
+            let found = find(&["c1", "c2", "c3", "c4"], chunk);
+            // c1 on its first line only; c2 wherever the key occurs in a line; c3's line has
+            // no newline (a torn tail): it is no line yet; c4 is nowhere.
+            let expected = BTreeMap::from([("c1".to_owned(), 26), ("c2".to_owned(), 66)]);
+            assert_eq!(found, expected, "chunk {chunk}");
             assert_eq!(
-                find("\"git_head\":\"c1\"", chunk),
-                Some(26),
-                "chunk {chunk}"
+                find(&["c1"], chunk),
+                BTreeMap::from([("c1".to_owned(), 26)])
             );
-            // The last line has no newline (a torn tail): it is no line yet.
-            assert_eq!(find("\"c2\"", chunk), None, "chunk {chunk}");
-            assert_eq!(find("\"c3\"", chunk), None, "chunk {chunk}");
-            assert_eq!(find("{", chunk), Some(8), "chunk {chunk}");
+            assert!(find(&[], chunk).is_empty());
         }
     }
 

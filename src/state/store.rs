@@ -70,7 +70,7 @@ use crate::state::segments::SEGMENT_SUFFIX;
 use crate::state::segments::SegmentEnd;
 pub use crate::state::segments::SegmentProblem;
 use crate::state::segments::Segments;
-use crate::state::segments::first_line_containing;
+use crate::state::segments::first_lines_naming;
 use crate::state::segments::open_read;
 use crate::state::snapshot;
 use crate::state::snapshot::Anchor;
@@ -102,6 +102,8 @@ pub const DEFAULT_SNAPSHOT_EVERY: usize = 128;
 const SNAPSHOT_AFTER_BYTES: u64 = 1 << 20;
 /// Snapshots kept at most.
 const SNAPSHOTS_KEPT: usize = 12;
+/// How a record line names the commit it was written at (`Record::git_head`).
+const GIT_HEAD_KEY: &[u8] = b"\"git_head\":\"";
 /// Remembered folds kept at most.
 const REMEMBERED_KEPT: usize = 2;
 /// A read that started from a snapshot remembers its fold only when the lines it folded on top
@@ -926,23 +928,28 @@ impl Store {
         self.segments()?.into_history()
     }
 
-    /// Where the first record written at `commit` is: each rollout segment naming `commit` as
-    /// a record's `git_head` (relative to [`Store::root`]), with its length up to the end of
-    /// the first such line. What lets git tell where records entered a branch when the commit
-    /// they were written at is gone. A search of the segments' bytes, not a parse: it runs on
-    /// reads of stores of any size.
-    pub fn first_lines_written_at(&self, commit: &str) -> Result<Vec<(PathBuf, u64)>> {
-        if self.is_legacy() {
-            return Ok(Vec::new());
+    /// Where the first record written at each of `commits` is: for each commit, each rollout
+    /// segment naming it as a record's `git_head` (relative to [`Store::root`]), with its
+    /// length up to the end of the first such line. What lets git tell where records entered a
+    /// branch when the commit they were written at is gone. One search of each segment's bytes
+    /// for all the commits, not a parse: it runs on reads of stores of any size.
+    pub fn first_lines_written_at(&self, commits: &[&str]) -> Result<git::WrittenAt> {
+        let mut found = git::WrittenAt::new();
+        if self.is_legacy() || commits.is_empty() {
+            return Ok(found);
         }
-        let needle = format!("\"git_head\":\"{commit}\"");
+        let wanted: BTreeSet<&str> = commits.iter().copied().collect();
         let relative = Path::new(STORE_DIR).join(ROLLOUT_DIR);
-        let mut found = Vec::new();
         for name in self.segments()?.lengths().keys() {
             let path = self.rollout_dir().join(name);
-            let end = first_line_containing(&mut open_read(&path)?, needle.as_bytes(), 1 << 20)
+            let ends = first_lines_naming(&mut open_read(&path)?, GIT_HEAD_KEY, &wanted, 1 << 20)
                 .with_context(|| format!("failed to read `{}`", path.display()))?;
-            found.extend(end.map(|end| (relative.join(name), end)));
+            for (commit, end) in ends {
+                found
+                    .entry(commit)
+                    .or_default()
+                    .push((relative.join(name), end));
+            }
         }
         Ok(found)
     }

@@ -588,6 +588,36 @@ fn after_a_squash_merge_freshness_compares_with_where_the_records_entered() {
     assert_eq!(stale["watcher"]["graph_node_ids"], json!(["a"]), "{stale}");
 }
 
+/// Records written at several commits that are all gone after a squash merge: each commit is
+/// stood in for (all of them found in one search of the rollout), and each node is compared
+/// from where its own records entered.
+#[test]
+fn after_a_squash_merge_every_gone_commit_is_stood_in_for() {
+    let (env, first) = mapped_on_a_feature_branch();
+    env.write("src/b.rs", "pub fn b() { 3 }\n");
+    let second = env.commit_all("more feature work");
+    env.update(&json!({"upsert": {"architecture_nodes": [node_json("b", "does b", "src/b.rs")]}}));
+    env.commit_all("map b");
+    env.git(&["checkout", "-q", "main"]);
+    env.git(&["merge", "-q", "--squash", "feature"]);
+    let squashed = env.commit_all("squashed feature");
+    let clone = clone_of(&env, "main", &[]);
+    let fresh = clone.run(&["freshness", "--check"]);
+    assert_eq!(fresh.code, 0, "{fresh}");
+    for gone in [&first, &second] {
+        assert!(
+            fresh.stderr.contains(&format!(
+                "commit {gone} recorded in the rollout is not in this repository (rebased or squash-merged?); the records written there are compared with commit {squashed}"
+            )),
+            "{gone}: {fresh}"
+        );
+    }
+    clone.write("src/b.rs", "pub fn b() { changed }\n");
+    clone.commit_all("change b");
+    let stale = clone.json_allowing(&["freshness", "--check"], 1);
+    assert_eq!(stale["watcher"]["graph_node_ids"], json!(["b"]), "{stale}");
+}
+
 /// A shallow clone (CI's default) may end before the records entered: what changed since they
 /// were written is unknown, so the check fails loudly instead of calling the state fresh; the
 /// views still answer, and fetching the history settles it.
