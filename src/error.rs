@@ -161,7 +161,7 @@ impl From<&StoreError> for Failure {
             }
             StoreError::MisplacedFile { .. } => (
                 ErrorKind::Corrupt,
-                "restore the store from git (`git checkout -- .epiphany/`), or move the file aside",
+                "move the file aside (a file git tracks there: restore the store with `git checkout -- .epiphany/`)",
             ),
             StoreError::Incomplete { .. } => (
                 ErrorKind::Corrupt,

@@ -20,8 +20,8 @@ pub enum StoreError {
         /// The path.
         path: PathBuf,
     },
-    /// Something other than a directory stands where the store keeps `rollout/` or
-    /// `snapshots/`.
+    /// Something other than a directory stands where the store keeps a directory (`rollout/`,
+    /// `snapshots/`, `cache/`).
     #[error("`{}` is not a directory, but the store keeps a directory there", .path.display())]
     MisplacedFile {
         /// The path.

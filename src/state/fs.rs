@@ -57,6 +57,9 @@ pub fn create_dirs_below(root: &Path, path: &Path) -> Result<()> {
                 // Raced with another process, or already there: check it again.
                 refuse_symlink(&dir)?;
             }
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {
+                return Err(StoreError::MisplacedFile { path: dir }.into());
+            }
             Err(err) => {
                 return Err(err).with_context(|| format!("failed to create `{}`", dir.display()));
             }

@@ -276,6 +276,25 @@ fn a_file_in_place_of_the_cache_never_stops_a_read() {
             std::fs::read(&in_the_way).expect("still there"),
             b"not a directory\n"
         );
+        // What has to write there names the file and what to do with it; the index lives
+        // beside `cache/snapshots`, so only a file at `cache` stands in its way.
+        let index = env.run(&["--json", "index"]);
+        if in_the_way != cache {
+            assert_eq!(index.code, 0, "{index}");
+            continue;
+        }
+        assert_eq!(index.code, 2, "{index}");
+        let error = &index.json()["error"];
+        let message = error["message"].as_str().unwrap_or_default();
+        assert!(message.contains("is not a directory"), "{index}");
+        assert!(message.contains(".epiphany/cache"), "{index}");
+        assert_eq!(error["kind"], "corrupt", "{index}");
+        assert!(
+            error["hint"]
+                .as_str()
+                .is_some_and(|h| h.contains("move the file aside")),
+            "{index}"
+        );
     }
 }
 
