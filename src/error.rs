@@ -167,7 +167,10 @@ impl From<&StoreError> for Failure {
                 ErrorKind::Corrupt,
                 "restore it from git (`git checkout -- .epiphany/`), or move it aside and run `epiphany init`",
             ),
-            StoreError::Link { .. } => (ErrorKind::Corrupt, "replace the link with a regular file"),
+            StoreError::Link { .. } => (
+                ErrorKind::Corrupt,
+                "replace the link with the file or directory it stands for",
+            ),
             StoreError::Locked { .. } => (
                 ErrorKind::Locked,
                 "retry, or raise the wait with `EPIPHANY_LOCK_TIMEOUT_MS`",

@@ -186,6 +186,12 @@ fn a_symlinked_store_is_refused_and_nothing_outside_is_touched() {
         let output = env.run_with_stdin(&args, json!({"objective": "o"}).to_string());
         assert_eq!(output.code, 2, "{output}");
         assert!(output.stderr.contains("symbolic link"), "{output}");
+        assert!(
+            output
+                .stderr
+                .contains("hint: replace the link with the file or directory it stands for"),
+            "{output}"
+        );
     }
     assert_eq!(
         std::fs::read_dir(outside.path()).expect("read").count(),
