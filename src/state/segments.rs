@@ -337,17 +337,20 @@ pub fn first_lines_naming(
         for at in finder.find_iter(lines) {
             let value_start = at + key.len();
             let rest = &lines[value_start..];
-            let line_end = memchr::memchr(b'\n', rest).expect("the lines end in a newline");
-            let Some(value_len) = memchr::memchr(b'"', &rest[..line_end]) else {
+            // A value holds no quote, so no other match starts inside it: the values are read
+            // once. A line with many matches (a rollback's anchors) is not read to its end for
+            // each of them: only a wanted value's first line is.
+            let Some(value_len) = memchr::memchr(b'"', rest) else {
                 continue;
             };
             let Ok(value) = std::str::from_utf8(&rest[..value_len]) else {
                 continue;
             };
-            if wanted.contains(value) && !found.contains_key(value) {
-                let end = base + (value_start + line_end + 1) as u64;
-                found.insert(value.to_owned(), end);
+            if !wanted.contains(value) || found.contains_key(value) {
+                continue;
             }
+            let line_end = memchr::memchr(b'\n', rest).expect("the lines end in a newline");
+            found.insert(value.to_owned(), base + (value_start + line_end + 1) as u64);
         }
         if read == 0 {
             break;
