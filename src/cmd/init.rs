@@ -22,9 +22,10 @@ use crate::ui::Report;
 /// Create the `.epiphany/` store.
 ///
 /// The store goes at the root of the enclosing git work tree, or in the current directory when
-/// there is none. It holds `rollout.jsonl` (the immutable records) and `snapshots/` (cached
-/// folds of them), both meant to be committed; a `.gitattributes` that lets git merge them
-/// with no set-up in any clone; and a `.gitignore` for the derived `cache/` and the lock file.
+/// there is none. It holds `rollout/` (the immutable records, in segment files that branches
+/// only ever add) and `snapshots/` (cached folds of them), both meant to be committed; a
+/// `.gitattributes` that lets git merge them with no set-up in any clone; and a `.gitignore`
+/// for the derived `cache/` and the lock file.
 /// Running `init` again is harmless: it says the store exists and exits 0.
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -1,8 +1,8 @@
 //! `epiphany merge-driver`: a three-way merge of `.epiphany/` files for repositories that still
 //! route them to a custom driver (`merge=epiphany`, written by earlier versions).
 //!
-//! The store needs no driver: `init` declares git's built-in `union` merge for the rollout,
-//! whose records are immutable lines, and snapshots are named by their content. This driver
+//! The store needs no driver: branches only ever add whole rollout segments and snapshots
+//! named by their content, so git merges them as files it never has to combine. This driver
 //! computes the same result as a set: a record is kept when both sides kept it or one side
 //! added it, and dropped when a side removed it (a revert); our order first, then theirs' new
 //! lines. Any other file keeps the side that changed it (ours when both did; for a snapshot
@@ -22,8 +22,8 @@ use crate::state::fs;
 ///
 /// Called by git as `epiphany merge-driver %O %A %B %P` where a `merge=epiphany` attribute
 /// and `merge.epiphany.driver` config route a file to it. The merged result is written over
-/// OURS. Stores created by `epiphany init` do not need it: their `.gitattributes` uses git's
-/// built-in `union` merge.
+/// OURS. Stores created by `epiphany init` do not need it: their files are only ever added or
+/// removed.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The common ancestor's version (%O)

@@ -17,8 +17,8 @@ use crate::state::snapshot::SnapshotFile;
 /// Print a `.epiphany/` file as readable text (a git textconv filter).
 ///
 /// A snapshot prints as pretty JSON of the state it holds, after a line naming how many
-/// records it folded; a rollout (`rollout.jsonl`) prints one header line per record followed by
-/// its patch. The `.gitattributes` that `init` writes routes snapshots to it as
+/// records it folded; a rollout segment (`rollout/*.jsonl`) prints one header line per record
+/// followed by its patch. The `.gitattributes` that `init` writes routes snapshots to it as
 /// `diff=epiphany`; `epiphany hooks install --git` sets `diff.epiphany.textconv`.
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -1,4 +1,5 @@
-//! The rollout: `rollout.jsonl`, one immutable record per accepted write.
+//! The rollout: segment files under `rollout/`, one immutable record per line, one line per
+//! accepted write.
 //!
 //! Owns the record shape, its content address, and parsing a rollout file into records with
 //! line-numbered problems. It does not open files for writing or take locks (`state::store`),
@@ -7,8 +8,9 @@
 //! A record's id is the SHA-256 of its own line without the id: the line is written as
 //! `{"id":"<64 hex>",` followed by the rest of the record's JSON, and the id hashes `{` plus
 //! that rest. The record names the ids of the records it was written on top of (`parents`), so
-//! the rollout is a Merkle DAG: a record is never renumbered or re-hashed, git's `union` merge
-//! can interleave lines from any number of branches, and a duplicate line is the same record.
+//! the rollout is a Merkle DAG: a record is never renumbered or re-hashed, branches only ever
+//! add whole segment files (so git merges any number of them without a conflict), and a
+//! duplicate line is the same record.
 //!
 //! Stores written by the first format (a `seq`/`prev_hash` chain) are read by converting each
 //! line into a record whose parent is the previous line's converted record.
@@ -241,7 +243,7 @@ impl Record {
 /// A problem found while reading a rollout, with its 1-based line number.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 pub struct LineProblem {
-    /// 1-based line number in `rollout.jsonl`.
+    /// 1-based line number in its segment.
     pub line: u64,
     /// What is wrong.
     pub message: String,

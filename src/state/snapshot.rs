@@ -73,7 +73,7 @@ pub struct RolloutMark {
     pub segment: String,
     /// Its id.
     pub last_id: String,
-    /// Where its line ends (bytes from the start of `rollout.jsonl`).
+    /// Where its line ends (bytes from the start of the segment).
     pub end: u64,
     /// The length of its line, newline included.
     pub line_bytes: u64,
