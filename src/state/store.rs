@@ -680,8 +680,7 @@ impl Store {
     ) {
         let dir = self.remembered_snapshot_dir();
         // A cache: a crash may lose it or leave it damaged, and a damaged snapshot is never
-        // served, so it is not synced (on a disk that syncs slowly, that alone costs more than
-        // the fold).
+        // served, so it is not synced (on a slow disk, a sync can cost more than the fold).
         let stored = self.store_snapshot(&dir, folded, order, segments, Durability::Visible);
         if stored.is_err() {
             return;
