@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use serde_json::Value;
 use serde_json::json;
 
+use crate::common::Output;
 use crate::common::TestEnv;
 use crate::common::node_json;
 use crate::common::observation_patch;
@@ -552,16 +553,32 @@ fn clone_of(env: &TestEnv, branch: &str, extra: &[&str]) -> TestEnv {
     clone
 }
 
+/// `feature` squash-merged into `main`, and a clone of `main` (which never had the feature's
+/// commits): the clone, the squash commit, and the clone's `freshness --check` (which passes).
+fn squashed_into_a_clone(env: &TestEnv) -> (TestEnv, String, Output) {
+    env.git(&["checkout", "-q", "main"]);
+    env.git(&["merge", "-q", "--squash", "feature"]);
+    let squashed = env.commit_all("squashed feature");
+    let clone = clone_of(env, "main", &[]);
+    let fresh = clone.run(&["freshness", "--check"]);
+    assert_eq!(fresh.code, 0, "{fresh}");
+    (clone, squashed, fresh)
+}
+
+/// `freshness --check` (which must fail) after `path` is rewritten with `text` and committed.
+fn stale_after_committing(env: &TestEnv, path: &str, text: &str) -> Value {
+    env.write(path, text);
+    env.commit_all(&format!("change {path}"));
+    env.json_allowing(&["freshness", "--check"], 1)
+}
+
 /// After a squash merge the commit the records were written at is on no branch, and a clone
 /// of the main branch does not have it. Freshness then compares with the commit where the
 /// records entered the branch (it used to give up, and the check passed whatever changed).
 #[test]
 fn after_a_squash_merge_freshness_compares_with_where_the_records_entered() {
     let (env, written_at) = mapped_on_a_feature_branch();
-    env.git(&["checkout", "-q", "main"]);
-    env.git(&["merge", "-q", "--squash", "feature"]);
-    let squashed = env.commit_all("squashed feature");
-    let clone = clone_of(&env, "main", &[]);
+    let (clone, squashed, fresh) = squashed_into_a_clone(&env);
     assert!(
         !clone
             .git_output(&["cat-file", "-e", &format!("{written_at}^{{commit}}")])
@@ -569,17 +586,13 @@ fn after_a_squash_merge_freshness_compares_with_where_the_records_entered() {
             .success(),
         "the clone must lack the commit the records name"
     );
-    let fresh = clone.run(&["freshness", "--check"]);
-    assert_eq!(fresh.code, 0, "{fresh}");
     assert!(
         fresh.stderr.contains(&format!(
             "the records written there are compared with commit {squashed}, where they entered this branch"
         )),
         "{fresh}"
     );
-    clone.write("src/a.rs", "pub fn a() { changed }\n");
-    clone.commit_all("change a");
-    let stale = clone.json_allowing(&["freshness", "--check"], 1);
+    let stale = stale_after_committing(&clone, "src/a.rs", "pub fn a() { changed }\n");
     assert_eq!(
         stale["stale_reasons"],
         json!(["cited_files_changed"]),
@@ -598,12 +611,7 @@ fn after_a_squash_merge_every_gone_commit_is_stood_in_for() {
     let second = env.commit_all("more feature work");
     env.update(&json!({"upsert": {"architecture_nodes": [node_json("b", "does b", "src/b.rs")]}}));
     env.commit_all("map b");
-    env.git(&["checkout", "-q", "main"]);
-    env.git(&["merge", "-q", "--squash", "feature"]);
-    let squashed = env.commit_all("squashed feature");
-    let clone = clone_of(&env, "main", &[]);
-    let fresh = clone.run(&["freshness", "--check"]);
-    assert_eq!(fresh.code, 0, "{fresh}");
+    let (clone, squashed, fresh) = squashed_into_a_clone(&env);
     for gone in [&first, &second] {
         assert!(
             fresh.stderr.contains(&format!(
@@ -612,9 +620,7 @@ fn after_a_squash_merge_every_gone_commit_is_stood_in_for() {
             "{gone}: {fresh}"
         );
     }
-    clone.write("src/b.rs", "pub fn b() { changed }\n");
-    clone.commit_all("change b");
-    let stale = clone.json_allowing(&["freshness", "--check"], 1);
+    let stale = stale_after_committing(&clone, "src/b.rs", "pub fn b() { changed }\n");
     assert_eq!(stale["watcher"]["graph_node_ids"], json!(["b"]), "{stale}");
 }
 
