@@ -92,6 +92,11 @@ macro_rules! define_record_writes {
         }
 
         impl Upsert {
+            /// Whether it upserts nothing.
+            pub fn is_empty(&self) -> bool {
+                true $(&& self.$name.is_empty())*
+            }
+
             /// The key of every record it upserts, with its collection, in patch order.
             pub fn keys(&self) -> Vec<(Collection, String)> {
                 let mut keys = Vec::new();
@@ -115,6 +120,11 @@ macro_rules! define_record_writes {
         }
 
         impl Remove {
+            /// Whether it removes nothing.
+            pub fn is_empty(&self) -> bool {
+                true $(&& self.$name.is_empty())*
+            }
+
             /// The key of every record it removes, with its collection, in patch order.
             pub fn keys(&self) -> Vec<(Collection, String)> {
                 let mut keys = Vec::new();
@@ -129,20 +139,6 @@ macro_rules! define_record_writes {
     };
 }
 for_each_collection!(define_record_writes);
-
-impl Upsert {
-    /// Whether it upserts nothing.
-    pub fn is_empty(&self) -> bool {
-        self.keys().is_empty()
-    }
-}
-
-impl Remove {
-    /// Whether it removes nothing.
-    pub fn is_empty(&self) -> bool {
-        self.keys().is_empty()
-    }
-}
 
 /// Names an edge to remove: its id, or its ends and kind when it has no id.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
@@ -241,7 +237,7 @@ impl Patch {
                 Collection::ArchitectureNodes | Collection::DataflowNodes
             )
         });
-        !(fields && nodes_only && self.graphs.is_none() && self.remove.keys().is_empty())
+        !(fields && nodes_only && self.graphs.is_none() && self.remove.is_empty())
     }
 }
 
