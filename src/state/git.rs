@@ -34,34 +34,6 @@ pub fn head_commit(dir: &Path) -> Option<String> {
     head.target().map(|oid| oid.to_string())
 }
 
-/// The names of the files that the commit checked out holds in directory `dir` (none outside
-/// git; empty before the first commit or when the commit lacks the directory).
-pub fn committed_names(dir: &Path) -> Option<BTreeSet<String>> {
-    let repo = Repository::discover(dir).ok()?;
-    let workdir: PathBuf = repo.workdir()?.components().collect();
-    let canonical = dir.canonicalize().unwrap_or_else(|_| dir.to_path_buf());
-    let relative = canonical.strip_prefix(&workdir).ok()?;
-    let Ok(head) = repo.head() else {
-        return Some(BTreeSet::new());
-    };
-    let tree = head.peel_to_tree().ok()?;
-    let Ok(entry) = tree.get_path(relative) else {
-        return Some(BTreeSet::new());
-    };
-    let Ok(object) = entry.to_object(&repo) else {
-        return Some(BTreeSet::new());
-    };
-    let Some(subtree) = object.as_tree() else {
-        return Some(BTreeSet::new());
-    };
-    Some(
-        subtree
-            .iter()
-            .filter_map(|e| e.name().ok().map(str::to_owned))
-            .collect(),
-    )
-}
-
 /// Where git looks for hook scripts in the repository that contains `dir` (honours
 /// `core.hooksPath`).
 pub fn hooks_dir(dir: &Path) -> Result<PathBuf, git2::Error> {

@@ -256,7 +256,8 @@ pub struct ParsedRollout {
     pub records: Vec<ParsedLine>,
     /// Lines that did not parse or whose id does not match.
     pub problems: Vec<LineProblem>,
-    /// Bytes up to and including the last newline.
+    /// Bytes up to the end of the last whole line: its newline, or the end of the bytes when
+    /// the last line is a record without one.
     pub complete_bytes: u64,
     /// A final line without its newline: a write that did not finish.
     pub torn_tail: Option<LineProblem>,
@@ -318,7 +319,24 @@ pub fn parse(bytes: &[u8], offset: u64, first_line: u64) -> ParsedRollout {
         parsed.problems.extend(part.problems);
     }
     parsed.complete_bytes = complete as u64;
-    if complete < bytes.len() {
+    // A last line without its newline that is a whole record (someone's editor dropped the
+    // newline) is kept: only a line that is no record is torn.
+    let unterminated = &bytes[complete..];
+    if !unterminated.is_empty()
+        && let Ok(record) = Record::parse_line(unterminated)
+    {
+        let line = match first_line {
+            0 => 0,
+            first => first + (parsed.records.len() + parsed.problems.len()) as u64,
+        };
+        parsed.records.push(ParsedLine {
+            line,
+            offset: offset + complete as u64,
+            bytes: unterminated.len() as u64,
+            record,
+        });
+        parsed.complete_bytes = bytes.len() as u64;
+    } else if complete < bytes.len() {
         // Every complete line is a record or a problem: the torn one comes after them all.
         let line_number = match first_line {
             0 => 0,

@@ -58,7 +58,7 @@ pub struct History {
 /// Where a segment's complete lines end, and its last line's mark.
 #[derive(Debug, Clone)]
 pub struct SegmentEnd {
-    /// Bytes up to and including the last newline.
+    /// Bytes up to the end of the last whole line (see [`rollout::ParsedRollout::complete_bytes`]).
     pub complete: u64,
     /// The last complete line, when it is a record.
     pub mark: Option<RolloutMark>,
@@ -172,9 +172,13 @@ impl Segments {
         file.seek(SeekFrom::Start(start))
             .and_then(|_| file.read_exact(&mut line))
             .with_context(|| format!("failed to read `{}`", path.display()))?;
-        let id = line
-            .strip_suffix(b"\n")
-            .and_then(|line| Record::content_id(line).ok());
+        // Only the file's last line may lack its newline (see `rollout::parse`).
+        let at_end = self.lengths.get(&mark.segment) == Some(&mark.end);
+        let content = match line.strip_suffix(b"\n") {
+            Some(content) => Some(content),
+            None => at_end.then_some(line.as_slice()),
+        };
+        let id = content.and_then(|line| Record::content_id(line).ok());
         Ok(id.as_deref() == Some(mark.last_id.as_str()))
     }
 

@@ -6,9 +6,9 @@
 //! temporary files), and `cache/` (derived, untracked: `cache/snapshots/` holds the folds
 //! reads remembered).
 //!
-//! Git never has to merge the content of a file here: a writer appends only to a segment that
-//! the checked-out commit does not hold yet (one it started since the last commit) and starts a
-//! new segment otherwise, and snapshots are named by their content. So every merge, octopus,
+//! Git never has to merge the content of a file here: a writer appends only to the segment it
+//! started itself since the commit checked out (noted in `cache/open-segment.json`) and starts a
+//! new segment, named uniquely, otherwise; snapshots are named by their content. So every merge, octopus,
 //! rebase, cherry-pick or revert only adds or removes whole files, in any clone, with no
 //! set-up. A duplicate record (the same commit reaching a branch twice) is the same line and
 //! counts once.
@@ -23,8 +23,8 @@
 //! Writing (inside an exclusive lock on `.epiphany/lock`): read the head, let the caller decide,
 //! seal one record whose parents are the current heads, fold it into the head, and make its
 //! line durable (append and fsync, or create a new segment by writing a temporary file and
-//! renaming it). A failed append is cut back off: a record is visible only once its complete
-//! line is durable. When the records past the newest snapshot are many, write a new snapshot
+//! renaming it). A failed append is cut back off, and torn lines an interrupted write left are
+//! cut off: a record is visible only once its complete line is durable. When the records past the newest snapshot are many, write a new snapshot
 //! (failure there is a warning: the record is already safe) and thin out old ones.
 //!
 //! Nothing here decides whether a write is allowed: that is `policy`.
@@ -34,6 +34,7 @@ use std::collections::BTreeSet;
 use std::collections::HashMap;
 use std::collections::HashSet;
 use std::fs::File;
+use std::hash::BuildHasher;
 use std::io::Read;
 use std::io::Seek;
 use std::io::SeekFrom;
@@ -44,6 +45,8 @@ use std::time::Duration;
 
 use anyhow::Context;
 use anyhow::Result;
+use serde::Deserialize;
+use serde::Serialize;
 
 use crate::state::error::StoreError;
 use crate::state::fields::ChangedField;
@@ -90,6 +93,8 @@ const LEGACY_ROLLOUT: &str = "rollout.jsonl";
 /// The single snapshot of the first store format.
 const LEGACY_SNAPSHOT: &str = "state.msgpack";
 const LOCK_FILE: &str = "lock";
+/// The writer's note of the segment it appends to, in `cache/`.
+const OPEN_SEGMENT_NOTE: &str = "open-segment.json";
 const CACHE_DIR: &str = "cache";
 const GITIGNORE: &str = "# derived data, the lock and temporary files; rollout/ and snapshots/ are tracked\ncache/\nlock\n.tmp-*\n";
 const GITATTRIBUTES: &str = "# Records and snapshots are immutable files that git only ever adds or removes.\nrollout/** -text\nsnapshots/** -text -merge diff=epiphany\n";
@@ -1388,14 +1393,23 @@ impl Transaction<'_> {
         let store = self.store;
         let dir = store.rollout_dir();
         fs::refuse_symlink(&dir)?;
-        match self.open_segment() {
-            Some((name, complete)) => append_line(&dir.join(name), complete, &line)?,
+        let git_head = record.git_head.as_deref();
+        let open = self.open_segment(git_head);
+        cut_torn_tails(&dir, &self.head.read.segments)?;
+        let name = match open {
+            Some((name, complete)) => {
+                append_line(&dir.join(name), complete, &line)?;
+                name.to_owned()
+            }
             None => {
                 std::fs::create_dir_all(&dir)
                     .with_context(|| format!("failed to create `{}`", dir.display()))?;
-                fs::write_atomic(&dir.join(segment_name(&record)), line.as_bytes())?;
+                let name = segment_name(&record);
+                fs::write_atomic(&dir.join(&name), line.as_bytes())?;
+                name
             }
-        }
+        };
+        store.note_open_segment(&name, git_head);
         let mut warnings = Vec::new();
         // A head read from a remembered fold is due one every clone can start from.
         let remembered = (self.head.read.base.as_ref())
@@ -1416,29 +1430,149 @@ impl Transaction<'_> {
         })
     }
 
-    /// The segment this write may append to: one the checked-out commit does not hold yet
-    /// (started since the last commit), the newest such; outside git, the newest segment.
-    fn open_segment(&self) -> Option<(&str, u64)> {
-        let committed = git::committed_names(&self.store.rollout_dir());
-        self.head
-            .read
-            .segments
-            .iter()
-            .filter(|(name, _)| committed.as_ref().is_none_or(|held| !held.contains(*name)))
-            .max_by(|a, b| a.0.cmp(b.0))
-            .map(|(name, end)| (name.as_str(), end.complete))
+    /// The segment this write may append to: the one this working copy last wrote, while the
+    /// commit it was started at is still checked out (so no commit holds it yet) and the file
+    /// is the one it wrote (git replaces a file it checks out, restores or merges). Any other
+    /// segment may exist elsewhere too: a committed one, or another branch's that `git merge
+    /// --squash`, `cherry-pick -n` or `checkout <branch> -- .epiphany/` brought back; appending
+    /// to it would make two versions of one file, which a later merge cannot join.
+    fn open_segment(&self, git_head: Option<&str>) -> Option<(&str, u64)> {
+        let note = self.store.open_segment_note()?;
+        let (name, end) = self.head.read.segments.get_key_value(&note.segment)?;
+        let file = FileStamp::of(&self.store.rollout_dir().join(name))?;
+        (note.git_head.as_deref() == git_head && file.continues(&note.file, end.complete))
+            .then_some((name.as_str(), end.complete))
     }
 }
 
-/// The file name of a segment that starts with `record`: its time, then its id, so that names
-/// sort by when the segment was started.
+/// The segment a working copy appends to, noted in `cache/` (never tracked): its name, the
+/// commit checked out when it was started, and the file as the last write left it.
+#[derive(Debug, Serialize, Deserialize)]
+struct OpenSegmentNote {
+    /// The segment's file name.
+    segment: String,
+    /// The commit checked out when the segment was started (none outside git or before the
+    /// first commit).
+    git_head: Option<String>,
+    /// The store directory the note was written in: a copied working copy does not append
+    /// to the original's segment.
+    store: PathBuf,
+    /// The segment file after the last write.
+    file: FileStamp,
+}
+
+/// What tells one file from another that replaced it under the same name: its inode, length
+/// and modification time (the stat data git itself compares).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct FileStamp {
+    inode: u64,
+    len: u64,
+    modified_ns: u128,
+}
+
+impl FileStamp {
+    /// Whether this is the file `noted` stamped, as a write left it (ending at `complete`), or
+    /// with a torn line after it (an interrupted write changes the length and time).
+    fn continues(&self, noted: &FileStamp, complete: u64) -> bool {
+        self.inode == noted.inode
+            && noted.len == complete
+            && (self.len > complete || self.modified_ns == noted.modified_ns)
+    }
+
+    /// The stamp of the file at `path`, when it can be read.
+    fn of(path: &Path) -> Option<FileStamp> {
+        let meta = std::fs::symlink_metadata(path).ok()?;
+        #[cfg(unix)]
+        let inode = std::os::unix::fs::MetadataExt::ino(&meta);
+        #[cfg(not(unix))]
+        let inode = 0;
+        let modified_ns = meta
+            .modified()
+            .ok()?
+            .duration_since(std::time::UNIX_EPOCH)
+            .ok()?
+            .as_nanos();
+        Some(FileStamp {
+            inode,
+            len: meta.len(),
+            modified_ns,
+        })
+    }
+}
+
+impl Store {
+    /// The store directory with links and `..` resolved: the same however it was reached.
+    fn canonical_dir(&self) -> PathBuf {
+        self.dir.canonicalize().unwrap_or_else(|_| self.dir.clone())
+    }
+
+    /// Where the writer notes the segment it appends to.
+    fn open_segment_path(&self) -> PathBuf {
+        self.cache_dir().join(OPEN_SEGMENT_NOTE)
+    }
+
+    /// The open segment this working copy noted, when the note is its own.
+    fn open_segment_note(&self) -> Option<OpenSegmentNote> {
+        let bytes = std::fs::read(self.open_segment_path()).ok()?;
+        let note: OpenSegmentNote = serde_json::from_slice(&bytes).ok()?;
+        (note.store == self.canonical_dir()).then_some(note)
+    }
+
+    /// Notes that this working copy wrote segment `name`, started at commit `git_head`. Best
+    /// effort: without the note the next write starts another segment, which costs a file,
+    /// nothing else.
+    fn note_open_segment(&self, name: &str, git_head: Option<&str>) {
+        let Some(file) = FileStamp::of(&self.rollout_dir().join(name)) else {
+            return;
+        };
+        let note = OpenSegmentNote {
+            segment: name.to_owned(),
+            git_head: git_head.map(str::to_owned),
+            store: self.canonical_dir(),
+            file,
+        };
+        let Ok(bytes) = serde_json::to_vec(&note) else {
+            return;
+        };
+        if fs::create_dirs_below(&self.dir, &self.cache_dir()).is_ok() {
+            let _ = fs::replace(&self.open_segment_path(), &bytes, Durability::Visible);
+        }
+    }
+}
+
+/// The file name of a new segment that starts with `record`: its time, its id, then a random
+/// part, so that names sort by when segments were started and two working copies that write
+/// the same first record (the same patch on the same parents in the same second) still start
+/// two files.
 fn segment_name(record: &Record) -> String {
     let stamp: String = record
         .at
         .chars()
         .filter(|c| c.is_ascii_alphanumeric())
         .collect();
-    format!("{stamp}-{}{SEGMENT_SUFFIX}", &record.id[..16])
+    // Each process seeds its hasher keys from the operating system's randomness.
+    let writer = std::collections::hash_map::RandomState::new().hash_one(&record.id);
+    format!(
+        "{stamp}-{}-{:08x}{SEGMENT_SUFFIX}",
+        &record.id[..16],
+        writer as u32
+    )
+}
+
+/// Cuts every segment back to its last complete line: a torn line is what an interrupted write
+/// left, never a record, and every clone cuts the same bytes (so git merges the cuts).
+fn cut_torn_tails(dir: &Path, segments: &BTreeMap<String, SegmentEnd>) -> Result<()> {
+    for (name, end) in segments {
+        let path = dir.join(name);
+        let torn = std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.len() > end.complete);
+        if torn {
+            let file = fs::open_no_follow(&path, false)?;
+            file.set_len(end.complete)
+                .and_then(|_| file.sync_data())
+                .with_context(|| format!("failed to cut the torn line off `{}`", path.display()))?;
+        }
+    }
+    Ok(())
 }
 
 /// Appends `line` to the segment at `path` whose complete lines end at `complete`, cutting off

@@ -260,6 +260,70 @@ fn a_revert_of_a_state_commit() {
     assert_whole(&env, &["after", "kept"]);
 }
 
+/// A segment another branch committed can reach the work tree staged but not committed
+/// (`git merge --squash`, `git checkout <branch> -- .epiphany/`). A write then starts a
+/// segment of its own instead of appending to that one: appending made two versions of one
+/// file, and merging the branch later stopped with an add/add conflict inside the rollout.
+#[test]
+fn a_write_never_appends_to_a_segment_staged_from_another_branch() {
+    let squash: &[&str] = &["merge", "--squash", "feature"];
+    let checkout: &[&str] = &["checkout", "feature", "--", ".epiphany/"];
+    for bring in [squash, checkout] {
+        let env = repository();
+        env.git(&["checkout", "-q", "-b", "feature"]);
+        observe(&env, "f1");
+        env.git(&["checkout", "-q", "main"]);
+        git_clean(&env, bring);
+        env.update(&observation_patch("m1"));
+        // Unstaged changes to tracked rollout files: the write appended to a staged segment.
+        let appended = env.git_output(&["diff", "--quiet", "--", ".epiphany/rollout"]);
+        assert!(
+            appended.status.success(),
+            "{bring:?}: a staged segment changed"
+        );
+        env.commit_all("the feature's records, then m1");
+        env.git(&["checkout", "-q", "feature"]);
+        observe(&env, "f2");
+        env.git(&["checkout", "-q", "main"]);
+        git_clean(&env, &["merge", "--no-edit", "feature"]);
+        assert_whole(&env, &["f1", "f2", "m1"]);
+    }
+}
+
+/// Two clones that write the same first record (the same patch on the same parents in the
+/// same second) still start two segment files, so one that went on writing merges the other's
+/// without a conflict; the shared record counts once.
+#[test]
+fn clones_that_write_the_same_first_record_never_share_a_segment() {
+    let env = repository().with_var("EPIPHANY_NOW", "2026-06-01T00:00:00Z");
+    let clone = env.sibling("clone");
+    let path = clone.root().display().to_string();
+    env.git(&["clone", "-q", ".", &path]);
+    observe(&env, "same");
+    clone.update(&observation_patch("same"));
+    observe(&clone, "extra");
+    git_clean(
+        &clone,
+        &["pull", "--no-rebase", "--no-edit", "origin", "main"],
+    );
+    assert_whole(&clone, &["extra", "same"]);
+}
+
+/// Writes between two commits go to one segment; a commit seals it, and the next write starts
+/// another.
+#[test]
+fn writes_share_a_segment_until_a_commit() {
+    let env = repository();
+    let before = env.rollout_segments().len();
+    env.update(&observation_patch("a"));
+    env.update(&observation_patch("b"));
+    assert_eq!(env.rollout_segments().len(), before + 1);
+    env.commit_all("a and b");
+    env.update(&observation_patch("c"));
+    assert_eq!(env.rollout_segments().len(), before + 2);
+    assert_whole(&env, &["a", "b", "c"]);
+}
+
 /// After a merge no snapshot serves (each side's is concurrent with the other's records), so
 /// the first read folds every record. It remembers that fold in the untracked cache, the next
 /// reads start from it (a damaged copy is never served and is rewritten), and the next write

@@ -374,6 +374,36 @@ fn verify_names_a_torn_tail_and_the_next_write_repairs_it() {
     assert_eq!(env.json(&["verify"])["ok"], true);
 }
 
+/// A last record whose newline was dropped (an editor, `truncate`) is whole: reads fold it,
+/// `verify` passes, and the next write keeps it (it used to be taken for a torn line, hidden,
+/// and cut off by the next write).
+#[test]
+fn a_last_record_without_its_newline_is_kept() {
+    let env = TestEnv::new();
+    for objective in ["one", "two", "three"] {
+        env.update(&json!({ "objective": objective }));
+    }
+    let segment = env.last_segment();
+    let mut rollout = std::fs::read(&segment).expect("read");
+    assert_eq!(rollout.pop(), Some(b'\n'));
+    std::fs::write(&segment, &rollout).expect("write");
+    assert_eq!(env.json(&["show"])["objective"], "three");
+    assert_eq!(env.json(&["verify"])["ok"], true);
+    env.update(&json!({"objective": "four"}));
+    assert_eq!(
+        std::fs::read(&segment).expect("read"),
+        rollout,
+        "the segment is unchanged"
+    );
+    assert_eq!(
+        env.json(&["show", "--revision", "HEAD~1"])["objective"],
+        "three"
+    );
+    let verify = env.json(&["verify"]);
+    assert_eq!(verify["ok"], true, "{verify}");
+    assert_eq!(verify["records"], env.json(&["show"])["revision"]);
+}
+
 /// Snapshots after every write, so a test can look at one.
 fn snapshot_every_write(env: &TestEnv, patch: &Value) {
     env.ok_with(
