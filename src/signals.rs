@@ -189,7 +189,7 @@ fn watcher_input(
 
 /// The record that produced `revision`.
 fn record_at(store: &Store, revision: u64) -> Result<crate::state::rollout::Record> {
-    let history = store.history()?;
+    let history = store.sound_history()?;
     let count = history.resolve(&Revision::Number(revision))?;
     count
         .checked_sub(1)

@@ -59,7 +59,7 @@ impl Report for DiffReport {
 /// Runs `diff`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let Args { from, to } = args;
-    let history = ctx.store()?.history()?;
+    let history = ctx.store()?.sound_history()?;
     let to = match to {
         Some(revision) => history.resolve(revision)?,
         None => history.records.len(),

@@ -153,7 +153,7 @@ fn state_hits(store: &Store, query: &str, limit: usize) -> Result<Vec<Hit>> {
     let revision = head.state.revision;
     let state = serde_json::to_value(&head.state)?;
     let patches: Vec<(u64, serde_json::Value)> = store
-        .history()?
+        .sound_history()?
         .records
         .iter()
         .enumerate()

@@ -59,7 +59,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         .with_hint("the store moved on; check `epiphany log` before rolling back")
         .into());
     }
-    let history = store.history()?;
+    let history = store.sound_history()?;
     let count = history.resolve(to_revision)?;
     let target = history.fold_to(count);
     // The write head holds no observation bodies; compare with the whole head.

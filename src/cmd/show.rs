@@ -32,7 +32,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let store = ctx.store()?;
     let state = match revision {
         Some(revision) => {
-            let history = store.history()?;
+            let history = store.sound_history()?;
             history.fold_to(history.resolve(revision)?).state
         }
         None => store.head()?.state,

@@ -324,9 +324,17 @@ fn check_snapshots(
             .map(|id| by_id.get(id.as_str()).copied())
             .collect::<Option<Vec<_>>>()
         else {
-            // A snapshot that came with a cherry-pick from a branch whose records are not all
-            // here: readers skip it, and the next snapshot write removes it.
+            // A cherry-pick brings a snapshot without the branch's earlier records, and a revert
+            // removes records a later snapshot holds: readers skip it, and the next snapshot
+            // write removes it. It may also be the last trace of records that were lost.
             checked -= 1;
+            let missing = order
+                .iter()
+                .filter(|id| !by_id.contains_key(id.as_str()))
+                .count();
+            notes.push(format!(
+                "snapshot {name} holds {missing} record(s) the rollout does not have (a cherry-pick brought it without them, a revert removed them, or they were lost); reads skip it, and the next snapshot write removes it"
+            ));
             continue;
         };
         let replay = replay(held.into_iter().cloned().collect());

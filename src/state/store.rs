@@ -932,6 +932,17 @@ impl Store {
         self.segments()?.into_history()
     }
 
+    /// [`Store::history`] for the commands that fold it: a line that is not a sound record
+    /// stops them, naming its segment and line, as it stops a read of the head (folding
+    /// around it would renumber every revision after it). Only `verify` lists every problem.
+    pub fn sound_history(&self) -> Result<History> {
+        let history = self.history()?;
+        match history.problems.first() {
+            Some(problem) => Err(self.corrupt_rollout(problem)),
+            None => Ok(history),
+        }
+    }
+
     /// Where the first record written at each of `commits` is: for each commit, each rollout
     /// segment naming it as a record's `git_head` (relative to [`Store::root`]), with its
     /// length up to the end of the first such line. What lets git tell where records entered a
@@ -970,10 +981,7 @@ impl Store {
                 }
             }
         }
-        let history = self.history()?;
-        if let Some(problem) = history.problems.first() {
-            return Err(self.corrupt_rollout(problem));
-        }
+        let history = self.sound_history()?;
         Ok(history
             .records
             .into_iter()
@@ -1127,13 +1135,16 @@ impl Store {
         options: &WriteOptions,
     ) -> Result<(Vec<String>, Option<String>)> {
         let _lock = self.lock(options.lock_timeout, LockMode::Exclusive)?;
+        // Checked before anything is removed: over a damaged line nothing can be rebuilt, and
+        // the snapshots may hold the only other copy of what it said.
+        let history = self.sound_history()?;
         let mut removed = Vec::new();
         for path in self.snapshot_candidates()? {
             std::fs::remove_file(&path)
                 .with_context(|| format!("failed to remove `{}`", path.display()))?;
             removed.extend(path.file_name().and_then(|n| n.to_str()).map(str::to_owned));
         }
-        let written = match self.history()?.records.is_empty() {
+        let written = match history.records.is_empty() {
             true => None,
             false => Some(self.write_snapshot()?),
         };

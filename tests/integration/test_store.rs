@@ -339,6 +339,58 @@ fn verify_reports_an_edited_line_with_its_number() {
     assert!(show.stderr.contains("line 2"), "{show}");
 }
 
+/// A line a snapshot covers is not read by a read of the head, but every command that replays
+/// the records refuses it (they folded around it and renumbered every revision after it), and
+/// `verify --repair` refuses before removing a snapshot (which may hold the only other copy
+/// of what the line said).
+#[test]
+fn replays_and_repair_refuse_an_edited_line_a_snapshot_covers() {
+    let env = TestEnv::new().with_var("EPIPHANY_SNAPSHOT_EVERY", "2");
+    for objective in ["one", "two", "three", "four"] {
+        env.update(&json!({ "objective": objective }));
+    }
+    let segment = env.last_segment();
+    let rollout = std::fs::read_to_string(&segment).expect("read");
+    std::fs::write(&segment, rollout.replacen("\"two\"", "\"TWO\"", 1)).expect("write");
+    let before = env.store_bytes();
+    for args in [
+        &["show", "--revision", "3"][..],
+        &["diff", "1"],
+        &["log"],
+        &["rollback", "--to-revision", "1"],
+        &["verify", "--repair"],
+    ] {
+        let output = env.run(args);
+        assert_eq!(output.code, 2, "{args:?}: {output}");
+        assert!(
+            output.stderr.contains("line 2 was edited"),
+            "{args:?}: {output}"
+        );
+        assert_eq!(env.store_bytes(), before, "{args:?} changed the store");
+    }
+}
+
+/// A snapshot whose records are not all in the rollout (a revert removed them, or they were
+/// lost) is named in a note: reads skip it, and nothing else tells that it is there.
+#[test]
+fn verify_notes_a_snapshot_whose_records_are_gone() {
+    let env = TestEnv::new().with_var("EPIPHANY_SNAPSHOT_EVERY", "2");
+    for objective in ["one", "two", "three", "four"] {
+        env.update(&json!({ "objective": objective }));
+    }
+    let segment = env.last_segment();
+    let rollout = std::fs::read_to_string(&segment).expect("read");
+    let kept: Vec<&str> = rollout.lines().take(2).collect();
+    std::fs::write(&segment, format!("{}\n", kept.join("\n"))).expect("write");
+    let verify = env.json(&["verify"]);
+    assert_eq!(verify["records"], 2, "{verify}");
+    let notes = verify["notes"].to_string();
+    assert!(
+        notes.contains("holds 2 record(s) the rollout does not have"),
+        "{verify}"
+    );
+}
+
 /// Replaces 12-digit record id prefixes with `[ID]`.
 fn regex_lite_record_ids(text: &str) -> String {
     let mut out = String::new();
