@@ -5,7 +5,6 @@
 //! so input of any size is read in bounded memory. All decisions (ids, summary, kinds) are
 //! `policy::distill`'s; this module only gathers the input and prints the draft.
 
-use std::collections::BTreeMap;
 use std::io::Read;
 
 use anyhow::Context;
@@ -116,7 +115,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         Some(text) => TextDigest::of(text),
         None => digest_stdin(ctx)?,
     };
-    let distilled = request.distill(digest).map_err(distill_failure)?;
+    let mut distilled = request.distill(digest).map_err(distill_failure)?;
     if distilled.shortened {
         ctx.ui.status(&format!(
             "note: the summary keeps {} of the text's {} characters; the full text is not stored \
@@ -126,8 +125,9 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             distilled.text_chars
         ));
     }
-    // A draft is printed and usually piped into a write: it carries no secret either.
-    let mut found = BTreeMap::new();
+    // A draft is printed and usually piped into a write: it carries no secret either. The
+    // summary was redacted before it was cut; the rest is redacted here.
+    let mut found = std::mem::take(&mut distilled.redactions);
     let patch = redact_serialized(distilled.into_patch(), &mut found).map_err(redaction_failure)?;
     for redaction in redactions(found) {
         ctx.ui.warn(&format!(

@@ -11,7 +11,16 @@
 //! result depends on is kept: the collapsed text up to one scalar past the fingerprint limit
 //! (that decides `truncate(text, 4096)`), and the few candidate lines of the salient-line
 //! selection, each cut one scalar past the summary limit (that decides the summary).
+//!
+//! The summary is stored, so it holds no secret, not even part of one: the text is redacted
+//! ([`crate::policy::secrets`]) before it is cut to the limit, and a text the digest had to cut
+//! loses the word its cut went through (the start of a credential is too short for any rule
+//! to know it) and shows `...` there instead.
 
+use std::collections::BTreeMap;
+
+use crate::policy::secrets::redact_text;
+use crate::policy::secrets::truncate_redacted;
 use crate::policy::text::collapse;
 use crate::policy::text::hex12;
 use crate::policy::text::truncate;
@@ -112,14 +121,17 @@ impl DistillRequest {
         }
         let body = match text.salient {
             Some(salient) if is_source_output(&self.source_kind) => salient,
+            _ if text.capped => close_cut(&text.collapsed),
             _ => text.collapsed.clone(),
         };
         let full = match &self.subject {
             Some(subject) => format!("{subject}: {body}"),
             None => body.clone(),
         };
-        let summary = truncate(&full, SUMMARY_LIMIT);
-        let shortened = summary != full || body != text.collapsed || text.capped;
+        let mut redactions = BTreeMap::new();
+        let redacted = redact_text(&full, &mut redactions).unwrap_or(full);
+        let summary = truncate_redacted(&redacted, SUMMARY_LIMIT);
+        let shortened = summary != redacted || body != text.collapsed || text.capped;
         let fingerprint = hex12(
             [
                 self.source_kind.as_str(),
@@ -133,6 +145,7 @@ impl DistillRequest {
         let evidence_id = format!("ev-{fingerprint}");
         Ok(Distilled {
             shortened,
+            redactions,
             text_chars: text.chars,
             observation: Observation {
                 id: format!("obs-{fingerprint}"),
@@ -165,6 +178,8 @@ pub struct Distilled {
     pub shortened: bool,
     /// How many characters the text had, as given.
     pub text_chars: u64,
+    /// The secrets redacted from the summary, by kind.
+    pub redactions: BTreeMap<&'static str, usize>,
 }
 
 impl Distilled {
@@ -318,7 +333,11 @@ impl TextDigest {
         if !line.started {
             return;
         }
-        let text = line.shown.text;
+        let text = if line.shown.scalars > SUMMARY_LIMIT {
+            close_cut(&line.shown.text)
+        } else {
+            line.shown.text
+        };
         if line.high_signal {
             keep_first(&mut self.high_signal, SALIENT_LINES, &text);
         } else if line.warning {
@@ -358,6 +377,16 @@ impl Line {
             .map_or(0, |(at, _)| at);
         self.tail = window[keep_from..].to_owned();
     }
+}
+
+/// A text the digest cut at its limit, ready to be redacted: the word the cut went through
+/// may be the start of a credential, too short for any rule to know it, so it goes, and `...`
+/// marks the cut.
+fn close_cut(text: &str) -> String {
+    let kept = text
+        .rfind(char::is_whitespace)
+        .map_or("", |at| text[..at].trim_end());
+    format!("{kept}...")
 }
 
 fn keep_first(lines: &mut Vec<String>, limit: usize, line: &str) {
@@ -666,10 +695,61 @@ mod tests {
         let distilled = DistillRequest::new("tool", "ok", None, None, vec![])
             .and_then(|request| request.distill(digest))
             .expect("distill");
+        // The word the digest's cut went through may be a credential's start: it goes.
+        assert_eq!(distilled.observation.summary, "error...");
+        assert!(distilled.shortened);
+    }
+
+    #[test]
+    fn secrets_are_redacted_whole_before_the_summary_is_cut() {
+        let token = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB";
+        // Cut first, 26 of the token's 42 characters would be stored.
+        let text = format!("{} {token} tail", "a".repeat(290));
+        let distilled = draft("test", None, &text);
         assert_eq!(
             distilled.observation.summary,
-            truncate(&line, SUMMARY_LIMIT)
+            format!("{} [REDACTED:github_token] tail", "a".repeat(290))
         );
+        assert_eq!(distilled.evidence.summary, distilled.observation.summary);
+        assert_eq!(distilled.redactions.get("github_token"), Some(&1));
+        assert!(!distilled.shortened);
+        // The marker is longer than the key; the summary still keeps to the limit.
+        for width in 280..320 {
+            let text = format!("{} AKIAIOSFODNN7EXAMPLE tail", "a".repeat(width));
+            let summary = draft("test", None, &text).observation.summary;
+            assert!(summary.chars().count() <= SUMMARY_LIMIT, "{summary}");
+            assert!(!summary.contains("AKIA"), "{summary}");
+        }
+    }
+
+    #[test]
+    fn a_line_cut_by_the_digest_loses_the_word_the_cut_went_through() {
+        let token = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB";
+        // The salient line is kept to 321 scalars, which ends inside the token.
+        let line = format!("error {} {token} tail", "a".repeat(300));
+        let distilled = draft("shell-tool", None, &format!("{line}\nfinished"));
+        let summary = &distilled.observation.summary;
+        assert!(
+            !summary.contains("ghp_") && !summary.contains("12345"),
+            "{summary}"
+        );
+        assert!(
+            summary.starts_with(&format!("error {}...", "a".repeat(300))),
+            "{summary}"
+        );
+        assert!(summary.chars().count() <= SUMMARY_LIMIT, "{summary}");
+        // The same for the collapsed text of other sources, cut at the fingerprint limit,
+        // once a private key block before it is redacted.
+        let key = format!(
+            "-----BEGIN RSA PRIVATE KEY-----\n{}Q\n-----END RSA PRIVATE KEY-----",
+            "MIIEabc0".repeat(502)
+        );
+        // The token starts at scalar 4080: 17 of its characters are within the limit.
+        let text = format!("{key}\n{token}");
+        assert_eq!(text.find("ghp_"), Some(4080));
+        let distilled = draft("note", None, &text);
+        assert_eq!(distilled.observation.summary, "[REDACTED:private_key]...");
+        assert_eq!(distilled.redactions.get("private_key"), Some(&1));
     }
 
     #[test]

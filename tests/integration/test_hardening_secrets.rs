@@ -929,3 +929,69 @@ fn binary_input_to_distill_is_summarized_not_scanned() {
     );
     assert_eq!(env.store_bytes(), before);
 }
+
+/// Everything the store holds as text: every rollout segment, and every snapshot (tracked or
+/// cached) as `textconv` shows it.
+fn stored_text(env: &TestEnv) -> String {
+    let mut text = env.rollout_text();
+    for dir in [".epiphany/snapshots", ".epiphany/cache/snapshots"] {
+        for name in crate::common::snapshot_names(&env.root().join(dir)) {
+            let path = format!("{dir}/{name}");
+            text.push_str(&env.ok(&["textconv", &path]).stdout);
+        }
+    }
+    text
+}
+
+/// Findings 5: `distill` cut the summary to 320 characters before redacting it, so the start of
+/// a credential cut by the limit (or by the digest's cap on a line) was drafted, stored by
+/// `update`, and passed `verify`. Now the text is redacted first; nothing of the secret is
+/// stored, and the summary keeps to the limit.
+#[test]
+fn a_distilled_summary_holds_no_part_of_a_secret() {
+    let env = TestEnv::new().with_var("EPIPHANY_SNAPSHOT_EVERY", "1");
+    let github = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB";
+    let aws = "AKIAIOSFODNN7EXAMPLE";
+    let cases = [
+        (
+            "test",
+            format!("{} {github} tail", "a".repeat(290)),
+            "github_token",
+        ),
+        (
+            "test",
+            format!("{} {aws} tail", "a".repeat(300)),
+            "aws_access_key",
+        ),
+        // A tool's line is kept to 321 characters: the cut goes through the token.
+        (
+            "shell-tool",
+            format!("error {} {github} tail\nfinished", "a".repeat(300)),
+            "",
+        ),
+    ];
+    for (kind, text, redacted) in &cases {
+        let draft = env.ok(&distill_args(kind, &["--json", "--text", text]));
+        let summary = draft.json()["patch"]["observations"][0]["summary"]
+            .as_str()
+            .expect("summary")
+            .to_owned();
+        assert!(summary.chars().count() <= 320, "{summary}");
+        if !redacted.is_empty() {
+            assert!(
+                draft
+                    .stderr
+                    .contains(&format!("redacted 1 {redacted} secret(s) from the draft")),
+                "{draft}"
+            );
+        }
+        let written = env.run_with_stdin(&["--json", "update"], draft.stdout);
+        assert_eq!(written.code, 0, "{written}");
+    }
+    let stored = stored_text(&env);
+    assert!(stored.contains("[REDACTED:github_token] tail"), "{stored}");
+    for start in ["ghp_", "1234567890abc", "AKIAIOSFODNN7EXA"] {
+        assert!(!stored.contains(start), "`{start}` is stored:\n{stored}");
+    }
+    assert_eq!(env.json(&["verify"])["ok"], true);
+}

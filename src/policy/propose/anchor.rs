@@ -5,14 +5,13 @@
 use std::collections::HashSet;
 use std::path::Path;
 
-use super::SUMMARY_LIMIT;
+use super::cut_summary;
 use super::path_node_id;
 use super::select::Selection;
 use super::select::add_code_ref_terms;
 use super::select::add_terms;
 use crate::policy::code_ref::code_ref_key;
 use crate::policy::text::is_blank;
-use crate::policy::text::truncate;
 use crate::policy::text::uniq_append;
 use crate::state::model::CodeRef;
 use crate::state::model::GraphFrontier;
@@ -151,13 +150,10 @@ pub(super) fn anchor_path(
     let node = GraphNode {
         id: path_node_id(path),
         title,
-        purpose: truncate(
-            &format!(
-                "Candidate implementation surface from verified observation: {}",
-                selection.primary.summary
-            ),
-            SUMMARY_LIMIT,
-        ),
+        purpose: cut_summary(&format!(
+            "Candidate implementation surface from verified observation: {}",
+            selection.primary.summary
+        )),
         mechanism: Some(format!(
             "Proposed from prioritized observation {:?} and selected observation ids: {}",
             selection.primary.id,

@@ -19,8 +19,8 @@ use std::collections::HashSet;
 use std::path::Path;
 
 use crate::policy::code_ref::code_ref_key;
+use crate::policy::secrets::redact_and_truncate;
 use crate::policy::text::hex12;
-use crate::policy::text::truncate;
 use crate::policy::text::uniq_append;
 use crate::state::model::CodeRef;
 use crate::state::model::EvidenceRecord;
@@ -41,6 +41,13 @@ use select::resolve;
 
 /// The longest summary, purpose or warning fragment the proposal writes, in Unicode scalars.
 pub const SUMMARY_LIMIT: usize = 220;
+
+/// A summary or purpose the proposal writes, cut to [`SUMMARY_LIMIT`]. It quotes the state,
+/// which is redacted when written; a store written before redaction existed may still hold a
+/// secret, and a cut through it would keep a start no rule knows: the text is redacted first.
+fn cut_summary(text: &str) -> String {
+    redact_and_truncate(text, SUMMARY_LIMIT, &mut std::collections::BTreeMap::new())
+}
 
 /// Drafts a map/frontier/churn patch from the observations named by `observation_ids` (blank
 /// and repeated ids ignored), or from auto-selected ones when none are named.
@@ -101,10 +108,7 @@ pub fn propose(state: &State, observation_ids: &[String]) -> Result<Patch, Strin
     let joined_ids = ids.join(", ");
     let observation = Observation {
         id: format!("obs-map-proposal-{fingerprint}"),
-        summary: truncate(
-            &format!("Map/churn proposal from {summary}: {joined_ids}"),
-            SUMMARY_LIMIT,
-        ),
+        summary: cut_summary(&format!("Map/churn proposal from {summary}: {joined_ids}")),
         source_kind: "epiphany-map-proposal".into(),
         status: "candidate".into(),
         code_refs: code_refs.clone(),
@@ -114,16 +118,13 @@ pub fn propose(state: &State, observation_ids: &[String]) -> Result<Patch, Strin
         id: evidence_id,
         kind: "proposal".into(),
         status: "candidate".into(),
-        summary: truncate(
-            &format!(
-                "Proposed graph frontier and churn update from {summary}: {joined_ids}; reused {} \
+        summary: cut_summary(&format!(
+            "Proposed graph frontier and churn update from {summary}: {joined_ids}; reused {} \
                  existing node(s), {} by semantic graph signal, created {} new node(s)",
-                counts.reused(),
-                counts.semantic,
-                counts.created
-            ),
-            SUMMARY_LIMIT,
-        ),
+            counts.reused(),
+            counts.semantic,
+            counts.created
+        )),
         code_refs,
     };
     let churn = judge_churn(
@@ -395,6 +396,24 @@ mod tests {
         // The counts fall past the limit here: the summary is cut, as the original cut it.
         assert_eq!(evidence.summary.chars().count(), SUMMARY_LIMIT);
         assert!(evidence.summary.ends_with("..."));
+    }
+
+    #[test]
+    fn a_secret_left_in_an_old_store_is_redacted_before_the_cut() {
+        let mut state = verified_state(vec![code_ref(PROMPT, 10, 20, "demo")]);
+        // Cut first, the purpose kept `ghp_1234567890a`, which no rule knows as a token.
+        state.observations[0].summary = format!(
+            "{} ghp_1234567890abcdefghijklmnopqrstuvwxyzAB tail",
+            "a".repeat(140)
+        );
+        let patch = propose_all(&state);
+        let purpose = &nodes_of(&state, &patch)[0].purpose;
+        assert!(
+            !purpose.contains("ghp_") && !purpose.contains("1234567890"),
+            "{purpose}"
+        );
+        assert!(purpose.chars().count() <= SUMMARY_LIMIT, "{purpose}");
+        assert!(purpose.ends_with("a ..."), "{purpose}");
     }
 
     #[test]

@@ -14,6 +14,8 @@
 //! Findings that overlap are merged, and each merged span is replaced by `[REDACTED:<kind>]`
 //! (the most specific kind: a named service before a generic rule). Callers report the kinds
 //! and counts, never the secret. Redacting is idempotent: a marker is never matched again.
+//! Text that is cut to a limit is redacted first ([`redact_and_truncate`]): a credential cut
+//! in half is too short for any rule to know it.
 //!
 //! Pure: patterns are compiled once per process (each gitleaks pattern the first time one of
 //! its keywords is seen), and nothing here touches the file system, the clock or the
@@ -146,6 +148,39 @@ pub fn redact_text(text: &str, found: &mut BTreeMap<&'static str, usize>) -> Opt
     }
     redacted.push_str(&text[last..]);
     Some(redacted)
+}
+
+/// A redacted text cut to at most `limit` Unicode scalars, `...` marking the cut (as
+/// [`truncate`](crate::policy::text::truncate) does), without splitting a redaction marker: a
+/// marker the cut would split goes whole. Redact first, then cut: cut first, a credential cut
+/// in half is too short for any rule to know it, and its start would be stored.
+pub fn truncate_redacted(text: &str, limit: usize) -> String {
+    if text.char_indices().nth(limit).is_none() {
+        return text.to_owned();
+    }
+    let keep = limit.saturating_sub(3);
+    let mut cut = text
+        .char_indices()
+        .nth(keep)
+        .map_or(text.len(), |(at, _)| at);
+    if let Some(marker) = MARKER
+        .find_iter(text)
+        .find(|marker| marker.start() < cut && cut < marker.end())
+    {
+        cut = marker.start();
+    }
+    format!("{}...", &text[..cut])
+}
+
+/// `text` redacted (counted into `found`), then cut to at most `limit` scalars by
+/// [`truncate_redacted`].
+pub fn redact_and_truncate(
+    text: &str,
+    limit: usize,
+    found: &mut BTreeMap<&'static str, usize>,
+) -> String {
+    let redacted = redact_text(text, found);
+    truncate_redacted(redacted.as_deref().unwrap_or(text), limit)
 }
 
 /// The counts as a report list, kinds in name order.
@@ -324,6 +359,33 @@ mod tests {
             assert_eq!(clean, text);
             assert!(found.is_empty(), "{text}: {found:?}");
         }
+    }
+
+    #[test]
+    fn a_cut_comes_after_redaction_and_never_splits_a_marker() {
+        let mut found = BTreeMap::new();
+        let token = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB";
+        // Cut first, 26 of the token's 42 characters would stay, and no rule knows them.
+        let text = format!("{} {token} tail", "a".repeat(290));
+        let cut = redact_and_truncate(&text, 320, &mut found);
+        assert_eq!(
+            cut,
+            format!("{} [REDACTED:github_token] tail", "a".repeat(290))
+        );
+        assert_eq!(found.get("github_token"), Some(&1));
+        // The marker is longer than the key: the result is cut again, outside the marker.
+        let text = format!("{} AKIAIOSFODNN7EXAMPLE tail", "a".repeat(300));
+        let cut = redact_and_truncate(&text, 320, &mut found);
+        assert_eq!(cut, format!("{} ...", "a".repeat(300)));
+        let text = format!("{} AKIAIOSFODNN7EXAMPLE tail", "a".repeat(290));
+        let cut = redact_and_truncate(&text, 320, &mut found);
+        assert_eq!(
+            cut,
+            format!("{} [REDACTED:aws_access_key] ...", "a".repeat(290))
+        );
+        assert!(cut.chars().count() <= 320);
+        assert_eq!(truncate_redacted("short", 320), "short");
+        assert_eq!(truncate_redacted("abcdefg", 6), "abc...");
     }
 
     #[test]
