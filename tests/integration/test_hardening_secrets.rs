@@ -995,3 +995,71 @@ fn a_distilled_summary_holds_no_part_of_a_secret() {
     }
     assert_eq!(env.json(&["verify"])["ok"], true);
 }
+
+/// Finding 6: the AWS secret access key in its usual spellings, a quoted passphrase, Azure,
+/// Hugging Face and SendGrid keys, and keys glued to an identifier were stored as written.
+#[test]
+fn common_credentials_and_glued_tokens_are_redacted_before_writing() {
+    let env = TestEnv::new().with_var("EPIPHANY_SNAPSHOT_EVERY", "1");
+    let notes = [
+        "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+        "export AWS_SECRET_ACCESS_KEY=\"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\"",
+        "PASSWORD: \"correct horse battery staple\"",
+        "AccountKey=abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZab==",
+        "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
+        "SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG",
+        "my_AKIAIOSFODNN7EXAMPLE",
+        "id_ghp_1234567890abcdefghijklmnopqrstuvwxyzAB",
+        "xAKIAIOSFODNN7EXAMPLE",
+        "AKIAIOSFODNN7EXAMPLE_suffix",
+    ];
+    let output = env.run_with_stdin(
+        &["--json", "update"],
+        json!({"scratch": {"notes": notes}}).to_string(),
+    );
+    assert_eq!(output.code, 0, "{output}");
+    let redacted: usize = output.json()["redactions"]
+        .as_array()
+        .expect("redactions")
+        .iter()
+        .map(|r| r["count"].as_u64().expect("count") as usize)
+        .sum();
+    assert_eq!(redacted, notes.len(), "{output}");
+    let stored = stored_text(&env);
+    for raw in [
+        "wJalrXUtnFEMI",
+        "correct horse",
+        "abcdefghijklmnopqrstuvwxyz0123456789",
+        "hf_abc",
+        "SG.abc",
+        "AKIAIOSFODNN7EXAMPLE",
+        "ghp_1234567890",
+    ] {
+        assert!(!stored.contains(raw), "`{raw}` is stored:\n{stored}");
+    }
+    assert!(stored.contains("my_[REDACTED:aws_access_key]"), "{stored}");
+    assert_eq!(env.json(&["verify"])["ok"], true);
+}
+
+/// Finding D2: an error that quotes its input quoted a key glued to an identifier.
+#[test]
+fn a_refusal_never_quotes_a_key_glued_to_an_identifier() {
+    let env = TestEnv::new();
+    let before = env.store_bytes();
+    let output = env.run_with_stdin(
+        &["--json", "update"],
+        r#"{"objective":"x","my_AKIAIOSFODNN7EXAMPLE":1}"#,
+    );
+    assert_eq!(output.code, 2, "{output}");
+    assert!(
+        output.stdout.contains("my_[REDACTED:aws_access_key]"),
+        "{output}"
+    );
+    assert!(
+        !output.stdout.contains("AKIAIOSFODNN7EXAMPLE")
+            && !output.stderr.contains("AKIAIOSFODNN7EXAMPLE"),
+        "{output}"
+    );
+    assert_eq!(env.store_bytes(), before);
+}

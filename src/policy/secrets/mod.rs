@@ -8,8 +8,9 @@
 //!   floor, allowlists and stopwords;
 //! - our own detectors ([`rules`]): keyword-anchored assignments (`*password*`, `*secret*`,
 //!   `*token*`, `*_key` in `=`, `:` and JSON forms, with value checks so `password: see vault`
-//!   is not flagged), credentials in URLs, `Authorization:` headers, bearer tokens, and private
-//!   key blocks.
+//!   is not flagged), the AWS secret access key and Azure connection-string keys by name,
+//!   credentials in URLs, `Authorization:` headers, bearer tokens, private key blocks, and
+//!   service tokens even when glued to an identifier (`my_AKIA...`).
 //!
 //! Findings that overlap are merged, and each merged span is replaced by `[REDACTED:<kind>]`
 //! (the most specific kind: a named service before a generic rule). Callers report the kinds
@@ -358,6 +359,61 @@ mod tests {
             let (clean, found) = redact(text);
             assert_eq!(clean, text);
             assert!(found.is_empty(), "{text}: {found:?}");
+        }
+    }
+
+    #[test]
+    fn credentials_in_their_usual_places_are_redacted_whole() {
+        for (input, expected) in [
+            (
+                "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+                "aws_secret_access_key = [REDACTED:aws_secret_access_key]",
+            ),
+            (
+                "export AWS_SECRET_ACCESS_KEY=\"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\"",
+                "export AWS_SECRET_ACCESS_KEY=\"[REDACTED:aws_secret_access_key]\"",
+            ),
+            (
+                "PASSWORD: \"correct horse battery staple\"",
+                "PASSWORD: \"[REDACTED:secret_assignment]\"",
+            ),
+            (
+                "AccountKey=abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZab==",
+                "AccountKey=[REDACTED:azure_access_key]",
+            ),
+            (
+                "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
+                "[REDACTED:huggingface_token]",
+            ),
+            (
+                "SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG",
+                "[REDACTED:sendgrid_api_key]",
+            ),
+            ("my_AKIAIOSFODNN7EXAMPLE", "my_[REDACTED:aws_access_key]"),
+            (
+                "AKIAIOSFODNN7EXAMPLE_suffix",
+                "[REDACTED:aws_access_key]_suffix",
+            ),
+            (
+                "id_ghp_1234567890abcdefghijklmnopqrstuvwxyzAB",
+                "id_[REDACTED:github_token]",
+            ),
+            (
+                "unknown patch field `my_AKIAIOSFODNN7EXAMPLE`",
+                "unknown patch field `my_[REDACTED:aws_access_key]`",
+            ),
+        ] {
+            assert_eq!(redact(input).0, expected, "{input}");
+        }
+        for text in [
+            "BACKUP_AKIAIOSFODNN7EXAMPLEXYZ_FILE",
+            "risk-assessment-for-the-quarterly-report",
+            "run_pk_test_integration_suite",
+            "from huggingface_hub import hf_hub_download",
+            "password: \"stored in 1Password\"",
+        ] {
+            let (clean, found) = redact(text);
+            assert_eq!(clean, text, "{found:?}");
         }
     }
 

@@ -1,12 +1,23 @@
 //! Our own detectors, for what a rule set written for source files misses in notes and
-//! commands: secrets assigned to a secret-sounding name in `=`, `:` or JSON form, credentials
-//! in URLs, `Authorization:` headers and bearer tokens, private key blocks cut short, and a few
-//! prefix-shaped tokens at lengths the gitleaks rules do not accept.
+//! commands: secrets assigned to a secret-sounding name in `=`, `:` or JSON form, the AWS
+//! secret access key after its name and Azure connection-string keys (gitleaks has no rule for
+//! either), credentials in URLs, `Authorization:` headers and bearer tokens, private key blocks
+//! cut short, and prefix-shaped tokens (formats as gitleaks' rules give them) at lengths or in
+//! places its rules do not accept: glued to an identifier (`my_AKIA...`, `id_ghp_...`), or
+//! holding one of its stopwords (gitleaks skips a Hugging Face or SendGrid key that holds
+//! `abcdefghijklmnopqrstuvwxyz`).
 //!
 //! The assignment detector is where false alarms come from, so its value has to look like a
 //! secret: at least six characters, no spaces (`password: see vault` is prose), not a number,
 //! not a template or a mask (`${DB_PASSWORD}`, `<token>`, `****`), not a placeholder word, not
-//! an identifier or a dotted path (`config.api_key`), and not of low entropy.
+//! an identifier or a dotted path (`config.api_key`), and not of low entropy. One exception
+//! to "no spaces": a quoted value after a password's name that reads as a passphrase, not as
+//! prose (`"correct horse battery staple"`, not `"see the vault"`).
+//!
+//! A token's edges are checked per detector: a token may touch `_` or punctuation, and a
+//! letter when its prefix cannot end a word (`AKIA` after a lowercase letter, `ghp_`), but
+//! never more of its own alphabet (`XAKIA...`, `AKIA...9` are longer runs, not keys), and
+//! `sk-`, `sk_live_` never follow a word (`risk-`, `desk_live_`).
 
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -44,6 +55,58 @@ enum Check {
     Header,
 }
 
+/// What may touch a token on either side. The regex crate has no look-around, so a token's
+/// edges are checked after the match instead of with `\b`, which refused a key glued to an
+/// identifier (`my_AKIA...`, `id_ghp_...`, `AKIA..._suffix`): that is how keys sit in variable
+/// names, file names and the messages that quote them.
+#[derive(Debug, Clone, Copy)]
+struct Edges {
+    /// A character that may not come right before the token.
+    before: fn(char) -> bool,
+    /// A character that may not come right after it: one of its own alphabet (the token
+    /// would be longer than its format allows).
+    after: fn(char) -> bool,
+}
+
+impl Edges {
+    /// No edge checks: the pattern anchors itself.
+    const FREE: Edges = Edges {
+        before: never,
+        after: never,
+    };
+
+    /// Whether the token at `range` in `text` stands on its own.
+    fn hold(self, text: &str, range: &Range<usize>) -> bool {
+        let before = text[..range.start].chars().next_back();
+        let after = text[range.end..].chars().next();
+        !before.is_some_and(self.before) && !after.is_some_and(self.after)
+    }
+}
+
+fn never(_: char) -> bool {
+    false
+}
+
+fn is_alnum(c: char) -> bool {
+    c.is_ascii_alphanumeric()
+}
+
+fn is_upper_or_digit(c: char) -> bool {
+    c.is_ascii_uppercase() || c.is_ascii_digit()
+}
+
+fn is_word(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+fn is_url_safe(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_' || c == '-'
+}
+
+fn is_base64(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '+' || c == '/' || c == '='
+}
+
 struct Detector {
     kind: &'static str,
     /// Lowercase words one of which the text must hold for the pattern to run.
@@ -53,6 +116,7 @@ struct Detector {
     /// compiling every pattern would cost a write more than the rest of its checks.
     compiled: OnceLock<Regex>,
     check: Check,
+    edges: Edges,
 }
 
 impl Detector {
@@ -69,6 +133,12 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
         pattern,
         compiled: OnceLock::new(),
         check,
+        edges: Edges::FREE,
+    };
+    // A token: trusted by its shape, standing on its own by `edges`.
+    let token = |kind, keywords, pattern, before, after| Detector {
+        edges: Edges { before, after },
+        ..detector(kind, keywords, pattern, Check::Shape)
     };
     vec![
         detector(
@@ -115,55 +185,110 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
             r#"(?i)--(?P<name>password|passwd|passphrase|token|secret|api-?key|auth-token|access-token|client-secret)(?:=|[ \t]+)(?:"(?P<dq>[^"\r\n]{0,512})"|'(?P<sq>[^'\r\n]{0,512})'|(?P<bare>[^\s"'`,;()\[\]{}<>]{1,512}))"#,
             Check::Assignment,
         ),
+        // The secret half of an AWS key pair: 40 base64 characters after its name, in the
+        // credentials file (`aws_secret_access_key = ...`), the environment
+        // (`AWS_SECRET_ACCESS_KEY=...`), `aws configure set` and JSON (`"SecretAccessKey"`).
+        // AWS's own documentation example (`wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY`) is
+        // redacted too, as its access key id is.
+        token(
+            "aws_secret_access_key",
+            &[
+                "secret_access",
+                "secret-access",
+                "secret.access",
+                "secretaccess",
+                "aws_secret",
+                "aws-secret",
+                "aws.secret",
+                "awssecret",
+            ],
+            r#"(?i)(?:secret[_.-]?access[_.-]?key|aws[_.-]?secret[_.-]?key)["']?(?:[ \t]*(?::=|=>|=|:)[ \t]*|[ \t]+)["']?(?P<secret>[A-Za-z0-9/+]{40})"#,
+            never,
+            is_base64,
+        ),
+        // The key of an Azure connection string (storage `AccountKey=`, Service Bus, Event
+        // Hubs and IoT Hub `SharedAccessKey=`).
         detector(
+            "azure_access_key",
+            &["accountkey", "sharedaccesskey"],
+            r"(?i)(?:AccountKey|SharedAccessKey)[ \t]*=[ \t]*(?P<secret>[A-Za-z0-9+/]{20,}={0,2})",
+            Check::Shape,
+        ),
+        token(
             "aws_access_key",
             &[
                 "akia", "asia", "agpa", "aida", "aroa", "anpa", "abia", "acca", "a3t",
             ],
-            r"\b(?P<secret>(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{16})\b",
-            Check::Shape,
+            r"(?P<secret>(?:AKIA|ASIA|AGPA|AIDA|AROA|ANPA|ABIA|ACCA|A3T[A-Z0-9])[0-9A-Z]{16})",
+            is_upper_or_digit,
+            is_upper_or_digit,
         ),
-        detector(
+        token(
             "github_token",
             &["gh", "github_pat_"],
-            r"\b(?P<secret>gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})\b",
-            Check::Shape,
+            r"(?P<secret>gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})",
+            never,
+            is_alnum,
         ),
-        detector(
+        token(
             "slack_token",
             &["xox"],
-            r"\b(?P<secret>xox[abposre]-[A-Za-z0-9-]{10,})",
-            Check::Shape,
+            r"(?P<secret>xox[abposre]-[A-Za-z0-9-]{10,})",
+            is_alnum,
+            never,
         ),
-        detector(
+        token(
             "google_api_key",
             &["aiza"],
-            r"\b(?P<secret>AIza[0-9A-Za-z_-]{35})",
-            Check::Shape,
+            r"(?P<secret>AIza[0-9A-Za-z_-]{35})",
+            is_alnum,
+            is_url_safe,
         ),
-        detector(
+        // `sk-` and `sk_live_` end ordinary words (`risk-`, `desk_live_`): nothing of a word
+        // may come before them.
+        token(
             "openai_api_key",
             &["sk-"],
-            r"\b(?P<secret>sk-(?:proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_-]{20,})",
-            Check::Shape,
+            r"(?P<secret>sk-(?:proj-|ant-|svcacct-|admin-)?[A-Za-z0-9_-]{20,})",
+            is_word,
+            never,
         ),
-        detector(
+        token(
             "stripe_access_token",
             &["_live_", "_test_", "_prod_"],
-            r"\b(?P<secret>(?:sk|rk|pk)_(?:live|test|prod)_[A-Za-z0-9]{10,})",
-            Check::Shape,
+            r"(?P<secret>(?:sk|rk|pk)_(?:live|test|prod)_[A-Za-z0-9]{10,})",
+            is_word,
+            never,
         ),
-        detector(
+        token(
             "npm_access_token",
             &["npm_"],
-            r"\b(?P<secret>npm_[A-Za-z0-9]{30,})",
-            Check::Shape,
+            r"(?P<secret>npm_[A-Za-z0-9]{30,})",
+            is_alnum,
+            never,
         ),
-        detector(
+        // Hugging Face user and organization tokens: 34 letters after the prefix.
+        token(
+            "huggingface_token",
+            &["hf_", "api_org_"],
+            r"(?P<secret>(?:hf|api_org)_[A-Za-z]{34})",
+            is_alnum,
+            is_alnum,
+        ),
+        // SendGrid: `SG.`, a 22-character key id, `.`, a 43-character secret.
+        token(
+            "sendgrid_api_key",
+            &["sg."],
+            r"(?P<secret>SG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43})",
+            is_alnum,
+            is_url_safe,
+        ),
+        token(
             "jwt",
             &["ey"],
-            r"\b(?P<secret>eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)",
-            Check::Shape,
+            r"(?P<secret>eyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]*)",
+            is_alnum,
+            never,
         ),
     ]
 });
@@ -273,6 +398,77 @@ pub fn is_secret_value(value: &str, quoted: bool) -> bool {
         && shannon_entropy(value) >= ASSIGNMENT_ENTROPY
 }
 
+/// Words that make a quoted value with spaces read as prose (`"see the vault"`, `"stored in
+/// 1Password"`, `"not set"`) rather than as a passphrase.
+const PROSE_WORDS: [&str; 44] = [
+    "a",
+    "an",
+    "the",
+    "see",
+    "ask",
+    "in",
+    "on",
+    "at",
+    "of",
+    "to",
+    "from",
+    "for",
+    "with",
+    "via",
+    "by",
+    "is",
+    "are",
+    "was",
+    "be",
+    "not",
+    "no",
+    "set",
+    "unset",
+    "use",
+    "used",
+    "stored",
+    "vault",
+    "env",
+    "environment",
+    "manager",
+    "file",
+    "config",
+    "same",
+    "as",
+    "above",
+    "below",
+    "here",
+    "there",
+    "your",
+    "our",
+    "their",
+    "this",
+    "that",
+    "it",
+];
+
+/// Whether a quoted value with spaces after a password's name is a passphrase
+/// (`"correct horse battery staple"`): two to eight words, none of them prose, and otherwise
+/// what [`is_secret_value`] asks of a value.
+fn is_passphrase(value: &str) -> bool {
+    let value = value.trim();
+    let words: Vec<String> = value
+        .split_whitespace()
+        .map(|word| {
+            word.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .collect();
+    (2..=8).contains(&words.len())
+        && value.chars().count() >= 2 * ASSIGNMENT_MIN_CHARS
+        && !words
+            .iter()
+            .any(|word| PROSE_WORDS.contains(&word.as_str()))
+        && !is_template_or_mask(value)
+        && !is_placeholder(value)
+        && shannon_entropy(value) >= ASSIGNMENT_ENTROPY
+}
+
 /// Every secret our detectors find in `text`; `lowered` is `text` lowercased.
 pub fn find(text: &str, lowered: &str) -> Vec<RuleMatch> {
     let mut found = Vec::new();
@@ -304,10 +500,21 @@ pub fn find(text: &str, lowered: &str) -> Vec<RuleMatch> {
                         (Some(value), _) => (Some(value), true),
                         (None, bare) => (bare, false),
                     };
-                    value.filter(|value| !benign_name && is_secret_value(value.as_str(), quoted))
+                    let password_name = captures.name("name").is_some_and(|name| {
+                        let name = name.as_str().to_ascii_lowercase();
+                        ["passw", "passphrase", "pwd"]
+                            .iter()
+                            .any(|word| name.contains(word))
+                    });
+                    value.filter(|value| {
+                        !benign_name
+                            && (is_secret_value(value.as_str(), quoted)
+                                || (quoted && password_name && is_passphrase(value.as_str())))
+                    })
                 }
             };
-            if let Some(secret) = judged {
+            if let Some(secret) = judged.filter(|secret| detector.edges.hold(text, &secret.range()))
+            {
                 found.push(RuleMatch {
                     kind: detector.kind,
                     range: secret.range(),
@@ -385,6 +592,148 @@ mod tests {
             "bearer of bad news",
             "postgres://localhost:5432/db",
             "postgres://user:${PASS}@host/db",
+        ] {
+            assert!(secrets(text).is_empty(), "{text}: {:?}", secrets(text));
+        }
+    }
+
+    #[test]
+    fn the_usual_spellings_of_common_credentials() {
+        const AWS_SECRET: &str = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY";
+        for text in [
+            format!("aws_secret_access_key = {AWS_SECRET}"),
+            format!("AWS_SECRET_ACCESS_KEY={AWS_SECRET}"),
+            format!("export AWS_SECRET_ACCESS_KEY=\"{AWS_SECRET}\""),
+            format!("{{\"SecretAccessKey\": \"{AWS_SECRET}\"}}"),
+            format!("aws configure set aws_secret_access_key {AWS_SECRET}"),
+        ] {
+            assert_eq!(
+                secrets(&text),
+                vec![("aws_secret_access_key", AWS_SECRET)],
+                "{text}"
+            );
+        }
+        for (text, kind, secret) in [
+            (
+                "PASSWORD: \"correct horse battery staple\"",
+                "secret_assignment",
+                "correct horse battery staple",
+            ),
+            (
+                r#"{"db_password": "Blue Whale Sings 42"}"#,
+                "secret_assignment",
+                "Blue Whale Sings 42",
+            ),
+            (
+                "DefaultEndpointsProtocol=https;AccountName=x;AccountKey=abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZab==;EndpointSuffix=core.windows.net",
+                "azure_access_key",
+                "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZab==",
+            ),
+            (
+                "Endpoint=sb://ns.servicebus.windows.net/;SharedAccessKeyName=root;SharedAccessKey=Qm9vbXRvd25CYXNlNjRLZXlWYWx1ZQ=",
+                "azure_access_key",
+                "Qm9vbXRvd25CYXNlNjRLZXlWYWx1ZQ=",
+            ),
+            (
+                "HF_TOKEN hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
+                "huggingface_token",
+                "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
+            ),
+            (
+                "key SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG end",
+                "sendgrid_api_key",
+                "SG.abcdefghijklmnopqrstuv.abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG",
+            ),
+        ] {
+            let found = secrets(text);
+            assert!(found.contains(&(kind, secret)), "{text}: {found:?}");
+        }
+    }
+
+    #[test]
+    fn tokens_glued_to_identifiers_are_found() {
+        for (text, kind, secret) in [
+            (
+                "my_AKIAIOSFODNN7EXAMPLE",
+                "aws_access_key",
+                "AKIAIOSFODNN7EXAMPLE",
+            ),
+            (
+                "xAKIAIOSFODNN7EXAMPLE",
+                "aws_access_key",
+                "AKIAIOSFODNN7EXAMPLE",
+            ),
+            (
+                "AKIAIOSFODNN7EXAMPLE_suffix",
+                "aws_access_key",
+                "AKIAIOSFODNN7EXAMPLE",
+            ),
+            (
+                "unknown patch field `my_AKIAIOSFODNN7EXAMPLE`",
+                "aws_access_key",
+                "AKIAIOSFODNN7EXAMPLE",
+            ),
+            (
+                "id_ghp_1234567890abcdefghijklmnopqrstuvwxyzAB",
+                "github_token",
+                "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB",
+            ),
+            (
+                "tokenghp_1234567890abcdefghijklmnopqrstuvwxyzAB",
+                "github_token",
+                "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB",
+            ),
+            (
+                "SLACK_xoxb-9551858317-1008989723213-l1ks7RgLdi8RDeWguzDBGwBn",
+                "slack_token",
+                "xoxb-9551858317-1008989723213-l1ks7RgLdi8RDeWguzDBGwBn",
+            ),
+            (
+                "key_AIzauzX9k1gnneGEYG1_LwiqD9jJBAciI05Fhfw",
+                "google_api_key",
+                "AIzauzX9k1gnneGEYG1_LwiqD9jJBAciI05Fhfw",
+            ),
+            (
+                "token_hf_abcdefghijklmnopqrstuvwxyzABCDEFGH.txt",
+                "huggingface_token",
+                "hf_abcdefghijklmnopqrstuvwxyzABCDEFGH",
+            ),
+        ] {
+            let found = secrets(text);
+            assert!(found.contains(&(kind, secret)), "{text}: {found:?}");
+        }
+    }
+
+    #[test]
+    fn identifiers_around_token_prefixes_are_not_secrets() {
+        for text in [
+            // A longer run of the key's own alphabet is not a key.
+            "XAKIAIOSFODNN7EXAMPLE",
+            "AKIAIOSFODNN7EXAMPLE9",
+            "BACKUP_AKIAIOSFODNN7EXAMPLEXYZ_FILE",
+            "AKIA_PREFIX_LENGTH = 4",
+            // Prefixes that end ordinary words.
+            "risk-assessment-for-the-quarterly-report",
+            "see the task-scheduler-background-jobs crate",
+            "run_pk_test_integration_suite",
+            "desk_live_streaming_configuration",
+            // Prefixes inside words, and too short to be a token.
+            "from huggingface_hub import hf_hub_download",
+            "graph_hf_loader_for_all_the_models_in_one",
+            "laughs_and_more_laughs_with_friends_here",
+            "SG.settings.load()",
+            "ghp_short",
+            "npm_config_registry",
+            // Prose after a password's name, quoted.
+            "password: \"see the vault\"",
+            "password: \"stored in 1Password\"",
+            "DB_PASSWORD: \"not set\"",
+            "password: \"Hello\"",
+            "password: \"Your Password Here\"",
+            // Not an AWS secret key: too short, or a reference to one.
+            "aws_secret_access_key = ${AWS_SECRET_ACCESS_KEY}",
+            "AWS_SECRET_ACCESS_KEY: required",
+            "AccountKey=<key>",
         ] {
             assert!(secrets(text).is_empty(), "{text}: {:?}", secrets(text));
         }
