@@ -11,6 +11,7 @@
 //!   compaction (time, trigger, session, transcript) in the store's cache; the `SessionStart`
 //!   with source `compact` that follows reads it back and says what happened.
 
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
@@ -29,6 +30,7 @@ use crate::mcp::Tool;
 use crate::policy::hooks::Host;
 use crate::policy::pressure::assess_pressure;
 use crate::policy::reorient::plan_reorientation;
+use crate::policy::secrets::redact_text;
 use crate::policy::session::Budget;
 use crate::policy::session::Compaction;
 use crate::policy::session::pre_compact_problem;
@@ -208,12 +210,15 @@ struct CompactionRecord {
     transcript_path: Option<String>,
 }
 
+/// A text field of the host's input, redacted: `pre-compact` stores it in the cache, and a
+/// host's session id or transcript path is not known to be free of secrets. A session is
+/// matched by its redacted id, so the same id always finds its record.
 fn text_field(input: &Value, key: &str) -> Option<String> {
     input
         .get(key)
         .and_then(Value::as_str)
         .filter(|text| !text.is_empty())
-        .map(str::to_owned)
+        .map(|text| redact_text(text, &mut BTreeMap::new()).unwrap_or_else(|| text.to_owned()))
 }
 
 fn read_compactions(store: &Store) -> Vec<CompactionRecord> {

@@ -574,6 +574,36 @@ fn after_a_compaction_the_session_start_says_when_and_how_old_the_checkpoint_was
     );
 }
 
+/// Finding D2: `pre-compact` stored the host's session id as given, a token in it included.
+/// What it stores is redacted, and the session start that follows still finds its record.
+#[test]
+fn pre_compact_stores_no_secret_from_the_host() {
+    let env = TestEnv::new();
+    let token = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB";
+    let session = format!("s-{token}");
+    let mut input = claude_pre_compact(&env, "manual");
+    input["session_id"] = json!(session);
+    input["transcript_path"] = json!(format!("/tmp/{token}.jsonl"));
+    let output = env.run_with_stdin(&["hook", "pre-compact"], input.to_string());
+    assert_eq!((output.code, output.stdout.as_str()), (0, ""), "{output}");
+    let cache = String::from_utf8(env.read(".epiphany/cache/compactions.json")).expect("utf-8");
+    assert!(!cache.contains("ghp_"), "{cache}");
+    let recorded = read_json(&env, ".epiphany/cache/compactions.json");
+    assert_eq!(recorded[0]["session_id"], "s-[REDACTED:github_token]");
+
+    let mut start = claude_session_start(&env, "compact");
+    start["session_id"] = json!(session);
+    let context = additional_context(&env.run_with_stdin(
+        &["hook", "session-start", "--host", "claude"],
+        start.to_string(),
+    ));
+    assert!(
+        context.starts_with("<epiphany_compaction>\nYour context was compacted (manual)"),
+        "{context}"
+    );
+    assert!(!context.contains("ghp_"), "{context}");
+}
+
 #[test]
 fn cjk_state_fits_each_hosts_budget_in_its_own_unit() {
     let env = TestEnv::new();
