@@ -104,10 +104,23 @@ pub enum Stdin {
 
 impl Ctx {
     /// Builds the context from the global arguments and the environment.
+    #[allow(clippy::disallowed_methods)]
     fn from_env(cli: &Cli) -> Result<Ctx> {
         let base = std::env::current_dir().context("failed to read the current directory")?;
         let ui = Ui::new(cli.json, cli.quiet);
-        Ctx::build(&base, cli.directory.as_deref(), ui, Stdin::Process)
+        let ctx = Ctx::build(&base, cli.directory.as_deref(), ui, Stdin::Process)?;
+        // Git's own variables, honoured as git does: relative to where the command runs.
+        let git_path = |name: &str| {
+            std::env::var_os(name)
+                .filter(|value| !value.is_empty())
+                .map(|value| ctx.cwd.join(value))
+        };
+        git::use_environment(git::Environment {
+            git_dir: git_path("GIT_DIR"),
+            work_tree: git_path("GIT_WORK_TREE"),
+            cwd: ctx.cwd.clone(),
+        });
+        Ok(ctx)
     }
 
     /// A context for one command run in-process (by `mcp`): output captured by `ui`, standard

@@ -3,11 +3,16 @@
 //! Owns finding the work-tree root, reading the checked-out commit, and listing the files that
 //! changed between earlier commits and the work tree. Answers `None` outside git instead of
 //! failing: a store works without git, it just cannot anchor to commits.
+//!
+//! The repository is found as git finds it: from the directory asked about, or where `GIT_DIR`
+//! points, with the work tree `GIT_WORK_TREE`, `core.worktree` or the `.git` file's directory
+//! names (never the git directory's parent, which `--separate-git-dir` puts elsewhere).
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use anyhow::Context;
 use anyhow::Result;
@@ -16,12 +21,65 @@ use git2::DiffFindOptions;
 use git2::DiffOptions;
 use git2::Oid;
 use git2::Repository;
+use git2::RepositoryOpenFlags;
 
 use crate::state::paths::slash_key;
 
-/// The root of the git work tree that contains `dir`, if any.
+/// Git's own variables that say where the repository is, as `cli::Ctx` read them, resolved
+/// against the directory the command runs in (as git resolves them after `-C`).
+#[derive(Debug, Clone, Default)]
+pub struct Environment {
+    /// `GIT_DIR`: the git directory, used instead of a search from the directory asked about.
+    pub git_dir: Option<PathBuf>,
+    /// `GIT_WORK_TREE`: the top of the work tree.
+    pub work_tree: Option<PathBuf>,
+    /// The directory the command runs in: git takes it for the top of the work tree when
+    /// `GIT_DIR` is set and neither `GIT_WORK_TREE` nor `core.worktree` names one.
+    pub cwd: PathBuf,
+}
+
+/// The environment of this process: like the variables themselves, one for the whole process.
+static ENVIRONMENT: OnceLock<Environment> = OnceLock::new();
+
+/// Makes every later lookup honour `environment` (the first call wins).
+pub fn use_environment(environment: Environment) {
+    let _ = ENVIRONMENT.set(environment);
+}
+
+/// Opens the repository that contains `dir` the way git would. `Repository::discover` is not
+/// used: it reopens the git directory it found, so a work tree whose `.git` is a file pointing
+/// elsewhere (`--separate-git-dir`) would get the git directory's parent as its work tree.
+fn open(dir: &Path) -> Result<Repository, git2::Error> {
+    let environment = ENVIRONMENT.get();
+    // `FROM_ENV` makes libgit2 honour the rest of git's variables (`GIT_INDEX_FILE`,
+    // `GIT_OBJECT_DIRECTORY`, `GIT_COMMON_DIR`, ...); `GIT_DIR` it reads only when given no
+    // path, and then relative to the process's directory, which `-C` does not change.
+    let no_ceiling: [&Path; 0] = [];
+    let Some(git_dir) = environment.and_then(|e| e.git_dir.as_deref()) else {
+        let repo = Repository::open_ext(dir, RepositoryOpenFlags::FROM_ENV, no_ceiling)?;
+        if let Some(work_tree) = environment.and_then(|e| e.work_tree.as_deref()) {
+            repo.set_workdir(work_tree, false)?;
+        }
+        return Ok(repo);
+    };
+    let flags = RepositoryOpenFlags::FROM_ENV
+        | RepositoryOpenFlags::NO_SEARCH
+        | RepositoryOpenFlags::NO_DOTGIT;
+    let repo = Repository::open_ext(git_dir, flags, no_ceiling)?;
+    let configured = repo.config()?.get_path("core.worktree").is_ok();
+    match environment.and_then(|e| e.work_tree.as_deref()) {
+        Some(work_tree) => repo.set_workdir(work_tree, false)?,
+        None if !configured && !repo.is_bare() => {
+            repo.set_workdir(environment.map_or(dir, |e| e.cwd.as_path()), false)?
+        }
+        None => {}
+    }
+    Ok(repo)
+}
+
+/// The root of the git work tree that contains `dir`, if any (`git rev-parse --show-toplevel`).
 pub fn work_tree_root(dir: &Path) -> Option<PathBuf> {
-    let repo = Repository::discover(dir).ok()?;
+    let repo = open(dir).ok()?;
     // git2 reports the work tree with a trailing separator; normalise it away.
     repo.workdir().map(|dir| dir.components().collect())
 }
@@ -29,7 +87,7 @@ pub fn work_tree_root(dir: &Path) -> Option<PathBuf> {
 /// The commit checked out in the repository that contains `dir` (none when not in git or
 /// before the first commit).
 pub fn head_commit(dir: &Path) -> Option<String> {
-    let repo = Repository::discover(dir).ok()?;
+    let repo = open(dir).ok()?;
     let head = repo.head().ok()?;
     head.target().map(|oid| oid.to_string())
 }
@@ -37,7 +95,7 @@ pub fn head_commit(dir: &Path) -> Option<String> {
 /// Where git looks for hook scripts in the repository that contains `dir` (honours
 /// `core.hooksPath`).
 pub fn hooks_dir(dir: &Path) -> Result<PathBuf, git2::Error> {
-    let repo = Repository::discover(dir)?;
+    let repo = open(dir)?;
     let configured = repo.config()?.get_path("core.hooksPath").ok();
     Ok(match configured {
         Some(path) if path.is_absolute() => path,
@@ -48,26 +106,26 @@ pub fn hooks_dir(dir: &Path) -> Result<PathBuf, git2::Error> {
 
 /// The git directory of the repository that contains `dir` (a worktree's own one in a worktree).
 pub fn git_dir(dir: &Path) -> Result<PathBuf, git2::Error> {
-    Ok(Repository::discover(dir)?.path().to_path_buf())
+    Ok(open(dir)?.path().to_path_buf())
 }
 
 /// Whether git ignores `path` (relative to the work tree of the repository containing `dir`).
 pub fn is_ignored(dir: &Path, path: &Path) -> bool {
-    Repository::discover(dir)
+    open(dir)
         .and_then(|repo| repo.is_path_ignored(path))
         .unwrap_or(false)
 }
 
 /// A value of the repository's local git config.
 pub fn local_config(dir: &Path, key: &str) -> Result<Option<String>, git2::Error> {
-    let repo = Repository::discover(dir)?;
+    let repo = open(dir)?;
     let config = repo.config()?.open_level(git2::ConfigLevel::Local)?;
     Ok(config.get_string(key).ok())
 }
 
 /// Sets (`Some`) or removes (`None`) a key of the repository's local git config.
 pub fn set_local_config(dir: &Path, key: &str, value: Option<&str>) -> Result<(), git2::Error> {
-    let repo = Repository::discover(dir)?;
+    let repo = open(dir)?;
     let mut config = repo.config()?.open_level(git2::ConfigLevel::Local)?;
     match value {
         Some(value) => config.set_str(key, value),
@@ -120,7 +178,7 @@ pub fn work_tree_changes(
     exclude: &Path,
     written_at: &mut dyn FnMut(&[&str]) -> WrittenAt,
 ) -> Result<Option<WorkTreeChanges>> {
-    let Ok(repo) = Repository::discover(scope) else {
+    let Ok(repo) = open(scope) else {
         return Ok(None);
     };
     let Some(workdir) = repo.workdir() else {
@@ -204,7 +262,7 @@ pub fn work_tree_changes(
 
 /// Whether the repository around `dir` is a shallow clone (its history cut off).
 pub fn is_shallow(dir: &Path) -> bool {
-    Repository::discover(dir).is_ok_and(|repo| repo.is_shallow())
+    open(dir).is_ok_and(|repo| repo.is_shallow())
 }
 
 /// The oldest commit on HEAD's first-parent line from which on one of `files` (relative to the

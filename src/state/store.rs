@@ -427,6 +427,8 @@ impl Store {
     /// `.git`, never looking past the root of the repository `start` is in. A `.epiphany/`
     /// that is not a whole store is an error naming it, not a reason to look further up.
     pub fn discover(start: &Path) -> Result<Store> {
+        // The work tree's top need not hold `.git` (`GIT_WORK_TREE`, `core.worktree`).
+        let top = git::work_tree_root(start);
         for dir in start.ancestors() {
             let candidate = dir.join(STORE_DIR);
             if std::fs::symlink_metadata(&candidate).is_ok() {
@@ -438,7 +440,7 @@ impl Store {
                 store.check_shape()?;
                 return Ok(store);
             }
-            if dir.join(".git").exists() {
+            if dir.join(".git").exists() || top.as_deref() == Some(dir) {
                 break;
             }
         }

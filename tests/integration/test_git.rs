@@ -719,3 +719,107 @@ fn a_shallow_clone_cannot_pass_the_freshness_check() {
         "{stale}"
     );
 }
+
+/// A work tree whose `.git` is a file naming a git directory elsewhere (`git init` or `git
+/// clone` with `--separate-git-dir`): the store goes at the top of the work tree (not beside
+/// the git directory), records name the commit checked out, and freshness reads git as it does
+/// in any clone (it used to see one changed path, the empty one, and call a stale map fresh).
+#[test]
+fn a_separate_git_dir_is_found_from_its_work_tree() {
+    let elsewhere = TestEnv::plain();
+    let work = elsewhere.sibling("wt");
+    let git_dir = elsewhere.root().join("meta.git");
+    elsewhere.git(&[
+        "init",
+        "-q",
+        "-b",
+        "main",
+        "--separate-git-dir",
+        &git_dir.display().to_string(),
+        &work.root().display().to_string(),
+    ]);
+    work.write("src/a.rs", "pub fn a() {}\n");
+    let head = work.commit_all("code");
+    let created = work.json(&["-C", "src", "init", "--objective", "o"]);
+    assert_eq!(created["root"], "[ROOT]", "{created}");
+    assert!(work.root().join(".epiphany/rollout").is_dir());
+    assert!(!elsewhere.root().join(".epiphany").exists());
+    assert_eq!(work.json(&["log"])["entries"][0]["git_head"], head.as_str());
+
+    let (env, _) = mapped_on_a_feature_branch();
+    env.write("src/a.rs", "pub fn a() { changed }\n");
+    env.commit_all("change a");
+    let stale = env.json_allowing(&["freshness", "--check"], 1);
+    let separate = env.sibling("meta.git");
+    let clone = clone_of(
+        &env,
+        "feature",
+        &["--separate-git-dir", &separate.root().display().to_string()],
+    );
+    assert!(clone.root().join(".git").is_file());
+    let cloned = clone.json_allowing(&["freshness", "--check"], 1);
+    assert_eq!(cloned["stale_reasons"], stale["stale_reasons"], "{cloned}");
+    assert_eq!(
+        cloned["watcher"]["changed_paths"], stale["watcher"]["changed_paths"],
+        "{cloned}"
+    );
+    assert_eq!(
+        cloned["watcher"]["graph_node_ids"],
+        json!(["a"]),
+        "{cloned}"
+    );
+}
+
+/// `GIT_DIR` and `GIT_WORK_TREE` say where the repository is, as they do for git (dotfile
+/// managers, CI runners): `init` puts the store at the top of that work tree, records name the
+/// commit checked out, and freshness compares with git (all of which used to act as if outside
+/// git).
+#[test]
+fn git_dir_and_git_work_tree_from_the_environment_are_honoured() {
+    let elsewhere = TestEnv::plain();
+    elsewhere.git(&["init", "-q", "--bare", "-b", "main", "repo.git"]);
+    let git_dir = elsewhere.root().join("repo.git").display().to_string();
+    elsewhere.git(&["--git-dir", &git_dir, "config", "core.bare", "false"]);
+    let work = elsewhere.sibling("wt");
+    let work_tree = work.root().display().to_string();
+    let work = work
+        .with_var("GIT_DIR", &git_dir)
+        .with_var("GIT_WORK_TREE", &work_tree);
+    let vars = [("GIT_DIR", git_dir.as_str()), ("GIT_WORK_TREE", &work_tree)];
+    let commit = |message: &str| {
+        for args in [&["add", "-A"][..], &["commit", "-q", "-m", message]] {
+            let output = work.git_output_with(args, &vars);
+            assert!(output.status.success(), "git {args:?}: {output:?}");
+        }
+        let head = work.git_output_with(&["rev-parse", "HEAD"], &vars);
+        String::from_utf8(head.stdout)
+            .expect("utf8")
+            .trim()
+            .to_owned()
+    };
+    work.write("src/a.rs", "pub fn a() {}\n");
+    let head = commit("code");
+
+    let created = work.json(&["-C", "src", "init", "--objective", "o"]);
+    assert_eq!(created["root"], "[ROOT]", "{created}");
+    assert!(work.root().join(".epiphany/rollout").is_dir());
+    assert!(!work.root().join("src/.epiphany").exists());
+    assert_eq!(
+        work.json(&["-C", "src", "log"])["entries"][0]["git_head"],
+        head.as_str()
+    );
+    work.update(
+        &json!({"graphs": {"architecture": {"nodes": [node_json("a", "does a", "src/a.rs")]}}}),
+    );
+    commit("map a");
+    assert_eq!(work.run(&["freshness", "--check"]).code, 0);
+    work.write("src/a.rs", "pub fn a() { changed }\n");
+    commit("change a");
+    let stale = work.json_allowing(&["-C", "src", "freshness", "--check"], 1);
+    assert_eq!(
+        stale["stale_reasons"],
+        json!(["cited_files_changed"]),
+        "{stale}"
+    );
+    assert_eq!(stale["watcher"]["graph_node_ids"], json!(["a"]), "{stale}");
+}
