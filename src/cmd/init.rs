@@ -1,6 +1,8 @@
 //! `epiphany init`: create the store at the root of the git work tree (or here, outside git).
 
 use std::io::Write;
+use std::path::Path;
+use std::path::PathBuf;
 
 use anyhow::Result;
 use serde::Serialize;
@@ -16,6 +18,7 @@ use crate::policy::text::is_blank;
 use crate::state::git;
 use crate::state::patch::Patch;
 use crate::state::rollout::Source;
+use crate::state::store::STORE_DIR;
 use crate::state::store::Store;
 use crate::ui::Report;
 
@@ -72,7 +75,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     if objective.as_deref().is_some_and(is_blank) {
         return Err(Failure::usage("`--objective` must not be empty").into());
     }
-    let root = git::work_tree_root(&ctx.cwd).unwrap_or_else(|| ctx.cwd.clone());
+    let root = store_root(&ctx.cwd)?;
     let (store, created) = Store::create(&root)?;
     let store = store.with_snapshot_every(ctx.snapshot_every);
     let mut revision = store.head()?.state.revision;
@@ -103,4 +106,40 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         created,
     })?;
     Ok(Status::Ok)
+}
+
+/// Where the store goes for a command run in `cwd`: the top of the git work tree, or `cwd`
+/// outside git. Refused in a bare repository (it has no work tree, and `cwd` is git's own
+/// directory) and inside another store's directory (every other command would find the outer
+/// store from there).
+fn store_root(cwd: &Path) -> Result<PathBuf> {
+    if let Some(root) = git::work_tree_root(cwd) {
+        return Ok(root);
+    }
+    if let Some(git_dir) = git::bare_git_dir(cwd) {
+        return Err(Failure::usage(format!(
+            "`{}` is in the bare git repository `{}`, which has no work tree for the store",
+            cwd.display(),
+            git_dir.display()
+        ))
+        .with_hint("run `epiphany init` in a clone or a worktree of it (`git worktree add <dir>`); nothing was created")
+        .into());
+    }
+    let canonical = cwd.canonicalize().unwrap_or_else(|_| cwd.to_path_buf());
+    if let Some(store) =
+        (canonical.ancestors()).find(|dir| dir.file_name() == Some(STORE_DIR.as_ref()))
+    {
+        let outer = store.parent().unwrap_or(store);
+        return Err(Failure::usage(format!(
+            "`{}` is inside the store `{}`; a store there would be nested in it",
+            cwd.display(),
+            store.display()
+        ))
+        .with_hint(format!(
+            "run `epiphany init` in `{}` (the store is already there) or in a directory outside it; nothing was created",
+            outer.display()
+        ))
+        .into());
+    }
+    Ok(cwd.to_path_buf())
 }

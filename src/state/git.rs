@@ -84,6 +84,15 @@ pub fn work_tree_root(dir: &Path) -> Option<PathBuf> {
     repo.workdir().map(|dir| dir.components().collect())
 }
 
+/// The git directory of the repository that contains `dir` when that repository has no work
+/// tree (it is bare).
+pub fn bare_git_dir(dir: &Path) -> Option<PathBuf> {
+    let repo = open(dir).ok()?;
+    repo.workdir()
+        .is_none()
+        .then(|| repo.path().components().collect())
+}
+
 /// The commit checked out in the repository that contains `dir` (none when not in git or
 /// before the first commit).
 pub fn head_commit(dir: &Path) -> Option<String> {

@@ -874,3 +874,58 @@ fn partial_reads_after_a_merge_print_what_a_replay_prints() {
         assert_eq!(served, replayed, "{} differs from a replay", served.0);
     }
 }
+
+/// A bare repository has no work tree for the store: `init` there used to create `.epiphany/`
+/// inside git's own directory. It is refused, saying why and where to run it instead.
+#[test]
+fn init_in_a_bare_repository_is_refused() {
+    let env = TestEnv::plain();
+    env.git(&["init", "-q", "--bare", "-b", "main", "b.git"]);
+    let names = |dir: &str| {
+        let mut names: Vec<String> = std::fs::read_dir(env.root().join(dir))
+            .expect("read_dir")
+            .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+            .collect();
+        names.sort();
+        names
+    };
+    let before = names("b.git");
+    let refused = env.run(&["--json", "-C", "b.git/refs", "init"]);
+    assert_eq!(refused.code, 2, "{refused}");
+    let error = &refused.json()["error"];
+    assert_eq!(error["kind"], "usage", "{refused}");
+    assert!(
+        (error["message"].as_str())
+            .is_some_and(|m| m.contains("is in the bare git repository `[ROOT]/b.git`")),
+        "{refused}"
+    );
+    assert!(
+        (error["hint"].as_str()).is_some_and(|h| h.contains("in a clone or a worktree of it")),
+        "{refused}"
+    );
+    assert_eq!(names("b.git"), before);
+    assert!(!env.root().join("b.git/refs/.epiphany").exists());
+}
+
+/// Outside git, `init` from inside a store's directory used to create a second store nested in
+/// it, which no other command would find (they walk up to the outer one). It is refused.
+#[test]
+fn init_inside_a_store_is_refused() {
+    let env = TestEnv::plain();
+    env.ok(&["init", "--objective", "outer"]);
+    let before = env.store_bytes();
+    let refused = env.run(&["-C", ".epiphany/rollout", "init"]);
+    assert_eq!(refused.code, 2, "{refused}");
+    assert!(
+        refused.stderr.contains(
+            "is inside the store `[ROOT]/.epiphany`; a store there would be nested in it"
+        ),
+        "{refused}"
+    );
+    assert!(
+        refused.stderr.contains("run `epiphany init` in `[ROOT]`"),
+        "{refused}"
+    );
+    assert_eq!(env.store_bytes(), before);
+    assert!(!env.root().join(".epiphany/rollout/.epiphany").exists());
+}
