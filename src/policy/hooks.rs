@@ -38,6 +38,28 @@ pub fn with_hook_block(existing: Option<&str>, body: &str) -> String {
     }
 }
 
+/// Shells that run our block (POSIX shell code) as written.
+const POSIX_SHELLS: [&str; 10] = [
+    "sh", "bash", "dash", "zsh", "ksh", "ksh93", "mksh", "ash", "posh", "yash",
+];
+
+/// The interpreter an existing hook script's shebang names when it is not a POSIX shell, so
+/// our shell block cannot go into it (`python3` for `#!/usr/bin/env python3`). A script without
+/// a shebang is run by git with `sh`, and `env`'s options and variable assignments are looked
+/// past.
+pub fn foreign_interpreter(existing: &str) -> Option<String> {
+    let shebang = existing.lines().next()?.strip_prefix("#!")?;
+    let mut words = shebang.split_whitespace();
+    let program = words.next()?;
+    let mut name = program.rsplit('/').next().unwrap_or(program);
+    if name == "env" {
+        name = words
+            .find(|word| !word.starts_with('-') && !word.contains('='))
+            .map_or(name, |word| word.rsplit('/').next().unwrap_or(word));
+    }
+    (!POSIX_SHELLS.contains(&name)).then(|| name.to_owned())
+}
+
 /// The hook script without our block; `None` when nothing but a shebang would remain.
 pub fn without_hook_block(existing: &str) -> Option<String> {
     let mut kept = String::with_capacity(existing.len());
@@ -461,6 +483,35 @@ mod tests {
             "{script}"
         );
         assert_eq!(without_hook_block(&script), None);
+    }
+
+    #[test]
+    fn only_a_hook_in_a_posix_shell_takes_our_block() {
+        for shell in [
+            "#!/bin/sh\nexit 0\n",
+            "#!/bin/bash -e\n",
+            "#! /usr/bin/env bash\n",
+            "#!/usr/bin/env -S zsh -f\n",
+            "#!/usr/bin/env LC_ALL=C dash\n",
+            "#!/bin/ksh\r\n",
+            "make lint\n",
+            "",
+        ] {
+            assert_eq!(foreign_interpreter(shell), None, "{shell:?}");
+        }
+        for (script, interpreter) in [
+            ("#!/usr/bin/env python3\nprint(1)\n", "python3"),
+            ("#!/usr/bin/perl -w\n", "perl"),
+            ("#!/usr/bin/env node\n", "node"),
+            ("#!/usr/bin/env\n", "env"),
+            ("#!/usr/local/bin/fish\n", "fish"),
+        ] {
+            assert_eq!(
+                foreign_interpreter(script).as_deref(),
+                Some(interpreter),
+                "{script:?}"
+            );
+        }
     }
 
     #[test]

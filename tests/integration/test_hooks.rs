@@ -731,3 +731,92 @@ fn a_store_problem_reaches_the_user_and_never_fails_the_host() {
         );
     }
 }
+
+/// Makes a hook script executable, as git requires.
+fn make_executable(env: &TestEnv, hook: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let path = env.root().join(".git/hooks").join(hook);
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+}
+
+/// epiphany's block is shell code: put after the shebang of a Python hook it made the hook a
+/// SyntaxError, and a broken `pre-push` blocks every push. A hook whose interpreter is not a
+/// POSIX shell is refused, with the command line to call from it, and nothing changes; a hook
+/// run by bash through `env`, and one without a shebang (git runs it with `sh`), are chained.
+#[test]
+fn a_hook_in_another_language_is_refused_with_the_command_to_call_from_it() {
+    let env = TestEnv::new();
+    let python = "#!/usr/bin/env python3\nprint(\"checks ok\")\n";
+    for hook in ["pre-push", "post-merge"] {
+        env.write(&format!(".git/hooks/{hook}"), python);
+        make_executable(&env, hook);
+    }
+    let config = env.read(".git/config");
+    let refused = env.run(&["--json", "hooks", "install", "--git", "--pre-push"]);
+    assert_eq!(refused.code, 2, "{refused}");
+    let error = &refused.json()["error"];
+    assert_eq!(error["kind"], "input", "{refused}");
+    let exe = assert_cmd::cargo::cargo_bin("epiphany")
+        .display()
+        .to_string();
+    assert_eq!(
+        error["problems"],
+        json!([
+            format!(
+                "`[ROOT]/.git/hooks/post-merge` runs with `python3`: have it run `{exe} -q index` in the background"
+            ),
+            format!(
+                "`[ROOT]/.git/hooks/pre-push` runs with `python3`: have it run `{exe} -q freshness --check` and refuse the push when that exits non-zero"
+            ),
+        ]),
+        "{refused}"
+    );
+    assert!(
+        (error["hint"].as_str()).is_some_and(|h| h.contains("nothing was changed")),
+        "{refused}"
+    );
+    for hook in ["pre-push", "post-merge"] {
+        assert_eq!(env.read(&format!(".git/hooks/{hook}")), python.as_bytes());
+    }
+    for hook in ["post-commit", "post-checkout"] {
+        assert!(!env.root().join(".git/hooks").join(hook).exists(), "{hook}");
+    }
+    assert_eq!(env.read(".git/config"), config);
+
+    let bash = "#!/usr/bin/env bash\necho bash hook >&2\n";
+    let plain = "echo plain hook\n";
+    env.write(".git/hooks/pre-push", bash);
+    env.write(".git/hooks/post-merge", plain);
+    env.ok(&["hooks", "install", "--git", "--pre-push"]);
+    let pre_push = String::from_utf8(env.read(".git/hooks/pre-push")).expect("utf8");
+    assert!(
+        pre_push.starts_with("#!/usr/bin/env bash\n# >>> epiphany >>>\n")
+            && pre_push.ends_with("# <<< epiphany <<<\necho bash hook >&2\n"),
+        "{pre_push}"
+    );
+    let post_merge = String::from_utf8(env.read(".git/hooks/post-merge")).expect("utf8");
+    assert!(
+        post_merge.starts_with("# >>> epiphany >>>\n")
+            && post_merge.ends_with("# <<< epiphany <<<\necho plain hook\n"),
+        "{post_merge}"
+    );
+    for (shell, hook) in [("bash", "pre-push"), ("sh", "post-merge")] {
+        let path = env.root().join(".git/hooks").join(hook);
+        let parsed = std::process::Command::new(shell)
+            .arg("-n")
+            .arg(path)
+            .output()
+            .expect(shell);
+        assert!(parsed.status.success(), "{hook}: {parsed:?}");
+    }
+    // git runs the chained pre-push hook: epiphany's check, then the hook's own line.
+    env.commit_all("store");
+    let remote = env.sibling("remote.git");
+    env.git(&["init", "-q", "--bare", &remote.root().display().to_string()]);
+    let pushed = env.git_output(&["push", "-q", &remote.root().display().to_string(), "main"]);
+    assert!(pushed.status.success(), "{pushed:?}");
+    assert!(
+        String::from_utf8_lossy(&pushed.stderr).contains("bash hook"),
+        "{pushed:?}"
+    );
+}

@@ -19,8 +19,10 @@ use crate::cmd::hooks::read_optional;
 use crate::cmd::hooks::repository_root;
 use crate::cmd::hooks::settings_error;
 use crate::cmd::hooks::textconv_entry;
+use crate::error::Failure;
 use crate::policy::hooks::FileChange;
 use crate::policy::hooks::Host;
+use crate::policy::hooks::foreign_interpreter;
 use crate::policy::hooks::plan_host_install;
 use crate::policy::hooks::plan_host_uninstall;
 use crate::policy::hooks::shell_quote;
@@ -36,7 +38,8 @@ use crate::state::git;
 /// own `.gitattributes` needs no merge driver: git merges it in any clone without set-up), and
 /// with `--pre-push` a freshness check that
 /// blocks a push while the map is stale. Existing hooks are kept: epiphany's block is chained
-/// in, marked, and removed again by `hooks uninstall`. `--claude` (in
+/// in, marked, and removed again by `hooks uninstall`; a hook that is not a shell script is
+/// refused, with the command line to call from it. `--claude` (in
 /// `.claude/settings.local.json`) and `--codex` (in `.codex/hooks.json`) register
 /// `epiphany hook session-start` for every session start, the one after a compaction included,
 /// and `epiphany hook pre-compact`, calling this binary by its absolute path; after moving or
@@ -62,16 +65,41 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         let exe = std::env::current_exe().context("failed to locate the epiphany binary")?;
         let exe = shell_quote(&exe.display().to_string());
         let hooks = git::hooks_dir(&root)?;
+        let mut scripts = Vec::new();
         for name in INDEX_HOOKS {
-            let body = format!("( {exe} -q index >/dev/null 2>&1 & )");
-            plan.files.push(script_change(hooks.join(name), &body)?);
+            let command = format!("{exe} -q index");
+            let body = format!("( {command} >/dev/null 2>&1 & )");
+            scripts.push((hooks.join(name), command, body));
         }
         if *pre_push {
+            let command = format!("{exe} -q freshness --check");
             let body = format!(
-                "{exe} -q freshness --check || {{ echo 'epiphany: the map is stale; see `epiphany freshness` (skip with git push --no-verify)' >&2; exit 1; }}"
+                "{command} || {{ echo 'epiphany: the map is stale; see `epiphany freshness` (skip with git push --no-verify)' >&2; exit 1; }}"
             );
-            plan.files
-                .push(script_change(hooks.join(PRE_PUSH_HOOK), &body)?);
+            scripts.push((hooks.join(PRE_PUSH_HOOK), command, body));
+        }
+        let mut foreign = Vec::new();
+        for (path, command, body) in scripts {
+            let before = read_optional(&path)?;
+            match before.as_deref().and_then(foreign_interpreter) {
+                Some(interpreter) => foreign.push(format!(
+                    "`{}` runs with `{interpreter}`: have it run `{command}`{}",
+                    path.display(),
+                    match path.ends_with(PRE_PUSH_HOOK) {
+                        true => " and refuse the push when that exits non-zero",
+                        false => " in the background",
+                    }
+                )),
+                None => plan.files.push(script_change(path, before, &body)),
+            }
+        }
+        if !foreign.is_empty() {
+            return Err(Failure::input(
+                "epiphany's hook lines are shell code; they cannot be chained into a hook written in another language",
+            )
+            .with_problems(foreign)
+            .with_hint("call epiphany from those hooks yourself with the command lines above (or make them shell scripts), then rerun; nothing was changed")
+            .into());
         }
         let attributes = root.join(".gitattributes");
         if let Some(before) = read_optional(&attributes)? {
@@ -121,8 +149,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     carry_out(ctx, &root, plan, targets.dry_run)
 }
 
-fn script_change(path: std::path::PathBuf, body: &str) -> Result<FileChange> {
-    let before = read_optional(&path)?;
+fn script_change(path: std::path::PathBuf, before: Option<String>, body: &str) -> FileChange {
     let after = with_hook_block(before.as_deref(), body);
-    Ok(FileChange::new(path, before, Some(after)).executable())
+    FileChange::new(path, before, Some(after)).executable()
 }
