@@ -55,7 +55,7 @@ pub fn observe(ctx: &Ctx, store: &Store, head: &Head, since: Option<u64>) -> Res
     let cited = state.map(|state| {
         let renames = match &watcher {
             WatcherInput::Observed(changes) => changes.renames.clone(),
-            WatcherInput::Unavailable(_) => Default::default(),
+            WatcherInput::Unavailable(_) | WatcherInput::Unknown(_) => Default::default(),
         };
         read_cited_files(store.root(), &paths_to_read(state, &renames))
     });
@@ -109,6 +109,7 @@ fn watcher_input(
             since_base: BTreeSet::new(),
             since_commit: Default::default(),
             renames: Default::default(),
+            unknown_commits: Vec::new(),
         }));
     }
     if !in_git {
@@ -133,7 +134,7 @@ fn watcher_input(
         None => head.last_git_head.clone(),
     };
     let Some(base_commit) = base_commit else {
-        return input(WatcherInput::Unavailable(
+        return input(WatcherInput::Unknown(
             "the last write recorded no git commit (it came before the first commit); write the state again after committing".to_owned(),
         ));
     };
@@ -169,7 +170,7 @@ fn watcher_input(
     }
     let unknown = changes.unknown_commits;
     let Some(since_base) = changes.since.remove(&base_commit) else {
-        let watcher = WatcherInput::Unavailable(format!(
+        let watcher = WatcherInput::Unknown(format!(
             "commit {base_commit} recorded in the rollout is not in this repository (rewritten history, or a shallow clone?)"
         ));
         return Ok((watcher, unknown));
@@ -183,6 +184,7 @@ fn watcher_input(
         since_base,
         since_commit: changes.since,
         renames: changes.renames,
+        unknown_commits: unknown.clone(),
     });
     Ok((watcher, unknown))
 }

@@ -177,8 +177,12 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     if *fix {
         return print_fix(ctx, &head, &freshness);
     }
-    if *check && !unknown_commits.is_empty() {
-        return Err(unknown_history(&store, &unknown_commits).into());
+    if *check
+        && freshness
+            .stale_reasons
+            .contains(&StaleReason::HistoryUnknown)
+    {
+        return Err(unknown_history(&store, &unknown_commits, &freshness.watcher.note).into());
     }
     ctx.ui.emit(&freshness)?;
     if *check && !freshness.fresh {
@@ -188,9 +192,17 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     Ok(Status::Ok)
 }
 
-/// The check cannot pass or fail when git lacks the commits records were written at: what
-/// changed since them is unknown.
-fn unknown_history(store: &Store, commits: &[String]) -> Failure {
+/// The check cannot pass or fail when git has no commit to compare the map with (the records
+/// were written before the first commit, or at commits git lacks): what changed since is
+/// unknown.
+fn unknown_history(store: &Store, commits: &[String], note: &str) -> Failure {
+    if commits.is_empty() {
+        return Failure::new(
+            ErrorKind::Git,
+            format!("cannot tell whether the state is fresh: {note}"),
+        )
+        .with_hint("rewrite the graph nodes and the checkpoint (`epiphany update`) now that there is a commit to compare them with");
+    }
     let failure = Failure::new(
         ErrorKind::Git,
         format!(
@@ -226,6 +238,8 @@ fn stale_hint(freshness: &Freshness) -> String {
                 "settle the frontier once verified: `epiphany update` with `graph_frontier` (no dirty paths, open questions or gaps) and `churn.graph_freshness` \"fresh\", or promote a proposal whose verifier covers its paths"
             }
             StaleReason::IndexStale => "refresh the index with `epiphany index`",
+            // `--check` stops with its own error before asking for steps.
+            StaleReason::HistoryUnknown => continue,
             StaleReason::Conflicts => {
                 "check each conflicting field or record that merged branches wrote differently (`epiphany show` lists them) and write it again with `epiphany update`"
             }

@@ -132,15 +132,32 @@ pub struct WorkTreeChanges {
     pub since_commit: BTreeMap<String, BTreeSet<String>>,
     /// Renamed paths: old → new.
     pub renames: BTreeMap<String, String>,
+    /// Commits records were written at that git lacks, with nothing to stand in for them (a
+    /// shallow clone cut off before the records entered): what changed since them is unknown.
+    pub unknown_commits: Vec<String>,
 }
 
 /// The watcher input: observed changes, or why there are none.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WatcherInput {
-    /// No changes can be observed; the reason.
+    /// No changes can be observed (outside git, without an index to compare with); the reason.
     Unavailable(String),
+    /// Inside git, but there is no commit to compare the records with (they were written
+    /// before the first commit, or at one git lacks); the reason.
+    Unknown(String),
     /// Observed changes.
     Observed(WorkTreeChanges),
+}
+
+impl WatcherInput {
+    /// Whether what changed since some records were written cannot be known.
+    fn history_unknown(&self) -> bool {
+        match self {
+            WatcherInput::Unavailable(_) => false,
+            WatcherInput::Unknown(_) => true,
+            WatcherInput::Observed(changes) => !changes.unknown_commits.is_empty(),
+        }
+    }
 }
 
 /// Watcher status.
@@ -230,6 +247,9 @@ pub enum StaleReason {
     IndexStale,
     /// Branches merged by git wrote a field or record differently.
     Conflicts,
+    /// The graphs or the checkpoint cite code, but git has no commit to compare them with
+    /// (written before the first commit, or a shallow clone cut off before they entered).
+    HistoryUnknown,
 }
 
 /// The freshness report.
@@ -266,6 +286,7 @@ impl StaleReason {
             StaleReason::GraphStale => "graph stale",
             StaleReason::IndexStale => "index stale",
             StaleReason::Conflicts => "conflicts between merged branches",
+            StaleReason::HistoryUnknown => "what changed since the map was written is unknown",
         }
     }
 }
@@ -333,6 +354,10 @@ impl Freshness {
                         "conflicts between merged branches (rewrite each with `epiphany update`): {}",
                         self.conflicts.join(", ")
                     ),
+                    StaleReason::HistoryUnknown => format!(
+                        "cannot tell what changed since the map was written: {}",
+                        self.watcher.note
+                    ),
                 });
             }
             format!("stale: {}", parts.join("; "))
@@ -396,6 +421,7 @@ pub fn manifest_changes(
             since_revision: None,
             since_commit: Default::default(),
             renames: Default::default(),
+            unknown_commits: Vec::new(),
         }),
     }
 }
@@ -416,8 +442,9 @@ pub fn assess_freshness(
     let no_renames = BTreeMap::new();
     let renames = match watcher {
         WatcherInput::Observed(changes) => &changes.renames,
-        WatcherInput::Unavailable(_) => &no_renames,
+        WatcherInput::Unavailable(_) | WatcherInput::Unknown(_) => &no_renames,
     };
+    let history_unknown = watcher.history_unknown() && state.is_some_and(maps_code);
     let references = recheck_references(state, cited, renames);
     let watcher = watch(state, anchors, watcher);
     let mut stale_reasons = Vec::new();
@@ -438,6 +465,9 @@ pub fn assess_freshness(
         .unwrap_or_default();
     if !conflicts.is_empty() {
         stale_reasons.push(StaleReason::Conflicts);
+    }
+    if history_unknown {
+        stale_reasons.push(StaleReason::HistoryUnknown);
     }
     Freshness {
         state_status: StateStatus::of(state),
@@ -582,13 +612,22 @@ struct Hits {
 
 /// Maps the work tree's changes onto the graph nodes and the checkpoint
 /// (docs/freshness.md#watcher-inputs), each against its own anchor.
+/// Whether the graphs or the checkpoint cite code: what the watcher compares with git.
+fn maps_code(state: &State) -> bool {
+    let graphs = state.graphs.each().into_iter();
+    graphs
+        .flat_map(|(_, graph)| &graph.nodes)
+        .any(|node| !node.code_refs.is_empty())
+        || (state.investigation_checkpoint.as_ref()).is_some_and(|c| !c.code_refs.is_empty())
+}
+
 fn watch(
     state: Option<&State>,
     anchors: &BTreeMap<String, Anchor>,
     input: &WatcherInput,
 ) -> WatcherFreshness {
     let changes = match input {
-        WatcherInput::Unavailable(reason) => {
+        WatcherInput::Unavailable(reason) | WatcherInput::Unknown(reason) => {
             return WatcherFreshness {
                 status: WatcherStatus::Unavailable,
                 source: None,
@@ -781,6 +820,7 @@ mod tests {
                 .map(|(commit, paths)| ((*commit).to_owned(), set(paths)))
                 .collect(),
             renames: BTreeMap::new(),
+            unknown_commits: Vec::new(),
         })
     }
 
@@ -846,6 +886,27 @@ mod tests {
         assert_eq!(unavailable.watcher.status, WatcherStatus::Unavailable);
         assert_eq!(unavailable.watcher.note, "not in git");
         assert!(unavailable.fresh);
+    }
+
+    /// In git without a commit to compare with, a map that cites code is not called fresh;
+    /// a state that cites no code has nothing the history could make stale.
+    #[test]
+    fn unknown_history_is_never_fresh_when_code_is_mapped() {
+        let mapped = state();
+        let mut shallow = changes(&[], &[]);
+        if let WatcherInput::Observed(changes) = &mut shallow {
+            changes.unknown_commits = vec!["c0".into()];
+        }
+        let no_commit = WatcherInput::Unknown("no commit".into());
+        for input in [&shallow, &no_commit] {
+            let unknown = assess_freshness(Some(&mapped), &BTreeMap::new(), None, input, None);
+            assert!(!unknown.fresh, "{input:?}");
+            assert_eq!(unknown.stale_reasons, vec![StaleReason::HistoryUnknown]);
+            assert!(unknown.staleness().note.starts_with("stale: cannot tell"));
+            let unmapped = State::default();
+            let nothing = assess_freshness(Some(&unmapped), &BTreeMap::new(), None, input, None);
+            assert!(nothing.fresh, "{input:?}");
+        }
     }
 
     #[test]

@@ -329,6 +329,7 @@ mod tests {
                 .collect::<BTreeSet<_>>(),
             since_commit: BTreeMap::new(),
             renames: BTreeMap::new(),
+            unknown_commits: Vec::new(),
         })
     }
 

@@ -709,8 +709,20 @@ fn a_shallow_clone_cannot_pass_the_freshness_check() {
             .is_some_and(|hint| hint.contains("shallow clone") && hint.contains("fetch-depth: 0")),
         "{check}"
     );
-    assert_eq!(clone.run(&["freshness"]).code, 0);
-    assert_eq!(clone.run(&["scene"]).code, 0);
+    // The views answer, and never call the map fresh.
+    let report = clone.json(&["freshness"]);
+    assert_eq!(report["fresh"], false, "{report}");
+    assert_eq!(
+        report["stale_reasons"],
+        json!(["history_unknown"]),
+        "{report}"
+    );
+    let scene = clone.ok(&["scene"]);
+    assert!(scene.stdout.contains("cannot tell what changed"), "{scene}");
+    assert!(
+        !scene.stdout.contains("fresh: the work tree matches"),
+        "{scene}"
+    );
     clone.git(&["fetch", "-q", "--unshallow"]);
     let stale = clone.json_allowing(&["freshness", "--check"], 1);
     assert_eq!(
@@ -718,6 +730,34 @@ fn a_shallow_clone_cannot_pass_the_freshness_check() {
         json!(["cited_files_changed"]),
         "{stale}"
     );
+}
+
+/// A map written before the repository's first commit names no commit: freshness cannot tell
+/// what changed since (it used to pass the check whatever changed), until the map is written
+/// again on a commit.
+#[test]
+fn a_map_written_before_the_first_commit_cannot_pass_the_check() {
+    let env = TestEnv::bare();
+    env.write("src/a.rs", "pub fn a() {}\n");
+    env.ok(&["init"]);
+    let node = json!({"upsert": {"architecture_nodes": [node_json("a", "does a", "src/a.rs")]}});
+    env.update(&node);
+    env.commit_all("code and map");
+    env.write("src/a.rs", "pub fn a() { changed }\n");
+    env.commit_all("change a");
+    let check = env.run(&["--json", "freshness", "--check"]);
+    assert_eq!(check.code, 2, "{check}");
+    let error = &check.json()["error"];
+    assert_eq!(error["kind"], "git", "{check}");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("before the first commit")),
+        "{check}"
+    );
+    assert_eq!(env.json(&["freshness"])["fresh"], false);
+    env.update(&node);
+    assert_eq!(env.json(&["freshness", "--check"])["fresh"], true);
 }
 
 /// A work tree whose `.git` is a file naming a git directory elsewhere (`git init` or `git
