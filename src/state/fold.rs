@@ -215,11 +215,17 @@ impl Fold {
         } else {
             self.anchors.clone_from(&restore.anchors);
         }
-        for field in &step.record.changed_fields {
+        for field in ChangedField::ALL {
+            let listed = step.record.changed_fields.contains(&field);
             if self.writers.is_some() {
+                // The rollback replaces every field, not only those it listed: a field another
+                // branch wrote meanwhile (which the rollback never saw) is overwritten too, and
+                // that is a conflict, not a silent loss.
                 let value = field.value_in(&self.state);
-                step.write(field.as_str().to_owned(), &value);
-            } else {
+                if listed || field.value_in(&before) != value {
+                    step.write(field.as_str().to_owned(), &value);
+                }
+            } else if listed {
                 step.write_unhashed(field.as_str().to_owned());
             }
         }

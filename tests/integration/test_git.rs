@@ -506,6 +506,41 @@ fn concurrent_graph_edits_keep_both_and_a_clash_is_a_conflict_until_rewritten() 
     assert_eq!(env.json(&["verify"])["ok"], true);
 }
 
+/// A rollback replaces the whole state. Folded after what another branch wrote meanwhile (which
+/// it never saw), it overwrites that too: each field it overwrote is listed as a conflict (it
+/// used to vanish silently, with `verify` and `freshness --check` passing), until a write that
+/// saw both sides writes it again.
+#[test]
+fn a_rollback_merged_with_concurrent_writes_lists_what_it_overwrote() {
+    let env = repository();
+    env.git(&["checkout", "-q", "-b", "feature"]);
+    let feature_node = node_json("feature", "the feature's node", "src/lib.rs");
+    env.update(
+        &json!({"objective": "the feature's", "upsert": {"architecture_nodes": [feature_node]}}),
+    );
+    env.commit_all("feature");
+    env.git(&["checkout", "-q", "main"]);
+    observe(&env, "m1");
+    env.ok(&["rollback", "--to-revision", "1"]);
+    env.commit_all("rolled m1 back");
+    git_clean(&env, &["merge", "--no-edit", "feature"]);
+
+    let head = env.json(&["show"]);
+    let keys: BTreeSet<&str> = (head["conflicts"].as_array().expect("conflicts").iter())
+        .map(|c| c["key"].as_str().expect("key"))
+        .collect();
+    assert_eq!(keys, BTreeSet::from(["graphs", "objective"]), "{head}");
+    assert_eq!(env.json(&["verify"])["ok"], true);
+    assert_eq!(env.run(&["freshness", "--check"]).code, 1);
+
+    env.update(&json!({
+        "objective": "the feature's, kept",
+        "graphs": {"architecture": {"nodes": [node_json("feature", "kept", "src/lib.rs")]}}
+    }));
+    let settled = env.json(&["show"]);
+    assert!(settled.get("conflicts").is_none(), "{settled}");
+}
+
 #[test]
 fn revisions_take_record_ids_and_prefixes() {
     let env = repository();
