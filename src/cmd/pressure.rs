@@ -23,8 +23,8 @@ use crate::ui::Report;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Tokens in the context now (the last turn's total)
-    #[arg(long, value_name = "N")]
-    pub used: u64,
+    #[arg(long, value_name = "N", value_parser = tokens())]
+    pub used: i64,
     /// Context window and compaction limits
     #[command(flatten)]
     pub limits: TokenLimits,
@@ -33,38 +33,43 @@ pub struct Args {
 /// How `mcp` offers this command as a tool and `schema` describes its report.
 pub const TOOL: Tool = Tool::READER.report(schema_of::<Pressure>);
 
+/// A token count: from 0 to the largest the arithmetic holds (a larger one is refused, not
+/// clamped).
+pub fn tokens() -> clap::builder::RangedI64ValueParser {
+    clap::value_parser!(i64).range(0..)
+}
+
 /// The limits and cumulative count that go with a token reading.
 #[derive(Debug, clap::Args)]
 pub struct TokenLimits {
     /// The model's context window, in tokens
-    #[arg(long, value_name = "N")]
-    pub context_window: Option<u64>,
+    #[arg(long, value_name = "N", value_parser = tokens())]
+    pub context_window: Option<i64>,
     /// The host's auto-compaction threshold, in tokens (preferred over the window)
-    #[arg(long, value_name = "N")]
-    pub auto_compact_limit: Option<u64>,
+    #[arg(long, value_name = "N", value_parser = tokens())]
+    pub auto_compact_limit: Option<i64>,
     /// Tokens spent over the whole session (cumulative)
-    #[arg(long, value_name = "N")]
-    pub total: Option<u64>,
+    #[arg(long, value_name = "N", value_parser = tokens())]
+    pub total: Option<i64>,
 }
 
 impl TokenLimits {
     /// The telemetry for `used` tokens in context; `None` when neither a current nor a
     /// cumulative count was given.
-    pub fn telemetry(&self, used: Option<u64>) -> Option<Telemetry> {
+    pub fn telemetry(&self, used: Option<i64>) -> Option<Telemetry> {
         let TokenLimits {
             context_window,
             auto_compact_limit,
             total,
-        } = self;
+        } = *self;
         if used.is_none() && total.is_none() {
             return None;
         }
-        let signed = |n: u64| i64::try_from(n).unwrap_or(i64::MAX);
         Some(Telemetry {
-            total_tokens: total.map_or(0, signed),
-            last_turn_tokens: used.map_or(0, signed),
-            model_context_window: context_window.map(signed),
-            model_auto_compact_token_limit: auto_compact_limit.map(signed),
+            total_tokens: total.unwrap_or(0),
+            last_turn_tokens: used.unwrap_or(0),
+            model_context_window: context_window,
+            model_auto_compact_token_limit: auto_compact_limit,
         })
     }
 }

@@ -8,6 +8,7 @@ use anyhow::Result;
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::cmd::pressure::TokenLimits;
+use crate::cmd::pressure::tokens;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
 use crate::policy::pressure::Telemetry;
@@ -36,8 +37,8 @@ pub struct Args {
     #[arg(long)]
     pub check: bool,
     /// Tokens in the context now (the last turn's total)
-    #[arg(long, value_name = "N")]
-    pub used: Option<u64>,
+    #[arg(long, value_name = "N", value_parser = tokens())]
+    pub used: Option<i64>,
     /// Context window and compaction limits
     #[command(flatten)]
     pub limits: TokenLimits,

@@ -158,7 +158,8 @@ pub fn assess_pressure(telemetry: Option<&Telemetry>) -> Pressure {
             ..unknown
         };
     };
-    let ratio = used.saturating_mul(1000) / limit;
+    // Wide enough for any two counts: `used × 1000` of a large count does not fit an i64.
+    let ratio = i64::try_from(i128::from(used) * 1000 / i128::from(limit)).unwrap_or(i64::MAX);
     let remaining = limit - used;
     let level = match ratio {
         r if r >= CRITICAL_PER_MILLE => PressureLevel::Critical,
@@ -266,5 +267,16 @@ mod tests {
     fn huge_counts_saturate() {
         let pressure = reading(i64::MAX, 0, None, Some(1));
         assert_eq!(pressure.level, PressureLevel::Critical);
+    }
+
+    /// `used × 1000` overflowed an i64 for counts past 9.2 × 10^15: a full window read as
+    /// `low` (92‰).
+    #[test]
+    fn a_full_window_is_critical_at_any_size() {
+        for size in [1, 1 << 40, 100_000_000_000_000_000, i64::MAX] {
+            let full = reading(size, 0, Some(size), None);
+            assert_eq!(full.ratio_per_mille, Some(1000), "{size}");
+            assert_eq!(full.level, PressureLevel::Critical, "{size}");
+        }
     }
 }

@@ -279,6 +279,15 @@ fn bad_numbers_are_clamped_or_refused() {
         &["graph", "--direction", "sideways"],
         &["pressure", "--used", "-5"],
         &["pressure", "--used", "many"],
+        // Past what the arithmetic holds: refused, not clamped.
+        &["pressure", "--used", "18446744073709551615"],
+        &[
+            "pressure",
+            "--used",
+            "1",
+            "--context-window",
+            "9223372036854775808",
+        ],
         &["reorient", "--used", "-1"],
         &["prompt", "--max-chars", "10"],
         &["freshness", "--since", "99"],
