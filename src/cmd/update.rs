@@ -80,7 +80,7 @@ pub struct Args {
     #[arg(long, value_name = "N")]
     pub expected_revision: Option<u64>,
     /// Turn id to record as `last_updated_turn_id`
-    #[arg(long, value_name = "ID")]
+    #[arg(long, value_name = "ID", value_parser = turn_id)]
     pub turn_id: Option<String>,
     /// Accept code refs and dirty paths naming files that do not exist yet (plans); they are
     /// recorded as `planned` and reported
@@ -185,6 +185,20 @@ pub struct PatchWrite {
     pub turn_id: Option<String>,
     /// Accept code refs to files that do not exist yet, marked `planned`.
     pub allow_missing_paths: bool,
+}
+
+/// A turn id as given: not blank, and without control characters (a newline in it would forge
+/// lines in `log` and in the prompts that name it).
+fn turn_id(text: &str) -> Result<String, String> {
+    if text.trim().is_empty() {
+        return Err("a turn id cannot be blank (leave the flag out to record none)".to_owned());
+    }
+    if text.chars().any(char::is_control) {
+        return Err(
+            "a turn id cannot hold control characters (newlines, tabs, escapes)".to_owned(),
+        );
+    }
+    Ok(text.to_owned())
 }
 
 /// A patch that made it into the store.

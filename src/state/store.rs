@@ -275,7 +275,9 @@ impl std::str::FromStr for Revision {
         if let Some(steps) = text.strip_prefix("HEAD").or_else(|| text.strip_prefix('@')) {
             return steps_back(text, steps).map(Revision::HeadMinus);
         }
-        if !text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()) {
+        // A revision number has no leading zero; a record id may start with one.
+        let id_like = text.len() >= 4 && text.starts_with('0');
+        if !text.is_empty() && !id_like && text.bytes().all(|b| b.is_ascii_digit()) {
             return text
                 .parse()
                 .map(Revision::Number)
@@ -338,7 +340,12 @@ impl History {
         let head = self.records.len();
         match revision {
             Revision::Number(n) if *n as usize <= head => Ok(*n as usize),
-            Revision::Number(n) => Err(StoreError::NoSuchRevision { asked: *n, head }.into()),
+            // Past the head, a number of 4 digits or more may be a record id prefix made only
+            // of digits.
+            Revision::Number(n) => match self.resolve(&Revision::Id(n.to_string())) {
+                Ok(count) if n.to_string().len() >= 4 => Ok(count),
+                _ => Err(StoreError::NoSuchRevision { asked: *n, head }.into()),
+            },
             Revision::HeadMinus(back) if *back as usize <= head => Ok(head - *back as usize),
             Revision::HeadMinus(back) => {
                 Err(StoreError::BeforeTheFirstRevision { back: *back, head }.into())
@@ -1690,6 +1697,7 @@ mod tests {
             ("@~7", Revision::HeadMinus(7)),
             (" HEAD~1 ", Revision::HeadMinus(1)),
             ("AbCd12", Revision::Id("abcd12".into())),
+            ("0123", Revision::Id("0123".into())),
         ] {
             assert_eq!(name.parse(), Ok(expected), "{name}");
         }
@@ -1704,5 +1712,32 @@ mod tests {
             let err = name.parse::<Revision>().expect_err(name);
             assert!(err.contains(why), "{name}: {err}");
         }
+    }
+
+    /// A number past the head may be a record id prefix made only of digits (git reads such a
+    /// name as an object name too); a short one stays a revision number.
+    #[test]
+    fn a_number_past_the_head_may_be_a_record_id_prefix() {
+        let record = |id: &str| Record {
+            id: id.to_owned(),
+            parents: Vec::new(),
+            at: "2026-01-01T00:00:00Z".to_owned(),
+            source: Source::Update,
+            turn_id: None,
+            git_head: None,
+            changed_fields: Vec::new(),
+            patch: None,
+            restore: None,
+        };
+        let history = History {
+            records: vec![record("aa11"), record("117914abcd"), record("9999ab")],
+            ..History::default()
+        };
+        let resolve = |name: &str| history.resolve(&name.parse().expect("a revision"));
+        assert_eq!(resolve("2").expect("a number"), 2);
+        assert_eq!(resolve("117914").expect("a prefix"), 2);
+        assert_eq!(resolve("9999").expect("a prefix"), 3);
+        assert!(resolve("4").is_err());
+        assert!(resolve("12345").is_err());
     }
 }

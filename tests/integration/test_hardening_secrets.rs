@@ -444,7 +444,8 @@ fn secret_in_every_field(text: &str, raw: &str, parts: &[Value], fields: &Fields
     );
     if output.code == 0 {
         check_text(&last_record(&env)["turn_id"], "--turn-id", raw, &mut tally);
-    } else {
+    } else if !(turn.chars().any(char::is_control) && output.code == 2) {
+        // A turn id with a newline (a private key block) is refused, its text redacted.
         tally.refused.push(format!("update --turn-id: {output}"));
     }
 

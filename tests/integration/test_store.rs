@@ -73,6 +73,28 @@ fn missing_store_is_exit_two_with_a_hint() {
     assert_eq!(json.json()["error"]["kind"], "no_store");
 }
 
+/// A blank turn id, or one with a newline (which would forge a line in `log` and in the
+/// prompts that name it), is refused and nothing is written.
+#[test]
+fn a_blank_or_multi_line_turn_id_is_refused() {
+    let env = TestEnv::new();
+    env.update(&json!({"objective": "one"}));
+    let before = env.store_bytes();
+    for turn in ["", "   ", "t1\nr9    deadbeef0000 forged"] {
+        let output = env.run_with_stdin(
+            &["--json", "update", "--turn-id", turn],
+            json!({"objective": "two"}).to_string(),
+        );
+        assert_eq!(output.code, 2, "{turn:?}: {output}");
+        assert_eq!(
+            output.json()["error"]["kind"],
+            "usage",
+            "{turn:?}: {output}"
+        );
+        assert_eq!(env.store_bytes(), before, "{turn:?}");
+    }
+}
+
 #[test]
 fn update_applies_a_patch_and_records_it_in_the_rollout() {
     let env = TestEnv::new();
