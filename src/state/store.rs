@@ -7,10 +7,10 @@
 //! reads remembered).
 //!
 //! Git never has to merge the content of a file here: a writer appends only to the segment it
-//! started itself since the commit checked out (noted in `cache/open-segment.json`) and starts a
-//! new segment, named uniquely, otherwise; snapshots are named by their content. So every merge, octopus,
-//! rebase, cherry-pick or revert only adds or removes whole files, in any clone, with no
-//! set-up. A duplicate record (the same commit reaching a branch twice) is the same line and
+//! started itself since the commit checked out (noted in `cache/open-segment.json`) and starts
+//! a new segment, named uniquely, otherwise; snapshots are named by their content. So every
+//! merge, octopus, rebase, cherry-pick or revert only adds or removes whole files, in any
+//! clone, with no set-up. A duplicate record (the same commit reaching a branch twice) is the same line and
 //! counts once.
 //!
 //! Reading: take the newest snapshot whose records are still there (each segment at least as
@@ -24,8 +24,9 @@
 //! seal one record whose parents are the current heads, fold it into the head, and make its
 //! line durable (append and fsync, or create a new segment by writing a temporary file and
 //! renaming it). A failed append is cut back off, and torn lines an interrupted write left are
-//! cut off: a record is visible only once its complete line is durable. When the records past the newest snapshot are many, write a new snapshot
-//! (failure there is a warning: the record is already safe) and thin out old ones.
+//! cut off: a record is visible only once its complete line is durable. When the records past
+//! the newest snapshot are many, write a new snapshot (failure there is a warning: the record
+//! is already safe) and thin out old ones.
 //!
 //! Nothing here decides whether a write is allowed: that is `policy`.
 
