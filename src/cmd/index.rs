@@ -243,6 +243,12 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
                 walk::MAX_FILE_BYTES / 1024
             ));
         }
+        if file.reason == Skip::Unreadable {
+            ctx.ui.warn(&format!(
+                "not indexed: `{}` could not be read (a name that is not UTF-8, or no permission)",
+                file.path
+            ));
+        }
     }
     let state = update.state;
     ctx.ui.emit(&IndexReport {

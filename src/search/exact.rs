@@ -165,7 +165,7 @@ mod tests {
                     modified_unix_nanos: 1,
                 })
                 .collect(),
-            unreadable: 0,
+            unreadable: Vec::new(),
         };
         let hits = directory_hits(&listing, &ids("walk"), &["src".to_owned()]);
         assert_eq!(hits.len(), 1);

@@ -205,7 +205,7 @@ pub fn unchanged_listing(root: &Path, manifest: &Manifest) -> Option<Listing> {
     Some(Listing {
         files,
         dirs: manifest.dirs.clone(),
-        unreadable: 0,
+        unreadable: Vec::new(),
     })
 }
 

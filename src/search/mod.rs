@@ -177,11 +177,16 @@ pub fn update_index(
         now_unix_seconds,
         progress,
     )?;
-    let mut skipped = SkipCounts {
-        unreadable: listing.unreadable,
-        ..SkipCounts::default()
-    };
+    let mut skipped = SkipCounts::default();
     let mut skipped_files = Vec::new();
+    for path in &listing.unreadable {
+        skipped.add(walk::Skip::Unreadable);
+        skipped_files.push(SkippedFile {
+            path: path.clone(),
+            reason: walk::Skip::Unreadable,
+            size_bytes: 0,
+        });
+    }
     for file in &built.manifest.files {
         if let Some(reason) = file.skipped {
             skipped.add(reason);

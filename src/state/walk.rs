@@ -97,8 +97,9 @@ pub struct Listing {
     pub files: Vec<FileStat>,
     /// Directories, the root first (with an empty path).
     pub dirs: Vec<DirStat>,
-    /// Entries that could not be read or whose names are not UTF-8.
-    pub unreadable: u32,
+    /// Entries that could not be read or whose names are not UTF-8, each named as well as it
+    /// can be (a name that is not UTF-8 with U+FFFD for its bad bytes).
+    pub unreadable: Vec<String>,
 }
 
 /// Why a file was not searched.
@@ -168,8 +169,8 @@ pub fn list(root: &Path) -> Listing {
         Box::new(|entry| {
             let entry = match entry {
                 Ok(entry) => entry,
-                Err(_) => {
-                    lock(&collected).unreadable += 1;
+                Err(err) => {
+                    lock(&collected).unreadable.push(err.to_string());
                     return WalkState::Continue;
                 }
             };
@@ -178,7 +179,9 @@ pub fn list(root: &Path) -> Listing {
             };
             let relative = entry.path().strip_prefix(root).ok().and_then(Path::to_str);
             let (Some(relative), Ok(meta)) = (relative.map(native_key), entry.metadata()) else {
-                lock(&collected).unreadable += 1;
+                let named = entry.path().strip_prefix(root).unwrap_or(entry.path());
+                let named = named.to_string_lossy().into_owned();
+                lock(&collected).unreadable.push(named);
                 return WalkState::Continue;
             };
             if file_type.is_dir() {

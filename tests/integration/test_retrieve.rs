@@ -494,16 +494,27 @@ fn binary_non_utf8_and_large_files_are_skipped_and_listed() {
     let mut big = "fn filler() { let x = 1; }\n".repeat(38_000);
     big.push_str("fn tessellate_mesh() { subdivide(); }\n");
     env.write("src/big.rs", &big);
+    // A name that is not UTF-8 cannot be a path key: listed with its bad byte replaced.
+    let bad_name =
+        <std::ffi::OsStr as std::os::unix::ffi::OsStrExt>::from_bytes(b"data/bad\xffname.rs");
+    std::fs::write(env.root().join(bad_name), "fn render() {}\n").expect("write");
     let output = env.run(&["--json", "index"]);
     assert_eq!(output.code, 0, "{output}");
     let built = output.json();
     assert_eq!(
         built["skipped"],
-        json!({"too_large": 2, "binary": 1, "not_utf8": 1, "unreadable": 0})
+        json!({"too_large": 2, "binary": 1, "not_utf8": 1, "unreadable": 1})
+    );
+    assert!(
+        output
+            .stderr
+            .contains("`data/bad\u{FFFD}name.rs` could not be read"),
+        "{output}"
     );
     assert_eq!(
         built["skipped_files"],
         json!([
+            {"path": "data/bad\u{FFFD}name.rs", "reason": "unreadable", "size_bytes": 0},
             {"path": "assets/logo.png", "reason": "binary", "size_bytes": 16},
             {"path": "data/huge.rs", "reason": "too_large", "size_bytes": 6_000_000},
             {"path": "data/latin1.txt", "reason": "not_utf8", "size_bytes": 12},
