@@ -361,18 +361,25 @@ fn verify_reports_an_edited_line_with_its_number() {
     assert!(show.stderr.contains("line 2"), "{show}");
 }
 
-/// A line a snapshot covers is not read by a read of the head, but every command that replays
-/// the records refuses it (they folded around it and renumbered every revision after it), and
-/// `verify --repair` refuses before removing a snapshot (which may hold the only other copy
-/// of what the line said).
-#[test]
-fn replays_and_repair_refuse_an_edited_line_a_snapshot_covers() {
+/// A store of four objective writes with a snapshot every two, its segment and that segment's
+/// text.
+fn four_objectives_with_snapshots() -> (TestEnv, std::path::PathBuf, String) {
     let env = TestEnv::new().with_var("EPIPHANY_SNAPSHOT_EVERY", "2");
     for objective in ["one", "two", "three", "four"] {
         env.update(&json!({ "objective": objective }));
     }
     let segment = env.last_segment();
     let rollout = std::fs::read_to_string(&segment).expect("read");
+    (env, segment, rollout)
+}
+
+/// A line a snapshot covers is not read by a read of the head, but every command that replays
+/// the records refuses it (they folded around it and renumbered every revision after it), and
+/// `verify --repair` refuses before removing a snapshot (which may hold the only other copy
+/// of what the line said).
+#[test]
+fn replays_and_repair_refuse_an_edited_line_a_snapshot_covers() {
+    let (env, segment, rollout) = four_objectives_with_snapshots();
     std::fs::write(&segment, rollout.replacen("\"two\"", "\"TWO\"", 1)).expect("write");
     let before = env.store_bytes();
     for args in [
@@ -396,12 +403,7 @@ fn replays_and_repair_refuse_an_edited_line_a_snapshot_covers() {
 /// lost) is named in a note: reads skip it, and nothing else tells that it is there.
 #[test]
 fn verify_notes_a_snapshot_whose_records_are_gone() {
-    let env = TestEnv::new().with_var("EPIPHANY_SNAPSHOT_EVERY", "2");
-    for objective in ["one", "two", "three", "four"] {
-        env.update(&json!({ "objective": objective }));
-    }
-    let segment = env.last_segment();
-    let rollout = std::fs::read_to_string(&segment).expect("read");
+    let (env, segment, rollout) = four_objectives_with_snapshots();
     let kept: Vec<&str> = rollout.lines().take(2).collect();
     std::fs::write(&segment, format!("{}\n", kept.join("\n"))).expect("write");
     let verify = env.json(&["verify"]);
