@@ -319,29 +319,26 @@ pub fn parse(bytes: &[u8], offset: u64, first_line: u64) -> ParsedRollout {
         parsed.problems.extend(part.problems);
     }
     parsed.complete_bytes = complete as u64;
+    // Every complete line is a record or a problem: a last line without its newline comes
+    // after them all.
+    let line_number = match first_line {
+        0 => 0,
+        first => first + (parsed.records.len() + parsed.problems.len()) as u64,
+    };
     // A last line without its newline that is a whole record (someone's editor dropped the
     // newline) is kept: only a line that is no record is torn.
     let unterminated = &bytes[complete..];
     if !unterminated.is_empty()
         && let Ok(record) = Record::parse_line(unterminated)
     {
-        let line = match first_line {
-            0 => 0,
-            first => first + (parsed.records.len() + parsed.problems.len()) as u64,
-        };
         parsed.records.push(ParsedLine {
-            line,
+            line: line_number,
             offset: offset + complete as u64,
             bytes: unterminated.len() as u64,
             record,
         });
         parsed.complete_bytes = bytes.len() as u64;
     } else if complete < bytes.len() {
-        // Every complete line is a record or a problem: the torn one comes after them all.
-        let line_number = match first_line {
-            0 => 0,
-            first => first + (parsed.records.len() + parsed.problems.len()) as u64,
-        };
         parsed.torn_tail = Some(LineProblem {
             line: line_number,
             message: format!(

@@ -435,8 +435,9 @@ impl Store {
     /// `.git`, never looking past the root of the repository `start` is in. A `.epiphany/`
     /// that is not a whole store is an error naming it, not a reason to look further up.
     pub fn discover(start: &Path) -> Result<Store> {
-        // The work tree's top need not hold `.git` (`GIT_WORK_TREE`, `core.worktree`).
-        let top = git::work_tree_root(start);
+        // The work tree's top need not hold `.git` (`GIT_WORK_TREE`, `core.worktree`); git is
+        // asked only when the walk has to go past a directory without either.
+        let top = std::cell::OnceCell::new();
         for dir in start.ancestors() {
             let candidate = dir.join(STORE_DIR);
             if std::fs::symlink_metadata(&candidate).is_ok() {
@@ -448,7 +449,8 @@ impl Store {
                 store.check_shape()?;
                 return Ok(store);
             }
-            if dir.join(".git").exists() || top.as_deref() == Some(dir) {
+            let at_top = || top.get_or_init(|| git::work_tree_root(start)).as_deref() == Some(dir);
+            if dir.join(".git").exists() || at_top() {
                 break;
             }
         }
