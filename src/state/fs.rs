@@ -71,13 +71,26 @@ pub fn create_dirs_below(root: &Path, path: &Path) -> Result<()> {
 /// Opens `path` for reading and writing without following a symbolic link at its last
 /// component (the caller checks the directories above it), creating it when asked.
 pub fn open_no_follow(path: &Path, create: bool) -> Result<File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    refuse_symlink(path)?;
-    std::fs::OpenOptions::new()
+    let mut options = std::fs::OpenOptions::new();
+    options
         .read(true)
         .write(true)
         .create(create)
-        .truncate(false)
+        .truncate(false);
+    open_with(path, options)
+}
+
+/// [`open_no_follow`] for reading only, never creating.
+pub fn open_no_follow_read(path: &Path) -> Result<File> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    open_with(path, options)
+}
+
+fn open_with(path: &Path, mut options: std::fs::OpenOptions) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    refuse_symlink(path)?;
+    options
         .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
         .open(path)
         .with_context(|| format!("failed to open `{}`", path.display()))

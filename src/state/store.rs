@@ -1164,15 +1164,32 @@ impl Store {
     }
 
     /// Takes the lock shared: writers wait until it is released. For readers that compare
-    /// several files (`verify`), so that no write lands in between.
-    pub fn read_lock(&self, timeout: Duration) -> Result<File> {
-        self.lock(timeout, LockMode::Shared)
+    /// several files (`verify`), so that no write lands in between. A store this process may
+    /// not write (a read-only checkout or mount, another user's files) is still read: the lock
+    /// is taken through a read-only handle, or, when the lock file was never created (no write
+    /// has happened in this checkout), not at all.
+    pub fn read_lock(&self, timeout: Duration) -> Result<Option<File>> {
+        match self.lock(timeout, LockMode::Shared) {
+            Err(err) if io_kind(&err).is_some_and(is_unwritable) => {}
+            held => return held.map(Some),
+        }
+        let path = self.dir.join(LOCK_FILE);
+        let file = match fs::open_no_follow_read(&path) {
+            Err(err) if io_kind(&err) == Some(std::io::ErrorKind::NotFound) => return Ok(None),
+            opened => opened?,
+        };
+        self.hold(file, path, LockMode::Shared, timeout).map(Some)
     }
 
     fn lock(&self, timeout: Duration, mode: LockMode) -> Result<File> {
         let path = self.dir.join(LOCK_FILE);
         fs::refuse_symlink(&self.dir)?;
         let file = fs::open_no_follow(&path, true)?;
+        self.hold(file, path, mode, timeout)
+    }
+
+    /// Takes `file`'s lock (the lock file at `path`) in `mode`, waiting up to `timeout`.
+    fn hold(&self, file: File, path: PathBuf, mode: LockMode, timeout: Duration) -> Result<File> {
         if fs::lock(&file, &path, mode, timeout)? {
             return Ok(file);
         }
@@ -1658,11 +1675,22 @@ fn cut_lists(mut state: State, lists: Option<usize>) -> State {
 }
 
 fn is_not_found(err: &anyhow::Error) -> bool {
-    err.chain().any(|cause| {
-        cause
-            .downcast_ref::<std::io::Error>()
-            .is_some_and(|io| io.kind() == std::io::ErrorKind::NotFound)
-    })
+    io_kind(err) == Some(std::io::ErrorKind::NotFound)
+}
+
+/// The kind of the I/O error behind `err`, if one is.
+fn io_kind(err: &anyhow::Error) -> Option<std::io::ErrorKind> {
+    err.chain()
+        .find_map(|cause| cause.downcast_ref::<std::io::Error>())
+        .map(std::io::Error::kind)
+}
+
+/// Whether an error opening a file for writing says this process may not write there.
+fn is_unwritable(kind: std::io::ErrorKind) -> bool {
+    matches!(
+        kind,
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+    )
 }
 
 /// Removes `.epiphany-init-*` directories left by an interrupted `init`.

@@ -211,6 +211,42 @@ impl TestEnv {
         self.finish(self.command(args).output().expect("run"))
     }
 
+    /// Runs the binary as a user who may read the repository but not write it, as CI jobs
+    /// and read-only mounts see a checkout: as root, the run is `nobody`'s (the files stay
+    /// root's); otherwise every write permission is taken away for the run.
+    pub fn run_read_only(&self, args: &[&str]) -> Output {
+        use std::os::unix::fs::PermissionsExt;
+        use std::os::unix::process::CommandExt;
+        let mut command = self.std_command(args);
+        // SAFETY: `geteuid` has no preconditions and cannot fail.
+        let is_root = unsafe { libc::geteuid() } == 0;
+        let set_writable = |writable: bool| {
+            for entry in walkdir(&self.root) {
+                let mut permissions = std::fs::metadata(&entry).expect("stat").permissions();
+                let mode = permissions.mode();
+                permissions.set_mode(if writable {
+                    mode | 0o200
+                } else {
+                    mode & !0o222
+                });
+                std::fs::set_permissions(&entry, permissions).expect("chmod");
+            }
+        };
+        if is_root {
+            let mut permissions = std::fs::metadata(&self.root).expect("stat").permissions();
+            permissions.set_mode(0o755);
+            std::fs::set_permissions(&self.root, permissions).expect("chmod");
+            command.uid(65534).gid(65534);
+        } else {
+            set_writable(false);
+        }
+        let output = command.output().expect("run");
+        if !is_root {
+            set_writable(true);
+        }
+        self.finish(output)
+    }
+
     /// Runs the binary with `stdin`.
     pub fn run_with_stdin(&self, args: &[&str], stdin: impl Into<Vec<u8>>) -> Output {
         self.finish(self.command(args).write_stdin(stdin).output().expect("run"))
@@ -407,4 +443,18 @@ impl TestEnv {
             code: output.status.code().unwrap_or(-1),
         }
     }
+}
+
+/// `root` and every file and directory below it, parents before children.
+fn walkdir(root: &Path) -> Vec<PathBuf> {
+    let mut found = vec![root.to_path_buf()];
+    let mut at = 0;
+    while at < found.len() {
+        if found[at].is_dir() && !found[at].is_symlink() {
+            let entries = std::fs::read_dir(&found[at]).expect("read_dir");
+            found.extend(entries.map(|entry| entry.expect("entry").path()));
+        }
+        at += 1;
+    }
+    found
 }

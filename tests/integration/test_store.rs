@@ -415,6 +415,31 @@ fn verify_notes_a_snapshot_whose_records_are_gone() {
     );
 }
 
+/// A checkout the user may read but not write (a CI job given another user's files, a
+/// read-only mount) is verified like any other, with and without a lock file (a fresh clone
+/// has none); it used to stop at opening the lock file for writing.
+#[test]
+fn verify_reads_a_store_it_may_not_write() {
+    let env = TestEnv::new();
+    env.update(&observation_patch("one"));
+    let before = env.store_bytes();
+    let lock = env.root().join(".epiphany/lock");
+    assert!(lock.is_file(), "a write leaves the lock file");
+    for with_lock in [true, false] {
+        if !with_lock {
+            std::fs::remove_file(&lock).expect("remove the lock file");
+        }
+        let verify = env.run_read_only(&["--json", "verify"]);
+        assert_eq!(verify.code, 0, "lock file present: {with_lock}\n{verify}");
+        assert_eq!(verify.json()["ok"], true, "{verify}");
+        assert_eq!(verify.json()["records"], 1, "{verify}");
+        let show = env.run_read_only(&["--json", "show"]);
+        assert_eq!(show.code, 0, "{show}");
+    }
+    assert!(!lock.exists(), "a read never creates the lock file");
+    assert_eq!(env.store_bytes(), before);
+}
+
 /// Replaces 12-digit record id prefixes with `[ID]`.
 fn regex_lite_record_ids(text: &str) -> String {
     let mut out = String::new();
