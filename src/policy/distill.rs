@@ -196,9 +196,13 @@ impl Distilled {
 /// How much of the input is looked at to tell text from binary.
 pub const BINARY_PROBE_BYTES: usize = 8192;
 
+/// Invalid UTF-8 sequences that a block may hold and still be text, however short it is.
+const STRAY_SEQUENCES: usize = 3;
+
 /// Whether the first block of the input is binary rather than text: it holds a NUL byte, or
-/// more than one invalid UTF-8 sequence in 32 bytes (a stray Latin-1 letter in a log is still
-/// text). A character cut by the end of the block does not count.
+/// more than [`STRAY_SEQUENCES`] invalid UTF-8 sequences and more than one in 32 bytes (a
+/// stray Latin-1 letter in a log, even a one-line one, is still text). A character cut by the
+/// end of the block does not count.
 pub fn looks_binary(first_block: &[u8]) -> bool {
     if first_block.contains(&0) {
         return true;
@@ -212,7 +216,7 @@ pub fn looks_binary(first_block: &[u8]) -> bool {
         invalid += 1;
         rest = &rest[err.valid_up_to() + length..];
     }
-    invalid * 32 > first_block.len()
+    invalid > STRAY_SEQUENCES && invalid * 32 > first_block.len()
 }
 
 /// The text that stands for binary input in a draft: its size and checksum, so the same input
@@ -459,6 +463,9 @@ mod tests {
             b"na\xefve log line that is otherwise plain ascii text"
         ));
         assert!(!looks_binary(&"\u{1f980}".as_bytes()[..2]));
+        // A short line with one bad byte (it used to be counted a binary blob and dropped).
+        assert!(!looks_binary(b"caf\xe9 failed"));
+        assert!(looks_binary(&[0xfe; 6]));
         assert_eq!(
             binary_summary(3, 0xabc),
             "binary input, 3 bytes (crc32 00000abc); not distilled as text"

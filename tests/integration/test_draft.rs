@@ -159,6 +159,20 @@ fn distill_reads_tool_output_on_stdin() {
     );
 }
 
+/// A one-line message with one byte that is not UTF-8 (a Latin-1 letter) is text: it used to
+/// be taken for a binary blob and drafted as a size and checksum, its words lost.
+#[test]
+fn distill_keeps_a_short_line_with_a_stray_byte() {
+    let env = TestEnv::new();
+    let output = env.run_with_stdin(&distill_args("tool", &[]), b"caf\xe9 build failed".to_vec());
+    assert_eq!(output.code, 0, "{output}");
+    assert_eq!(
+        output.json()["patch"]["observations"][0]["summary"],
+        "caf\u{fffd} build failed"
+    );
+    assert!(!output.stderr.contains("binary"), "{output}");
+}
+
 #[test]
 fn distill_works_without_a_store() {
     let env = TestEnv::plain();
