@@ -16,6 +16,9 @@ use crate::state::patch::decode_patch_input;
 /// The largest patch or envelope document accepted.
 pub const MAX_DOCUMENT_BYTES: u64 = 64 * 1024 * 1024;
 
+/// The UTF-8 encoding of U+FEFF, the byte order mark.
+const UTF8_BOM: &[u8] = b"\xEF\xBB\xBF";
+
 /// How much streamed text is held at once.
 const TEXT_CHUNK_BYTES: usize = 64 * 1024;
 
@@ -45,6 +48,11 @@ pub fn read_document(ctx: &Ctx, path: Option<&Path>) -> Result<(String, String)>
         ))
         .with_hint("split the patch into smaller updates")
         .into());
+    }
+    // Some editors and shells (Windows PowerShell's `Out-File`) start UTF-8 files with a
+    // byte order mark, which JSON parsers refuse.
+    if bytes.starts_with(UTF8_BOM) {
+        bytes.drain(..UTF8_BOM.len());
     }
     let text = String::from_utf8(bytes)
         .map_err(|_| Failure::input(format!("{name} is not valid UTF-8")))?;

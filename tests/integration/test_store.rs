@@ -134,6 +134,13 @@ fn update_reads_envelopes_and_files() {
     let again = env.run_with_stdin(&["update", "-"], json!({"objective": "stdin"}).to_string());
     assert_eq!(again.code, 0, "{again}");
     assert_eq!(env.json(&["show"])["objective"], "stdin");
+    // Windows PowerShell's `Out-File -Encoding utf8` starts the file with a byte order mark.
+    let mut with_bom = b"\xEF\xBB\xBF".to_vec();
+    with_bom.extend(json!({"objective": "after a BOM"}).to_string().bytes());
+    env.write("bom.json", &with_bom);
+    let bom = env.run(&["update", "bom.json"]);
+    assert_eq!(bom.code, 0, "{bom}");
+    assert_eq!(env.json(&["show"])["objective"], "after a BOM");
 }
 
 #[test]
