@@ -305,7 +305,7 @@ fn control_characters_in_the_state_never_reach_a_terminal() {
         "objective": objective,
         "upsert": {"architecture_nodes": [{"id": "n", "title": "evil\u{1b}[31m",
             "purpose": "reads \u{202e}txt.exe", "code_refs": [{"path": "src/a.rs"}]}]},
-        "observations": [{"id": "o\u{1b}", "summary": "bell\u{7}", "source_kind": "test",
+        "observations": [{"id": "o", "summary": "bell\u{7}", "source_kind": "test",
                           "status": "ok", "evidence_ids": ["e"]}],
         "evidence": [{"id": "e", "kind": "test", "status": "ok", "summary": "\u{8}\u{8}ok"}],
         "investigation_checkpoint": {"checkpoint_id": "ck", "kind": "debug",
@@ -353,6 +353,18 @@ fn control_characters_in_the_state_never_reach_a_terminal() {
     );
     assert_eq!(refused.code, 2, "{refused}");
     assert!(refused.stderr.contains("/abs\\u{1b}[2J"), "{refused}");
+    assert_eq!(hidden_characters(&refused.stderr), [], "{refused}");
+    // Ids are one line of visible text: an escape in one is refused, and shown escaped.
+    let mut forged = observation_patch("x");
+    forged["observations"][0]["id"] = json!("o\u{1b}[2J");
+    let refused = env.run_with_stdin(&["update"], forged.to_string());
+    assert_eq!(refused.code, 2, "{refused}");
+    assert!(
+        refused
+            .stderr
+            .contains(r#""o\u{1b}[2J" holds a line break"#),
+        "{refused}"
+    );
     assert_eq!(hidden_characters(&refused.stderr), [], "{refused}");
 }
 
