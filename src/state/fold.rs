@@ -70,6 +70,44 @@ pub struct Base {
     pub last_git_head: Option<String>,
 }
 
+/// What a snapshot keeps of one folded record, so that a read after a merge can join the
+/// snapshots of both branches instead of replaying them (see `state::merge`). `P` names a
+/// parent: an id while folding, a position in the fold order in a snapshot.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecordMeta<P> {
+    /// When the record was written (its `at`).
+    #[serde(rename = "t")]
+    pub at: String,
+    /// Its parents.
+    #[serde(rename = "p")]
+    pub parents: Vec<P>,
+    /// When it did nothing but place new items on the append lists: how many it placed on
+    /// each (in the order of [`append_lengths`]). `None` when it did anything else, or when
+    /// an item it appended was already there.
+    #[serde(rename = "a")]
+    pub appended: Option<Vec<u32>>,
+}
+
+/// `metas` with each parent named by its position in `order` (a parent not in it, brought
+/// away by a cherry-pick, is left out: the fold order counts it as folded already).
+pub fn placed(order: &[String], metas: &[RecordMeta<String>]) -> Vec<RecordMeta<u32>> {
+    let positions: HashMap<&str, u32> = order
+        .iter()
+        .enumerate()
+        .map(|(at, id)| (id.as_str(), at as u32))
+        .collect();
+    metas
+        .iter()
+        .map(|meta| RecordMeta {
+            at: meta.at.clone(),
+            parents: (meta.parents.iter())
+                .filter_map(|parent| positions.get(parent.as_str()).copied())
+                .collect(),
+            appended: meta.appended.clone(),
+        })
+        .collect()
+}
+
 /// The result of a fold.
 #[derive(Debug, Clone)]
 pub struct Folded {
@@ -83,6 +121,8 @@ pub struct Folded {
     pub tips: BTreeSet<String>,
     /// The commit checked out at the last record's write.
     pub last_git_head: Option<String>,
+    /// What a snapshot keeps of each record this fold folded (not of its base), in order.
+    pub metas: Vec<RecordMeta<String>>,
 }
 
 /// A fold in progress.
@@ -99,6 +139,7 @@ pub struct Fold {
     indexes: HashMap<Collection, HashMap<String, usize>>,
     conflicts: BTreeMap<String, Conflict>,
     last_git_head: Option<String>,
+    metas: Vec<RecordMeta<String>>,
 }
 
 impl Fold {
@@ -127,6 +168,7 @@ impl Fold {
             indexes: HashMap::new(),
             conflicts,
             last_git_head,
+            metas: Vec::new(),
         }
     }
 
@@ -158,11 +200,29 @@ impl Fold {
             record,
             writes: Vec::new(),
         };
+        let before = append_lengths(&self.state);
         match (&record.restore, &record.patch) {
             (Some(restore), _) => self.restore(&mut step, restore),
             (None, Some(patch)) => self.apply(&mut step, patch),
             (None, None) => {}
         }
+        let appended = match (&record.restore, &record.patch) {
+            (None, Some(patch)) if patch.only_appends() => {
+                let placed: Vec<u32> = append_lengths(&self.state)
+                    .iter()
+                    .zip(&before)
+                    .map(|(after, before)| (after - before) as u32)
+                    .collect();
+                let given = patch_append_lengths(patch);
+                (placed.iter().zip(&given).all(|(p, g)| *p as usize == *g)).then_some(placed)
+            }
+            _ => None,
+        };
+        self.metas.push(RecordMeta {
+            at: record.at.clone(),
+            parents: record.parents.clone(),
+            appended,
+        });
         self.settle(&step);
         self.state.revision = position as u64 + 1;
         self.state.last_updated_turn_id.clone_from(&record.turn_id);
@@ -178,6 +238,7 @@ impl Fold {
             lineage,
             conflicts,
             last_git_head,
+            metas,
             ..
         } = self;
         reverse_append_lists(&mut state);
@@ -188,6 +249,7 @@ impl Fold {
             writers,
             tips: lineage.tips().clone(),
             last_git_head,
+            metas,
         }
     }
 
@@ -510,7 +572,8 @@ impl Step<'_> {
     }
 }
 
-fn is_append_key(key: &str) -> bool {
+/// Whether `key` names an item of an append list (`observations/obs-1`).
+pub fn is_append_key(key: &str) -> bool {
     key.split_once('/').is_some_and(|(list, _)| {
         ChangedField::ALL
             .iter()
@@ -591,6 +654,10 @@ macro_rules! fold_fields {
         $state.$slot.reverse();
     };
     (@reverse replace $($rest:tt)*) => {};
+    (@length append $lengths:ident $of:ident $field:ident) => {
+        $lengths.push($of.$field.len());
+    };
+    (@length replace $($rest:tt)*) => {};
     ($(
         $(#[doc = $doc:literal])*
         $kind:ident $variant:ident $name:ident: $ty:ty => $($wrap:ident)?($slot:ident);
@@ -611,6 +678,23 @@ macro_rules! fold_fields {
         /// Reverses every append list (newest first, or oldest first while folding).
         fn reverse_append_lists(state: &mut State) {
             $(fold_fields!(@reverse $kind state $slot);)*
+        }
+
+        /// The length of each append list of `state`, in field order.
+        // The pushes are one per append field, which the field list decides.
+        #[allow(clippy::vec_init_then_push)]
+        pub fn append_lengths(state: &State) -> Vec<usize> {
+            let mut lengths = Vec::new();
+            $(fold_fields!(@length $kind lengths state $slot);)*
+            lengths
+        }
+
+        /// How many items `patch` places on each append list, in field order.
+        #[allow(clippy::vec_init_then_push)]
+        pub fn patch_append_lengths(patch: &Patch) -> Vec<usize> {
+            let mut lengths = Vec::new();
+            $(fold_fields!(@length $kind lengths patch $name);)*
+            lengths
         }
     };
 }

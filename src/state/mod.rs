@@ -7,6 +7,7 @@ pub mod fields;
 pub mod fold;
 pub mod fs;
 pub mod git;
+pub mod merge;
 pub mod model;
 pub mod order;
 pub mod patch;

@@ -17,18 +17,42 @@ use std::collections::HashMap;
 
 use crate::state::rollout::Record;
 
+/// What places a record in the fold order: its id, when it was written, and its parents.
+pub trait Placed {
+    /// The record's id.
+    fn id(&self) -> &str;
+    /// When it was written (RFC 3339, UTC).
+    fn at(&self) -> &str;
+    /// The ids of the records it was written on top of.
+    fn parents(&self) -> &[String];
+}
+
+impl Placed for Record {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn at(&self) -> &str {
+        &self.at
+    }
+
+    fn parents(&self) -> &[String] {
+        &self.parents
+    }
+}
+
 /// Orders `records` (distinct ids) parents first, then by `at`, then by id.
-pub fn topological(records: Vec<Record>) -> Vec<Record> {
+pub fn topological<T: Placed>(records: Vec<T>) -> Vec<T> {
     let index: HashMap<&str, usize> = records
         .iter()
         .enumerate()
-        .map(|(at, record)| (record.id.as_str(), at))
+        .map(|(at, record)| (record.id(), at))
         .collect();
     let mut waiting = vec![0usize; records.len()];
     let mut children: Vec<Vec<usize>> = vec![Vec::new(); records.len()];
     for (child, record) in records.iter().enumerate() {
         let mut present: Vec<usize> = record
-            .parents
+            .parents()
             .iter()
             .filter_map(|parent| index.get(parent.as_str()).copied())
             .collect();
@@ -39,7 +63,7 @@ pub fn topological(records: Vec<Record>) -> Vec<Record> {
             children[parent].push(child);
         }
     }
-    let key = |at: usize| Reverse((records[at].at.as_str(), records[at].id.as_str(), at));
+    let key = |at: usize| Reverse((records[at].at(), records[at].id(), at));
     let mut ready: BinaryHeap<_> = (0..records.len())
         .filter(|at| waiting[*at] == 0)
         .map(key)
@@ -56,7 +80,7 @@ pub fn topological(records: Vec<Record>) -> Vec<Record> {
     }
     // Ids are content hashes, so a cycle cannot be written; a forged one is left out here and
     // reported by `verify` as records that never became ready.
-    let mut slots: Vec<Option<Record>> = records.into_iter().map(Some).collect();
+    let mut slots: Vec<Option<T>> = records.into_iter().map(Some).collect();
     order
         .into_iter()
         .filter_map(|at| slots[at].take())

@@ -203,6 +203,16 @@ impl Patch {
             .collect()
     }
 
+    /// Whether the patch only places new items on the append lists: no field replaced, no
+    /// record upserted or removed.
+    pub fn only_appends(&self) -> bool {
+        self.upsert.is_empty()
+            && self.remove.is_empty()
+            && ChangedField::ALL
+                .into_iter()
+                .all(|field| field.is_append() || !self.carries(field))
+    }
+
     /// Whether the patch replaces `field` whole.
     pub fn replaces(&self, field: ChangedField) -> bool {
         !field.is_append() && self.carries(field)

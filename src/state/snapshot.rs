@@ -28,6 +28,7 @@ use sha2::Digest;
 use sha2::Sha256;
 
 use crate::state::fold::Folded;
+use crate::state::fold::RecordMeta;
 use crate::state::fold::Writers;
 use crate::state::model::EvidenceRecord;
 use crate::state::model::GraphKind;
@@ -133,6 +134,8 @@ pub struct Contents<'a> {
     pub marks: &'a [RolloutMark],
     /// The ids of the folded records, in fold order.
     pub order: &'a [String],
+    /// What the snapshot keeps of each of them, in the same order, when it is known for all.
+    pub metas: Option<&'a [RecordMeta<u32>]>,
 }
 
 /// The body sections that hold the state.
@@ -144,6 +147,7 @@ mod names {
     pub const OBSERVATIONS: &str = "observations";
     pub const EVIDENCE: &str = "evidence";
     pub const ORDER: &str = "order";
+    pub const RECORDS: &str = "records";
     pub const IDS: &str = "ids";
 }
 
@@ -193,6 +197,9 @@ pub fn encode(contents: Contents<'_>) -> Result<(String, Vec<u8>)> {
         &folded.state.recent_evidence,
     )?);
     sections.push(list(&mut body, names::ORDER, contents.order)?);
+    if let Some(metas) = contents.metas {
+        sections.push(list(&mut body, names::RECORDS, metas)?);
+    }
     sections.push(single(
         &mut body,
         names::IDS,
@@ -539,6 +546,20 @@ impl SnapshotFile {
         self.items(names::ORDER, None)
     }
 
+    /// What the snapshot keeps of each folded record, in fold order; `None` for a snapshot
+    /// written without it (by an older binary, or on top of one).
+    pub fn metas(&self) -> Result<Option<Vec<RecordMeta<u32>>>> {
+        if !self
+            .header
+            .sections
+            .iter()
+            .any(|s| s.name == names::RECORDS)
+        {
+            return Ok(None);
+        }
+        self.items(names::RECORDS, None).map(Some)
+    }
+
     /// Loads the state, as far as `parts` asks.
     pub fn load(&self, parts: Parts) -> Result<Loaded> {
         let mut state: State = self.value(names::CORE)?;
@@ -609,7 +630,19 @@ mod tests {
             writers: None,
             tips: BTreeSet::from(["t".to_owned()]),
             last_git_head: None,
+            metas: Vec::new(),
         }
+    }
+
+    /// What the snapshots of these tests keep of their three records.
+    fn metas() -> Vec<RecordMeta<u32>> {
+        (0..3u32)
+            .map(|at| RecordMeta {
+                at: format!("2026-01-01T00:00:0{at}Z"),
+                parents: at.checked_sub(1).into_iter().collect(),
+                appended: (at > 0).then(|| vec![0, 0, 1, 0]),
+            })
+            .collect()
     }
 
     fn write(dir: &Path, folded: &Folded) -> std::path::PathBuf {
@@ -620,6 +653,7 @@ mod tests {
             records: 3,
             marks: &[],
             order: &order,
+            metas: Some(&metas()),
         })
         .expect("encode");
         assert_eq!(encoded.state, folded.state, "encoding puts the lists back");
@@ -653,6 +687,7 @@ mod tests {
         assert_eq!(file.list_counts().expect("counts"), (1200, 0));
         let (first, ids) = file.order_tail(2).expect("order");
         assert_eq!((first, ids), (1, vec!["r1".to_owned(), "r2".to_owned()]));
+        assert_eq!(file.metas().expect("metas"), Some(metas()));
     }
 
     #[test]

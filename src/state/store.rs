@@ -54,10 +54,13 @@ use crate::state::fields::ChangedField;
 use crate::state::fold::Base;
 use crate::state::fold::Fold;
 use crate::state::fold::Folded;
+use crate::state::fold::RecordMeta;
+use crate::state::fold::placed;
 use crate::state::fs;
 use crate::state::fs::Durability;
 use crate::state::fs::LockMode;
 use crate::state::git;
+use crate::state::merge;
 use crate::state::model::RecordIds;
 use crate::state::model::State;
 use crate::state::order::topological;
@@ -157,6 +160,8 @@ struct HeadRead {
     base: Option<PathBuf>,
     /// The records folded on top of it, in fold order.
     tail_ids: Vec<String>,
+    /// What a snapshot keeps of each of them.
+    tail_metas: Vec<RecordMeta<String>>,
     /// Bytes of those records.
     tail_bytes: u64,
     /// Every segment as read: where its complete part ends and its last line.
@@ -166,16 +171,34 @@ struct HeadRead {
 }
 
 impl HeadRead {
-    /// The ids of the records the head folds, in fold order: the base snapshot's, then the
-    /// tail's.
-    fn order(&self) -> Result<Vec<String>> {
-        let mut order = match &self.base {
-            Some(base) => SnapshotFile::open(base)?.order()?,
-            None => Vec::new(),
+    /// The records the head folds, as a snapshot of it keeps them: the base snapshot's, then
+    /// the tail's.
+    fn covered(&self) -> Result<Covered> {
+        let (mut order, base_metas) = match &self.base {
+            Some(base) => {
+                let file = SnapshotFile::open(base)?;
+                (file.order()?, file.metas()?)
+            }
+            None => (Vec::new(), Some(Vec::new())),
         };
+        let base_len = order.len();
         order.extend(self.tail_ids.iter().cloned());
-        Ok(order)
+        let metas = base_metas
+            .filter(|metas| metas.len() == base_len && self.tail_metas.len() == self.tail_ids.len())
+            .map(|mut metas| {
+                metas.extend(placed(&order, &self.tail_metas));
+                metas
+            });
+        Ok(Covered { order, metas })
     }
+}
+
+/// The records a fold covers, as a snapshot keeps them.
+struct Covered {
+    /// Their ids, in fold order.
+    order: Vec<String>,
+    /// What a snapshot keeps of each, when it is known for every one.
+    metas: Option<Vec<RecordMeta<u32>>>,
 }
 
 pub use crate::state::model::ListTotals;
@@ -624,9 +647,24 @@ impl Store {
         let legacy = self.is_legacy();
         let mut segments = self.segments()?;
         if !legacy {
-            for candidate in self.snapshot_candidates()? {
+            let candidates = self.snapshot_candidates()?;
+            // Right after a merge the two newest snapshots are the two branches': joining them
+            // saves reading the newest one's tail, the whole other branch.
+            let join = |segments: &mut Segments, search| {
+                self.head_from_two_snapshots(segments, &candidates, search, parts, remember)
+            };
+            if let Some(head) = join(&mut segments, 1)? {
+                return Ok(head);
+            }
+            for (at, candidate) in candidates.iter().enumerate() {
                 if let Some(head) =
-                    self.head_from_snapshot(&mut segments, &candidate, parts, remember)?
+                    self.head_from_snapshot(&mut segments, candidate, parts, remember)?
+                {
+                    return Ok(head);
+                }
+                // The newest snapshot cannot serve: the other branch's may be further down.
+                if at == 0
+                    && let Some(head) = join(&mut segments, candidates.len())?
                 {
                     return Ok(head);
                 }
@@ -649,8 +687,13 @@ impl Store {
         }
         let mut folded = crate::state::fold::fold_all(&history.records, true);
         let tail_ids: Vec<String> = history.records.iter().map(|r| r.id.clone()).collect();
+        let tail_metas = std::mem::take(&mut folded.metas);
         if remember == Remember::Fold && !legacy && tail_ids.len() >= self.snapshot_every {
-            self.remember(&mut folded, &tail_ids, &ends);
+            let covered = Covered {
+                metas: Some(placed(&tail_ids, &tail_metas)),
+                order: tail_ids.clone(),
+            };
+            self.remember(&mut folded, &covered, &ends);
         }
         let totals = ListTotals {
             observations: folded.state.observations.len(),
@@ -662,6 +705,7 @@ impl Store {
         let read = HeadRead {
             base: None,
             tail_ids,
+            tail_metas,
             tail_bytes,
             segments: ends,
             legacy,
@@ -692,13 +736,13 @@ impl Store {
     fn remember(
         &self,
         folded: &mut Folded,
-        order: &[String],
+        covered: &Covered,
         segments: &BTreeMap<String, SegmentEnd>,
     ) {
         let dir = self.remembered_snapshot_dir();
         // A cache: a crash may lose it or leave it damaged, and a damaged snapshot is never
         // served, so it is not synced (on a slow disk, a sync can cost more than the fold).
-        let stored = self.store_snapshot(&dir, folded, order, segments, Durability::Visible);
+        let stored = self.store_snapshot(&dir, folded, covered, segments, Durability::Visible);
         if stored.is_err() {
             return;
         }
@@ -711,13 +755,13 @@ impl Store {
         }
     }
 
-    /// Writes `folded`, the fold of the records `order` names as read up to `segments`, as a
+    /// Writes `folded`, the fold of the records `covered` names as read up to `segments`, as a
     /// snapshot file in `dir` (created below the store, refusing links); answers its name.
     fn store_snapshot(
         &self,
         dir: &Path,
         folded: &mut Folded,
-        order: &[String],
+        covered: &Covered,
         segments: &BTreeMap<String, SegmentEnd>,
         durability: Durability,
     ) -> Result<String> {
@@ -727,9 +771,10 @@ impl Store {
             .collect();
         let (name, bytes) = snapshot::encode(snapshot::Contents {
             folded,
-            records: order.len() as u64,
+            records: covered.order.len() as u64,
             marks: &marks,
-            order,
+            order: &covered.order,
+            metas: covered.metas.as_deref(),
         })?;
         fs::create_dirs_below(&self.dir, dir)?;
         fs::replace(&dir.join(&name), &bytes, durability)?;
@@ -883,12 +928,13 @@ impl Store {
         let read = HeadRead {
             base: Some(path.to_path_buf()),
             tail_ids: ordered.iter().map(|r| r.id.clone()).collect(),
+            tail_metas: std::mem::take(&mut folded.metas),
             tail_bytes,
             segments: segments.ends(&snapshot.header.marks)?,
             legacy: false,
         };
-        if remembering && let Ok(order) = read.order() {
-            self.remember(&mut folded, &order, &read.segments);
+        if remembering && let Ok(covered) = read.covered() {
+            self.remember(&mut folded, &covered, &read.segments);
         }
         let appended = (
             folded.state.observations.len() - before.0,
@@ -916,6 +962,149 @@ impl Store {
                 .map(|_| KnownIds::whole(&folded.state)),
         };
         Ok(Some(Head::folded(folded, lists, ids, totals, read)))
+    }
+
+    /// The head joined from the newest snapshot (`candidates[0]`) and the newest of the next
+    /// `search` that holds records it lacks (the other branch of a merge), with the records
+    /// past both, or `None` when `state::merge` cannot join them (anything but appends past
+    /// the history they share) or either cannot serve these segments. Saves replaying both
+    /// branches.
+    fn head_from_two_snapshots(
+        &self,
+        segments: &mut Segments,
+        candidates: &[PathBuf],
+        search: usize,
+        parts: Parts,
+        remember: Remember,
+    ) -> Result<Option<Head>> {
+        let open = |path: &PathBuf| SnapshotFile::open(path).ok();
+        let Some(ours) = candidates.first().and_then(open) else {
+            return Ok(None);
+        };
+        let reach: BTreeMap<&str, u64> = (ours.header.marks.iter())
+            .map(|mark| (mark.segment.as_str(), mark.end))
+            .collect();
+        let beyond_ours = |file: &SnapshotFile| {
+            (file.header.marks.iter()).any(|mark| {
+                reach
+                    .get(mark.segment.as_str())
+                    .is_none_or(|end| *end < mark.end)
+            })
+        };
+        let Some(theirs) = (candidates.iter().skip(1).take(search))
+            .filter_map(open)
+            .find(|file| beyond_ours(file))
+        else {
+            return Ok(None);
+        };
+        let marks: Vec<RolloutMark> = (ours.header.marks.iter())
+            .chain(&theirs.header.marks)
+            .cloned()
+            .collect();
+        let lengths = segments.lengths().clone();
+        for mark in &marks {
+            let present = lengths
+                .get(&mark.segment)
+                .is_some_and(|len| *len >= mark.end);
+            if !present || !segments.mark_holds(mark)? {
+                return Ok(None);
+            }
+        }
+        let (Ok(ours_order), Ok(theirs_order)) = (ours.order(), theirs.order()) else {
+            return Ok(None);
+        };
+        let (Ok(Some(ours_metas)), Ok(Some(theirs_metas))) = (ours.metas(), theirs.metas()) else {
+            return Ok(None);
+        };
+        let folded: HashSet<&str> = (ours_order.iter())
+            .chain(&theirs_order)
+            .map(String::as_str)
+            .collect();
+        let start = |name: &str| {
+            (marks.iter())
+                .filter(|mark| mark.segment == name)
+                .map(|mark| mark.end)
+                .max()
+                .unwrap_or(0)
+        };
+        let mut tail_bytes = 0;
+        for (name, len) in &lengths {
+            if *len > start(name) && !segments.parse_from(name, start(name))? {
+                // A damaged line: the replay names it.
+                return Ok(None);
+            }
+        }
+        let mut seen = HashSet::new();
+        let mut tails: Vec<&Record> = Vec::new();
+        for name in lengths.keys() {
+            for line in segments.lines(name, start(name)) {
+                tail_bytes += line.bytes;
+                let id = line.record.id.as_str();
+                if !folded.contains(id) && seen.insert(id) {
+                    tails.push(&line.record);
+                }
+            }
+        }
+        let whole = Parts {
+            writers: true,
+            ..Parts::WHOLE
+        };
+        let lists_only = Parts {
+            graphs: false,
+            ..Parts::WHOLE
+        };
+        let (Ok(ours_loaded), Ok(theirs_loaded)) = (ours.load(whole), theirs.load(lists_only))
+        else {
+            return Ok(None);
+        };
+        let side = |loaded: snapshot::Loaded, order: Vec<String>, metas| merge::Side {
+            folded: Folded {
+                state: loaded.state,
+                anchors: loaded.anchors,
+                writers: loaded.writers,
+                tips: loaded.tips,
+                last_git_head: loaded.last_git_head,
+                metas: Vec::new(),
+            },
+            order,
+            metas,
+        };
+        let Some(joined) = merge::join(
+            side(ours_loaded, ours_order, ours_metas),
+            side(theirs_loaded, theirs_order, theirs_metas),
+            &tails,
+        ) else {
+            return Ok(None);
+        };
+        let merge::Joined {
+            mut folded,
+            order,
+            metas,
+        } = joined;
+        let ends = segments.ends(&marks)?;
+        if remember == Remember::Fold {
+            let covered = Covered {
+                metas: Some(placed(&order, &metas)),
+                order: order.clone(),
+            };
+            self.remember(&mut folded, &covered, &ends);
+        }
+        let totals = ListTotals {
+            observations: folded.state.observations.len(),
+            evidence: folded.state.recent_evidence.len(),
+        };
+        let ids = (parts.lists)
+            .filter(|_| parts.ids)
+            .map(|_| KnownIds::whole(&folded.state));
+        let read = HeadRead {
+            base: None,
+            tail_ids: order,
+            tail_metas: metas,
+            tail_bytes,
+            segments: ends,
+            legacy: false,
+        };
+        Ok(Some(Head::folded(folded, parts.lists, ids, totals, read)))
     }
 
     /// Every record of the store in fold order, read from every segment.
@@ -1247,22 +1436,23 @@ impl Store {
             },
             Remember::Not,
         )?;
-        let order = head.read.order()?;
+        let covered = head.read.covered()?;
         let mut folded = Folded {
             state: head.state,
             anchors: head.anchors,
             writers: head.writers,
             tips: head.tips,
             last_git_head: head.last_git_head,
+            metas: Vec::new(),
         };
         let name = self.store_snapshot(
             &self.snapshot_dir(),
             &mut folded,
-            &order,
+            &covered,
             &head.read.segments,
             Durability::Disk,
         )?;
-        self.thin_snapshots(order.len() as u64)?;
+        self.thin_snapshots(covered.order.len() as u64)?;
         Ok(name)
     }
 

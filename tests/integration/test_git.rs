@@ -387,6 +387,58 @@ fn a_read_after_a_merge_remembers_its_fold_until_a_write_stores_one() {
     assert_whole(&env, &["f1", "f2", "f3", "m1", "m2", "after"]);
 }
 
+/// After a merge of two branches that only appended, the first read joins the two branches'
+/// snapshots instead of replaying both (it parses only the records past them, so an edit to a
+/// line both snapshots cover goes unseen until `verify` replays everything), and what it reads
+/// is the replay's state, kept for the reads after it.
+#[test]
+fn a_merge_of_appends_is_read_from_both_branches_snapshots() {
+    let env = repository();
+    env.git(&["checkout", "-q", "-b", "feature"]);
+    // Two records in one segment: the first is covered by the mark on the second.
+    env.update(&observation_patch("f1"));
+    observe(&env, "f2");
+    observe(&env, "f3");
+    env.git(&["checkout", "-q", "main"]);
+    observe(&env, "m1");
+    observe(&env, "m2");
+    git_clean(&env, &["merge", "--no-edit", "feature"]);
+    let feature = env
+        .rollout_segments()
+        .into_iter()
+        .find(|path| std::fs::read_to_string(path).is_ok_and(|text| text.contains("obs-f1")))
+        .expect("the feature branch's segment");
+    let text = std::fs::read_to_string(&feature).expect("read");
+    std::fs::write(
+        &feature,
+        text.replacen(r#""summary":"f1""#, r#""summary":"F1""#, 1),
+    )
+    .expect("edit a line the feature branch's snapshot covers");
+    let head = env.json(&["show"]);
+    let summaries: Vec<&str> = head["observations"]
+        .as_array()
+        .expect("observations")
+        .iter()
+        .map(|o| o["summary"].as_str().expect("summary"))
+        .collect();
+    assert!(
+        summaries.contains(&"f1"),
+        "read from the snapshot: {summaries:?}"
+    );
+    assert_eq!(summaries.len(), 5, "{summaries:?}");
+    let verify = env.json_allowing(&["verify"], 1);
+    assert!(
+        verify["problems"].to_string().contains("edited"),
+        "{verify}"
+    );
+    std::fs::write(&feature, text).expect("undo the edit");
+    assert_eq!(
+        assert_whole(&env, &["f1", "f2", "f3", "m1", "m2"]),
+        head,
+        "the joined head is the replay's"
+    );
+}
+
 /// `index`, which the `post-merge` hook runs in the background, leaves the fold of a merge
 /// remembered, so the first command after the merge does not compute it.
 #[test]

@@ -780,33 +780,34 @@ fn old_snapshot_formats_keep_decoding() {
     assert_eq!(env.json(&["verify"])["ok"], true);
 }
 
-/// A snapshot's bytes depend on its records alone, whichever version writes it: clones on two
-/// versions that store the snapshot of the same records must write the same file, or git meets
-/// two different files at one path.
+/// A snapshot's bytes depend on its records alone: clones that store the snapshot of the same
+/// records must write the same file, or git meets two different files at one path. The
+/// `records` section changed the bytes (and so the name) of what this version writes; files
+/// without it (`v3`) still serve reads as they are.
 #[test]
 fn format_3_snapshots_are_byte_stable() {
     let env = TestEnv::new();
-    let fixture =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats/v3");
+    let formats = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats");
+    let fixture = formats.join("v3-records");
     let store = env.root().join(".epiphany");
-    let copy = |dir: &str| {
+    let copy = |from: &std::path::Path, dir: &str| {
         let target = store.join(dir);
         if target.exists() {
             std::fs::remove_dir_all(&target).expect("clear");
         }
         std::fs::create_dir_all(&target).expect("dir");
-        for entry in std::fs::read_dir(fixture.join(dir)).expect("fixture") {
+        for entry in std::fs::read_dir(from.join(dir)).expect("fixture") {
             let path = entry.expect("entry").path();
             std::fs::copy(&path, target.join(path.file_name().expect("name"))).expect("copy");
         }
     };
-    copy("rollout");
+    copy(&fixture, "rollout");
     std::fs::remove_dir_all(store.join("snapshots")).ok();
     // A replay of the four records remembers its fold in the snapshot format.
     let replayed = env
         .ok_with(&["--json", "show"], &[("EPIPHANY_SNAPSHOT_EVERY", "1")], "")
         .json();
-    let name = "000000000004-72e54eabbb5084cd.snapshot";
+    let name = "000000000004-d6ff37a0e3cd5eaa.snapshot";
     assert_eq!(snapshot_names(&store.join("cache/snapshots")), [name]);
     let written = std::fs::read(store.join("cache/snapshots").join(name)).expect("fold");
     let pinned = std::fs::read(fixture.join("snapshots").join(name)).expect("fixture");
@@ -819,11 +820,13 @@ fn format_3_snapshots_are_byte_stable() {
         replayed["investigation_checkpoint"]["focus"], "the seam",
         "{replayed}"
     );
-    // And the pinned file serves reads as it is.
-    copy("snapshots");
+    // And the pinned files, with and without the section, serve reads as they are.
     std::fs::remove_dir_all(store.join("cache/snapshots")).expect("clear");
-    assert_eq!(env.json(&["show"]), replayed);
-    assert_eq!(env.json(&["verify"])["ok"], true);
+    for pinned in [fixture, formats.join("v3")] {
+        copy(&pinned, "snapshots");
+        assert_eq!(env.json(&["show"]), replayed);
+        assert_eq!(env.json(&["verify"])["ok"], true);
+    }
 }
 
 #[test]

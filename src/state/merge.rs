@@ -1,0 +1,509 @@
+//! Joining the snapshots of two branches after git merged them.
+//!
+//! The state of a merge is the fold of every record in the one deterministic order
+//! (`state::order`), which interleaves the two branches' records; folding them again costs as
+//! much as both branches wrote. This module computes the same state from the two branches'
+//! snapshots (and the records past both) when that is provably the same: when every record
+//! written after the history both snapshots share did nothing but place new items on the
+//! append lists (observations, evidence, receipts, runtime links), and no item id appears
+//! twice. Such records commute except for where their items sit, and the snapshots keep enough
+//! of each record (`RecordMeta`: when it was written, its parents, how many items it placed)
+//! to put every item where the fold would have. Anything else answers `None`, and the caller
+//! replays the records.
+//!
+//! Why the shared history comes first and each branch keeps its own order: a snapshot folds
+//! every record its parents lead to, so the fold order restricted to one snapshot's records is
+//! that snapshot's own order; when the records both share are the first of both orders, they
+//! are the first of the merged order too, and the rest is the fold order of the records past
+//! them (`order::topological`, which counts the shared ones as folded).
+
+use std::collections::BTreeSet;
+use std::collections::HashSet;
+
+use crate::state::fields::Keyed;
+use crate::state::fields::for_each_patch_field;
+use crate::state::fold::Folded;
+use crate::state::fold::RecordMeta;
+use crate::state::fold::is_append_key;
+use crate::state::fold::patch_append_lengths;
+use crate::state::model::State;
+use crate::state::order::Placed;
+use crate::state::order::topological;
+use crate::state::rollout::Record;
+
+/// One branch's snapshot, loaded whole.
+#[derive(Debug)]
+pub struct Side {
+    /// Its fold, every list whole.
+    pub folded: Folded,
+    /// Its records' ids, in fold order.
+    pub order: Vec<String>,
+    /// What it keeps of each record, in the same order.
+    pub metas: Vec<RecordMeta<u32>>,
+}
+
+/// The state of the merge, with the records it folds.
+#[derive(Debug)]
+pub struct Joined {
+    /// The fold of every record.
+    pub folded: Folded,
+    /// Their ids, in fold order.
+    pub order: Vec<String>,
+    /// What a snapshot keeps of each, in the same order.
+    pub metas: Vec<RecordMeta<String>>,
+}
+
+/// Where a record past the shared history comes from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum From {
+    /// The `n`th record of ours past the shared history.
+    Ours(usize),
+    /// The `n`th record of theirs past the shared history.
+    Theirs(usize),
+    /// The `n`th record past both snapshots.
+    Tail(usize),
+}
+
+/// A record past the shared history, placed by its meta.
+struct Pending {
+    id: String,
+    meta: RecordMeta<String>,
+    from: From,
+}
+
+impl Placed for Pending {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn at(&self) -> &str {
+        &self.meta.at
+    }
+
+    fn parents(&self) -> &[String] {
+        &self.meta.parents
+    }
+}
+
+/// What joining the lists needs: how many items each record placed on each list, and the
+/// order the records past the shared history fold in.
+struct Plan<'a> {
+    ours: Vec<&'a [u32]>,
+    theirs: Vec<&'a [u32]>,
+    tails: &'a [&'a Record],
+    folded: Vec<From>,
+}
+
+/// The fold of `ours`, `theirs` and `tails` (the records past both snapshots, distinct and
+/// in neither), or `None` when it cannot be had without replaying them.
+pub fn join(ours: Side, theirs: Side, tails: &[&Record]) -> Option<Joined> {
+    if ours.metas.len() != ours.order.len() || theirs.metas.len() != theirs.order.len() {
+        return None;
+    }
+    let shared = (ours.order.iter())
+        .zip(&theirs.order)
+        .take_while(|(a, b)| a == b)
+        .count();
+    let (ours_past, theirs_past) = (&ours.order[shared..], &theirs.order[shared..]);
+    let theirs_ids: HashSet<&str> = theirs_past.iter().map(String::as_str).collect();
+    if ours_past.is_empty()
+        || theirs_past.is_empty()
+        || ours_past.iter().any(|id| theirs_ids.contains(id.as_str()))
+    {
+        return None;
+    }
+    let mut pending = Vec::new();
+    for (side, from) in [
+        (&ours, From::Ours as fn(usize) -> From),
+        (&theirs, From::Theirs),
+    ] {
+        for (n, (id, meta)) in side.order[shared..]
+            .iter()
+            .zip(&side.metas[shared..])
+            .enumerate()
+        {
+            meta.appended.as_ref()?;
+            let parents = (meta.parents.iter())
+                .map(|at| side.order.get(*at as usize).cloned())
+                .collect::<Option<Vec<String>>>()?;
+            pending.push(Pending {
+                id: id.clone(),
+                meta: RecordMeta {
+                    at: meta.at.clone(),
+                    parents,
+                    appended: meta.appended.clone(),
+                },
+                from: from(n),
+            });
+        }
+    }
+    for (n, record) in tails.iter().enumerate() {
+        let patch = record.patch.as_ref().filter(|p| p.only_appends())?;
+        if record.restore.is_some() {
+            return None;
+        }
+        let appended = patch_append_lengths(patch)
+            .into_iter()
+            .map(|n| u32::try_from(n).ok())
+            .collect::<Option<Vec<u32>>>()?;
+        pending.push(Pending {
+            id: record.id.clone(),
+            meta: RecordMeta {
+                at: record.at.clone(),
+                parents: record.parents.clone(),
+                appended: Some(appended),
+            },
+            from: From::Tail(n),
+        });
+    }
+    // A record past both snapshots whose parents are all shared could fold among the shared
+    // records, which neither snapshot's order says anything about.
+    let past: HashSet<&str> = pending.iter().map(|p| p.id.as_str()).collect();
+    let tails_placed = pending
+        .iter()
+        .filter(|p| matches!(p.from, From::Tail(_)))
+        .all(|p| p.meta.parents.iter().any(|id| past.contains(id.as_str())));
+    if !tails_placed || past.len() != pending.len() {
+        return None;
+    }
+    let count = pending.len();
+    let pending = topological(pending);
+    if pending.len() != count {
+        return None;
+    }
+    let counts = |side: &Side| -> Vec<Vec<u32>> {
+        (side.metas[shared..].iter())
+            .map(|meta| meta.appended.clone().unwrap_or_default())
+            .collect()
+    };
+    let (ours_counts, theirs_counts) = (counts(&ours), counts(&theirs));
+    let plan = Plan {
+        ours: ours_counts.iter().map(Vec::as_slice).collect(),
+        theirs: theirs_counts.iter().map(Vec::as_slice).collect(),
+        tails,
+        folded: pending.iter().map(|p| p.from).collect(),
+    };
+    let Side {
+        folded: mut joined,
+        order: mut ours_order,
+        metas: ours_metas,
+    } = ours;
+    let theirs_state = &theirs.folded.state;
+    if joined.state.conflicts != theirs_state.conflicts
+        || (joined.state.conflicts.iter()).any(|conflict| is_append_key(&conflict.key))
+    {
+        return None;
+    }
+    join_lists(&mut joined.state, theirs_state, &plan)?;
+    match plan.folded.last()? {
+        From::Ours(_) => {}
+        From::Theirs(_) => {
+            joined
+                .state
+                .last_updated_turn_id
+                .clone_from(&theirs_state.last_updated_turn_id);
+            joined
+                .last_git_head
+                .clone_from(&theirs.folded.last_git_head);
+        }
+        From::Tail(n) => {
+            joined
+                .state
+                .last_updated_turn_id
+                .clone_from(&tails[*n].turn_id);
+            joined.last_git_head.clone_from(&tails[*n].git_head);
+        }
+    }
+    joined.state.revision = (shared + pending.len()) as u64;
+    let named: HashSet<&str> = (pending.iter())
+        .flat_map(|p| p.meta.parents.iter().map(String::as_str))
+        .collect();
+    let tips: BTreeSet<String> = (joined.tips.iter())
+        .chain(&theirs.folded.tips)
+        .map(String::as_str)
+        .chain(tails.iter().map(|t| t.id.as_str()))
+        .filter(|id| !named.contains(id))
+        .map(str::to_owned)
+        .collect();
+    joined.tips = tips;
+    ours_order.truncate(shared);
+    let shared_metas = (ours_metas.into_iter().take(shared)).map(|meta| RecordMeta {
+        parents: (meta.parents.iter())
+            .map(|at| ours_order[*at as usize].clone())
+            .collect(),
+        at: meta.at,
+        appended: meta.appended,
+    });
+    let mut metas: Vec<RecordMeta<String>> = shared_metas.collect();
+    let mut order = ours_order;
+    for p in pending {
+        order.push(p.id);
+        metas.push(p.meta);
+    }
+    Some(Joined {
+        folded: joined,
+        order,
+        metas,
+    })
+}
+
+/// One append list of the merge (newest first): the items of the records past the shared
+/// history, each record's as it placed them, newest record first; then the shared items.
+/// `None` when the counts do not fit the lists or an id would appear twice.
+fn join_list<'a, T: Clone + Keyed>(
+    ours: &'a [T],
+    theirs: &'a [T],
+    plan: &Plan<'_>,
+    list: usize,
+    tail_items: impl Fn(usize) -> &'a [T],
+) -> Option<Vec<T>> {
+    let (ours_blocks, shared) = side_blocks(ours, &plan.ours, list)?;
+    let (theirs_blocks, theirs_shared) = side_blocks(theirs, &plan.theirs, list)?;
+    if shared.len() != theirs_shared.len() {
+        return None;
+    }
+    let mut joined = Vec::with_capacity(ours.len() + theirs.len() - shared.len());
+    for from in plan.folded.iter().rev() {
+        joined.extend_from_slice(match *from {
+            From::Ours(n) => ours_blocks[n],
+            From::Theirs(n) => theirs_blocks[n],
+            From::Tail(n) => tail_items(n),
+        });
+    }
+    let mut keys = HashSet::with_capacity(joined.len());
+    if !joined.iter().all(|item| keys.insert(item.record_key())) {
+        return None;
+    }
+    if shared.iter().any(|item| keys.contains(&item.record_key())) {
+        return None;
+    }
+    joined.extend_from_slice(shared);
+    Some(joined)
+}
+
+/// A side's list cut into the items each of its records past the shared history placed (its
+/// list starts with them, newest record first), and the shared items after them.
+fn side_blocks<'a, T>(
+    items: &'a [T],
+    counts: &[&[u32]],
+    list: usize,
+) -> Option<(Vec<&'a [T]>, &'a [T])> {
+    let mut blocks = vec![&items[..0]; counts.len()];
+    let mut start = 0;
+    for (n, counts) in counts.iter().enumerate().rev() {
+        let end = start + *counts.get(list)? as usize;
+        blocks[n] = items.get(start..end)?;
+        start = end;
+    }
+    Some((blocks, &items[start..]))
+}
+
+// Joins every append list, derived from the one field list.
+macro_rules! join_append_lists {
+    (@one append $state:ident $theirs:ident $plan:ident $list:ident $name:ident $slot:ident) => {
+        let ours = std::mem::take(&mut $state.$slot);
+        $state.$slot = join_list(&ours, &$theirs.$slot, $plan, $list, |n| {
+            $plan.tails[n].patch.as_ref().map_or(&[][..], |patch| &patch.$name[..])
+        })?;
+        $list += 1;
+    };
+    (@one replace $($rest:tt)*) => {};
+    ($(
+        $(#[doc = $doc:literal])*
+        $kind:ident $variant:ident $name:ident: $ty:ty => $($wrap:ident)?($slot:ident);
+    )*) => {
+        /// Joins each append list of `state` (ours) with `theirs`, as `plan` places them.
+        #[allow(unused_assignments)]
+        fn join_lists(state: &mut State, theirs: &State, plan: &Plan<'_>) -> Option<()> {
+            let mut list = 0;
+            $(join_append_lists!(@one $kind state theirs plan list $name $slot);)*
+            Some(())
+        }
+    };
+}
+for_each_patch_field!(join_append_lists);
+
+#[cfg(test)]
+mod tests {
+    use serde_json::Value;
+    use serde_json::json;
+
+    use super::*;
+    use crate::state::fold::fold_all;
+    use crate::state::fold::placed;
+    use crate::state::patch::Patch;
+    use crate::state::rollout::Body;
+    use crate::state::rollout::Source;
+
+    /// A small deterministic generator (xorshift), so every case can be replayed.
+    struct Rng(u64);
+
+    impl Rng {
+        fn below(&mut self, n: u64) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0 % n
+        }
+    }
+
+    fn record(at: u64, parents: &[&Record], patch: Value) -> Record {
+        let patch: Patch = serde_json::from_value(patch).expect("patch");
+        let parents: Vec<String> = parents.iter().map(|p| p.id.clone()).collect();
+        let (turn, head) = (format!("t{at}-{}", parents.len()), format!("c{at}"));
+        Record::seal(&Body {
+            parents: &parents,
+            at: &format!("2026-01-01T00:00:{:02}Z", at % 60),
+            source: Source::Update,
+            turn_id: Some(&turn),
+            git_head: Some(&head),
+            changed_fields: &patch.changed_fields(),
+            patch: Some(&patch),
+            restore: None,
+        })
+        .0
+    }
+
+    /// A record appending `count` observations (and the evidence they cite) named after `tag`.
+    fn appending(rng: &mut Rng, tag: &str, parents: &[&Record], count: u64) -> Record {
+        let ids: Vec<String> = (0..count).map(|n| format!("{tag}-{n}")).collect();
+        let patch = json!({
+            "observations": ids.iter().map(|id| json!({"id": format!("obs-{id}"),
+                "summary": id, "source_kind": "t", "status": "ok",
+                "evidence_ids": [format!("ev-{id}")]})).collect::<Vec<_>>(),
+            "evidence": ids.iter().map(|id| json!({"id": format!("ev-{id}"),
+                "kind": "t", "status": "ok", "summary": id})).collect::<Vec<_>>(),
+        });
+        record(rng.below(6), parents, patch)
+    }
+
+    /// The records of `records` folded in fold order, as a snapshot of them would hold.
+    fn side(records: &[Record]) -> Side {
+        let ordered = topological(records.to_vec());
+        let folded = fold_all(&ordered, true);
+        let order: Vec<String> = ordered.iter().map(|r| r.id.clone()).collect();
+        let metas = placed(&order, &folded.metas);
+        Side {
+            folded,
+            order,
+            metas,
+        }
+    }
+
+    /// A history both branches share: a few writes of every kind.
+    fn shared_history(rng: &mut Rng) -> Vec<Record> {
+        let root = record(0, &[], json!({"objective": "o"}));
+        let node = record(
+            1,
+            &[&root],
+            json!({"upsert": {"architecture_nodes": [{"id": "n", "title": "n", "purpose": "p"}]}}),
+        );
+        let appended = appending(rng, "shared", &[&node], 2);
+        vec![root, node, appended]
+    }
+
+    /// A branch of `length` appending records on top of `tip`, each on top of the last.
+    fn branch(rng: &mut Rng, tag: &str, tip: &Record, length: usize) -> Vec<Record> {
+        let mut records: Vec<Record> = Vec::new();
+        for n in 0..length {
+            let parent = records.last().unwrap_or(tip).clone();
+            let count = 1 + rng.below(2);
+            records.push(appending(rng, &format!("{tag}{n}"), &[&parent], count));
+        }
+        records
+    }
+
+    fn assert_same(joined: &Joined, all: &[Record]) {
+        let ordered = topological(all.to_vec());
+        let replayed = fold_all(&ordered, true);
+        let order: Vec<String> = ordered.iter().map(|r| r.id.clone()).collect();
+        assert_eq!(joined.order, order);
+        assert_eq!(joined.folded.state, replayed.state);
+        assert_eq!(joined.folded.anchors, replayed.anchors);
+        assert_eq!(joined.folded.writers, replayed.writers);
+        assert_eq!(joined.folded.tips, replayed.tips);
+        assert_eq!(joined.folded.last_git_head, replayed.last_git_head);
+        assert_eq!(
+            placed(&joined.order, &joined.metas),
+            placed(&order, &replayed.metas)
+        );
+    }
+
+    /// Two branches of appends, with records past both snapshots on either side, joined from
+    /// the snapshots equal the replay of every record, whatever the times interleave.
+    #[test]
+    fn joining_two_branches_of_appends_equals_the_replay() {
+        for seed in 1..=300u64 {
+            let mut rng = Rng(seed * 0x9E37_79B9);
+            let shared = shared_history(&mut rng);
+            let tip = shared.last().expect("shared").clone();
+            let (a_len, b_len) = (1 + rng.below(6) as usize, 1 + rng.below(6) as usize);
+            let ours_branch = branch(&mut rng, "a", &tip, a_len);
+            let theirs_branch = branch(&mut rng, "b", &tip, b_len);
+            let cut_a = 1 + rng.below(a_len as u64) as usize;
+            let cut_b = 1 + rng.below(b_len as u64) as usize;
+            let ours: Vec<Record> = shared
+                .iter()
+                .chain(&ours_branch[..cut_a])
+                .cloned()
+                .collect();
+            let theirs: Vec<Record> = (shared.iter().chain(&theirs_branch[..cut_b]))
+                .cloned()
+                .collect();
+            // Half the cases end in a write on top of both branches, as after a merge.
+            let on_both = (rng.below(2) == 0).then(|| {
+                let tips = [ours_branch.last(), theirs_branch.last()].map(|r| r.expect("tip"));
+                appending(&mut rng, "merged", &tips, 1)
+            });
+            let tails: Vec<&Record> = ours_branch[cut_a..]
+                .iter()
+                .chain(&theirs_branch[cut_b..])
+                .chain(&on_both)
+                .collect();
+            let joined = join(side(&ours), side(&theirs), &tails)
+                .unwrap_or_else(|| panic!("seed {seed}: appends must join"));
+            let all: Vec<Record> = shared
+                .iter()
+                .chain(&ours_branch)
+                .chain(&theirs_branch)
+                .chain(&on_both)
+                .cloned()
+                .collect();
+            assert_same(&joined, &all);
+        }
+    }
+
+    /// Anything but appends past the shared history, or an id both branches appended, is left
+    /// to the replay.
+    #[test]
+    fn other_writes_and_repeated_ids_are_left_to_the_replay() {
+        let mut rng = Rng(7);
+        let shared = shared_history(&mut rng);
+        let tip = shared.last().expect("shared");
+        let ours: Vec<Record> = shared
+            .iter()
+            .cloned()
+            .chain([appending(&mut rng, "a", &[tip], 1)])
+            .collect();
+        let objective = record(3, &[tip], json!({"objective": "theirs"}));
+        let theirs: Vec<Record> = shared.iter().cloned().chain([objective]).collect();
+        assert!(join(side(&ours), side(&theirs), &[]).is_none());
+        let same_id = appending(&mut rng, "a", &[tip], 1);
+        let theirs: Vec<Record> = shared.iter().cloned().chain([same_id]).collect();
+        assert!(join(side(&ours), side(&theirs), &[]).is_none());
+        let tail = record(4, &[tip], json!({"objective": "late"}));
+        let theirs: Vec<Record> = shared
+            .iter()
+            .cloned()
+            .chain([appending(&mut rng, "b", &[tip], 1)])
+            .collect();
+        assert!(join(side(&ours), side(&theirs), &[&tail]).is_none());
+        let joined = join(side(&ours), side(&theirs), &[]).expect("appends join");
+        let all: Vec<Record> = ours
+            .iter()
+            .chain(&theirs[shared.len()..])
+            .cloned()
+            .collect();
+        assert_same(&joined, &all);
+    }
+}
