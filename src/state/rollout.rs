@@ -12,6 +12,13 @@
 //! add whole segment files (so git merges any number of them without a conflict), and a
 //! duplicate line is the same record.
 //!
+//! A line ends in `\n`, and one `\r` before it belongs to the line ending, not to the record:
+//! git writes `\r\n` when an attribute of the user's (`* text eol=crlf` in
+//! `.git/info/attributes`, say) overrides the store's own `.gitattributes`, and such a line is
+//! the same record, at the same id. The writer always ends its lines in `\n`, so one segment may
+//! mix both endings. A `\r` anywhere else is damage (JSON never writes one raw), also at the
+//! end of a last line that lacks its `\n`.
+//!
 //! Stores written by the first format (a `seq`/`prev_hash` chain) are read by converting each
 //! line into a record whose parent is the previous line's converted record.
 
@@ -120,8 +127,8 @@ pub struct RecordHead {
 }
 
 impl RecordHead {
-    /// Parses one line (without its newline) as far as its head, checking that its id is the
-    /// hash of its whole content; the patch is skipped, not decoded.
+    /// Parses one line (without its line ending: [`line_content`]) as far as its head, checking
+    /// that its id is the hash of its whole content; the patch is skipped, not decoded.
     pub fn parse_line(line: &[u8]) -> Result<RecordHead, String> {
         let computed = Record::content_id(line)?;
         let head: RecordHead =
@@ -228,7 +235,8 @@ impl Record {
         Ok(hex::encode(hasher.finalize()))
     }
 
-    /// Parses one line (without its newline) and checks that its id is the hash of its content.
+    /// Parses one line (without its line ending: [`line_content`]) and checks that its id is
+    /// the hash of its content.
     pub fn parse_line(line: &[u8]) -> Result<Record, String> {
         let computed = Record::content_id(line)?;
         let record: Record =
@@ -270,7 +278,7 @@ pub struct ParsedLine {
     pub line: u64,
     /// Byte offset of the line's start.
     pub offset: u64,
-    /// Length of the line, newline included.
+    /// Length of the line, its line ending included.
     pub bytes: u64,
     /// The record.
     pub record: Record,
@@ -361,8 +369,7 @@ fn parse_lines(bytes: &[u8], offset: u64, first_line: u64) -> ParsedRollout {
     let mut line_number = first_line;
     let mut at = 0usize;
     for line in bytes.split_inclusive(|b| *b == b'\n') {
-        let content = &line[..line.len() - 1];
-        match Record::parse_line(content) {
+        match Record::parse_line(line_content(line)) {
             Ok(record) => parsed.records.push(ParsedLine {
                 line: line_number,
                 offset: offset + at as u64,
@@ -380,6 +387,15 @@ fn parse_lines(bytes: &[u8], offset: u64, first_line: u64) -> ParsedRollout {
         }
     }
     parsed
+}
+
+/// A line without its line ending: its final `\n` and one `\r` before it (see the module
+/// docs). A line without a `\n` (a file's last) is its own content.
+pub fn line_content(line: &[u8]) -> &[u8] {
+    match line.strip_suffix(b"\n") {
+        Some(content) => content.strip_suffix(b"\r").unwrap_or(content),
+        None => line,
+    }
 }
 
 /// Whether a rollout is in the first format (a `seq`-numbered hash chain).
@@ -539,6 +555,80 @@ mod tests {
             parsed.complete_bytes as usize,
             one.len() + "not json\n".len()
         );
+    }
+
+    #[test]
+    fn a_line_ending_in_crlf_is_the_same_record() {
+        let (one, one_line) = Record::seal(&body_with(&[], &objective("o")));
+        let (two, two_line) = Record::seal(&body_with(&[], &objective("p")));
+        let (three, three_line) = Record::seal(&body_with(&[], &objective("q")));
+        let crlf = |line: &str| line.replace('\n', "\r\n");
+        // As git checks a segment out under `eol=crlf`, then a line the writer appended after.
+        let text = format!("{}{}{three_line}", crlf(&one_line), crlf(&two_line));
+        let parsed = parse(text.as_bytes(), 0, 1);
+        assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
+        let shape: Vec<(u64, u64, u64, &str)> = (parsed.records.iter())
+            .map(|l| (l.line, l.offset, l.bytes, l.record.id.as_str()))
+            .collect();
+        let (first, second) = (one_line.len() as u64 + 1, two_line.len() as u64 + 1);
+        assert_eq!(
+            shape,
+            [
+                (1, 0, first, one.id.as_str()),
+                (2, first, second, two.id.as_str()),
+                (
+                    3,
+                    first + second,
+                    three_line.len() as u64,
+                    three.id.as_str()
+                ),
+            ]
+        );
+        assert_eq!(parsed.complete_bytes as usize, text.len());
+        assert!(parsed.torn_tail.is_none());
+    }
+
+    #[test]
+    fn a_crlf_segment_whose_last_line_lacks_its_newline_keeps_that_record() {
+        let (one, one_line) = Record::seal(&body_with(&[], &objective("o")));
+        let (two, two_line) = Record::seal(&body_with(&[], &objective("p")));
+        // What git checks out under `eol=crlf` when the last newline was dropped.
+        let text = format!("{}{}", one_line.replace('\n', "\r\n"), two_line.trim_end());
+        let parsed = parse(text.as_bytes(), 0, 1);
+        let ids: Vec<&str> = parsed
+            .records
+            .iter()
+            .map(|l| l.record.id.as_str())
+            .collect();
+        assert_eq!(ids, [one.id.as_str(), two.id.as_str()]);
+        assert_eq!(parsed.records[1].line, 2);
+        assert_eq!(parsed.complete_bytes as usize, text.len());
+        assert!(parsed.problems.is_empty() && parsed.torn_tail.is_none());
+        // A `\r` with no `\n` after it ends no line: the last line is torn.
+        let cut = format!("{}\r", text);
+        let parsed = parse(cut.as_bytes(), 0, 1);
+        assert_eq!(parsed.records.len(), 1);
+        assert_eq!(parsed.torn_tail.as_ref().map(|t| t.line), Some(2));
+        assert_eq!(parsed.complete_bytes as usize, one_line.len() + 1);
+    }
+
+    #[test]
+    fn a_carriage_return_inside_a_line_is_damage() {
+        let (_, line) = Record::seal(&body_with(&[], &objective("o")));
+        let content = line.trim_end();
+        // Before the id's closing quote, inside the content, and twice before the newline.
+        let damaged = [
+            content.replacen("\",", "\r\",", 1),
+            content.replacen(",", ",\r", 1),
+            format!("{content}\r\r"),
+        ];
+        for bad in damaged {
+            let text = format!("{bad}\n");
+            let parsed = parse(text.as_bytes(), 0, 1);
+            assert!(parsed.records.is_empty(), "{bad:?} read as a record");
+            assert_eq!(parsed.problems.len(), 1, "{bad:?}");
+            assert_eq!(parsed.problems[0].line, 1);
+        }
     }
 
     #[test]

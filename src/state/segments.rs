@@ -174,10 +174,7 @@ impl Segments {
             .with_context(|| format!("failed to read `{}`", path.display()))?;
         // Only the file's last line may lack its newline (see `rollout::parse`).
         let at_end = self.lengths.get(&mark.segment) == Some(&mark.end);
-        let content = match line.strip_suffix(b"\n") {
-            Some(content) => Some(content),
-            None => at_end.then_some(line.as_slice()),
-        };
+        let content = (line.ends_with(b"\n") || at_end).then(|| rollout::line_content(&line));
         let id = content.and_then(|line| Record::content_id(line).ok());
         Ok(id.as_deref() == Some(mark.last_id.as_str()))
     }
@@ -279,7 +276,7 @@ fn last_complete_line(
             if before.is_some() || window_start == 0 {
                 let line_start = before.map_or(0, |at| at + 1);
                 let complete = window_start + last as u64 + 1;
-                let mark = Record::content_id(&window[line_start..last])
+                let mark = Record::content_id(rollout::line_content(&window[line_start..=last]))
                     .ok()
                     .map(|id| RolloutMark {
                         segment: segment.to_owned(),
@@ -373,11 +370,12 @@ mod tests {
     use crate::state::rollout::Body;
     use crate::state::rollout::Source;
 
-    /// A segment of `count` chained records in a fresh directory, with each line's mark.
-    fn segment(count: usize) -> (tempfile::TempDir, Vec<RolloutMark>) {
+    /// A segment of chained records in a fresh directory, one per line ending given (`\n` as
+    /// the writer ends a line, `\r\n` as git may check it out), with each line's mark.
+    fn segment(endings: &[&str]) -> (tempfile::TempDir, Vec<RolloutMark>) {
         let dir = tempfile::tempdir().expect("temporary directory");
         let (mut text, mut marks, mut parents) = (String::new(), Vec::new(), Vec::new());
-        for i in 0..count {
+        for (i, ending) in endings.iter().enumerate() {
             let patch = Patch {
                 objective: Some(format!("objective {i}")),
                 ..Patch::default()
@@ -392,6 +390,7 @@ mod tests {
                 patch: Some(&patch),
                 restore: None,
             });
+            let line = line.replace('\n', ending);
             text.push_str(&line);
             marks.push(RolloutMark {
                 segment: "s.jsonl".into(),
@@ -428,7 +427,7 @@ mod tests {
 
     #[test]
     fn marks_hold_whatever_was_parsed_before() {
-        let (dir, marks) = segment(4);
+        let (dir, marks) = segment(&["\n"; 4]);
         let mut segments = Segments::list(dir.path()).expect("list");
         // A later candidate's tail is parsed first; an earlier mark is still checked.
         assert!(segments.parse_from("s.jsonl", marks[2].end).expect("parse"));
@@ -462,5 +461,37 @@ mod tests {
         let history = segments.into_history().expect("history");
         assert_eq!(history.records.len(), 4);
         assert_eq!(history.lines[&marks[3].last_id], ("s.jsonl".to_owned(), 4));
+    }
+
+    #[test]
+    fn lines_checked_out_with_crlf_keep_their_marks() {
+        // As git checks a segment out under `eol=crlf`, with a line the writer appended after.
+        let (dir, marks) = segment(&["\r\n", "\r\n", "\n", "\r\n"]);
+        let fresh = || Segments::list(dir.path()).expect("list");
+        // Read from the file, then from the lines parsed.
+        let mut segments = fresh();
+        for mark in &marks {
+            assert!(segments.mark_holds(mark).expect("read"), "{mark:?}");
+        }
+        let read_back = segments.ends(&[]).expect("ends");
+        assert_eq!(read_back["s.jsonl"].mark.as_ref(), marks.last());
+        assert!(segments.parse_from("s.jsonl", 0).expect("parse"));
+        for mark in &marks {
+            assert!(segments.mark_holds(mark).expect("parsed"), "{mark:?}");
+        }
+        assert_eq!(
+            segments.ends(&[]).expect("ends")["s.jsonl"].mark.as_ref(),
+            marks.last()
+        );
+        let history = fresh().into_history().expect("history");
+        assert!(history.problems.is_empty(), "{:?}", history.problems);
+        assert_eq!(history.records.len(), 4);
+        // A mark whose line ends in `\r` alone is no record's.
+        let short = RolloutMark {
+            end: marks[0].end - 1,
+            line_bytes: marks[0].line_bytes - 1,
+            ..marks[0].clone()
+        };
+        assert!(!fresh().mark_holds(&short).expect("read"));
     }
 }

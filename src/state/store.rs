@@ -17,8 +17,9 @@
 //! long as the snapshot says, the line at its mark the record it names), parse only the lines
 //! after the marks, and fold them on top when every one of them saw everything the snapshot
 //! holds; otherwise try an older snapshot, down to replaying every segment. Any line a read
-//! folds must hash to its id. A read that folded many records (after a merge: both branches')
-//! remembers the fold in `cache/snapshots/`, untracked, and later reads start from it.
+//! folds must hash to its id (without its line ending, `\n` or `\r\n`: see `state::rollout`).
+//! A read that folded many records (after a merge: both branches') remembers the fold in
+//! `cache/snapshots/`, untracked, and later reads start from it.
 //!
 //! Writing (inside an exclusive lock on `.epiphany/lock`): read the head, let the caller decide,
 //! seal one record whose parents are the current heads, fold it into the head, and make its
@@ -1276,8 +1277,9 @@ impl Store {
                     chunk.extend_from_slice(&window);
                     window = chunk;
                 };
-                let line = &window
-                    [(line_start - window_start) as usize..(end - 1 - window_start) as usize];
+                let line = rollout::line_content(
+                    &window[(line_start - window_start) as usize..(end - window_start) as usize],
+                );
                 let id = line
                     .get(ID_OFFSET..ID_OFFSET + 64)
                     .and_then(|id| std::str::from_utf8(id).ok());
