@@ -3,6 +3,10 @@
 //! records in their one order must reproduce every snapshot, and the state must be
 //! structurally valid, and no record or snapshot may hold a secret. Reads under the shared lock, so a concurrent write never makes it cry
 //! wolf. Reports every problem and exits 1 when there is any.
+//!
+//! Lines git checked out with `\r\n` endings (a user's attribute overriding the store's
+//! `.gitattributes`) are sound records: a note counts them and names the attribute to remove.
+//! A snapshot the same conversion damaged is a note too, not a problem: readers skip it.
 
 use std::collections::BTreeMap;
 use std::collections::HashSet;
@@ -129,6 +133,12 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         })
         .collect();
     let mut notes = parent_notes(&history);
+    if history.crlf_lines > 0 {
+        notes.push(format!(
+            "{} rollout line(s) end in CRLF: a git attribute (such as `* text eol=crlf` in `.git/info/attributes`) overrides `.epiphany/.gitattributes`, so git converted them at checkout; they still read as the records they are, but to keep git from converting the store, remove the `eol`/`text` attribute for `.epiphany/` from `.git/info/attributes`",
+            history.crlf_lines
+        ));
+    }
     if history.duplicates > 0 {
         notes.push(format!(
             "{} line(s) repeat an earlier record (the same commit reached this branch twice); each counts once",
@@ -255,7 +265,8 @@ fn parent_notes(history: &History) -> Vec<String> {
 
 /// Checks every snapshot against a replay of the records it holds; answers how many were
 /// checked. A remembered fold that does not open is a note, not a problem: it is a cache,
-/// written without waiting for the disk, that an interrupted write may leave damaged.
+/// written without waiting for the disk, that an interrupted write may leave damaged. So is a
+/// snapshot that git's conversion of line endings damaged along with the rollout's lines.
 fn check_snapshots(
     store: &crate::state::store::Store,
     history: &History,
@@ -303,6 +314,12 @@ fn check_snapshots(
                 ));
                 continue;
             }
+            Err(err) if history.crlf_lines > 0 && holds_crlf(&path) => {
+                notes.push(format!(
+                    "snapshot {name} does not open: {err:#}; the git attribute that converted the rollout's line endings converted its bytes too, so reads skip it and fold the records, and `epiphany verify --repair` replaces it"
+                ));
+                continue;
+            }
             Err(err) => {
                 problem(format!("{err:#}"));
                 continue;
@@ -347,6 +364,12 @@ fn check_snapshots(
         }
     }
     Ok(checked)
+}
+
+/// Whether the file at `path` holds a `\r\n`, as git's conversion of line endings leaves in
+/// a binary file it takes for text.
+fn holds_crlf(path: &std::path::Path) -> bool {
+    std::fs::read(path).is_ok_and(|bytes| memchr::memmem::find(&bytes, b"\r\n").is_some())
 }
 
 /// Folds `records` in their own order.

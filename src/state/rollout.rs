@@ -269,6 +269,8 @@ pub struct ParsedRollout {
     pub complete_bytes: u64,
     /// A final line without its newline: a write that did not finish.
     pub torn_tail: Option<LineProblem>,
+    /// Complete lines that end in `\r\n` (see the module docs).
+    pub crlf_lines: u64,
 }
 
 /// A record and where it sits in the file.
@@ -325,6 +327,7 @@ pub fn parse(bytes: &[u8], offset: u64, first_line: u64) -> ParsedRollout {
     for part in parts {
         parsed.records.extend(part.records);
         parsed.problems.extend(part.problems);
+        parsed.crlf_lines += part.crlf_lines;
     }
     parsed.complete_bytes = complete as u64;
     // Every complete line is a record or a problem: a last line without its newline comes
@@ -369,7 +372,11 @@ fn parse_lines(bytes: &[u8], offset: u64, first_line: u64) -> ParsedRollout {
     let mut line_number = first_line;
     let mut at = 0usize;
     for line in bytes.split_inclusive(|b| *b == b'\n') {
-        match Record::parse_line(line_content(line)) {
+        let content = line_content(line);
+        if content.len() + 2 == line.len() {
+            parsed.crlf_lines += 1;
+        }
+        match Record::parse_line(content) {
             Ok(record) => parsed.records.push(ParsedLine {
                 line: line_number,
                 offset: offset + at as u64,
@@ -584,6 +591,7 @@ mod tests {
                 ),
             ]
         );
+        assert_eq!(parsed.crlf_lines, 2);
         assert_eq!(parsed.complete_bytes as usize, text.len());
         assert!(parsed.torn_tail.is_none());
     }

@@ -51,6 +51,8 @@ pub struct History {
     pub torn_tails: Vec<SegmentProblem>,
     /// Lines that repeat an earlier record (a commit that reached a branch twice).
     pub duplicates: usize,
+    /// Lines that end in `\r\n` (see [`rollout`]'s module docs): git converted them.
+    pub crlf_lines: u64,
     /// Where each record was first found: segment and 1-based line.
     pub lines: BTreeMap<String, (String, u64)>,
 }
@@ -245,6 +247,7 @@ impl Segments {
                 .problems
                 .extend(parsed.problems.into_iter().map(tag));
             history.torn_tails.extend(parsed.torn_tail.map(tag));
+            history.crlf_lines += parsed.crlf_lines;
             for line in parsed.records {
                 if history.lines.contains_key(&line.record.id) {
                     history.duplicates += 1;
@@ -486,6 +489,7 @@ mod tests {
         let history = fresh().into_history().expect("history");
         assert!(history.problems.is_empty(), "{:?}", history.problems);
         assert_eq!(history.records.len(), 4);
+        assert_eq!(history.crlf_lines, 3);
         // A mark whose line ends in `\r` alone is no record's.
         let short = RolloutMark {
             end: marks[0].end - 1,

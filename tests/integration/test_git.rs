@@ -249,6 +249,83 @@ fn a_fresh_clone_without_set_up_merges_a_branch() {
     assert_whole(&clone, &["c1", "f1"]);
 }
 
+/// What a user's `.git/info/attributes` may say: it overrides the `-text` of the store's own
+/// `.gitattributes`, so git checks the rollout out with `\r\n` line endings.
+const CRLF_ATTRIBUTE: &str = "* text eol=crlf\n";
+
+/// What a store checked out with CRLF line endings must still do: read every record as it was
+/// written (`show` as `before`, `log` listing each), pass `verify` with a note that counts the
+/// converted lines and names the attribute to remove, take a write, and pass everything after.
+fn assert_reads_through_crlf(env: &TestEnv, before: &Value, observations: &[&str]) {
+    let converted = env.rollout_text().matches("\r\n").count();
+    assert!(converted > 0, "git checked the rollout out with CRLF");
+    assert_eq!(env.json(&["show"]), *before);
+    env.ok(&["scene"]);
+    let log = env.json(&["log"]);
+    let listed = log["entries"]
+        .as_array()
+        .map(|entries| entries.len() as u64);
+    assert_eq!(listed, before["revision"].as_u64(), "{log}");
+    let verify = env.ok(&["verify"]);
+    for said in [
+        format!("note: {converted} rollout line(s) end in CRLF"),
+        "overrides `.epiphany/.gitattributes`".to_owned(),
+        "remove the `eol`/`text` attribute for `.epiphany/` from `.git/info/attributes`".to_owned(),
+    ] {
+        assert!(verify.stdout.contains(&said), "{said}: {verify}");
+    }
+    env.update(&observation_patch("after"));
+    let mut expected = observations.to_vec();
+    expected.push("after");
+    assert_whole(env, &expected);
+}
+
+/// `* text eol=crlf` in `.git/info/attributes`, then the store checked out again: every line
+/// ends in `\r\n`, and every record still reads (each used to read as damaged, and every
+/// command but `verify` stopped with exit 2).
+#[test]
+fn a_store_checked_out_with_crlf_line_endings_reads_as_written() {
+    let env = TestEnv::new();
+    env.update(&observation_patch("a"));
+    env.update(&observation_patch("b"));
+    env.commit_all("two records");
+    let before = env.json(&["show"]);
+    env.write(".git/info/attributes", CRLF_ATTRIBUTE);
+    std::fs::remove_dir_all(env.root().join(".epiphany")).expect("remove the store");
+    env.git(&["checkout", "--", ".epiphany"]);
+    assert_eq!(env.json(&["freshness", "--check"])["fresh"], true);
+    assert_reads_through_crlf(&env, &before, &["a", "b"]);
+}
+
+/// A fresh clone checked out under `* text eol=crlf`: the rollout's lines end in `\r\n` and
+/// the snapshots' bytes are converted too. A converted snapshot is a note of `verify`, never a
+/// problem: readers skip it.
+#[test]
+fn a_clone_checked_out_with_crlf_line_endings_reads_as_written() {
+    let env = repository();
+    observe(&env, "a");
+    observe(&env, "b");
+    observe(&env, "c");
+    let before = env.json(&["show"]);
+    let clone = crlf_clone_of(&env, "main");
+    let notes = clone.json(&["verify"])["notes"].clone();
+    let snapshots = ".epiphany/snapshots";
+    let names = snapshot_names(&clone.root().join(snapshots));
+    assert!(!names.is_empty(), "the store has snapshots");
+    // Git converts a snapshot when it holds a `\n` byte (nearly always): each converted one is
+    // noted, and only those.
+    for name in names {
+        let path = format!("{snapshots}/{name}");
+        let converted = clone.read(&path) != env.read(&path);
+        let noted = notes.as_array().expect("notes").iter().any(|note| {
+            note.as_str()
+                .is_some_and(|note| note.starts_with(&format!("snapshot {name} does not open")))
+        });
+        assert_eq!(noted, converted, "{name}: {notes}");
+    }
+    assert_reads_through_crlf(&clone, &before, &["a", "b", "c"]);
+}
+
 #[test]
 fn a_revert_of_a_state_commit() {
     let env = repository();
@@ -701,6 +778,15 @@ fn clone_of(env: &TestEnv, branch: &str, extra: &[&str]) -> TestEnv {
     args.extend_from_slice(extra);
     args.extend([url.as_str(), path.as_str()]);
     env.git(&args);
+    clone
+}
+
+/// [`clone_of`], checked out as git does for a user whose `.git/info/attributes` holds
+/// [`CRLF_ATTRIBUTE`].
+fn crlf_clone_of(env: &TestEnv, branch: &str) -> TestEnv {
+    let clone = clone_of(env, branch, &["--no-checkout"]);
+    clone.write(".git/info/attributes", CRLF_ATTRIBUTE);
+    clone.git(&["reset", "-q", "--hard"]);
     clone
 }
 
