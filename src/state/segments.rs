@@ -311,9 +311,10 @@ pub fn open_read(path: &Path) -> Result<File> {
 }
 
 /// For each of `wanted`, where the first complete line of `reader` in which `key` is followed
-/// by that value (up to the next `"`) ends, just past its newline; read `chunk` bytes at a
-/// time. A search of the bytes, not a parse, and one pass however many values are wanted, so
-/// that a segment of any size costs a copy and a scan.
+/// by that value (up to the next `"`) ends, just past its newline, in the file as git stores
+/// it: a `\r\n` line ending counts as the `\n` git converts it back to (see [`rollout`]'s
+/// module docs). Reads `chunk` bytes at a time. A search of the bytes, not a parse, and one
+/// pass however many values are wanted, so that a segment of any size costs a copy and a scan.
 pub fn first_lines_naming(
     reader: &mut impl Read,
     key: &[u8],
@@ -321,9 +322,10 @@ pub fn first_lines_naming(
     chunk: usize,
 ) -> std::io::Result<BTreeMap<String, u64>> {
     let finder = memchr::memmem::Finder::new(key);
+    let crlf = memchr::memmem::Finder::new(b"\r\n");
     let mut found: BTreeMap<String, u64> = BTreeMap::new();
     let mut buffer: Vec<u8> = Vec::with_capacity(chunk);
-    // The file offset of buffer[0].
+    // The offset of buffer[0] in the file as git stores it.
     let mut base = 0u64;
     while found.len() < wanted.len() {
         let filled = buffer.len();
@@ -338,6 +340,8 @@ pub fn first_lines_naming(
             continue;
         };
         let lines = &buffer[..=last_newline];
+        // The `\r\n` endings of lines[..counted], which ends just past a newline.
+        let (mut counted, mut crlf_endings) = (0, 0);
         for at in finder.find_iter(lines) {
             let value_start = at + key.len();
             let rest = &lines[value_start..];
@@ -354,13 +358,18 @@ pub fn first_lines_naming(
                 continue;
             }
             let line_end = memchr::memchr(b'\n', rest).expect("the lines end in a newline");
-            found.insert(value.to_owned(), base + (value_start + line_end + 1) as u64);
+            let end = value_start + line_end + 1;
+            // Matches come in order, so their lines end in order too.
+            crlf_endings += crlf.find_iter(&lines[counted..end]).count();
+            counted = end;
+            found.insert(value.to_owned(), base + (end - crlf_endings) as u64);
         }
         if read == 0 {
             break;
         }
+        crlf_endings += crlf.find_iter(&lines[counted..]).count();
         buffer.drain(..=last_newline);
-        base += last_newline as u64 + 1;
+        base += (last_newline + 1 - crlf_endings) as u64;
     }
     Ok(found)
 }
@@ -425,6 +434,27 @@ mod tests {
                 BTreeMap::from([("c1".to_owned(), 26)])
             );
             assert!(find(&[], chunk).is_empty());
+        }
+    }
+
+    #[test]
+    fn lines_naming_a_value_end_where_git_stores_them_when_checked_out_with_crlf() {
+        let lf =
+            b"{\"git_head\":\"c1\"}\n{\"a\":1}\n{\"git_head\":\"c2\"}\n{\"git_head\":\"c3\"}\n";
+        let crlf = String::from_utf8_lossy(lf).replace('\n', "\r\n");
+        let wanted: BTreeSet<&str> = ["c1", "c2", "c3"].into_iter().collect();
+        let expected = BTreeMap::from([
+            ("c1".to_owned(), 18),
+            ("c2".to_owned(), 44),
+            ("c3".to_owned(), 62),
+        ]);
+        for chunk in [1, 2, 3, 7, 17, 64] {
+            let find = |text: &[u8]| {
+                first_lines_naming(&mut &text[..], b"\"git_head\":\"", &wanted, chunk)
+                    .expect("read")
+            };
+            assert_eq!(find(lf), expected, "chunk {chunk}");
+            assert_eq!(find(crlf.as_bytes()), expected, "chunk {chunk}");
         }
     }
 

@@ -791,12 +791,16 @@ fn crlf_clone_of(env: &TestEnv, branch: &str) -> TestEnv {
 }
 
 /// `feature` squash-merged into `main`, and a clone of `main` (which never had the feature's
-/// commits): the clone, the squash commit, and the clone's `freshness --check` (which passes).
-fn squashed_into_a_clone(env: &TestEnv) -> (TestEnv, String, Output) {
+/// commits), checked out with CRLF line endings when `crlf`: the clone, the squash commit, and
+/// the clone's `freshness --check` (which passes).
+fn squashed_into_a_clone(env: &TestEnv, crlf: bool) -> (TestEnv, String, Output) {
     env.git(&["checkout", "-q", "main"]);
     env.git(&["merge", "-q", "--squash", "feature"]);
     let squashed = env.commit_all("squashed feature");
-    let clone = clone_of(env, "main", &[]);
+    let clone = match crlf {
+        true => crlf_clone_of(env, "main"),
+        false => clone_of(env, "main", &[]),
+    };
     let fresh = clone.run(&["freshness", "--check"]);
     assert_eq!(fresh.code, 0, "{fresh}");
     (clone, squashed, fresh)
@@ -815,7 +819,7 @@ fn stale_after_committing(env: &TestEnv, path: &str, text: &str) -> Value {
 #[test]
 fn after_a_squash_merge_freshness_compares_with_where_the_records_entered() {
     let (env, written_at) = mapped_on_a_feature_branch();
-    let (clone, squashed, fresh) = squashed_into_a_clone(&env);
+    let (clone, squashed, fresh) = squashed_into_a_clone(&env, false);
     assert!(
         !clone
             .git_output(&["cat-file", "-e", &format!("{written_at}^{{commit}}")])
@@ -848,7 +852,7 @@ fn after_a_squash_merge_every_gone_commit_is_stood_in_for() {
     let second = env.commit_all("more feature work");
     env.update(&json!({"upsert": {"architecture_nodes": [node_json("b", "does b", "src/b.rs")]}}));
     env.commit_all("map b");
-    let (clone, squashed, fresh) = squashed_into_a_clone(&env);
+    let (clone, squashed, fresh) = squashed_into_a_clone(&env, false);
     for gone in [&first, &second] {
         assert!(
             fresh.stderr.contains(&format!(
@@ -859,6 +863,33 @@ fn after_a_squash_merge_every_gone_commit_is_stood_in_for() {
     }
     let stale = stale_after_committing(&clone, "src/b.rs", "pub fn b() { changed }\n");
     assert_eq!(stale["watcher"]["graph_node_ids"], json!(["b"]), "{stale}");
+}
+
+/// In a clone checked out with CRLF line endings, where the records entered is still found:
+/// the rollout's lines are measured as git stores them (with `\n` endings), not as they are on
+/// disk (a record past the end of every committed version entered nowhere, and the check
+/// failed as if the clone were shallow).
+#[test]
+fn after_a_squash_merge_a_clone_with_crlf_line_endings_finds_where_the_records_entered() {
+    let (env, _) = mapped_on_a_feature_branch();
+    let (clone, squashed, fresh) = squashed_into_a_clone(&env, true);
+    assert!(
+        clone.rollout_text().contains("\r\n"),
+        "{}",
+        clone.rollout_text()
+    );
+    assert!(
+        fresh.stderr.contains(&format!(
+            "the records written there are compared with commit {squashed}, where they entered this branch"
+        )),
+        "{fresh}"
+    );
+    let stale = stale_after_committing(&clone, "src/a.rs", "pub fn a() { changed }\n");
+    assert_eq!(
+        stale["stale_reasons"],
+        json!(["cited_files_changed"]),
+        "{stale}"
+    );
 }
 
 /// A shallow clone (CI's default) may end before the records entered: what changed since they
