@@ -188,7 +188,10 @@ pub fn join(ours: Side, theirs: Side, tails: &[&Record]) -> Option<Joined> {
         order: mut ours_order,
         metas: ours_metas,
     } = ours;
-    let theirs_state = &theirs.folded.state;
+    let Side {
+        folded: mut theirs, ..
+    } = theirs;
+    let theirs_state = &mut theirs.state;
     if joined.state.conflicts != theirs_state.conflicts
         || (joined.state.conflicts.iter()).any(|conflict| is_append_key(&conflict.key))
     {
@@ -202,9 +205,7 @@ pub fn join(ours: Side, theirs: Side, tails: &[&Record]) -> Option<Joined> {
                 .state
                 .last_updated_turn_id
                 .clone_from(&theirs_state.last_updated_turn_id);
-            joined
-                .last_git_head
-                .clone_from(&theirs.folded.last_git_head);
+            joined.last_git_head.clone_from(&theirs.last_git_head);
         }
         From::Tail(n) => {
             joined
@@ -219,7 +220,7 @@ pub fn join(ours: Side, theirs: Side, tails: &[&Record]) -> Option<Joined> {
         .flat_map(|p| p.meta.parents.iter().map(String::as_str))
         .collect();
     let tips: BTreeSet<String> = (joined.tips.iter())
-        .chain(&theirs.folded.tips)
+        .chain(&theirs.tips)
         .map(String::as_str)
         .chain(tails.iter().map(|t| t.id.as_str()))
         .filter(|id| !named.contains(id))
@@ -249,60 +250,71 @@ pub fn join(ours: Side, theirs: Side, tails: &[&Record]) -> Option<Joined> {
 
 /// One append list of the merge (newest first): the items of the records past the shared
 /// history, each record's as it placed them, newest record first; then the shared items.
-/// `None` when the counts do not fit the lists or an id would appear twice.
-fn join_list<'a, T: Clone + Keyed>(
-    ours: &'a [T],
-    theirs: &'a [T],
+/// `None` when the counts do not fit the lists or an id would appear twice. The sides' items
+/// are moved, not copied.
+fn join_list<'a, T: Clone + Keyed + 'a>(
+    ours: Vec<T>,
+    theirs: Vec<T>,
     plan: &Plan<'_>,
     list: usize,
     tail_items: impl Fn(usize) -> &'a [T],
 ) -> Option<Vec<T>> {
-    let (ours_blocks, shared) = side_blocks(ours, &plan.ours, list)?;
-    let (theirs_blocks, theirs_shared) = side_blocks(theirs, &plan.theirs, list)?;
-    if shared.len() != theirs_shared.len() {
+    let (ours_blocks, shared) = side_blocks(ours.len(), &plan.ours, list)?;
+    let (theirs_blocks, theirs_shared) = side_blocks(theirs.len(), &plan.theirs, list)?;
+    if ours.len() - shared != theirs.len() - theirs_shared {
         return None;
     }
-    let mut joined = Vec::with_capacity(ours.len() + theirs.len() - shared.len());
+    let mut ours: Vec<Option<T>> = ours.into_iter().map(Some).collect();
+    let mut theirs: Vec<Option<T>> = theirs.into_iter().map(Some).collect();
+    let moved =
+        |items: &mut [Option<T>]| -> Vec<T> { items.iter_mut().filter_map(Option::take).collect() };
+    let mut joined = Vec::with_capacity(ours.len() + theirs_shared);
     for from in plan.folded.iter().rev() {
-        joined.extend_from_slice(match *from {
-            From::Ours(n) => ours_blocks[n],
-            From::Theirs(n) => theirs_blocks[n],
-            From::Tail(n) => tail_items(n),
-        });
+        match *from {
+            From::Ours(n) => joined.extend(moved(&mut ours[ours_blocks[n].clone()])),
+            From::Theirs(n) => joined.extend(moved(&mut theirs[theirs_blocks[n].clone()])),
+            From::Tail(n) => joined.extend_from_slice(tail_items(n)),
+        }
     }
     let mut keys = HashSet::with_capacity(joined.len());
     if !joined.iter().all(|item| keys.insert(item.record_key())) {
         return None;
     }
+    let shared = moved(&mut ours[shared..]);
     if shared.iter().any(|item| keys.contains(&item.record_key())) {
         return None;
     }
-    joined.extend_from_slice(shared);
+    joined.extend(shared);
     Some(joined)
 }
 
-/// A side's list cut into the items each of its records past the shared history placed (its
-/// list starts with them, newest record first), and the shared items after them.
-fn side_blocks<'a, T>(
-    items: &'a [T],
+/// Where, in a side's list of `len` items, the items each of its records past the shared
+/// history placed lie (the list starts with them, newest record first), and where the shared
+/// items start.
+fn side_blocks(
+    len: usize,
     counts: &[&[u32]],
     list: usize,
-) -> Option<(Vec<&'a [T]>, &'a [T])> {
-    let mut blocks = vec![&items[..0]; counts.len()];
+) -> Option<(Vec<std::ops::Range<usize>>, usize)> {
+    let mut blocks = vec![0..0; counts.len()];
     let mut start = 0;
     for (n, counts) in counts.iter().enumerate().rev() {
         let end = start + *counts.get(list)? as usize;
-        blocks[n] = items.get(start..end)?;
+        if end > len {
+            return None;
+        }
+        blocks[n] = start..end;
         start = end;
     }
-    Some((blocks, &items[start..]))
+    Some((blocks, start))
 }
 
 // Joins every append list, derived from the one field list.
 macro_rules! join_append_lists {
     (@one append $state:ident $theirs:ident $plan:ident $list:ident $name:ident $slot:ident) => {
         let ours = std::mem::take(&mut $state.$slot);
-        $state.$slot = join_list(&ours, &$theirs.$slot, $plan, $list, |n| {
+        let theirs = std::mem::take(&mut $theirs.$slot);
+        $state.$slot = join_list(ours, theirs, $plan, $list, |n| {
             $plan.tails[n].patch.as_ref().map_or(&[][..], |patch| &patch.$name[..])
         })?;
         $list += 1;
@@ -312,9 +324,10 @@ macro_rules! join_append_lists {
         $(#[doc = $doc:literal])*
         $kind:ident $variant:ident $name:ident: $ty:ty => $($wrap:ident)?($slot:ident);
     )*) => {
-        /// Joins each append list of `state` (ours) with `theirs`, as `plan` places them.
+        /// Joins each append list of `state` (ours) with `theirs`'s (taken), as `plan` places
+        /// them.
         #[allow(unused_assignments)]
-        fn join_lists(state: &mut State, theirs: &State, plan: &Plan<'_>) -> Option<()> {
+        fn join_lists(state: &mut State, theirs: &mut State, plan: &Plan<'_>) -> Option<()> {
             let mut list = 0;
             $(join_append_lists!(@one $kind state theirs plan list $name $slot);)*
             Some(())
