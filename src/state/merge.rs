@@ -55,7 +55,7 @@ pub struct Joined {
 
 /// Where a record past the shared history comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum From {
+enum Origin {
     /// The `n`th record of ours past the shared history.
     Ours(usize),
     /// The `n`th record of theirs past the shared history.
@@ -68,7 +68,7 @@ enum From {
 struct Pending {
     id: String,
     meta: RecordMeta<String>,
-    from: From,
+    from: Origin,
 }
 
 impl Placed for Pending {
@@ -91,7 +91,7 @@ struct Plan<'a> {
     ours: Vec<&'a [u32]>,
     theirs: Vec<&'a [u32]>,
     tails: &'a [&'a Record],
-    folded: Vec<From>,
+    folded: Vec<Origin>,
 }
 
 /// The fold of `ours`, `theirs` and `tails` (the records past both snapshots, distinct and
@@ -114,8 +114,8 @@ pub fn join(ours: Side, theirs: Side, tails: &[&Record]) -> Option<Joined> {
     }
     let mut pending = Vec::new();
     for (side, from) in [
-        (&ours, From::Ours as fn(usize) -> From),
-        (&theirs, From::Theirs),
+        (&ours, Origin::Ours as fn(usize) -> Origin),
+        (&theirs, Origin::Theirs),
     ] {
         for (n, (id, meta)) in side.order[shared..]
             .iter()
@@ -153,7 +153,7 @@ pub fn join(ours: Side, theirs: Side, tails: &[&Record]) -> Option<Joined> {
                 parents: record.parents.clone(),
                 appended: Some(appended),
             },
-            from: From::Tail(n),
+            from: Origin::Tail(n),
         });
     }
     // A record past both snapshots whose parents are all shared could fold among the shared
@@ -161,7 +161,7 @@ pub fn join(ours: Side, theirs: Side, tails: &[&Record]) -> Option<Joined> {
     let past: HashSet<&str> = pending.iter().map(|p| p.id.as_str()).collect();
     let tails_placed = pending
         .iter()
-        .filter(|p| matches!(p.from, From::Tail(_)))
+        .filter(|p| matches!(p.from, Origin::Tail(_)))
         .all(|p| p.meta.parents.iter().any(|id| past.contains(id.as_str())));
     if !tails_placed || past.len() != pending.len() {
         return None;
@@ -199,15 +199,15 @@ pub fn join(ours: Side, theirs: Side, tails: &[&Record]) -> Option<Joined> {
     }
     join_lists(&mut joined.state, theirs_state, &plan)?;
     match plan.folded.last()? {
-        From::Ours(_) => {}
-        From::Theirs(_) => {
+        Origin::Ours(_) => {}
+        Origin::Theirs(_) => {
             joined
                 .state
                 .last_updated_turn_id
                 .clone_from(&theirs_state.last_updated_turn_id);
             joined.last_git_head.clone_from(&theirs.last_git_head);
         }
-        From::Tail(n) => {
+        Origin::Tail(n) => {
             joined
                 .state
                 .last_updated_turn_id
@@ -271,9 +271,9 @@ fn join_list<'a, T: Clone + Keyed + 'a>(
     let mut joined = Vec::with_capacity(ours.len() + theirs_shared);
     for from in plan.folded.iter().rev() {
         match *from {
-            From::Ours(n) => joined.extend(moved(&mut ours[ours_blocks[n].clone()])),
-            From::Theirs(n) => joined.extend(moved(&mut theirs[theirs_blocks[n].clone()])),
-            From::Tail(n) => joined.extend_from_slice(tail_items(n)),
+            Origin::Ours(n) => joined.extend(moved(&mut ours[ours_blocks[n].clone()])),
+            Origin::Theirs(n) => joined.extend(moved(&mut theirs[theirs_blocks[n].clone()])),
+            Origin::Tail(n) => joined.extend_from_slice(tail_items(n)),
         }
     }
     let mut keys = HashSet::with_capacity(joined.len());
