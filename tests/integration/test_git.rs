@@ -827,13 +827,19 @@ fn after_a_squash_merge_freshness_compares_with_where_the_records_entered() {
             .success(),
         "the clone must lack the commit the records name"
     );
+    assert_compared_from_the_squash(&clone, &fresh, &squashed);
+}
+
+/// The squashed clone's reads say they compare from the squash commit, and a change to the
+/// cited file after it makes node `a` stale.
+fn assert_compared_from_the_squash(clone: &TestEnv, fresh: &Output, squashed: &str) {
     assert!(
         fresh.stderr.contains(&format!(
             "the records written there are compared with commit {squashed}, where they entered this branch"
         )),
         "{fresh}"
     );
-    let stale = stale_after_committing(&clone, "src/a.rs", "pub fn a() { changed }\n");
+    let stale = stale_after_committing(clone, "src/a.rs", "pub fn a() { changed }\n");
     assert_eq!(
         stale["stale_reasons"],
         json!(["cited_files_changed"]),
@@ -878,18 +884,7 @@ fn after_a_squash_merge_a_clone_with_crlf_line_endings_finds_where_the_records_e
         "{}",
         clone.rollout_text()
     );
-    assert!(
-        fresh.stderr.contains(&format!(
-            "the records written there are compared with commit {squashed}, where they entered this branch"
-        )),
-        "{fresh}"
-    );
-    let stale = stale_after_committing(&clone, "src/a.rs", "pub fn a() { changed }\n");
-    assert_eq!(
-        stale["stale_reasons"],
-        json!(["cited_files_changed"]),
-        "{stale}"
-    );
+    assert_compared_from_the_squash(&clone, &fresh, &squashed);
 }
 
 /// A shallow clone (CI's default) may end before the records entered: what changed since they
