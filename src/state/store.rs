@@ -638,13 +638,6 @@ impl Store {
     }
 
     fn try_read_head(&self, parts: Parts, remember: Remember) -> Result<Head> {
-        let Parts {
-            lists,
-            ids: want_ids,
-            // A replay of every record always has the graphs and tracks the writers.
-            graphs: _,
-            writers: _,
-        } = parts;
         let legacy = self.is_legacy();
         let mut segments = self.segments()?;
         if !legacy {
@@ -687,31 +680,33 @@ impl Store {
             return Err(self.corrupt_rollout(problem));
         }
         let mut folded = crate::state::fold::fold_all(&history.records, true);
-        let tail_ids: Vec<String> = history.records.iter().map(|r| r.id.clone()).collect();
-        let tail_metas = std::mem::take(&mut folded.metas);
-        if remember == Remember::Fold && !legacy && tail_ids.len() >= self.snapshot_every {
-            let covered = Covered {
-                metas: Some(placed(&tail_ids, &tail_metas)),
-                order: tail_ids.clone(),
-            };
-            self.remember(&mut folded, &covered, &ends);
+        let read = HeadRead {
+            base: None,
+            tail_ids: history.records.iter().map(|r| r.id.clone()).collect(),
+            tail_metas: std::mem::take(&mut folded.metas),
+            tail_bytes,
+            segments: ends,
+            legacy,
+        };
+        let remember =
+            remember == Remember::Fold && !legacy && read.tail_ids.len() >= self.snapshot_every;
+        Ok(self.whole_head(folded, read, parts, remember))
+    }
+
+    /// The head of a fold of every record (`read` has no base), its lists cut as `parts` asks
+    /// (it always has the graphs and the writers); remembered first when `remember` says so.
+    fn whole_head(&self, mut folded: Folded, read: HeadRead, parts: Parts, remember: bool) -> Head {
+        if remember && let Ok(covered) = read.covered() {
+            self.remember(&mut folded, &covered, &read.segments);
         }
         let totals = ListTotals {
             observations: folded.state.observations.len(),
             evidence: folded.state.recent_evidence.len(),
         };
-        let ids = lists
-            .filter(|_| want_ids)
+        let ids = (parts.lists)
+            .filter(|_| parts.ids)
             .map(|_| KnownIds::whole(&folded.state));
-        let read = HeadRead {
-            base: None,
-            tail_ids,
-            tail_metas,
-            tail_bytes,
-            segments: ends,
-            legacy,
-        };
-        Ok(Head::folded(folded, lists, ids, totals, read))
+        Head::folded(folded, parts.lists, ids, totals, read)
     }
 
     /// The rollout's segments, listed.
@@ -1077,35 +1072,16 @@ impl Store {
         ) else {
             return Ok(None);
         };
-        let merge::Joined {
-            mut folded,
-            order,
-            metas,
-        } = joined;
-        let ends = segments.ends(&marks)?;
-        if remember == Remember::Fold {
-            let covered = Covered {
-                metas: Some(placed(&order, &metas)),
-                order: order.clone(),
-            };
-            self.remember(&mut folded, &covered, &ends);
-        }
-        let totals = ListTotals {
-            observations: folded.state.observations.len(),
-            evidence: folded.state.recent_evidence.len(),
-        };
-        let ids = (parts.lists)
-            .filter(|_| parts.ids)
-            .map(|_| KnownIds::whole(&folded.state));
         let read = HeadRead {
             base: None,
-            tail_ids: order,
-            tail_metas: metas,
+            tail_ids: joined.order,
+            tail_metas: joined.metas,
             tail_bytes,
-            segments: ends,
+            segments: segments.ends(&marks)?,
             legacy: false,
         };
-        Ok(Some(Head::folded(folded, parts.lists, ids, totals, read)))
+        let remember = remember == Remember::Fold;
+        Ok(Some(self.whole_head(joined.folded, read, parts, remember)))
     }
 
     /// Every record of the store in fold order, read from every segment.
