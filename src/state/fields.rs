@@ -10,6 +10,8 @@
 //!
 //! [`Patch`]: crate::state::patch::Patch
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 use serde::Serialize;
 use serde_json::Value;
@@ -225,7 +227,7 @@ macro_rules! define_collection {
             pub fn keys_in(self, state: &State) -> Vec<String> {
                 match self {
                     $(Collection::$variant => {
-                        state.$($path).+.iter().map(Keyed::record_key).collect()
+                        state.$($path).+.iter().map(|record| record.record_key().into_owned()).collect()
                     })*
                 }
             }
@@ -275,28 +277,33 @@ impl Collection {
 /// reference `remove` gives.
 pub trait Keyed {
     /// The key: an id; for an edge without one `source->target:kind` (see [`edge_key`]); for a
-    /// link its node pair (see [`link_key`]).
-    fn record_key(&self) -> String;
+    /// link its node pair (see [`link_key`]). Borrowed where the record holds it.
+    fn record_key(&self) -> Cow<'_, str>;
 }
 
 /// The key of an edge: its id, or `source->target:kind` for an edge without one.
-pub fn edge_key(id: Option<&str>, source_id: &str, target_id: &str, kind: &str) -> String {
+pub fn edge_key<'a>(
+    id: Option<&'a str>,
+    source_id: &str,
+    target_id: &str,
+    kind: &str,
+) -> Cow<'a, str> {
     match id.filter(|id| !id.trim().is_empty()) {
-        Some(id) => id.to_owned(),
-        None => format!("{source_id}->{target_id}:{kind}"),
+        Some(id) => Cow::Borrowed(id),
+        None => Cow::Owned(format!("{source_id}->{target_id}:{kind}")),
     }
 }
 
 /// The key of a link: `dataflow_node_id->architecture_node_id`.
-pub fn link_key(dataflow_node_id: &str, architecture_node_id: &str) -> String {
-    format!("{dataflow_node_id}->{architecture_node_id}")
+pub fn link_key(dataflow_node_id: &str, architecture_node_id: &str) -> Cow<'static, str> {
+    Cow::Owned(format!("{dataflow_node_id}->{architecture_node_id}"))
 }
 
 macro_rules! keyed_by_id {
     ($($ty:ident),*) => {$(
         impl Keyed for crate::state::model::$ty {
-            fn record_key(&self) -> String {
-                self.id.clone()
+            fn record_key(&self) -> Cow<'_, str> {
+                Cow::Borrowed(&self.id)
             }
         }
     )*};
@@ -317,7 +324,7 @@ keyed_by_id!(
 );
 
 impl Keyed for crate::state::model::GraphEdge {
-    fn record_key(&self) -> String {
+    fn record_key(&self) -> Cow<'_, str> {
         edge_key(
             self.id.as_deref(),
             &self.source_id,
@@ -328,15 +335,15 @@ impl Keyed for crate::state::model::GraphEdge {
 }
 
 impl Keyed for crate::state::model::GraphLink {
-    fn record_key(&self) -> String {
+    fn record_key(&self) -> Cow<'_, str> {
         link_key(&self.dataflow_node_id, &self.architecture_node_id)
     }
 }
 
 /// An id names the record with that id.
 impl Keyed for String {
-    fn record_key(&self) -> String {
-        self.clone()
+    fn record_key(&self) -> Cow<'_, str> {
+        Cow::Borrowed(self)
     }
 }
 

@@ -419,7 +419,7 @@ impl Fold {
         list: impl Fn(&mut State) -> &mut Vec<T>,
     ) {
         for item in items.iter().rev() {
-            let key = (which, item.record_key());
+            let key = (which, item.record_key().into_owned());
             if let Some((at, first)) = self.appended.get(&key) {
                 let existing = &list(&mut self.state)[*at];
                 if existing != item {
@@ -711,7 +711,7 @@ macro_rules! fold_record_writes {
             fn upsert_records(&mut self, step: &mut Step<'_>, upsert: &Upsert) {
                 $(
                     for record in &upsert.$name {
-                        let key = record.record_key();
+                        let key = record.record_key().into_owned();
                         let changed = self.upsert(
                             step,
                             Collection::$variant,

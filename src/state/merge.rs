@@ -112,7 +112,7 @@ pub fn join(ours: Side, theirs: Side, tails: &[&Record]) -> Option<Joined> {
     {
         return None;
     }
-    let mut pending = Vec::new();
+    let mut pending = Vec::with_capacity(ours_past.len() + theirs_past.len() + tails.len());
     for (side, from) in [
         (&ours, Origin::Ours as fn(usize) -> Origin),
         (&theirs, Origin::Theirs),
@@ -168,7 +168,7 @@ pub fn join(ours: Side, theirs: Side, tails: &[&Record]) -> Option<Joined> {
     }
     let count = pending.len();
     let pending = topological(pending);
-    if pending.len() != count {
+    if pending.len() != count || !keeps_sides_order(&pending) {
         return None;
     }
     let counts = |side: &Side| -> Vec<Vec<u32>> {
@@ -248,10 +248,27 @@ pub fn join(ours: Side, theirs: Side, tails: &[&Record]) -> Option<Joined> {
     })
 }
 
+/// Whether `pending`, in fold order, keeps each side's records in that side's order, as it
+/// must (see the module docs): the lists are joined on it.
+fn keeps_sides_order(pending: &[Pending]) -> bool {
+    let (mut ours, mut theirs) = (0, 0);
+    pending.iter().all(|p| {
+        let (next, n) = match p.from {
+            Origin::Ours(n) => (&mut ours, n),
+            Origin::Theirs(n) => (&mut theirs, n),
+            Origin::Tail(_) => return true,
+        };
+        *next += 1;
+        n + 1 == *next
+    })
+}
+
 /// One append list of the merge (newest first): the items of the records past the shared
 /// history, each record's as it placed them, newest record first; then the shared items.
 /// `None` when the counts do not fit the lists or an id would appear twice. The sides' items
-/// are moved, not copied.
+/// are moved, not copied: each side's list starts with its records' items, newest record
+/// first, and `plan.folded` keeps each side's order, so walking it newest first takes every
+/// side's items in the order they lie.
 fn join_list<'a, T: Clone + Keyed + 'a>(
     ours: Vec<T>,
     theirs: Vec<T>,
@@ -259,54 +276,35 @@ fn join_list<'a, T: Clone + Keyed + 'a>(
     list: usize,
     tail_items: impl Fn(usize) -> &'a [T],
 ) -> Option<Vec<T>> {
-    let (ours_blocks, shared) = side_blocks(ours.len(), &plan.ours, list)?;
-    let (theirs_blocks, theirs_shared) = side_blocks(theirs.len(), &plan.theirs, list)?;
-    if ours.len() - shared != theirs.len() - theirs_shared {
+    let count = |counts: &[u32]| counts.get(list).map(|n| *n as usize);
+    let placed = |counts: &[&[u32]]| counts.iter().map(|c| count(c)).sum::<Option<usize>>();
+    let (ours_placed, theirs_placed) = (placed(&plan.ours)?, placed(&plan.theirs)?);
+    if ours_placed > ours.len()
+        || theirs_placed > theirs.len()
+        || ours.len() - ours_placed != theirs.len() - theirs_placed
+    {
         return None;
     }
-    let mut ours: Vec<Option<T>> = ours.into_iter().map(Some).collect();
-    let mut theirs: Vec<Option<T>> = theirs.into_iter().map(Some).collect();
-    let moved =
-        |items: &mut [Option<T>]| -> Vec<T> { items.iter_mut().filter_map(Option::take).collect() };
-    let mut joined = Vec::with_capacity(ours.len() + theirs_shared);
+    let mut joined = Vec::with_capacity(ours.len() + theirs_placed);
+    let (mut ours, mut theirs) = (ours.into_iter(), theirs.into_iter());
     for from in plan.folded.iter().rev() {
         match *from {
-            Origin::Ours(n) => joined.extend(moved(&mut ours[ours_blocks[n].clone()])),
-            Origin::Theirs(n) => joined.extend(moved(&mut theirs[theirs_blocks[n].clone()])),
+            Origin::Ours(n) => joined.extend(ours.by_ref().take(count(plan.ours[n])?)),
+            Origin::Theirs(n) => joined.extend(theirs.by_ref().take(count(plan.theirs[n])?)),
             Origin::Tail(n) => joined.extend_from_slice(tail_items(n)),
         }
     }
-    let mut keys = HashSet::with_capacity(joined.len());
-    if !joined.iter().all(|item| keys.insert(item.record_key())) {
-        return None;
-    }
-    let shared = moved(&mut ours[shared..]);
-    if shared.iter().any(|item| keys.contains(&item.record_key())) {
-        return None;
+    let shared: Vec<T> = ours.collect();
+    {
+        let mut keys = HashSet::with_capacity(joined.len());
+        if !joined.iter().all(|item| keys.insert(item.record_key()))
+            || shared.iter().any(|item| keys.contains(&item.record_key()))
+        {
+            return None;
+        }
     }
     joined.extend(shared);
     Some(joined)
-}
-
-/// Where, in a side's list of `len` items, the items each of its records past the shared
-/// history placed lie (the list starts with them, newest record first), and where the shared
-/// items start.
-fn side_blocks(
-    len: usize,
-    counts: &[&[u32]],
-    list: usize,
-) -> Option<(Vec<std::ops::Range<usize>>, usize)> {
-    let mut blocks = vec![0..0; counts.len()];
-    let mut start = 0;
-    for (n, counts) in counts.iter().enumerate().rev() {
-        let end = start + *counts.get(list)? as usize;
-        if end > len {
-            return None;
-        }
-        blocks[n] = start..end;
-        start = end;
-    }
-    Some((blocks, start))
 }
 
 // Joins every append list, derived from the one field list.

@@ -6,6 +6,8 @@
 //! with its path, instead of the first one only. It does not validate meaning (ids, references):
 //! that is `policy::update`.
 
+use std::borrow::Cow;
+
 use serde::Deserialize;
 use serde::Serialize;
 use serde_json::Value;
@@ -102,7 +104,7 @@ macro_rules! define_record_writes {
                 let mut keys = Vec::new();
                 $(
                     keys.extend(
-                        self.$name.iter().map(|record| (Collection::$variant, record.record_key())),
+                        self.$name.iter().map(|record| (Collection::$variant, record.record_key().into_owned())),
                     );
                 )*
                 keys
@@ -130,7 +132,7 @@ macro_rules! define_record_writes {
                 let mut keys = Vec::new();
                 $(
                     keys.extend(
-                        self.$name.iter().map(|named| (Collection::$variant, named.record_key())),
+                        self.$name.iter().map(|named| (Collection::$variant, named.record_key().into_owned())),
                     );
                 )*
                 keys
@@ -158,9 +160,9 @@ pub enum EdgeRef {
 }
 
 impl Keyed for EdgeRef {
-    fn record_key(&self) -> String {
+    fn record_key(&self) -> Cow<'_, str> {
         match self {
-            EdgeRef::Id(id) => id.clone(),
+            EdgeRef::Id(id) => Cow::Borrowed(id),
             EdgeRef::Ends {
                 source_id,
                 target_id,
@@ -180,7 +182,7 @@ pub struct LinkRef {
 }
 
 impl Keyed for LinkRef {
-    fn record_key(&self) -> String {
+    fn record_key(&self) -> Cow<'_, str> {
         link_key(&self.dataflow_node_id, &self.architecture_node_id)
     }
 }

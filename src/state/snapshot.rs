@@ -136,6 +136,10 @@ pub struct Contents<'a> {
     pub order: &'a [String],
     /// What the snapshot keeps of each of them, in the same order, when it is known for all.
     pub metas: Option<&'a [RecordMeta<u32>]>,
+    /// About how many bytes the snapshot will take (what its state was read from will do):
+    /// the buffer is reserved once, since growing a large one step by step faults fresh
+    /// memory in at every step. Too much costs nothing (untouched memory is never faulted in).
+    pub expected_bytes: usize,
 }
 
 /// The body sections that hold the state.
@@ -152,25 +156,41 @@ mod names {
 }
 
 /// The ids of the stored observations and evidence records, sorted: what a write checks new
-/// ids against without decoding the records.
+/// ids against without decoding the records. Encoded from the state's own ids (`&str`),
+/// decoded owned.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StoredIds {
+pub struct StoredIds<S = String> {
     /// Observation ids, sorted.
-    pub observations: Vec<String>,
+    pub observations: Vec<S>,
     /// Evidence ids, sorted.
-    pub evidence: Vec<String>,
+    pub evidence: Vec<S>,
 }
 
-impl StoredIds {
+impl<'a> StoredIds<&'a str> {
     /// The ids of `state`'s lists, sorted.
-    pub fn of(state: &State) -> StoredIds {
-        let sorted = |mut ids: Vec<String>| {
+    pub fn of(state: &'a State) -> StoredIds<&'a str> {
+        let sorted = |mut ids: Vec<&'a str>| {
             ids.sort_unstable();
             ids
         };
         StoredIds {
-            observations: sorted(state.observations.iter().map(|o| o.id.clone()).collect()),
-            evidence: sorted(state.recent_evidence.iter().map(|e| e.id.clone()).collect()),
+            observations: sorted(state.observations.iter().map(|o| o.id.as_str()).collect()),
+            evidence: sorted(
+                state
+                    .recent_evidence
+                    .iter()
+                    .map(|e| e.id.as_str())
+                    .collect(),
+            ),
+        }
+    }
+
+    /// The same ids, owned.
+    pub fn owned(&self) -> StoredIds {
+        let owned = |ids: &[&str]| ids.iter().map(|id| (*id).to_owned()).collect();
+        StoredIds {
+            observations: owned(&self.observations),
+            evidence: owned(&self.evidence),
         }
     }
 }
@@ -178,7 +198,7 @@ impl StoredIds {
 /// Encodes a snapshot and returns its file name and bytes.
 pub fn encode(contents: Contents<'_>) -> Result<(String, Vec<u8>)> {
     let folded = contents.folded;
-    let mut body = Vec::new();
+    let mut body = Vec::with_capacity(contents.expected_bytes);
     let mut sections = vec![core_section(&mut body, &mut folded.state)?];
     sections.push(single(&mut body, names::GRAPHS, &folded.state.graphs)?);
     sections.push(single(&mut body, names::ANCHORS, &folded.anchors)?);
@@ -220,14 +240,17 @@ pub fn encode(contents: Contents<'_>) -> Result<(String, Vec<u8>)> {
             .try_into()
             .expect("a SHA-256 digest has 32 bytes"),
     );
-    let mut bytes = Vec::with_capacity(body.len() + header_bytes.len() + 24);
-    bytes.extend_from_slice(MAGIC);
-    bytes.extend_from_slice(&seed.to_le_bytes());
-    bytes.extend_from_slice(&(header_bytes.len() as u32).to_le_bytes());
-    let veiled_from = bytes.len();
-    bytes.extend_from_slice(&header_bytes);
-    bytes.extend_from_slice(&crc32fast::hash(&header_bytes).to_le_bytes());
-    bytes.extend_from_slice(&body);
+    let mut prefix = Vec::with_capacity(header_bytes.len() + 24);
+    prefix.extend_from_slice(MAGIC);
+    prefix.extend_from_slice(&seed.to_le_bytes());
+    prefix.extend_from_slice(&(header_bytes.len() as u32).to_le_bytes());
+    let veiled_from = prefix.len();
+    prefix.extend_from_slice(&header_bytes);
+    prefix.extend_from_slice(&crc32fast::hash(&header_bytes).to_le_bytes());
+    // The body moves up in place (within its reserved room when there is some) rather than
+    // into a second buffer of its size.
+    let mut bytes = body;
+    bytes.splice(0..0, prefix);
     veil(seed, 0, &mut bytes[veiled_from..]);
     let name = format!(
         "{:012}-{}{SUFFIX}",
@@ -244,18 +267,23 @@ pub fn encode(contents: Contents<'_>) -> Result<(String, Vec<u8>)> {
 /// same old snapshot away and stored similar new ones, a merge stopped with
 /// `CONFLICT (rename/rename)`.
 fn veil(seed: u64, position: u64, bytes: &mut [u8]) {
-    let mut at = position;
-    let mut done = 0;
-    while done < bytes.len() {
-        let word = splitmix64(seed ^ (at / 8)).to_le_bytes();
-        let from = (at % 8) as usize;
-        let take = (8 - from).min(bytes.len() - done);
-        for (byte, key) in bytes[done..done + take].iter_mut().zip(&word[from..]) {
+    let key = |at: u64| splitmix64(seed ^ (at / 8)).to_le_bytes();
+    let xor = |bytes: &mut [u8], key: &[u8]| {
+        for (byte, key) in bytes.iter_mut().zip(key) {
             *byte ^= key;
         }
-        done += take;
-        at += take as u64;
+    };
+    // The bytes up to the first whole word of the keystream, the whole words, the rest.
+    let lead = (position.next_multiple_of(8) - position).min(bytes.len() as u64) as usize;
+    let (lead_bytes, words) = bytes.split_at_mut(lead);
+    xor(lead_bytes, &key(position)[(position % 8) as usize..]);
+    let mut at = position + lead as u64;
+    let mut chunks = words.chunks_exact_mut(8);
+    for chunk in &mut chunks {
+        xor(chunk, &key(at));
+        at += 8;
     }
+    xor(chunks.into_remainder(), &key(at));
 }
 
 /// The SplitMix64 output function: a well-mixed 64-bit word for every input.
@@ -280,23 +308,17 @@ fn core_section(body: &mut Vec<u8>, state: &mut State) -> Result<Section> {
 }
 
 fn single(body: &mut Vec<u8>, name: &str, value: &impl Serialize) -> Result<Section> {
-    let block = push_block(body, &rmp_serde::to_vec_named(value)?, 1);
     Ok(Section {
         name: name.to_owned(),
         items: 1,
-        blocks: vec![block],
+        blocks: vec![push_block(body, value, 1)?],
     })
 }
 
 fn list<T: Serialize>(body: &mut Vec<u8>, name: &str, items: &[T]) -> Result<Section> {
-    let mut blocks = Vec::new();
-    for chunk in items.chunks(BLOCK_ITEMS) {
-        blocks.push(push_block(
-            body,
-            &rmp_serde::to_vec_named(chunk)?,
-            chunk.len() as u64,
-        ));
-    }
+    let blocks = (items.chunks(BLOCK_ITEMS))
+        .map(|chunk| push_block(body, chunk, chunk.len() as u64))
+        .collect::<Result<_>>()?;
     Ok(Section {
         name: name.to_owned(),
         items: items.len() as u64,
@@ -304,15 +326,16 @@ fn list<T: Serialize>(body: &mut Vec<u8>, name: &str, items: &[T]) -> Result<Sec
     })
 }
 
-fn push_block(body: &mut Vec<u8>, bytes: &[u8], items: u64) -> Block {
-    let block = Block {
-        offset: body.len() as u64,
-        len: bytes.len() as u64,
+/// Encodes `value` at the end of `body` as a block of `items` items.
+fn push_block<T: Serialize + ?Sized>(body: &mut Vec<u8>, value: &T, items: u64) -> Result<Block> {
+    let offset = body.len();
+    rmp_serde::encode::write_named(body, value)?;
+    Ok(Block {
+        offset: offset as u64,
+        len: (body.len() - offset) as u64,
         items,
-        crc: crc32fast::hash(bytes),
-    };
-    body.extend_from_slice(bytes);
-    block
+        crc: crc32fast::hash(&body[offset..]),
+    })
 }
 
 /// The record count a snapshot file name starts with, if it is a snapshot's name.
@@ -461,6 +484,11 @@ impl SnapshotFile {
         })
     }
 
+    /// The file's length in bytes.
+    pub fn bytes(&self) -> u64 {
+        self.len
+    }
+
     fn section(&self, name: &str) -> Result<&Section> {
         self.header
             .sections
@@ -509,7 +537,9 @@ impl SnapshotFile {
     fn items<T: DeserializeOwned>(&self, name: &str, limit: Option<usize>) -> Result<Vec<T>> {
         let section = self.section(name)?;
         let wanted = limit.unwrap_or(usize::MAX);
-        let mut items = Vec::new();
+        // Reserved once (growing a large list faults fresh memory in at every step), never
+        // past what the file could hold: every item takes at least a byte.
+        let mut items = Vec::with_capacity(wanted.min(section.items.min(self.len) as usize));
         for block in &section.blocks {
             if items.len() >= wanted {
                 break;
@@ -654,6 +684,7 @@ mod tests {
             marks: &[],
             order: &order,
             metas: Some(&metas()),
+            expected_bytes: 0,
         })
         .expect("encode");
         assert_eq!(encoded.state, folded.state, "encoding puts the lists back");

@@ -165,6 +165,8 @@ struct HeadRead {
     tail_metas: Vec<RecordMeta<String>>,
     /// Bytes of those records.
     tail_bytes: u64,
+    /// Bytes of the snapshots it was read from.
+    snapshot_bytes: u64,
     /// Every segment as read: where its complete part ends and its last line.
     segments: BTreeMap<String, SegmentEnd>,
     /// The store is in the first format and is upgraded by the next write.
@@ -251,7 +253,7 @@ impl KnownIds {
     /// The ids of a state whose lists are whole.
     fn whole(state: &State) -> KnownIds {
         KnownIds {
-            stored: StoredIds::of(state),
+            stored: StoredIds::of(state).owned(),
             ..KnownIds::default()
         }
     }
@@ -685,6 +687,7 @@ impl Store {
             tail_ids: history.records.iter().map(|r| r.id.clone()).collect(),
             tail_metas: std::mem::take(&mut folded.metas),
             tail_bytes,
+            snapshot_bytes: 0,
             segments: ends,
             legacy,
         };
@@ -697,7 +700,7 @@ impl Store {
     /// (it always has the graphs and the writers); remembered first when `remember` says so.
     fn whole_head(&self, mut folded: Folded, read: HeadRead, parts: Parts, remember: bool) -> Head {
         if remember && let Ok(covered) = read.covered() {
-            self.remember(&mut folded, &covered, &read.segments);
+            self.remember(&mut folded, &covered, &read);
         }
         let totals = ListTotals {
             observations: folded.state.observations.len(),
@@ -729,16 +732,11 @@ impl Store {
     /// starts from it instead of folding the same records again (after a merge, every read
     /// would until the next write), and keeps the newest few. Best effort: a cache that
     /// cannot be written (a read-only checkout) costs the next read time, nothing else.
-    fn remember(
-        &self,
-        folded: &mut Folded,
-        covered: &Covered,
-        segments: &BTreeMap<String, SegmentEnd>,
-    ) {
+    fn remember(&self, folded: &mut Folded, covered: &Covered, read: &HeadRead) {
         let dir = self.remembered_snapshot_dir();
         // A cache: a crash may lose it or leave it damaged, and a damaged snapshot is never
         // served, so it is not synced (on a slow disk, a sync can cost more than the fold).
-        let stored = self.store_snapshot(&dir, folded, covered, segments, Durability::Visible);
+        let stored = self.store_snapshot(&dir, folded, covered, read, Durability::Visible);
         if stored.is_err() {
             return;
         }
@@ -751,18 +749,17 @@ impl Store {
         }
     }
 
-    /// Writes `folded`, the fold of the records `covered` names as read up to `segments`, as a
+    /// Writes `folded`, the fold of the records `covered` names as `read` read them, as a
     /// snapshot file in `dir` (created below the store, refusing links); answers its name.
     fn store_snapshot(
         &self,
         dir: &Path,
         folded: &mut Folded,
         covered: &Covered,
-        segments: &BTreeMap<String, SegmentEnd>,
+        read: &HeadRead,
         durability: Durability,
     ) -> Result<String> {
-        let marks: Vec<RolloutMark> = segments
-            .values()
+        let marks: Vec<RolloutMark> = (read.segments.values())
             .filter_map(|end| end.mark.clone())
             .collect();
         let (name, bytes) = snapshot::encode(snapshot::Contents {
@@ -771,6 +768,7 @@ impl Store {
             marks: &marks,
             order: &covered.order,
             metas: covered.metas.as_deref(),
+            expected_bytes: (read.snapshot_bytes + read.tail_bytes) as usize,
         })?;
         fs::create_dirs_below(&self.dir, dir)?;
         fs::replace(&dir.join(&name), &bytes, durability)?;
@@ -926,11 +924,12 @@ impl Store {
             tail_ids: ordered.iter().map(|r| r.id.clone()).collect(),
             tail_metas: std::mem::take(&mut folded.metas),
             tail_bytes,
+            snapshot_bytes: snapshot.bytes(),
             segments: segments.ends(&snapshot.header.marks)?,
             legacy: false,
         };
         if remembering && let Ok(covered) = read.covered() {
-            self.remember(&mut folded, &covered, &read.segments);
+            self.remember(&mut folded, &covered, &read);
         }
         let appended = (
             folded.state.observations.len() - before.0,
@@ -1077,6 +1076,7 @@ impl Store {
             tail_ids: joined.order,
             tail_metas: joined.metas,
             tail_bytes,
+            snapshot_bytes: ours.bytes() + theirs.bytes(),
             segments: segments.ends(&marks)?,
             legacy: false,
         };
@@ -1427,7 +1427,7 @@ impl Store {
             &self.snapshot_dir(),
             &mut folded,
             &covered,
-            &head.read.segments,
+            &head.read,
             Durability::Disk,
         )?;
         self.thin_snapshots(covered.order.len() as u64)?;
