@@ -16,8 +16,9 @@
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
-use std::collections::HashMap;
 
+use foldhash::HashMap;
+use foldhash::HashMapExt;
 use serde::Deserialize;
 use serde::Serialize;
 use serde_json::Value;

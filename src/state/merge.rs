@@ -18,7 +18,9 @@
 //! them (`order::topological`, which counts the shared ones as folded).
 
 use std::collections::BTreeSet;
-use std::collections::HashSet;
+
+use foldhash::HashSet;
+use foldhash::HashSetExt;
 
 use crate::state::fields::Keyed;
 use crate::state::fields::for_each_patch_field;

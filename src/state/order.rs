@@ -13,7 +13,8 @@
 use std::cmp::Reverse;
 use std::collections::BTreeSet;
 use std::collections::BinaryHeap;
-use std::collections::HashMap;
+
+use foldhash::HashMap;
 
 use crate::state::rollout::Record;
 
@@ -42,26 +43,30 @@ impl Placed for Record {
 }
 
 /// Orders `records` (distinct ids) parents first, then by `at`, then by id.
-pub fn topological<T: Placed>(records: Vec<T>) -> Vec<T> {
+pub fn topological<T: Placed>(mut records: Vec<T>) -> Vec<T> {
     let index: HashMap<&str, usize> = records
         .iter()
         .enumerate()
         .map(|(at, record)| (record.id(), at))
         .collect();
+    // Every (parent, child) link between the records, sorted: a parent's children lie together.
+    let mut links: Vec<(usize, usize)> = (records.iter().enumerate())
+        .flat_map(|(child, record)| {
+            (record.parents().iter())
+                .filter_map(|parent| index.get(parent.as_str()))
+                .map(move |parent| (*parent, child))
+        })
+        .collect();
+    links.sort_unstable();
+    links.dedup();
     let mut waiting = vec![0usize; records.len()];
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); records.len()];
-    for (child, record) in records.iter().enumerate() {
-        let mut present: Vec<usize> = record
-            .parents()
-            .iter()
-            .filter_map(|parent| index.get(parent.as_str()).copied())
-            .collect();
-        present.sort_unstable();
-        present.dedup();
-        waiting[child] = present.len();
-        for parent in present {
-            children[parent].push(child);
-        }
+    let mut first_link = vec![0usize; records.len() + 1];
+    for &(parent, child) in &links {
+        waiting[child] += 1;
+        first_link[parent + 1] += 1;
+    }
+    for at in 0..records.len() {
+        first_link[at + 1] += first_link[at];
     }
     let key = |at: usize| Reverse((records[at].at(), records[at].id(), at));
     let mut ready: BinaryHeap<_> = (0..records.len())
@@ -71,7 +76,7 @@ pub fn topological<T: Placed>(records: Vec<T>) -> Vec<T> {
     let mut order = Vec::with_capacity(records.len());
     while let Some(Reverse((_, _, at))) = ready.pop() {
         order.push(at);
-        for &child in &children[at] {
+        for &(_, child) in &links[first_link[at]..first_link[at + 1]] {
             waiting[child] -= 1;
             if waiting[child] == 0 {
                 ready.push(key(child));
@@ -80,11 +85,25 @@ pub fn topological<T: Placed>(records: Vec<T>) -> Vec<T> {
     }
     // Ids are content hashes, so a cycle cannot be written; a forged one is left out here and
     // reported by `verify` as records that never became ready.
-    let mut slots: Vec<Option<T>> = records.into_iter().map(Some).collect();
-    order
-        .into_iter()
-        .filter_map(|at| slots[at].take())
-        .collect()
+    let placed = order.len();
+    let mut rank = vec![usize::MAX; records.len()];
+    for (position, at) in order.into_iter().enumerate() {
+        rank[at] = position;
+    }
+    let mut unplaced = placed..;
+    for slot in rank.iter_mut().filter(|slot| **slot == usize::MAX) {
+        *slot = unplaced.next().expect("an unbounded range");
+    }
+    // Every record moves to its rank, in place: a swap puts one record where it belongs.
+    for at in 0..records.len() {
+        while rank[at] != at {
+            let to = rank[at];
+            records.swap(at, to);
+            rank.swap(at, to);
+        }
+    }
+    records.truncate(placed);
+    records
 }
 
 /// The ancestry of the records of one fold, in fold order.
@@ -269,6 +288,40 @@ mod tests {
         let orphan = record("02", &[&ours]);
         let without_parent = vec![orphan, root];
         assert_eq!(turns(&topological(without_parent)), ["00", "02"]);
+    }
+
+    #[test]
+    fn every_arrangement_folds_in_one_order_and_a_forged_cycle_is_left_out() {
+        let root = record("00", &[]);
+        let a = record("04", &[&root]);
+        let b = record("02", &[&root]);
+        let c = record("03", &[&a, &b]);
+        let d = record("01", &[&b]);
+        let mut looped = record("05", &[&root]);
+        let mut looped_too = record("06", &[&looped]);
+        looped.parents.push(looped_too.id.clone());
+        looped_too.parents.push(looped.id.clone());
+        let after_loop = record("07", &[&looped_too]);
+        let mut records = vec![root, a, b, c, d, looped, looped_too, after_loop];
+        // Every rotation and its reverse: the order depends on the records, never on where
+        // they started.
+        for shift in 0..records.len() {
+            for reversed in [false, true] {
+                let mut arranged = records.clone();
+                arranged.rotate_left(shift);
+                if reversed {
+                    arranged.reverse();
+                }
+                assert_eq!(
+                    turns(&topological(arranged)),
+                    ["00", "02", "01", "04", "03"],
+                    "rotated by {shift}, reversed: {reversed}"
+                );
+            }
+        }
+        records.truncate(1);
+        assert_eq!(turns(&topological(records)), ["00"]);
+        assert!(topological(Vec::<Record>::new()).is_empty());
     }
 
     #[test]

@@ -33,8 +33,6 @@
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
-use std::collections::HashMap;
-use std::collections::HashSet;
 use std::fs::File;
 use std::hash::BuildHasher;
 use std::io::Read;
@@ -47,6 +45,10 @@ use std::time::Duration;
 
 use anyhow::Context;
 use anyhow::Result;
+use foldhash::HashMap;
+use foldhash::HashMapExt;
+use foldhash::HashSet;
+use foldhash::HashSetExt;
 use serde::Deserialize;
 use serde::Serialize;
 
