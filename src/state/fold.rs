@@ -74,7 +74,7 @@ pub struct Base {
 /// What a snapshot keeps of one folded record, so that a read after a merge can join the
 /// snapshots of both branches instead of replaying them (see `state::merge`). `P` names a
 /// parent: an id while folding, a position in the fold order in a snapshot.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RecordMeta<P> {
     /// When the record was written (its `at`).
     #[serde(rename = "t")]

@@ -19,6 +19,7 @@
 
 use std::collections::BTreeSet;
 
+use foldhash::HashMap;
 use foldhash::HashSet;
 use foldhash::HashSetExt;
 
@@ -51,8 +52,8 @@ pub struct Joined {
     pub folded: Folded,
     /// Their ids, in fold order.
     pub order: Vec<String>,
-    /// What a snapshot keeps of each, in the same order.
-    pub metas: Vec<RecordMeta<String>>,
+    /// What a snapshot keeps of each, in the same order (parents by position in it).
+    pub metas: Vec<RecordMeta<u32>>,
 }
 
 /// Where a record past the shared history comes from.
@@ -66,24 +67,32 @@ enum Origin {
     Tail(usize),
 }
 
-/// A record past the shared history, placed by its meta.
-struct Pending {
-    id: String,
-    meta: RecordMeta<String>,
+/// A record past the shared history, as the fold order places it (borrowed from its side or
+/// its line).
+struct Pending<'a> {
+    id: &'a str,
+    at: &'a str,
+    /// A side's record names its parents by position in its side's `order`.
+    parent_positions: &'a [u32],
+    order: &'a [String],
+    /// A tail record names them by id.
+    parent_ids: &'a [String],
     from: Origin,
 }
 
-impl Placed for Pending {
+impl Placed for Pending<'_> {
     fn id(&self) -> &str {
-        &self.id
+        self.id
     }
 
     fn at(&self) -> &str {
-        &self.meta.at
+        self.at
     }
 
-    fn parents(&self) -> &[String] {
-        &self.meta.parents
+    fn parents(&self) -> impl Iterator<Item = &str> {
+        (self.parent_positions.iter())
+            .map(|at| self.order[*at as usize].as_str())
+            .chain(self.parent_ids.iter().map(String::as_str))
     }
 }
 
@@ -97,7 +106,8 @@ struct Plan<'a> {
 }
 
 /// The fold of `ours`, `theirs` and `tails` (the records past both snapshots, distinct and
-/// in neither), or `None` when it cannot be had without replaying them.
+/// in neither), or `None` when it cannot be had without replaying them. Both sides' ids and
+/// metas move into the result; nothing of theirs is copied.
 pub fn join(ours: Side, theirs: Side, tails: &[&Record]) -> Option<Joined> {
     if ours.metas.len() != ours.order.len() || theirs.metas.len() != theirs.order.len() {
         return None;
@@ -106,93 +116,34 @@ pub fn join(ours: Side, theirs: Side, tails: &[&Record]) -> Option<Joined> {
         .zip(&theirs.order)
         .take_while(|(a, b)| a == b)
         .count();
-    let (ours_past, theirs_past) = (&ours.order[shared..], &theirs.order[shared..]);
-    let theirs_ids: HashSet<&str> = theirs_past.iter().map(String::as_str).collect();
-    if ours_past.is_empty()
-        || theirs_past.is_empty()
-        || ours_past.iter().any(|id| theirs_ids.contains(id.as_str()))
-    {
-        return None;
-    }
-    let mut pending = Vec::with_capacity(ours_past.len() + theirs_past.len() + tails.len());
-    for (side, from) in [
-        (&ours, Origin::Ours as fn(usize) -> Origin),
-        (&theirs, Origin::Theirs),
-    ] {
-        for (n, (id, meta)) in side.order[shared..]
-            .iter()
-            .zip(&side.metas[shared..])
-            .enumerate()
-        {
-            meta.appended.as_ref()?;
-            let parents = (meta.parents.iter())
-                .map(|at| side.order.get(*at as usize).cloned())
-                .collect::<Option<Vec<String>>>()?;
-            pending.push(Pending {
-                id: id.clone(),
-                meta: RecordMeta {
-                    at: meta.at.clone(),
-                    parents,
-                    appended: meta.appended.clone(),
-                },
-                from: from(n),
-            });
-        }
-    }
-    for (n, record) in tails.iter().enumerate() {
-        let patch = record.patch.as_ref().filter(|p| p.only_appends())?;
-        if record.restore.is_some() {
-            return None;
-        }
-        let appended = patch_append_lengths(patch)
-            .into_iter()
-            .map(|n| u32::try_from(n).ok())
-            .collect::<Option<Vec<u32>>>()?;
-        pending.push(Pending {
-            id: record.id.clone(),
-            meta: RecordMeta {
-                at: record.at.clone(),
-                parents: record.parents.clone(),
-                appended: Some(appended),
-            },
-            from: Origin::Tail(n),
-        });
-    }
-    // A record past both snapshots whose parents are all shared could fold among the shared
-    // records, which neither snapshot's order says anything about.
-    let past: HashSet<&str> = pending.iter().map(|p| p.id.as_str()).collect();
-    let tails_placed = pending
-        .iter()
-        .filter(|p| matches!(p.from, Origin::Tail(_)))
-        .all(|p| p.meta.parents.iter().any(|id| past.contains(id.as_str())));
-    if !tails_placed || past.len() != pending.len() {
-        return None;
-    }
-    let count = pending.len();
-    let pending = topological(pending);
-    if pending.len() != count || !keeps_sides_order(&pending) {
-        return None;
-    }
-    let counts = |side: &Side| -> Vec<Vec<u32>> {
-        (side.metas[shared..].iter())
-            .map(|meta| meta.appended.clone().unwrap_or_default())
-            .collect()
-    };
-    let (ours_counts, theirs_counts) = (counts(&ours), counts(&theirs));
-    let plan = Plan {
-        ours: ours_counts.iter().map(Vec::as_slice).collect(),
-        theirs: theirs_counts.iter().map(Vec::as_slice).collect(),
-        tails,
-        folded: pending.iter().map(|p| p.from).collect(),
-    };
+    let mut tail_counts = (tails.iter())
+        .map(|record| appended_counts(record))
+        .collect::<Option<Vec<Vec<u32>>>>()?;
+    let Placement {
+        origins,
+        tips,
+        mut tail_parents,
+    } = place(shared, &ours, &theirs, tails)?;
     let Side {
         folded: mut joined,
         order: mut ours_order,
-        metas: ours_metas,
+        metas: mut ours_metas,
     } = ours;
     let Side {
-        folded: mut theirs, ..
+        folded: mut theirs,
+        order: mut theirs_order,
+        metas: mut theirs_metas,
     } = theirs;
+    let plan = Plan {
+        ours: (ours_metas[shared..].iter())
+            .map(|meta| meta.appended.as_deref().unwrap_or_default())
+            .collect(),
+        theirs: (theirs_metas[shared..].iter())
+            .map(|meta| meta.appended.as_deref().unwrap_or_default())
+            .collect(),
+        tails,
+        folded: origins,
+    };
     let theirs_state = &mut theirs.state;
     if joined.state.conflicts != theirs_state.conflicts
         || (joined.state.conflicts.iter()).any(|conflict| is_append_key(&conflict.key))
@@ -200,7 +151,8 @@ pub fn join(ours: Side, theirs: Side, tails: &[&Record]) -> Option<Joined> {
         return None;
     }
     join_lists(&mut joined.state, theirs_state, &plan)?;
-    match plan.folded.last()? {
+    let origins = plan.folded;
+    match origins.last()? {
         Origin::Ours(_) => {}
         Origin::Theirs(_) => {
             joined
@@ -217,36 +169,164 @@ pub fn join(ours: Side, theirs: Side, tails: &[&Record]) -> Option<Joined> {
             joined.last_git_head.clone_from(&tails[*n].git_head);
         }
     }
-    joined.state.revision = (shared + pending.len()) as u64;
-    let named: HashSet<&str> = (pending.iter())
-        .flat_map(|p| p.meta.parents.iter().map(String::as_str))
-        .collect();
-    let tips: BTreeSet<String> = (joined.tips.iter())
-        .chain(&theirs.tips)
+    joined.state.revision = (shared + origins.len()) as u64;
+    joined.tips = tips;
+    // The records past the shared history move into the merged order; a side's record names
+    // its parents past the shared history by its position in its side, now in the merge.
+    let (mut ours_at, mut theirs_at) =
+        (vec![0u32; ours_order.len()], vec![0u32; theirs_order.len()]);
+    for (k, from) in origins.iter().enumerate() {
+        match *from {
+            Origin::Ours(n) => ours_at[shared + n] = (shared + k) as u32,
+            Origin::Theirs(n) => theirs_at[shared + n] = (shared + k) as u32,
+            Origin::Tail(_) => {}
+        }
+    }
+    let moved =
+        |order: &mut [String], metas: &mut [RecordMeta<u32>], merged_at: &[u32], n: usize| {
+            let mut meta = std::mem::take(&mut metas[shared + n]);
+            for parent in meta.parents.iter_mut().filter(|p| **p as usize >= shared) {
+                *parent = merged_at[*parent as usize];
+            }
+            (std::mem::take(&mut order[shared + n]), meta)
+        };
+    let mut past_order = Vec::with_capacity(origins.len());
+    let mut past_metas = Vec::with_capacity(origins.len());
+    for from in &origins {
+        let (id, meta) = match *from {
+            Origin::Ours(n) => moved(&mut ours_order, &mut ours_metas, &ours_at, n),
+            Origin::Theirs(n) => moved(&mut theirs_order, &mut theirs_metas, &theirs_at, n),
+            Origin::Tail(n) => (
+                tails[n].id.clone(),
+                RecordMeta {
+                    at: tails[n].at.clone(),
+                    parents: std::mem::take(&mut tail_parents[n]),
+                    appended: Some(std::mem::take(&mut tail_counts[n])),
+                },
+            ),
+        };
+        past_order.push(id);
+        past_metas.push(meta);
+    }
+    ours_order.truncate(shared);
+    ours_order.append(&mut past_order);
+    ours_metas.truncate(shared);
+    ours_metas.append(&mut past_metas);
+    Some(Joined {
+        folded: joined,
+        order: ours_order,
+        metas: ours_metas,
+    })
+}
+
+/// How many items a record past both snapshots placed on each append list, or `None` when it
+/// did anything else.
+fn appended_counts(record: &Record) -> Option<Vec<u32>> {
+    let patch = record.patch.as_ref().filter(|p| p.only_appends())?;
+    if record.restore.is_some() {
+        return None;
+    }
+    (patch_append_lengths(patch).into_iter())
+        .map(|n| u32::try_from(n).ok())
+        .collect()
+}
+
+/// Where the records past the shared history fold, and what the merge needs of that.
+struct Placement {
+    /// Each record's origin, in fold order.
+    origins: Vec<Origin>,
+    /// The heads of the merge.
+    tips: BTreeSet<String>,
+    /// For each record past both snapshots, the positions its parents fold at (a parent in
+    /// neither, brought away by a cherry-pick, is left out).
+    tail_parents: Vec<Vec<u32>>,
+}
+
+/// The fold order of the records past the `shared` history, or `None` when the sides share
+/// nothing past it to join (one side holds all, or a record on both), a side's record did
+/// more than append, or the order would not keep each side's own.
+fn place(shared: usize, ours: &Side, theirs: &Side, tails: &[&Record]) -> Option<Placement> {
+    let (ours_past, theirs_past) = (&ours.order[shared..], &theirs.order[shared..]);
+    let theirs_ids: HashSet<&str> = theirs_past.iter().map(String::as_str).collect();
+    if ours_past.is_empty()
+        || theirs_past.is_empty()
+        || ours_past.iter().any(|id| theirs_ids.contains(id.as_str()))
+    {
+        return None;
+    }
+    let mut pending = Vec::with_capacity(ours_past.len() + theirs_past.len() + tails.len());
+    for (side, from) in [
+        (ours, Origin::Ours as fn(usize) -> Origin),
+        (theirs, Origin::Theirs),
+    ] {
+        for (n, (id, meta)) in (side.order[shared..].iter())
+            .zip(&side.metas[shared..])
+            .enumerate()
+        {
+            meta.appended.as_ref()?;
+            if (meta.parents.iter()).any(|at| *at as usize >= side.order.len()) {
+                return None;
+            }
+            pending.push(Pending {
+                id,
+                at: &meta.at,
+                parent_positions: &meta.parents,
+                order: &side.order,
+                parent_ids: &[],
+                from: from(n),
+            });
+        }
+    }
+    for (n, record) in tails.iter().enumerate() {
+        pending.push(Pending {
+            id: &record.id,
+            at: &record.at,
+            parent_positions: &[],
+            order: &[],
+            parent_ids: &record.parents,
+            from: Origin::Tail(n),
+        });
+    }
+    // A record past both snapshots whose parents are all shared could fold among the shared
+    // records, which neither snapshot's order says anything about.
+    let past: HashSet<&str> = pending.iter().map(|p| p.id).collect();
+    let tails_placed = (pending.iter())
+        .filter(|p| matches!(p.from, Origin::Tail(_)))
+        .all(|p| p.parents().any(|id| past.contains(id)));
+    if !tails_placed || past.len() != pending.len() {
+        return None;
+    }
+    let count = pending.len();
+    let pending = topological(pending);
+    if pending.len() != count || !keeps_sides_order(&pending) {
+        return None;
+    }
+    let named: HashSet<&str> = pending.iter().flat_map(|p| p.parents()).collect();
+    let tips = (ours.folded.tips.iter())
+        .chain(&theirs.folded.tips)
         .map(String::as_str)
         .chain(tails.iter().map(|t| t.id.as_str()))
         .filter(|id| !named.contains(id))
         .map(str::to_owned)
         .collect();
-    joined.tips = tips;
-    ours_order.truncate(shared);
-    let shared_metas = (ours_metas.into_iter().take(shared)).map(|meta| RecordMeta {
-        parents: (meta.parents.iter())
-            .map(|at| ours_order[*at as usize].clone())
-            .collect(),
-        at: meta.at,
-        appended: meta.appended,
-    });
-    let mut metas: Vec<RecordMeta<String>> = shared_metas.collect();
-    let mut order = ours_order;
-    for p in pending {
-        order.push(p.id);
-        metas.push(p.meta);
-    }
-    Some(Joined {
-        folded: joined,
-        order,
-        metas,
+    let position: HashMap<&str, u32> = (pending.iter().enumerate())
+        .map(|(k, p)| (p.id, (shared + k) as u32))
+        .collect();
+    let shared_ids = &ours.order[..shared];
+    let tail_parents = (tails.iter())
+        .map(|record| {
+            (record.parents.iter())
+                .filter_map(|id| {
+                    (position.get(id.as_str()).copied())
+                        .or_else(|| (shared_ids.iter().position(|s| s == id)).map(|at| at as u32))
+                })
+                .collect()
+        })
+        .collect();
+    Some(Placement {
+        origins: pending.iter().map(|p| p.from).collect(),
+        tips,
+        tail_parents,
     })
 }
 
@@ -436,10 +516,7 @@ mod tests {
         assert_eq!(joined.folded.writers, replayed.writers);
         assert_eq!(joined.folded.tips, replayed.tips);
         assert_eq!(joined.folded.last_git_head, replayed.last_git_head);
-        assert_eq!(
-            placed(&joined.order, &joined.metas),
-            placed(&order, &replayed.metas)
-        );
+        assert_eq!(joined.metas, placed(&order, &replayed.metas));
     }
 
     /// Two branches of appends, with records past both snapshots on either side, joined from

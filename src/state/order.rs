@@ -25,7 +25,7 @@ pub trait Placed {
     /// When it was written (RFC 3339, UTC).
     fn at(&self) -> &str;
     /// The ids of the records it was written on top of.
-    fn parents(&self) -> &[String];
+    fn parents(&self) -> impl Iterator<Item = &str>;
 }
 
 impl Placed for Record {
@@ -37,8 +37,8 @@ impl Placed for Record {
         &self.at
     }
 
-    fn parents(&self) -> &[String] {
-        &self.parents
+    fn parents(&self) -> impl Iterator<Item = &str> {
+        self.parents.iter().map(String::as_str)
     }
 }
 
@@ -52,8 +52,8 @@ pub fn topological<T: Placed>(mut records: Vec<T>) -> Vec<T> {
     // Every (parent, child) link between the records, sorted: a parent's children lie together.
     let mut links: Vec<(usize, usize)> = (records.iter().enumerate())
         .flat_map(|(child, record)| {
-            (record.parents().iter())
-                .filter_map(|parent| index.get(parent.as_str()))
+            (record.parents())
+                .filter_map(|parent| index.get(parent))
                 .map(move |parent| (*parent, child))
         })
         .collect();

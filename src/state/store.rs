@@ -31,6 +31,7 @@
 //!
 //! Nothing here decides whether a write is allowed: that is `policy`.
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::fs::File;
@@ -164,7 +165,7 @@ struct HeadRead {
     /// The records folded on top of it, in fold order.
     tail_ids: Vec<String>,
     /// What a snapshot keeps of each of them.
-    tail_metas: Vec<RecordMeta<String>>,
+    tail_metas: TailMetas,
     /// Bytes of those records.
     tail_bytes: u64,
     /// Bytes of the snapshots it was read from.
@@ -175,35 +176,57 @@ struct HeadRead {
     legacy: bool,
 }
 
+/// What a snapshot keeps of each record of a read's tail.
+#[derive(Debug, Clone)]
+enum TailMetas {
+    /// As a fold collects them: parents named by id.
+    Named(Vec<RecordMeta<String>>),
+    /// Parents named by position in the fold order, for a read without a base that placed
+    /// every record itself (a joined merge).
+    Placed(Vec<RecordMeta<u32>>),
+}
+
 impl HeadRead {
     /// The records the head folds, as a snapshot of it keeps them: the base snapshot's, then
-    /// the tail's.
-    fn covered(&self) -> Result<Covered> {
-        let (mut order, base_metas) = match &self.base {
-            Some(base) => {
-                let file = SnapshotFile::open(base)?;
-                (file.order()?, file.metas()?)
-            }
-            None => (Vec::new(), Some(Vec::new())),
+    /// the tail's (borrowed when there is no base).
+    fn covered(&self) -> Result<Covered<'_>> {
+        let Some(base) = &self.base else {
+            let metas = match &self.tail_metas {
+                TailMetas::Named(named) => Cow::Owned(placed(&self.tail_ids, named)),
+                TailMetas::Placed(metas) => Cow::Borrowed(metas.as_slice()),
+            };
+            return Ok(Covered {
+                metas: (metas.len() == self.tail_ids.len()).then_some(metas),
+                order: Cow::Borrowed(&self.tail_ids),
+            });
         };
+        let file = SnapshotFile::open(base)?;
+        let (mut order, base_metas) = (file.order()?, file.metas()?);
         let base_len = order.len();
         order.extend(self.tail_ids.iter().cloned());
-        let metas = base_metas
-            .filter(|metas| metas.len() == base_len && self.tail_metas.len() == self.tail_ids.len())
-            .map(|mut metas| {
-                metas.extend(placed(&order, &self.tail_metas));
-                metas
-            });
-        Ok(Covered { order, metas })
+        let metas = match (base_metas, &self.tail_metas) {
+            (Some(mut metas), TailMetas::Named(named))
+                if metas.len() == base_len && named.len() == self.tail_ids.len() =>
+            {
+                metas.extend(placed(&order, named));
+                Some(Cow::Owned(metas))
+            }
+            // An old snapshot without metas (a tail on a base is always named).
+            _ => None,
+        };
+        Ok(Covered {
+            order: Cow::Owned(order),
+            metas,
+        })
     }
 }
 
 /// The records a fold covers, as a snapshot keeps them.
-struct Covered {
+struct Covered<'a> {
     /// Their ids, in fold order.
-    order: Vec<String>,
+    order: Cow<'a, [String]>,
     /// What a snapshot keeps of each, when it is known for every one.
-    metas: Option<Vec<RecordMeta<u32>>>,
+    metas: Option<Cow<'a, [RecordMeta<u32>]>>,
 }
 
 pub use crate::state::model::ListTotals;
@@ -687,7 +710,7 @@ impl Store {
         let read = HeadRead {
             base: None,
             tail_ids: history.records.iter().map(|r| r.id.clone()).collect(),
-            tail_metas: std::mem::take(&mut folded.metas),
+            tail_metas: TailMetas::Named(std::mem::take(&mut folded.metas)),
             tail_bytes,
             snapshot_bytes: 0,
             segments: ends,
@@ -924,7 +947,7 @@ impl Store {
         let read = HeadRead {
             base: Some(path.to_path_buf()),
             tail_ids: ordered.iter().map(|r| r.id.clone()).collect(),
-            tail_metas: std::mem::take(&mut folded.metas),
+            tail_metas: TailMetas::Named(std::mem::take(&mut folded.metas)),
             tail_bytes,
             snapshot_bytes: snapshot.bytes(),
             segments: segments.ends(&snapshot.header.marks)?,
@@ -1076,7 +1099,7 @@ impl Store {
         let read = HeadRead {
             base: None,
             tail_ids: joined.order,
-            tail_metas: joined.metas,
+            tail_metas: TailMetas::Placed(joined.metas),
             tail_bytes,
             snapshot_bytes: ours.bytes() + theirs.bytes(),
             segments: segments.ends(&marks)?,
