@@ -136,10 +136,6 @@ pub struct Contents<'a> {
     pub order: &'a [String],
     /// What the snapshot keeps of each of them, in the same order, when it is known for all.
     pub metas: Option<&'a [RecordMeta<u32>]>,
-    /// About how many bytes the snapshot will take (what its state was read from will do):
-    /// the buffer is reserved once, since growing a large one step by step faults fresh
-    /// memory in at every step. Too much costs nothing (untouched memory is never faulted in).
-    pub expected_bytes: usize,
 }
 
 /// The body sections that hold the state.
@@ -198,7 +194,7 @@ impl<'a> StoredIds<&'a str> {
 /// Encodes a snapshot and returns its file name and bytes.
 pub fn encode(contents: Contents<'_>) -> Result<(String, Vec<u8>)> {
     let folded = contents.folded;
-    let mut body = Vec::with_capacity(contents.expected_bytes);
+    let mut body = Vec::new();
     let mut sections = vec![core_section(&mut body, &mut folded.state)?];
     sections.push(single(&mut body, names::GRAPHS, &folded.state.graphs)?);
     sections.push(single(&mut body, names::ANCHORS, &folded.anchors)?);
@@ -247,8 +243,7 @@ pub fn encode(contents: Contents<'_>) -> Result<(String, Vec<u8>)> {
     let veiled_from = prefix.len();
     prefix.extend_from_slice(&header_bytes);
     prefix.extend_from_slice(&crc32fast::hash(&header_bytes).to_le_bytes());
-    // The body moves up in place (within its reserved room when there is some) rather than
-    // into a second buffer of its size.
+    // The body moves up in place rather than into a second buffer of its size.
     let mut bytes = body;
     bytes.splice(0..0, prefix);
     veil(seed, 0, &mut bytes[veiled_from..]);
@@ -484,11 +479,6 @@ impl SnapshotFile {
         })
     }
 
-    /// The file's length in bytes.
-    pub fn bytes(&self) -> u64 {
-        self.len
-    }
-
     fn section(&self, name: &str) -> Result<&Section> {
         self.header
             .sections
@@ -684,7 +674,6 @@ mod tests {
             marks: &[],
             order: &order,
             metas: Some(&metas()),
-            expected_bytes: 0,
         })
         .expect("encode");
         assert_eq!(encoded.state, folded.state, "encoding puts the lists back");

@@ -168,8 +168,6 @@ struct HeadRead {
     tail_metas: TailMetas,
     /// Bytes of those records.
     tail_bytes: u64,
-    /// Bytes of the snapshots it was read from.
-    snapshot_bytes: u64,
     /// Every segment as read: where its complete part ends and its last line.
     segments: BTreeMap<String, SegmentEnd>,
     /// The store is in the first format and is upgraded by the next write.
@@ -712,7 +710,6 @@ impl Store {
             tail_ids: history.records.iter().map(|r| r.id.clone()).collect(),
             tail_metas: TailMetas::Named(std::mem::take(&mut folded.metas)),
             tail_bytes,
-            snapshot_bytes: 0,
             segments: ends,
             legacy,
         };
@@ -725,7 +722,7 @@ impl Store {
     /// (it always has the graphs and the writers); remembered first when `remember` says so.
     fn whole_head(&self, mut folded: Folded, read: HeadRead, parts: Parts, remember: bool) -> Head {
         if remember && let Ok(covered) = read.covered() {
-            self.remember(&mut folded, &covered, &read);
+            self.remember(&mut folded, &covered, &read.segments);
         }
         let totals = ListTotals {
             observations: folded.state.observations.len(),
@@ -757,11 +754,16 @@ impl Store {
     /// starts from it instead of folding the same records again (after a merge, every read
     /// would until the next write), and keeps the newest few. Best effort: a cache that
     /// cannot be written (a read-only checkout) costs the next read time, nothing else.
-    fn remember(&self, folded: &mut Folded, covered: &Covered, read: &HeadRead) {
+    fn remember(
+        &self,
+        folded: &mut Folded,
+        covered: &Covered,
+        segments: &BTreeMap<String, SegmentEnd>,
+    ) {
         let dir = self.remembered_snapshot_dir();
         // A cache: a crash may lose it or leave it damaged, and a damaged snapshot is never
         // served, so it is not synced (on a slow disk, a sync can cost more than the fold).
-        let stored = self.store_snapshot(&dir, folded, covered, read, Durability::Visible);
+        let stored = self.store_snapshot(&dir, folded, covered, segments, Durability::Visible);
         if stored.is_err() {
             return;
         }
@@ -774,17 +776,18 @@ impl Store {
         }
     }
 
-    /// Writes `folded`, the fold of the records `covered` names as `read` read them, as a
+    /// Writes `folded`, the fold of the records `covered` names as read up to `segments`, as a
     /// snapshot file in `dir` (created below the store, refusing links); answers its name.
     fn store_snapshot(
         &self,
         dir: &Path,
         folded: &mut Folded,
         covered: &Covered,
-        read: &HeadRead,
+        segments: &BTreeMap<String, SegmentEnd>,
         durability: Durability,
     ) -> Result<String> {
-        let marks: Vec<RolloutMark> = (read.segments.values())
+        let marks: Vec<RolloutMark> = segments
+            .values()
             .filter_map(|end| end.mark.clone())
             .collect();
         let (name, bytes) = snapshot::encode(snapshot::Contents {
@@ -793,7 +796,6 @@ impl Store {
             marks: &marks,
             order: &covered.order,
             metas: covered.metas.as_deref(),
-            expected_bytes: (read.snapshot_bytes + read.tail_bytes) as usize,
         })?;
         fs::create_dirs_below(&self.dir, dir)?;
         fs::replace(&dir.join(&name), &bytes, durability)?;
@@ -949,12 +951,11 @@ impl Store {
             tail_ids: ordered.iter().map(|r| r.id.clone()).collect(),
             tail_metas: TailMetas::Named(std::mem::take(&mut folded.metas)),
             tail_bytes,
-            snapshot_bytes: snapshot.bytes(),
             segments: segments.ends(&snapshot.header.marks)?,
             legacy: false,
         };
         if remembering && let Ok(covered) = read.covered() {
-            self.remember(&mut folded, &covered, &read);
+            self.remember(&mut folded, &covered, &read.segments);
         }
         let appended = (
             folded.state.observations.len() - before.0,
@@ -1101,7 +1102,6 @@ impl Store {
             tail_ids: joined.order,
             tail_metas: TailMetas::Placed(joined.metas),
             tail_bytes,
-            snapshot_bytes: ours.bytes() + theirs.bytes(),
             segments: segments.ends(&marks)?,
             legacy: false,
         };
@@ -1452,7 +1452,7 @@ impl Store {
             &self.snapshot_dir(),
             &mut folded,
             &covered,
-            &head.read,
+            &head.read.segments,
             Durability::Disk,
         )?;
         self.thin_snapshots(covered.order.len() as u64)?;
