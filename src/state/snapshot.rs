@@ -243,7 +243,8 @@ pub fn encode(contents: Contents<'_>) -> Result<(String, Vec<u8>)> {
     let veiled_from = prefix.len();
     prefix.extend_from_slice(&header_bytes);
     prefix.extend_from_slice(&crc32fast::hash(&header_bytes).to_le_bytes());
-    // The body moves up in place rather than into a second buffer of its size.
+    // The body moves up to make room (in place when its buffer has room to spare) rather
+    // than into a second buffer of its size.
     let mut bytes = body;
     bytes.splice(0..0, prefix);
     veil(seed, 0, &mut bytes[veiled_from..]);
@@ -262,23 +263,18 @@ pub fn encode(contents: Contents<'_>) -> Result<(String, Vec<u8>)> {
 /// same old snapshot away and stored similar new ones, a merge stopped with
 /// `CONFLICT (rename/rename)`.
 fn veil(seed: u64, position: u64, bytes: &mut [u8]) {
-    let key = |at: u64| splitmix64(seed ^ (at / 8)).to_le_bytes();
-    let xor = |bytes: &mut [u8], key: &[u8]| {
-        for (byte, key) in bytes.iter_mut().zip(key) {
+    let mut at = position;
+    let mut done = 0;
+    while done < bytes.len() {
+        let word = splitmix64(seed ^ (at / 8)).to_le_bytes();
+        let from = (at % 8) as usize;
+        let take = (8 - from).min(bytes.len() - done);
+        for (byte, key) in bytes[done..done + take].iter_mut().zip(&word[from..]) {
             *byte ^= key;
         }
-    };
-    // The bytes up to the first whole word of the keystream, the whole words, the rest.
-    let lead = (position.next_multiple_of(8) - position).min(bytes.len() as u64) as usize;
-    let (lead_bytes, words) = bytes.split_at_mut(lead);
-    xor(lead_bytes, &key(position)[(position % 8) as usize..]);
-    let mut at = position + lead as u64;
-    let mut chunks = words.chunks_exact_mut(8);
-    for chunk in &mut chunks {
-        xor(chunk, &key(at));
-        at += 8;
+        done += take;
+        at += take as u64;
     }
-    xor(chunks.into_remainder(), &key(at));
 }
 
 /// The SplitMix64 output function: a well-mixed 64-bit word for every input.
