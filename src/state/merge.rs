@@ -171,8 +171,9 @@ pub fn join(ours: Side, theirs: Side, tails: &[&Record]) -> Option<Joined> {
     }
     joined.state.revision = (shared + origins.len()) as u64;
     joined.tips = tips;
-    // The records past the shared history move into the merged order; a side's record names
-    // its parents past the shared history by its position in its side, now in the merge.
+    // The records past the shared history move into the merged order. A side's record named
+    // its parents past the shared history by their positions in its side: they become their
+    // positions in the merge.
     let (mut ours_at, mut theirs_at) =
         (vec![0u32; ours_order.len()], vec![0u32; theirs_order.len()]);
     for (k, from) in origins.iter().enumerate() {
