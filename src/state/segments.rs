@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::collections::HashMap;
+use std::collections::HashSet;
 use std::fs::File;
 use std::io::Read;
 use std::io::Seek;
@@ -149,6 +150,23 @@ impl Segments {
         };
         let lines = &parsed.lines.records;
         &lines[lines.partition_point(|line| line.offset < from)..]
+    }
+
+    /// The records of the parsed lines from byte `start(segment)` on in every segment, each id
+    /// once (its first line), with the bytes of all those lines.
+    pub fn records_past(&self, start: impl Fn(&str) -> u64) -> (Vec<&Record>, u64) {
+        let mut seen = HashSet::new();
+        let mut records = Vec::new();
+        let mut bytes = 0;
+        for name in self.lengths.keys() {
+            for line in self.lines(name, start(name)) {
+                bytes += line.bytes;
+                if seen.insert(line.record.id.as_str()) {
+                    records.push(&line.record);
+                }
+            }
+        }
+        (records, bytes)
     }
 
     /// Whether the line that ends at `mark.end` is the record the mark names. A mark that

@@ -49,7 +49,6 @@ use anyhow::Result;
 use foldhash::HashMap;
 use foldhash::HashMapExt;
 use foldhash::HashSet;
-use foldhash::HashSetExt;
 use serde::Deserialize;
 use serde::Serialize;
 
@@ -852,21 +851,12 @@ impl Store {
             }
         }
         let tips: BTreeSet<String> = snapshot.header.tips.iter().cloned().collect();
-        let mut seen = HashSet::new();
-        let mut tail: Vec<&Record> = Vec::new();
-        let mut tail_bytes = 0;
-        for name in lengths.keys() {
-            for line in segments.lines(name, start(name)) {
-                tail_bytes += line.bytes;
-                if seen.insert(line.record.id.as_str()) {
-                    tail.push(&line.record);
-                }
-            }
-        }
+        let (tail, tail_bytes) = segments.records_past(start);
+        let in_tail: HashSet<&str> = tail.iter().map(|record| record.id.as_str()).collect();
         // Usable only if every tail record descends from everything the snapshot holds: each
         // tail record whose parents are outside the tail names all the snapshot's heads.
         let usable = tail.iter().all(|record| {
-            let inside = record.parents.iter().any(|p| seen.contains(p.as_str()));
+            let inside = record.parents.iter().any(|p| in_tail.contains(p.as_str()));
             inside || tips.iter().all(|tip| record.parents.contains(tip))
         });
         if !usable || tail.iter().any(|r| tips.contains(&r.id)) {
@@ -1022,12 +1012,8 @@ impl Store {
             .chain(&theirs.header.marks)
             .cloned()
             .collect();
-        let lengths = segments.lengths().clone();
         for mark in &marks {
-            let present = lengths
-                .get(&mark.segment)
-                .is_some_and(|len| *len >= mark.end);
-            if !present || !segments.mark_holds(mark)? {
+            if !segments.mark_holds(mark)? {
                 return Ok(None);
             }
         }
@@ -1048,24 +1034,14 @@ impl Store {
                 .max()
                 .unwrap_or(0)
         };
-        let mut tail_bytes = 0;
-        for (name, len) in &lengths {
+        for (name, len) in &segments.lengths().clone() {
             if *len > start(name) && !segments.parse_from(name, start(name))? {
                 // A damaged line: the replay names it.
                 return Ok(None);
             }
         }
-        let mut seen = HashSet::new();
-        let mut tails: Vec<&Record> = Vec::new();
-        for name in lengths.keys() {
-            for line in segments.lines(name, start(name)) {
-                tail_bytes += line.bytes;
-                let id = line.record.id.as_str();
-                if !folded.contains(id) && seen.insert(id) {
-                    tails.push(&line.record);
-                }
-            }
-        }
+        let (mut tails, tail_bytes) = segments.records_past(start);
+        tails.retain(|record| !folded.contains(record.id.as_str()));
         let whole = Parts {
             writers: true,
             ..Parts::WHOLE
