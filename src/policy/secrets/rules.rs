@@ -23,6 +23,7 @@ use std::ops::Range;
 use std::sync::LazyLock;
 use std::sync::OnceLock;
 
+use aho_corasick::AhoCorasick;
 use regex::Regex;
 
 use super::gitleaks::shannon_entropy;
@@ -469,11 +470,42 @@ fn is_passphrase(value: &str) -> bool {
         && shannon_entropy(value) >= ASSIGNMENT_ENTROPY
 }
 
+/// Every detector keyword in one Aho-Corasick automaton, and each detector's keywords as
+/// indexes into it: one pass over a text finds which detectors may match, instead of a search
+/// per keyword per detector.
+static KEYWORDS: LazyLock<(AhoCorasick, Vec<Vec<usize>>)> = LazyLock::new(|| {
+    let mut words: Vec<&'static str> = Vec::new();
+    let keywords_of = DETECTORS
+        .iter()
+        .map(|detector| {
+            (detector.keywords.iter())
+                .map(|word| match words.iter().position(|known| known == word) {
+                    Some(at) => at,
+                    None => {
+                        words.push(word);
+                        words.len() - 1
+                    }
+                })
+                .collect()
+        })
+        .collect();
+    let prefilter = AhoCorasick::builder()
+        .match_kind(aho_corasick::MatchKind::Standard)
+        .build(&words)
+        .expect("the detector keywords build an automaton");
+    (prefilter, keywords_of)
+});
+
 /// Every secret our detectors find in `text`; `lowered` is `text` lowercased.
 pub fn find(text: &str, lowered: &str) -> Vec<RuleMatch> {
+    let (prefilter, keywords_of) = &*KEYWORDS;
+    let mut seen = vec![false; prefilter.patterns_len()];
+    for hit in prefilter.find_overlapping_iter(lowered) {
+        seen[hit.pattern().as_usize()] = true;
+    }
     let mut found = Vec::new();
-    for detector in DETECTORS.iter() {
-        if !detector.keywords.iter().any(|word| lowered.contains(word)) {
+    for (detector, keywords) in DETECTORS.iter().zip(keywords_of) {
+        if !keywords.iter().any(|keyword| seen[*keyword]) {
             continue;
         }
         for captures in detector.regex().captures_iter(text) {
