@@ -168,12 +168,34 @@ fn watcher_input(
             "commit {commit} recorded in the rollout is not in this repository; records written there are compared with the last write's commit"
         ));
     }
-    let unknown = changes.unknown_commits;
-    let Some(since_base) = changes.since.remove(&base_commit) else {
-        let watcher = WatcherInput::Unknown(format!(
-            "commit {base_commit} recorded in the rollout is not in this repository (rewritten history, or a shallow clone?)"
-        ));
-        return Ok((watcher, unknown));
+    let mut unknown = changes.unknown_commits;
+    let (base_commit, since_base) = match changes.since.remove(&base_commit) {
+        Some(since_base) => (base_commit, since_base),
+        // Git lacks the commit (rewritten history, a shallow clone): what changed since is
+        // unknown, but what the work tree changed against HEAD is still worth reporting.
+        None => {
+            let gone = format!(
+                "commit {base_commit} recorded in the rollout is not in this repository (rewritten history, or a shallow clone?)"
+            );
+            let head_commit = git::head_commit(store.root());
+            let against_head = head_commit.as_ref().and_then(|head| {
+                let commits = [head.clone()];
+                let mut none = |_: &[&str]| git::WrittenAt::new();
+                git::work_tree_changes(store.root(), &commits, Path::new(STORE_DIR), &mut none)
+                    .ok()
+                    .flatten()
+                    .and_then(|mut changes| changes.since.remove(head))
+            });
+            let (Some(head_commit), Some(since_head)) = (head_commit, against_head) else {
+                return Ok((WatcherInput::Unknown(gone), unknown));
+            };
+            ctx.ui
+                .warn(&format!("{gone}; the work tree is compared with HEAD"));
+            if !unknown.contains(&base_commit) {
+                unknown.push(base_commit);
+            }
+            (head_commit, since_head)
+        }
     };
     let watcher = WatcherInput::Observed(WorkTreeChanges {
         source: ChangeSource::Git,

@@ -11,6 +11,7 @@ use serde::Serialize;
 use crate::policy::freshness::Freshness;
 use crate::policy::freshness::GraphFreshnessStatus;
 use crate::policy::freshness::RetrievalFreshnessStatus;
+use crate::policy::freshness::StaleReason;
 use crate::policy::freshness::WatcherStatus;
 use crate::policy::pressure::Pressure;
 use crate::policy::pressure::PressureLevel;
@@ -65,6 +66,9 @@ pub enum ReorientReason {
     FrontierChanged,
     /// The checkpoint cites no code, and the state shows drift elsewhere.
     UnanchoredCheckpointWhileStateStale,
+    /// Git lacks the commit the map was written at (a shallow clone): what changed since is
+    /// unknown, so nothing can confirm the checkpoint.
+    HistoryUnknown,
 }
 
 impl ReorientReason {
@@ -81,6 +85,7 @@ impl ReorientReason {
             ReorientReason::UnanchoredCheckpointWhileStateStale => {
                 "unanchored_checkpoint_while_state_stale"
             }
+            ReorientReason::HistoryUnknown => "history_unknown",
         }
     }
 }
@@ -245,6 +250,16 @@ pub fn plan_reorientation(
         reasons.push(ReorientReason::UnanchoredCheckpointWhileStateStale);
         fragments.push("the checkpoint cites no code while the state drifted".to_owned());
     }
+    if freshness
+        .stale_reasons
+        .contains(&StaleReason::HistoryUnknown)
+    {
+        reasons.push(ReorientReason::HistoryUnknown);
+        fragments.push(
+            "git lacks the commit the map was written at (a shallow clone?), so what changed since is unknown"
+                .to_owned(),
+        );
+    }
 
     let checkpoint_status = match checkpoint.brief.disposition {
         Disposition::ResumeReady => CheckpointStatus::ResumeReady,
@@ -367,6 +382,22 @@ mod tests {
         assert_eq!(resume.reasons, vec![ReorientReason::CheckpointReady]);
         assert_eq!(resume.next_action, "rerun the probe");
         assert_eq!(resume.checkpoint_status, CheckpointStatus::ResumeReady);
+    }
+
+    /// In a shallow clone git lacks the commit the map was written at: nothing can confirm the
+    /// checkpoint, so the verdict never resumes on it, and the note says why.
+    #[test]
+    fn unknown_history_never_resumes() {
+        let state = state(Some(checkpoint(Disposition::ResumeReady, &["src/c.rs"])));
+        let mut shallow = watcher(&[]);
+        if let WatcherInput::Observed(changes) = &mut shallow {
+            changes.unknown_commits = vec!["c0".into()];
+        }
+        let freshness = assess_freshness(Some(&state), &BTreeMap::new(), None, &shallow, None);
+        let unknown = plan_reorientation(Some(&state), &freshness, &assess_pressure(None));
+        assert_eq!(unknown.action, ReorientAction::Regather);
+        assert_eq!(unknown.reasons, vec![ReorientReason::HistoryUnknown]);
+        assert!(unknown.note.contains("shallow clone"), "{}", unknown.note);
     }
 
     #[test]

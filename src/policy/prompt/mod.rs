@@ -37,6 +37,7 @@ mod tests {
     use super::sections::*;
     use super::*;
     use crate::policy::fixtures;
+    use crate::policy::freshness::StaleReason;
     use crate::policy::freshness::Staleness;
     use crate::state::model::ChurnState;
     use crate::state::model::CodeRef;
@@ -203,6 +204,30 @@ mod tests {
         assert_eq!(
             render(&state, Some(&fresh), 100_000).text,
             render(&state, None, 100_000).text
+        );
+    }
+
+    #[test]
+    fn unknown_history_is_said_in_the_overview() {
+        let state = rich(1, "green");
+        let unknown = Staleness {
+            fresh: false,
+            stale_reasons: vec![StaleReason::HistoryUnknown],
+            node_changed_paths: vec![],
+            stale_node_ids: vec![],
+            checkpoint_changed_paths: vec![],
+            broken_refs: vec![],
+            note: "stale".into(),
+        };
+        let text = render(&state, Some(&unknown), 100_000).text;
+        assert!(
+            text.contains("- History unknown: git lacks the commits"),
+            "{text}"
+        );
+        assert!(
+            !render(&state, None, 100_000)
+                .text
+                .contains("History unknown")
         );
     }
 

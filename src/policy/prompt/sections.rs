@@ -4,6 +4,7 @@
 
 use std::borrow::Cow;
 
+use crate::policy::freshness::StaleReason;
 use crate::policy::freshness::Staleness;
 use crate::policy::text::collapse;
 use crate::policy::text::printable;
@@ -112,7 +113,7 @@ pub(super) fn sections(
     let focus = focus_ids(state);
     let mut sections = vec![
         Section::fixed(INTRO),
-        overview(state, &focus),
+        overview(state, staleness, &focus),
         Section::fixed(DISCIPLINE),
     ];
     if !state.conflicts.is_empty() {
@@ -258,9 +259,17 @@ fn omission(section: &mut Section, indent: &str, total: usize, shown: usize, lab
     }
 }
 
-fn overview(state: &State, focus: &[String]) -> Section {
+fn overview(state: &State, staleness: Option<&Staleness>, focus: &[String]) -> Section {
     let mut section = Section::new("## Overview");
     section.line(format!("- Revision: {}", state.revision));
+    let history_unknown =
+        staleness.is_some_and(|s| s.stale_reasons.contains(&StaleReason::HistoryUnknown));
+    if history_unknown {
+        section.line(
+            "- History unknown: git lacks the commits this map was written on (a shallow clone?), so nothing can tell what changed since; re-read what it cites before trusting or resuming from it (`git fetch --unshallow` brings the history)"
+                .to_owned(),
+        );
+    }
     if let Some(objective) = &state.objective {
         section.line(format!("- Objective: {}", collapse(objective)));
     }
