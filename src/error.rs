@@ -175,6 +175,10 @@ impl From<&StoreError> for Failure {
                 ErrorKind::Locked,
                 "retry, or raise the wait with `EPIPHANY_LOCK_TIMEOUT_MS`",
             ),
+            StoreError::LostRecords { .. } => (
+                ErrorKind::Corrupt,
+                "restore the missing rollout files (`git checkout -- .epiphany/rollout`, `git stash pop`, or a backup); to accept the loss instead, `epiphany verify --repair` rebuilds the cache from the records that are left",
+            ),
             StoreError::DamagedRollout { .. } => (
                 ErrorKind::Corrupt,
                 "run `epiphany verify` for every problem; the line must be restored as it was written (from git or a backup)",

@@ -8,14 +8,9 @@ use anyhow::Result;
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::cmd::update::WriteReport;
-use crate::cmd::update::redaction_failure;
-use crate::cmd::update::warn_redactions;
 use crate::error::Failure;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
-use crate::policy::secrets::redact_serialized;
-use crate::policy::secrets::redactions;
-use crate::state::fields::changed_fields_between;
 use crate::state::rollout::Restore;
 use crate::state::rollout::Source;
 use crate::state::store::Draft;
@@ -25,11 +20,12 @@ use crate::state::store::WriteScope;
 
 /// Write a new revision whose state equals an earlier revision's.
 ///
-/// The rollout keeps every record; the rollback is one more record that carries the restored
-/// state and the anchors it had (when each graph node and the checkpoint was last written), so
-/// `log` and `diff` show what happened, later records of the old line never come back, and
-/// `freshness` still reports what was stale then. Rolling back to a state equal to the head
-/// writes nothing.
+/// The rollout keeps every record; the rollback is one more record that names the records
+/// whose state it restores (their heads), so `log` and `diff` show what happened, later
+/// records of the old line never come back, and `freshness` still reports what was stale
+/// then (the restored state keeps its anchors: when each graph node and the checkpoint was
+/// last written). The record stays small however large the state is. Rolling back to a state
+/// equal to the head writes nothing.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The revision to restore: a number, HEAD~N, or a record id (or a unique prefix of one)
@@ -59,11 +55,10 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         .with_hint("the store moved on; check `epiphany log` before rolling back")
         .into());
     }
-    let history = store.sound_history()?;
-    let count = history.resolve(to_revision)?;
-    let target = history.fold_to(count);
-    // The write head holds no observation bodies; compare with the whole head.
-    let changed_fields = changed_fields_between(&store.head()?.state, &target.state);
+    let prefix = store.prefix(to_revision)?;
+    let target = store.restored(&prefix.tips)?;
+    let changed_fields = tx.head().changed_fields_to(&target);
+    let count = prefix.count;
     if changed_fields.is_empty() {
         ctx.ui.status(&format!(
             "nothing changed: the head already equals revision {count}"
@@ -72,36 +67,28 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             .emit(&WriteReport::unchanged(head_revision, Source::Rollback))?;
         return Ok(Status::Ok);
     }
-    // A state written before redaction existed is not copied forward with its secrets.
-    let mut found = BTreeMap::new();
-    let state = redact_serialized(target.state, &mut found).map_err(redaction_failure)?;
-    let anchors = redact_serialized(target.anchors, &mut found).map_err(redaction_failure)?;
-    let to_record = count
-        .checked_sub(1)
-        .map(|at| history.records[at].id.clone());
     tx.stage(
         Draft {
             source: Source::Rollback,
             turn_id: None,
             changed_fields,
-            payload: Payload::Restore(Box::new(Restore {
-                to_revision: count as u64,
-                to_record,
-                state,
-                anchors,
-            })),
+            payload: Payload::Restore {
+                restore: Box::new(Restore {
+                    to_revision: count as u64,
+                    to_record: prefix.record,
+                    tips: Some(prefix.tips),
+                    state: None,
+                    anchors: BTreeMap::new(),
+                }),
+                target: Box::new(target),
+            },
         },
         ctx.stamp(&store),
     );
     let committed = tx.commit()?;
-    let redactions = redactions(found);
-    warn_redactions(ctx, &redactions);
     for warning in &committed.warnings {
         ctx.ui.warn(warning);
     }
-    ctx.ui.emit(&WriteReport {
-        redactions,
-        ..WriteReport::of(&committed)
-    })?;
+    ctx.ui.emit(&WriteReport::of(&committed))?;
     Ok(Status::Ok)
 }

@@ -1,8 +1,10 @@
 //! `epiphany verify`: is the store whole? Every rollout line must hash to its id, every parent
-//! must be a record (a missing one is a note: a record cherry-picked alone), replaying the
-//! records in their one order must reproduce every snapshot, and the state must be
-//! structurally valid, and no record or snapshot may hold a secret. Reads under the shared lock, so a concurrent write never makes it cry
-//! wolf. Reports every problem and exits 1 when there is any.
+//! must be a record (a missing one is a note: a record cherry-picked alone), no record the
+//! checked-out commit or a fold cached at it holds may be missing, replaying the records in
+//! their one order must reproduce every cached snapshot, the state must be structurally valid,
+//! and no record or snapshot may hold a secret. The files are listed under the shared lock and
+//! read without it, so a concurrent write never makes it cry wolf and never waits for it.
+//! Reports every problem and exits 1 when there is any.
 //!
 //! Lines git checked out with `\r\n` endings (a user's attribute overriding the store's
 //! `.gitattributes`) are sound records: a note counts them and names the attribute to remove.
@@ -25,27 +27,34 @@ use crate::policy::update::state_problems;
 use crate::state::fold::Base;
 use crate::state::fold::Fold;
 use crate::state::fold::Folded;
+use crate::state::fold::Restores;
 use crate::state::fold::Writers;
+use crate::state::fold::fold_all;
+use crate::state::git;
+use crate::state::rollout::Record;
 use crate::state::snapshot::Parts;
 use crate::state::snapshot::SnapshotFile;
 use crate::state::store::History;
+use crate::state::store::Store;
 use crate::ui::Report;
 
 /// Check record ids and parent links, snapshots against the replay, and structural validity.
 ///
 /// Every rollout line must parse and its id must be the hash of its content (an edited or torn
 /// line is reported with its line number); every parent a record names must be in the rollout
-/// (a missing parent is a note, not a failure); replaying all records in their one order from
-/// the empty state must reproduce every snapshot in `snapshots/` and every fold a read
-/// remembered in `cache/snapshots/`; the state must pass the structural validator; no record
-/// or snapshot may hold a secret (one written before redaction, by an older binary or by hand,
-/// is named by its place and kind, never its value). Conflicts between merged branches are
-/// listed but are not failures. Exits 1 when any problem is found.
+/// (a missing parent is a note, not a failure); no record may be missing that the checked-out
+/// commit holds, or that a fold cached while it was checked out holds (a deleted or truncated
+/// segment); replaying all records in their one order from the empty state must reproduce
+/// every snapshot cached in `cache/snapshots/`, every byte of which must pass its checksum;
+/// the state must pass the structural validator; no record or snapshot may hold a secret (one
+/// written before redaction, by an older binary or by hand, is named by its place and kind,
+/// never its value). Conflicts between merged branches are listed but are not failures. Never
+/// makes a writer wait. Exits 1 when any problem is found.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// First replace every snapshot and remembered fold with one snapshot folded from the
-    /// records alone (under the write lock): for a snapshot that is damaged or does not match
-    /// its records. The rollout is never changed.
+    /// First replace every cached snapshot with one folded from the records alone (under the
+    /// write lock): for a snapshot that is damaged or does not match its records, or to accept
+    /// that records are lost. The rollout is never changed.
     #[arg(long)]
     pub repair: bool,
 }
@@ -120,8 +129,10 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             written.map_or(String::new(), |name| format!(", wrote {name}"))
         ));
     }
-    let _shared = store.read_lock(ctx.lock_timeout)?;
-    let history = store.history()?;
+    let listing = store.listing(ctx.lock_timeout)?;
+    let lost = store.check_committed(&listing.segments).err();
+    let snapshot_paths = listing.snapshots.clone();
+    let history = store.history_of(listing)?;
     let mut problems: Vec<Problem> = history
         .problems
         .iter()
@@ -132,6 +143,11 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             message: p.problem.message.clone(),
         })
         .collect();
+    problems.extend(lost.map(|err| Problem {
+        segment: None,
+        line: None,
+        message: format!("{err:#}"),
+    }));
     let mut notes = parent_notes(&history);
     if history.crlf_lines > 0 {
         notes.push(format!(
@@ -147,8 +163,9 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     }
 
     problems.extend(record_secrets(&history));
-    let snapshots = check_snapshots(&store, &history, &mut problems, &mut notes)?;
-    let folded = crate::state::fold::fold_all(&history.records, true);
+    let mut snapshots = Snapshots::open(&store, &snapshot_paths, &history);
+    let folded = snapshots.fold_and_compare(&history);
+    let checked = snapshots.finish(&mut problems, &mut notes);
     problems.extend(
         state_problems(&folded.state)
             .into_iter()
@@ -170,7 +187,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         notes,
         records: history.records.len() as u64,
         revision: folded.state.revision,
-        snapshots,
+        snapshots: checked,
         conflicts,
     };
     ctx.ui.emit(&report)?;
@@ -263,107 +280,179 @@ fn parent_notes(history: &History) -> Vec<String> {
         .collect()
 }
 
-/// Checks every snapshot against a replay of the records it holds; answers how many were
-/// checked. A remembered fold that does not open is a note, not a problem: it is a cache,
-/// written without waiting for the disk, that an interrupted write may leave damaged. So is a
-/// snapshot that git's conversion of line endings damaged along with the rollout's lines.
-fn check_snapshots(
-    store: &crate::state::store::Store,
-    history: &History,
-    problems: &mut Vec<Problem>,
-    notes: &mut Vec<String>,
-) -> Result<u64> {
-    let by_id: BTreeMap<&str, &crate::state::rollout::Record> =
-        history.records.iter().map(|r| (r.id.as_str(), r)).collect();
-    let mut checked = 0;
-    // The folds reads remembered are served like snapshots, so they are checked like them.
-    let mut paths: Vec<_> = (store.snapshot_dirs().iter())
-        .filter_map(|dir| std::fs::read_dir(dir).ok())
-        .flatten()
-        .filter_map(|e| e.ok())
-        .map(|e| e.path())
-        .collect();
-    paths.sort();
-    for path in paths {
-        let name = path
-            .strip_prefix(store.snapshot_dir())
-            .or_else(|_| path.strip_prefix(store.dir()))
-            .unwrap_or(&path)
-            .display()
-            .to_string();
-        let mut problem = |message: String| {
-            problems.push(Problem {
-                segment: None,
-                line: None,
-                message: format!("snapshot {name}: {message}"),
+/// The cached snapshots under check. Each must be whole (every block of every section passes
+/// its checksum), hold only records of the rollout, and equal the fold of the records it holds:
+/// one that holds the first records of the fold order (what a read of the head can start from)
+/// is compared with the one fold of every record as it passes that point; any other (one side
+/// of a merge) is replayed on its own.
+struct Snapshots {
+    /// Opened and whole, with its name and its fold order, by record count.
+    open: BTreeMap<usize, Vec<(String, SnapshotFile, Vec<String>)>>,
+    problems: Vec<Problem>,
+    notes: Vec<String>,
+    checked: u64,
+}
+
+impl Snapshots {
+    fn open(store: &Store, paths: &[std::path::PathBuf], history: &History) -> Snapshots {
+        let mut snapshots = Snapshots {
+            open: BTreeMap::new(),
+            problems: Vec::new(),
+            notes: Vec::new(),
+            checked: 0,
+        };
+        let settled_head = std::cell::OnceCell::new();
+        for path in paths {
+            let name = path
+                .strip_prefix(store.dir())
+                .unwrap_or(path)
+                .display()
+                .to_string();
+            let opened = SnapshotFile::open(path).and_then(|file| {
+                file.check_whole()?;
+                let order = file.order()?;
+                Ok((file, order))
             });
-        };
-        let loaded = SnapshotFile::open(&path).and_then(|file| {
-            let order = file.order()?;
-            let loaded = file.load(Parts {
-                writers: true,
-                ..Parts::WHOLE
-            })?;
-            Ok((file.header.records, order, loaded))
-        });
-        let (records, order, loaded) = match loaded {
-            Ok(found) => found,
-            Err(err) if path.starts_with(store.cache_dir()) => {
-                notes.push(format!(
-                    "the fold remembered in {name} is damaged ({err:#}); reads skip it, and the next read that folds the records again rewrites it"
-                ));
+            let (file, order) = match opened {
+                Ok(opened) => opened,
+                // Thinned away by a write since it was listed.
+                Err(_) if !path.exists() => continue,
+                Err(err) if history.crlf_lines > 0 && holds_crlf(path) => {
+                    snapshots.notes.push(format!(
+                        "snapshot {name} does not open: {err:#}; the git attribute that converted the rollout's line endings converted its bytes too, so reads skip it and fold the records, and `epiphany verify --repair` replaces it"
+                    ));
+                    continue;
+                }
+                Err(err) => {
+                    snapshots.problem(&name, format!("{err:#}"));
+                    continue;
+                }
+            };
+            if order.len() as u64 != file.header.records {
+                let records = file.header.records;
+                snapshots.problem(
+                    &name,
+                    format!("says it holds {records} records but lists {}", order.len()),
+                );
                 continue;
             }
-            Err(err) if history.crlf_lines > 0 && holds_crlf(&path) => {
-                notes.push(format!(
-                    "snapshot {name} does not open: {err:#}; the git attribute that converted the rollout's line endings converted its bytes too, so reads skip it and fold the records, and `epiphany verify --repair` replaces it"
-                ));
-                continue;
-            }
-            Err(err) => {
-                problem(format!("{err:#}"));
-                continue;
-            }
-        };
-        checked += 1;
-        if let Some(message) = state_secrets(&loaded.state) {
-            problem(message);
-        }
-        if order.len() as u64 != records {
-            problem(format!(
-                "says it holds {records} records but lists {}",
-                order.len()
-            ));
-            continue;
-        }
-        let Some(held) = order
-            .iter()
-            .map(|id| by_id.get(id.as_str()).copied())
-            .collect::<Option<Vec<_>>>()
-        else {
-            // A cherry-pick brings a snapshot without the branch's earlier records, and a revert
-            // removes records a later snapshot holds: readers skip it, and the next snapshot
-            // write removes it. It may also be the last trace of records that were lost.
-            checked -= 1;
             let missing = order
                 .iter()
-                .filter(|id| !by_id.contains_key(id.as_str()))
+                .filter(|id| !history.lines.contains_key(id.as_str()))
                 .count();
-            notes.push(format!(
-                "snapshot {name} holds {missing} record(s) the rollout does not have (a cherry-pick brought it without them, a revert removed them, or they were lost); reads skip it, and the next snapshot write removes it"
-            ));
-            continue;
+            if missing > 0 {
+                let head = settled_head.get_or_init(|| git::settled_checkout(store.root()));
+                if file.header.cached_at.is_some() && file.header.cached_at == *head {
+                    snapshots.problem(&name, format!(
+                        "holds {missing} record(s) the rollout lacks, and was cached at the commit checked out now: those records were lost (a deleted or truncated segment, dropped lines); restore the rollout files, or accept the loss with `epiphany verify --repair`"
+                    ));
+                } else {
+                    snapshots.notes.push(format!(
+                        "snapshot {name} holds {missing} record(s) the rollout does not have (it was cached on another commit or branch); reads skip it"
+                    ));
+                }
+                continue;
+            }
+            (snapshots.open.entry(order.len()).or_default()).push((name, file, order));
+        }
+        snapshots
+    }
+
+    fn problem(&mut self, name: &str, message: String) {
+        self.problems.push(Problem {
+            segment: None,
+            line: None,
+            message: format!("snapshot {name}: {message}"),
+        });
+    }
+
+    /// Folds every record once, comparing each snapshot that holds the first records of the
+    /// fold order with the fold as it passes that point; answers the whole fold.
+    fn fold_and_compare(&mut self, history: &History) -> Folded {
+        let mut fold = Fold::new(Base {
+            writers: Some(Writers::new()),
+            ..Base::default()
+        });
+        let mut restores = Restores::plan(&history.records, true);
+        self.compare_at(&mut fold, history, 0);
+        for (at, record) in history.records.iter().enumerate() {
+            restores.before(&mut fold, at);
+            fold.push(record);
+            self.compare_at(&mut fold, history, at + 1);
+        }
+        // Snapshots of other prefixes than the fold order's (one branch of a merge).
+        let by_id: BTreeMap<&str, &Record> =
+            history.records.iter().map(|r| (r.id.as_str(), r)).collect();
+        for (name, file, order) in std::mem::take(&mut self.open).into_values().flatten() {
+            let held: Vec<Record> = order.iter().map(|id| by_id[id.as_str()].clone()).collect();
+            let replayed = replay(held);
+            self.compare(&name, &file, |loaded| {
+                replayed.state == loaded.state
+                    && replayed.anchors == loaded.anchors
+                    && replayed.tips == loaded.tips
+                    && replayed.writers.clone().unwrap_or_default()
+                        == loaded.writers.clone().unwrap_or_default()
+            });
+        }
+        fold.finish()
+    }
+
+    /// Compares the snapshots of `count` records whose order is the fold's first `count`.
+    fn compare_at(&mut self, fold: &mut Fold, history: &History, count: usize) {
+        let Some(candidates) = self.open.remove(&count) else {
+            return;
         };
-        let replay = replay(held.into_iter().cloned().collect());
-        if replay.state != loaded.state
-            || replay.anchors != loaded.anchors
-            || replay.tips != loaded.tips
-            || replay.writers.unwrap_or_default() != loaded.writers.unwrap_or_default()
-        {
-            problem("replaying its records does not reproduce it".to_owned());
+        let (prefixes, others): (Vec<_>, Vec<_>) =
+            candidates.into_iter().partition(|(_, _, order)| {
+                order
+                    .iter()
+                    .zip(&history.records)
+                    .all(|(id, record)| *id == record.id)
+            });
+        if !others.is_empty() {
+            self.open.insert(count, others);
+        }
+        for (name, file, _) in prefixes {
+            self.compare(&name, &file, |loaded| fold.matches(loaded));
         }
     }
-    Ok(checked)
+
+    /// Loads the snapshot whole and asks `equals` whether it is the fold of its records.
+    fn compare(&mut self, name: &str, file: &SnapshotFile, equals: impl FnOnce(&Folded) -> bool) {
+        let loaded = file.load(Parts {
+            writers: true,
+            ..Parts::WHOLE
+        });
+        let loaded = match loaded {
+            Ok(loaded) => loaded,
+            Err(err) => return self.problem(name, format!("{err:#}")),
+        };
+        self.checked += 1;
+        if let Some(message) = state_secrets(&loaded.state) {
+            self.problem(name, message);
+        }
+        let folded = Folded {
+            state: loaded.state,
+            anchors: loaded.anchors,
+            writers: loaded.writers,
+            tips: loaded.tips,
+            last_git_head: loaded.last_git_head,
+            metas: Vec::new(),
+        };
+        if !equals(&folded) {
+            self.problem(
+                name,
+                "replaying its records does not reproduce it".to_owned(),
+            );
+        }
+    }
+
+    /// Hands the problems and notes over; answers how many snapshots were compared.
+    fn finish(self, problems: &mut Vec<Problem>, notes: &mut Vec<String>) -> u64 {
+        problems.extend(self.problems);
+        notes.extend(self.notes);
+        self.checked
+    }
 }
 
 /// Whether the file at `path` holds a `\r\n`, as git's conversion of line endings leaves in
@@ -373,14 +462,6 @@ fn holds_crlf(path: &std::path::Path) -> bool {
 }
 
 /// Folds `records` in their own order.
-fn replay(records: Vec<crate::state::rollout::Record>) -> Folded {
-    let ordered = crate::state::order::topological(records);
-    let mut fold = Fold::new(Base {
-        writers: Some(Writers::new()),
-        ..Base::default()
-    });
-    for record in &ordered {
-        fold.push(record);
-    }
-    fold.finish()
+fn replay(records: Vec<Record>) -> Folded {
+    fold_all(&crate::state::order::topological(records), true)
 }

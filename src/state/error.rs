@@ -55,6 +55,14 @@ pub enum StoreError {
         /// What is wrong with it.
         problem: String,
     },
+    /// Records this checkout had are gone from the rollout.
+    #[error("records are missing from `{}`: {evidence}", .rollout.display())]
+    LostRecords {
+        /// The rollout directory.
+        rollout: PathBuf,
+        /// What holds the missing records.
+        evidence: String,
+    },
     /// A revision number past the head.
     #[error("revision {asked} does not exist; the head is revision {head}")]
     NoSuchRevision {

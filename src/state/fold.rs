@@ -19,6 +19,7 @@ use std::collections::BTreeSet;
 
 use foldhash::HashMap;
 use foldhash::HashMapExt;
+use foldhash::HashSet;
 use serde::Deserialize;
 use serde::Serialize;
 use serde_json::Value;
@@ -141,6 +142,8 @@ pub struct Fold {
     conflicts: BTreeMap<String, Conflict>,
     last_git_head: Option<String>,
     metas: Vec<RecordMeta<String>>,
+    /// The folds the rollback records still to come restore, by rollback record id.
+    targets: HashMap<String, Folded>,
 }
 
 impl Fold {
@@ -169,6 +172,29 @@ impl Fold {
             indexes: HashMap::new(),
             conflicts,
             last_git_head,
+            metas: Vec::new(),
+            targets: HashMap::new(),
+        }
+    }
+
+    /// Gives the fold of the records that the rollback `record_id` restores: a rollback names
+    /// them, and the reader that folds it finds their fold (from the records, or from a cached
+    /// snapshot of them) before it folds the rollback.
+    pub fn provide_target(&mut self, record_id: &str, target: Folded) {
+        self.targets.insert(record_id.to_owned(), target);
+    }
+
+    /// The fold so far, as [`Fold::finish`] would end it (a copy: the fold goes on).
+    pub fn peek(&self) -> Folded {
+        let mut state = self.state.clone();
+        reverse_append_lists(&mut state);
+        state.conflicts = self.conflicts.values().cloned().collect();
+        Folded {
+            state,
+            anchors: self.anchors.clone(),
+            writers: self.writers.clone(),
+            tips: self.lineage.tips().clone(),
+            last_git_head: self.last_git_head.clone(),
             metas: Vec::new(),
         }
     }
@@ -230,6 +256,22 @@ impl Fold {
         self.last_git_head.clone_from(&record.git_head);
     }
 
+    /// Whether the records folded so far give exactly `folded` (its state, anchors, heads and,
+    /// when this fold tracks them, live writers): what `verify` asks of a cached snapshot
+    /// without ending the fold or copying its state.
+    pub fn matches(&mut self, folded: &Folded) -> bool {
+        reverse_append_lists(&mut self.state);
+        self.state.conflicts = self.conflicts.values().cloned().collect();
+        let same = self.state == folded.state
+            && self.anchors == folded.anchors
+            && self.lineage.tips() == &folded.tips
+            && self.writers.as_ref().unwrap_or(&Writers::new())
+                == folded.writers.as_ref().unwrap_or(&Writers::new());
+        self.state.conflicts = Vec::new();
+        reverse_append_lists(&mut self.state);
+        same
+    }
+
     /// Ends the fold.
     pub fn finish(self) -> Folded {
         let Fold {
@@ -256,27 +298,41 @@ impl Fold {
 
     fn restore(&mut self, step: &mut Step<'_>, restore: &crate::state::rollout::Restore) {
         let before = std::mem::take(&mut self.state);
-        let mut restored = restore.state.clone();
+        let carried = restore
+            .state
+            .as_ref()
+            .map(|state| (state.clone(), &restore.anchors));
+        let (mut restored, anchors) = match carried {
+            Some((state, anchors)) => (state, Some(anchors.clone())),
+            None => {
+                let target = self.targets.remove(&step.record.id).expect(
+                    "the fold of the records a rollback names is provided before it is folded",
+                );
+                (target.state, Some(target.anchors))
+            }
+        };
         restored.conflicts = Vec::new();
         reverse_append_lists(&mut restored);
         self.state = restored;
         self.indexes.clear();
         self.appended.clear();
-        if restore.anchors.is_empty() {
+        match anchors {
             // A rollback of the first store format carried no anchors: the restored records
             // count as written now.
-            let anchor = step.anchor();
-            refresh_graph_anchors(
-                &mut self.anchors,
-                &before.graphs,
-                &self.state.graphs,
-                &anchor,
-            );
-            if before.investigation_checkpoint != self.state.investigation_checkpoint {
-                self.anchor_checkpoint(&anchor);
+            Some(anchors) if anchors.is_empty() && restore.state.is_some() => {
+                let anchor = step.anchor();
+                refresh_graph_anchors(
+                    &mut self.anchors,
+                    &before.graphs,
+                    &self.state.graphs,
+                    &anchor,
+                );
+                if before.investigation_checkpoint != self.state.investigation_checkpoint {
+                    self.anchor_checkpoint(&anchor);
+                }
             }
-        } else {
-            self.anchors.clone_from(&restore.anchors);
+            Some(anchors) => self.anchors = anchors,
+            None => {}
         }
         for field in ChangedField::ALL {
             let listed = step.record.changed_fields.contains(&field);
@@ -756,15 +812,95 @@ fn refresh_graph_anchors(
 }
 
 /// Folds `records` (in fold order) from the empty state.
-pub fn fold_all<'a>(records: impl IntoIterator<Item = &'a Record>, track_writers: bool) -> Folded {
+pub fn fold_all(records: &[Record], track_writers: bool) -> Folded {
     let mut fold = Fold::new(Base {
         writers: track_writers.then(Writers::new),
         ..Base::default()
     });
-    for record in records {
+    let mut restores = Restores::plan(records, track_writers);
+    for (at, record) in records.iter().enumerate() {
+        restores.before(&mut fold, at);
         fold.push(record);
     }
     fold.finish()
+}
+
+/// What the rollback records of a replay from the empty state restore. A rollback names the
+/// heads of the records it restores; when those records are the first ones of the replay
+/// (as they are when nothing was merged in since), their fold is copied as the replay passes
+/// that point; otherwise it is a replay of those records alone.
+#[derive(Debug, Default)]
+pub struct Restores {
+    /// Rollback ids whose fold is the replay's first N records, by N.
+    copies: HashMap<usize, Vec<String>>,
+    /// Rollbacks at the position they are folded at, with their fold when it was replayed
+    /// on its own.
+    replayed: HashMap<usize, (String, Folded)>,
+}
+
+impl Restores {
+    /// Plans the restores of the rollbacks among `records` (in fold order).
+    pub fn plan(records: &[Record], track_writers: bool) -> Restores {
+        let mut restores = Restores::default();
+        let mut positions: Option<HashMap<&str, usize>> = None;
+        for (at, record) in records.iter().enumerate() {
+            let Some(tips) = record.restore.as_ref().and_then(|r| r.named_tips()) else {
+                continue;
+            };
+            let positions = positions.get_or_insert_with(|| {
+                (records.iter().enumerate())
+                    .map(|(at, record)| (record.id.as_str(), at))
+                    .collect()
+            });
+            let restored = ancestry(records, positions, tips);
+            let prefix = restored
+                .last()
+                .is_none_or(|last| *last + 1 == restored.len());
+            if prefix {
+                restores
+                    .copies
+                    .entry(restored.len())
+                    .or_default()
+                    .push(record.id.clone());
+            } else {
+                let alone: Vec<Record> = restored.iter().map(|at| records[*at].clone()).collect();
+                let folded = fold_all(&alone, track_writers);
+                restores.replayed.insert(at, (record.id.clone(), folded));
+            }
+        }
+        restores
+    }
+
+    /// Gives `fold`, which has folded the first `at` records, what the record at `at`
+    /// restores (and copies what later rollbacks restore from this point).
+    pub fn before(&mut self, fold: &mut Fold, at: usize) {
+        for id in self.copies.remove(&at).unwrap_or_default() {
+            fold.provide_target(&id, fold.peek());
+        }
+        if let Some((id, folded)) = self.replayed.remove(&at) {
+            fold.provide_target(&id, folded);
+        }
+    }
+}
+
+/// The positions (in `records`, sorted) of the records `tips` name and all their ancestors
+/// among `records`; a parent that is not there (cherry-picked away) is left out.
+fn ancestry(records: &[Record], positions: &HashMap<&str, usize>, tips: &[String]) -> Vec<usize> {
+    let mut seen: HashSet<usize> = HashSet::default();
+    let mut stack: Vec<usize> = (tips.iter())
+        .filter_map(|tip| positions.get(tip.as_str()).copied())
+        .collect();
+    while let Some(at) = stack.pop() {
+        if seen.insert(at) {
+            stack.extend(
+                (records[at].parents.iter())
+                    .filter_map(|parent| positions.get(parent.as_str()).copied()),
+            );
+        }
+    }
+    let mut restored: Vec<usize> = seen.into_iter().collect();
+    restored.sort_unstable();
+    restored
 }
 
 #[cfg(test)]

@@ -101,6 +101,72 @@ pub fn head_commit(dir: &Path) -> Option<String> {
     head.target().map(|oid| oid.to_string())
 }
 
+/// How long the log of HEAD's moves (`logs/HEAD` in the git directory of the work tree that
+/// contains `dir`) is: it grows whenever HEAD moves (a commit, a reset, a checkout, a rebase),
+/// even back to a commit it was at before. `None` outside git or when git keeps no such log.
+pub fn head_log_len(dir: &Path) -> Option<u64> {
+    head_log_len_of(&open(dir).ok()?)
+}
+
+fn head_log_len_of(repo: &Repository) -> Option<u64> {
+    let log = repo.path().join("logs").join("HEAD");
+    std::fs::symlink_metadata(log).ok().map(|meta| meta.len())
+}
+
+/// Where a work tree stands while git is at rest: the commit checked out and how far the log
+/// of HEAD's moves reaches. Two equal values mean nothing git did moved HEAD in between (not
+/// even away and back), so files missing since then were not taken by a checkout.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Checkout {
+    /// The commit checked out.
+    pub commit: String,
+    /// The length of `logs/HEAD` in the work tree's git directory.
+    pub head_log: u64,
+}
+
+/// Where the work tree that contains `dir` stands, while no merge, rebase, cherry-pick, revert
+/// or bisect is under way (one can be aborted, which takes back files the work tree holds now);
+/// `None` otherwise, outside git, before the first commit and when git keeps no log of HEAD.
+pub fn settled_checkout(dir: &Path) -> Option<Checkout> {
+    let repo = open(dir).ok()?;
+    if repo.state() != git2::RepositoryState::Clean {
+        return None;
+    }
+    let commit = repo.head().ok()?.target()?.to_string();
+    let head_log = head_log_len_of(&repo)?;
+    Some(Checkout { commit, head_log })
+}
+
+/// The files HEAD's commit holds in `dir` (a directory of the work tree of the repository that
+/// contains it), by name, with their sizes. `None` outside git, before the first commit, or
+/// when the commit holds no such directory.
+pub fn committed_files(dir: &Path) -> Option<BTreeMap<String, u64>> {
+    // From the parent: `dir` itself may be gone, which is what the caller asks about.
+    let parent = dir.parent()?;
+    let repo = open(parent).ok()?;
+    let workdir = repo.workdir()?;
+    let canonical = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let relative = canonical(parent)
+        .strip_prefix(canonical(workdir))
+        .ok()?
+        .join(dir.file_name()?);
+    let tree = repo.head().ok()?.peel_to_tree().ok()?;
+    let subtree = tree.get_path(&relative).ok()?.to_object(&repo).ok()?;
+    let subtree = subtree.as_tree()?;
+    let odb = repo.odb().ok()?;
+    let mut files = BTreeMap::new();
+    for entry in subtree.iter() {
+        if entry.kind() != Some(git2::ObjectType::Blob) {
+            continue;
+        }
+        let (Ok(name), Ok((size, _))) = (entry.name(), odb.read_header(entry.id())) else {
+            continue;
+        };
+        files.insert(name.to_owned(), size as u64);
+    }
+    Some(files)
+}
+
 /// Where git looks for hook scripts in the repository that contains `dir` (honours
 /// `core.hooksPath`).
 pub fn hooks_dir(dir: &Path) -> Result<PathBuf, git2::Error> {
@@ -267,6 +333,34 @@ pub fn work_tree_changes(
         changes.since.insert(commit.clone(), paths);
     }
     Ok(Some(changes))
+}
+
+/// Removes every entry under `dir` (a directory of the work tree) from git's index, as
+/// `git rm -r --cached` does, leaving the files alone. Answers how many entries it removed
+/// (none outside git, or when nothing there was tracked).
+pub fn untrack(dir: &Path) -> Result<usize> {
+    let Ok(repo) = open(dir) else {
+        return Ok(0);
+    };
+    let Some(workdir) = repo.workdir() else {
+        return Ok(0);
+    };
+    let canonical = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let Ok(relative) = canonical(dir)
+        .strip_prefix(canonical(workdir))
+        .map(Path::to_path_buf)
+    else {
+        return Ok(0);
+    };
+    let context = || format!("failed to remove `{}` from git's index", dir.display());
+    let mut index = repo.index().with_context(context)?;
+    let before = index.len();
+    index.remove_dir(&relative, 0).with_context(context)?;
+    let removed = before - index.len();
+    if removed > 0 {
+        index.write().with_context(context)?;
+    }
+    Ok(removed)
 }
 
 /// Whether the repository around `dir` is a shallow clone (its history cut off).

@@ -61,8 +61,10 @@ impl Source {
     }
 }
 
-/// A rollback's payload: the whole state of an earlier revision and where its anchored records
-/// were last written, so that restoring it never hides staleness.
+/// A rollback's payload: which earlier state it restores. A rollback names the records whose
+/// fold it restores by their heads, and folding it restores that fold from the records
+/// (`state::fold`), so the record stays small however large the state is. Rollbacks written
+/// before carried the whole state and its anchors instead, and still fold from those.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Restore {
     /// The revision whose state was restored (its position when the rollback was written).
@@ -70,11 +72,27 @@ pub struct Restore {
     /// The id of the record that produced that revision.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub to_record: Option<String>,
-    /// That state, as it was at that revision.
-    pub state: State,
-    /// The anchors of that state's graph nodes and checkpoint.
+    /// The heads of the records that revision folded: the state restored is the fold of them
+    /// and every record before them (none: the empty state).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tips: Option<Vec<String>>,
+    /// The restored state itself, in rollbacks written before they named records.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<State>,
+    /// The anchors of that state's graph nodes and checkpoint, with `state`.
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub anchors: BTreeMap<String, Anchor>,
+}
+
+impl Restore {
+    /// The heads of the records whose fold this rollback restores, when it names them rather
+    /// than carrying the state.
+    pub fn named_tips(&self) -> Option<&[String]> {
+        match self.state {
+            Some(_) => None,
+            None => Some(self.tips.as_deref().unwrap_or_default()),
+        }
+    }
 }
 
 /// One accepted write. Everything but `id` is the record's content; `id` is its hash.
@@ -405,14 +423,33 @@ pub fn line_content(line: &[u8]) -> &[u8] {
     }
 }
 
+/// The `prev_hash` of the first line of a first-format rollout.
+const FIRST_FORMAT_GENESIS: &str =
+    "0000000000000000000000000000000000000000000000000000000000000000";
+
+/// The hash a first-format line was sealed with: the SHA-256 of the line with its `hash`
+/// value emptied (`hash` was serialized last). `None` when the line does not end that way.
+fn first_format_hash(line: &[u8]) -> Option<String> {
+    const KEY: &[u8] = b",\"hash\":\"";
+    let content = line_content(line);
+    let body = content.strip_suffix(b"\"}")?;
+    let start = memchr::memmem::rfind(body, KEY)? + KEY.len();
+    let mut canonical = Vec::with_capacity(content.len());
+    canonical.extend_from_slice(&body[..start]);
+    canonical.extend_from_slice(b"\"}");
+    Some(hex::encode(Sha256::digest(&canonical)))
+}
+
 /// Whether a rollout is in the first format (a `seq`-numbered hash chain).
 pub fn is_first_format(bytes: &[u8]) -> bool {
     bytes.starts_with(b"{\"seq\":")
 }
 
 /// Converts a rollout of the first format into records of this one, each the child of the
-/// previous. Lines that do not decode are reported; conversion stops at the first one, since
-/// the chain cannot continue past it.
+/// previous. Each line must be as it was written: its `hash` the SHA-256 of the line with the
+/// hash emptied (how the first format sealed its lines, `hash` last), its `prev_hash` the
+/// previous line's. A line that does not decode or does not hold is reported, and conversion
+/// stops there: converting an edited line would seal the edit with a valid id.
 pub fn convert_first_format(bytes: &[u8]) -> (Vec<(Record, String)>, Vec<LineProblem>) {
     #[derive(Deserialize)]
     struct FirstRecord {
@@ -424,6 +461,8 @@ pub fn convert_first_format(bytes: &[u8]) -> (Vec<(Record, String)>, Vec<LinePro
         patch: Option<Patch>,
         #[serde(default)]
         restore: Option<FirstRestore>,
+        prev_hash: String,
+        hash: String,
     }
     #[derive(Deserialize)]
     struct FirstRestore {
@@ -432,20 +471,37 @@ pub fn convert_first_format(bytes: &[u8]) -> (Vec<(Record, String)>, Vec<LinePro
     }
     let mut converted: Vec<(Record, String)> = Vec::new();
     let mut problems = Vec::new();
+    let mut previous_hash = FIRST_FORMAT_GENESIS.to_owned();
     for (index, line) in bytes.split(|b| *b == b'\n').enumerate() {
         if line.is_empty() {
             continue;
         }
+        let number = index as u64 + 1;
         let first: FirstRecord = match serde_json::from_slice(line) {
             Ok(first) => first,
             Err(err) => {
                 problems.push(LineProblem {
-                    line: index as u64 + 1,
-                    message: format!("line {} is not a first-format record: {err}", index + 1),
+                    line: number,
+                    message: format!("line {number} is not a first-format record: {err}"),
                 });
                 break;
             }
         };
+        let unsound = if first.prev_hash != previous_hash {
+            Some("does not follow the line before it (its `prev_hash` names another record)")
+        } else if first_format_hash(line).as_deref() != Some(first.hash.as_str()) {
+            Some("was changed after it was written (its `hash` does not match its content)")
+        } else {
+            None
+        };
+        if let Some(why) = unsound {
+            problems.push(LineProblem {
+                line: number,
+                message: format!("line {number} {why}; restore it from git or a backup before the store is converted"),
+            });
+            break;
+        }
+        previous_hash = first.hash;
         let parents: Vec<String> = converted
             .last()
             .map(|(r, _)| r.id.clone())
@@ -454,7 +510,8 @@ pub fn convert_first_format(bytes: &[u8]) -> (Vec<(Record, String)>, Vec<LinePro
         let restore = first.restore.map(|restore| Restore {
             to_revision: restore.to_revision,
             to_record: None,
-            state: restore.state,
+            tips: None,
+            state: Some(restore.state),
             anchors: BTreeMap::new(),
         });
         converted.push(Record::seal(&Body {
@@ -493,6 +550,39 @@ mod tests {
             objective: Some(text.into()),
             ..Patch::default()
         }
+    }
+
+    /// A first-format rollout converts only while its hash chain holds: an edited line, or
+    /// lines out of order, stop the conversion at that line.
+    #[test]
+    fn first_format_lines_convert_only_as_they_were_written() {
+        let fixture: &[u8] = include_bytes!("../../tests/fixtures/formats/v1/rollout.jsonl");
+        assert!(is_first_format(fixture));
+        let (converted, problems) = convert_first_format(fixture);
+        assert_eq!((converted.len(), problems.len()), (2, 0), "{problems:?}");
+        assert!(converted[0].0.parents.is_empty());
+        assert_eq!(converted[1].0.parents, vec![converted[0].0.id.clone()]);
+        let reparsed = Record::parse_line(converted[1].1.trim_end().as_bytes()).expect("parse");
+        assert_eq!(reparsed, converted[1].0);
+
+        let text = std::str::from_utf8(fixture).expect("utf-8");
+        let edited = text.replacen("v1 fixture", "v1 fixturE", 1);
+        let (converted, problems) = convert_first_format(edited.as_bytes());
+        assert_eq!(converted.len(), 1);
+        assert_eq!(problems.len(), 1);
+        assert!(
+            problems[0].message.starts_with("line 2 was changed"),
+            "{problems:?}"
+        );
+
+        let lines: Vec<&str> = text.lines().collect();
+        let swapped = format!("{}\n{}\n", lines[1], lines[0]);
+        let (converted, problems) = convert_first_format(swapped.as_bytes());
+        assert!(converted.is_empty());
+        assert!(
+            problems[0].message.contains("does not follow"),
+            "{problems:?}"
+        );
     }
 
     #[test]
@@ -637,21 +727,6 @@ mod tests {
             assert_eq!(parsed.problems.len(), 1, "{bad:?}");
             assert_eq!(parsed.problems[0].line, 1);
         }
-    }
-
-    #[test]
-    fn the_first_format_converts_into_a_chain() {
-        let old = "{\"seq\":1,\"revision\":1,\"at\":\"2026-01-01T00:00:00Z\",\"source\":\"init\",\"turn_id\":null,\"git_head\":null,\"changed_fields\":[\"objective\"],\"patch\":{\"objective\":\"o\"},\"prev_hash\":\"0\",\"hash\":\"h1\"}\n\
-                   {\"seq\":2,\"revision\":2,\"at\":\"2026-01-01T00:00:01Z\",\"source\":\"update\",\"turn_id\":\"t\",\"git_head\":null,\"changed_fields\":[\"objective\"],\"patch\":{\"objective\":\"p\"},\"prev_hash\":\"h1\",\"hash\":\"h2\"}\n";
-        assert!(is_first_format(old.as_bytes()));
-        let (records, problems) = convert_first_format(old.as_bytes());
-        assert!(problems.is_empty(), "{problems:?}");
-        assert_eq!(records.len(), 2);
-        assert!(records[0].0.parents.is_empty());
-        assert_eq!(records[1].0.parents, vec![records[0].0.id.clone()]);
-        assert_eq!(records[1].0.turn_id.as_deref(), Some("t"));
-        let reparsed = Record::parse_line(records[1].1.trim_end().as_bytes()).expect("parse");
-        assert_eq!(reparsed, records[1].0);
     }
 
     proptest::proptest! {

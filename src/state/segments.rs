@@ -130,9 +130,16 @@ impl Segments {
         if !covered {
             let path = self.dir.join(name);
             let mut file = open_read(&path)?;
+            // Up to the length it was listed at: a write that appends meanwhile is left to the
+            // next read, so one read sees one consistent set of records.
+            let listed = self.lengths.get(name).copied().unwrap_or(u64::MAX);
             let mut bytes = Vec::new();
             file.seek(SeekFrom::Start(from))
-                .and_then(|_| file.read_to_end(&mut bytes))
+                .and_then(|_| {
+                    (&mut file)
+                        .take(listed.saturating_sub(from))
+                        .read_to_end(&mut bytes)
+                })
                 .with_context(|| format!("failed to read `{}`", path.display()))?;
             // Line numbers are known only when the parse starts at the top.
             let first_line = u64::from(from == 0);

@@ -30,6 +30,7 @@ use sha2::Sha256;
 use crate::state::fold::Folded;
 use crate::state::fold::RecordMeta;
 use crate::state::fold::Writers;
+use crate::state::git::Checkout;
 use crate::state::model::EvidenceRecord;
 use crate::state::model::GraphKind;
 use crate::state::model::Observation;
@@ -96,6 +97,11 @@ pub struct Header {
     pub last_git_head: Option<String>,
     /// The body's sections.
     pub sections: Vec<Section>,
+    /// Where the work tree stood when the fold was cached, when git was at rest (no merge or
+    /// rebase under way): while it stands there, every record the fold holds must stay in the
+    /// rollout, or records were lost.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cached_at: Option<Checkout>,
 }
 
 /// A named part of the body.
@@ -136,6 +142,8 @@ pub struct Contents<'a> {
     pub order: &'a [String],
     /// What the snapshot keeps of each of them, in the same order, when it is known for all.
     pub metas: Option<&'a [RecordMeta<u32>]>,
+    /// Where the work tree stands, when git is at rest.
+    pub cached_at: Option<Checkout>,
 }
 
 /// The body sections that hold the state.
@@ -228,6 +236,7 @@ pub fn encode(contents: Contents<'_>) -> Result<(String, Vec<u8>)> {
         marks: contents.marks.to_vec(),
         last_git_head: folded.last_git_head.clone(),
         sections,
+        cached_at: contents.cached_at,
     };
     let header_bytes = rmp_serde::to_vec_named(&header)?;
     let digest = Sha256::digest(&header_bytes);
@@ -603,6 +612,36 @@ impl SnapshotFile {
         })
     }
 
+    /// Checks every byte: the sections' blocks lie end to end over the whole body, and each
+    /// passes its checksum. Readers check only the blocks they decode; `verify` checks them all.
+    pub fn check_whole(&self) -> Result<()> {
+        let mut blocks: Vec<&Block> = (self.header.sections.iter())
+            .flat_map(|section| &section.blocks)
+            .collect();
+        blocks.sort_by_key(|block| block.offset);
+        let mut end = 0;
+        for block in blocks {
+            if block.offset != end {
+                bail!(
+                    "bytes {end}..{} of the body belong to no section",
+                    block.offset
+                );
+            }
+            self.block(block)?;
+            end = block.offset + block.len;
+        }
+        let body = self.len.saturating_sub(self.body_start);
+        if end != body {
+            bail!("the body holds {body} bytes but its sections cover {end}");
+        }
+        Ok(())
+    }
+
+    /// The ids of every observation and evidence record, as the `ids` section keeps them.
+    pub fn stored_ids(&self) -> Result<StoredIds> {
+        self.value(names::IDS)
+    }
+
     /// How many observations and evidence records the snapshot holds.
     pub fn list_counts(&self) -> Result<(u64, u64)> {
         Ok((
@@ -670,6 +709,7 @@ mod tests {
             marks: &[],
             order: &order,
             metas: Some(&metas()),
+            cached_at: None,
         })
         .expect("encode");
         assert_eq!(encoded.state, folded.state, "encoding puts the lists back");

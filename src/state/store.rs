@@ -1,32 +1,32 @@
 //! The `.epiphany/` store: finding it, reading its head and history, and the one locked,
 //! crash-safe write.
 //!
-//! Layout: `rollout/` (segments of immutable records, one record a line), `snapshots/` (cached
-//! folds, named by what they hold), `.gitattributes`, `.gitignore` (for `cache/`, the lock and
-//! temporary files), and `cache/` (derived, untracked: `cache/snapshots/` holds the folds
-//! reads remembered).
+//! Layout: `rollout/` (segments of immutable records, one record a line: the only thing git
+//! carries), `.gitattributes`, `.gitignore` (for `cache/`, the lock and temporary files), and
+//! `cache/` (derived, per clone: `cache/snapshots/` holds cached folds). Stores written before
+//! kept snapshots in a tracked `snapshots/`; the next write moves them into the cache.
 //!
 //! Git never has to merge the content of a file here: a writer appends only to the segment it
-//! started itself since the commit checked out (noted in `cache/open-segment.json`) and starts
-//! a new segment, named uniquely, otherwise; snapshots are named by their content. So every
-//! merge, octopus, rebase, cherry-pick or revert only adds or removes whole files, in any
-//! clone, with no set-up. A duplicate record (the same commit reaching a branch twice) is the same line and
-//! counts once.
+//! started itself while no commit can hold it (noted in `cache/open-segment.json`) and starts
+//! a new segment, named uniquely, otherwise. So every merge, octopus, rebase, cherry-pick or
+//! revert only adds or removes whole files, in any clone, with no set-up; should two versions
+//! of a segment meet anyway, `merge=union` joins them, and a duplicate record (the same commit
+//! reaching a branch twice) is the same line and counts once.
 //!
 //! Reading: take the newest snapshot whose records are still there (each segment at least as
 //! long as the snapshot says, the line at its mark the record it names), parse only the lines
 //! after the marks, and fold them on top when every one of them saw everything the snapshot
 //! holds; otherwise try an older snapshot, down to replaying every segment. Any line a read
 //! folds must hash to its id (without its line ending, `\n` or `\r\n`: see `state::rollout`).
-//! A read that folded many records (after a merge: both branches') remembers the fold in
-//! `cache/snapshots/`, untracked, and later reads start from it.
+//! A read that folded many records (a fresh clone, a merge) caches the fold. Records a cached
+//! fold or the checked-out commit holds that the rollout lacks stop the read: they were lost.
 //!
 //! Writing (inside an exclusive lock on `.epiphany/lock`): read the head, let the caller decide,
 //! seal one record whose parents are the current heads, fold it into the head, and make its
 //! line durable (append and fsync, or create a new segment by writing a temporary file and
 //! renaming it). A failed append is cut back off, and torn lines an interrupted write left are
 //! cut off: a record is visible only once its complete line is durable. When the records past
-//! the newest snapshot are many, write a new snapshot (failure there is a warning: the record
+//! the newest snapshot are many, cache a new snapshot (failure there is a warning: the record
 //! is already safe) and thin out old ones.
 //!
 //! Nothing here decides whether a write is allowed: that is `policy`.
@@ -54,6 +54,7 @@ use serde::Serialize;
 
 use crate::state::error::StoreError;
 use crate::state::fields::ChangedField;
+use crate::state::fields::changed_fields_between;
 use crate::state::fold::Base;
 use crate::state::fold::Fold;
 use crate::state::fold::Folded;
@@ -79,7 +80,7 @@ pub use crate::state::segments::History;
 use crate::state::segments::SEGMENT_SUFFIX;
 use crate::state::segments::SegmentEnd;
 pub use crate::state::segments::SegmentProblem;
-use crate::state::segments::Segments;
+pub use crate::state::segments::Segments;
 use crate::state::segments::first_lines_naming;
 use crate::state::segments::open_read;
 use crate::state::snapshot;
@@ -93,7 +94,8 @@ use crate::state::snapshot::StoredIds;
 pub const STORE_DIR: &str = ".epiphany";
 /// The directory of rollout segments.
 pub const ROLLOUT_DIR: &str = "rollout";
-/// The snapshot directory.
+/// The snapshot directory in `cache/` (and, in stores written before snapshots left git, in
+/// the store itself).
 pub const SNAPSHOT_DIR: &str = "snapshots";
 /// The rollout of the first store format.
 const LEGACY_ROLLOUT: &str = "rollout.jsonl";
@@ -103,22 +105,32 @@ const LOCK_FILE: &str = "lock";
 /// The writer's note of the segment it appends to, in `cache/`.
 const OPEN_SEGMENT_NOTE: &str = "open-segment.json";
 const CACHE_DIR: &str = "cache";
-const GITIGNORE: &str = "# derived data, the lock and temporary files; rollout/ and snapshots/ are tracked\ncache/\nlock\n.tmp-*\n";
-const GITATTRIBUTES: &str = "# Records and snapshots are immutable files that git only ever adds or removes.\nrollout/** -text\nsnapshots/** -text -merge diff=epiphany\n";
+/// What git must not carry: everything but the records. `snapshots/` is listed for stores whose
+/// snapshots were tracked before: once they leave the index, nothing brings them back.
+const GITIGNORE: &str = "# Only rollout/ is tracked: the cache (snapshots, the search index), the lock and temporary\n# files are per clone.\ncache/\nsnapshots/\nlock\n.tmp-*\n";
+/// Records are immutable lines, so the union of two versions of a segment is always right:
+/// git's built-in `union` driver is the safety net for a segment two branches both changed.
+const GITATTRIBUTES: &str = "# Records are immutable lines: the union of two versions of a segment is always right.\nrollout/** -text merge=union\n";
 
+/// What a write reads of the head: everything but the observation and evidence records, whose
+/// ids it checks new ones against.
+const WRITE_PARTS: Parts = Parts {
+    lists: Some(0),
+    graphs: true,
+    writers: false,
+    ids: true,
+};
 /// Where a record's id starts in its line (after `{"id":"`).
 const ID_OFFSET: usize = 7;
 /// Records past the newest snapshot after which a write stores a new snapshot, by default.
 pub const DEFAULT_SNAPSHOT_EVERY: usize = 128;
 /// Rollout bytes past the newest snapshot after which a write stores a new snapshot.
 const SNAPSHOT_AFTER_BYTES: u64 = 1 << 20;
-/// Snapshots kept at most.
+/// Cached snapshots kept at most.
 const SNAPSHOTS_KEPT: usize = 12;
 /// How a record line names the commit it was written at (`Record::git_head`).
 const GIT_HEAD_KEY: &[u8] = b"\"git_head\":\"";
-/// Remembered folds kept at most.
-const REMEMBERED_KEPT: usize = 2;
-/// A read that started from a snapshot remembers its fold only when the lines it folded on top
+/// A read that started from a snapshot caches its fold only when the lines it folded on top
 /// are at least this share (1/N) of the snapshot's size: storing a fold costs about as much as
 /// the snapshot is large, and a short tail over a large state costs later reads little.
 const REMEMBER_TAIL_SHARE: u64 = 4;
@@ -232,6 +244,66 @@ impl Head {
     /// Whether any write has happened yet.
     pub fn has_state(&self) -> bool {
         self.state.revision > 0
+    }
+
+    /// The fields whose value differs in `other` (both read as a write reads: the
+    /// observation and evidence lists compared by their totals and ids, not their items).
+    pub fn changed_fields_to(&self, other: &Head) -> Vec<ChangedField> {
+        let mut changed = changed_fields_between(&self.state, &other.state);
+        let ids = |head: &Head, evidence: bool| -> BTreeSet<String> {
+            match &head.ids {
+                Some(ids) => {
+                    let (stored, added) = match evidence {
+                        false => (&ids.stored.observations, &ids.observations),
+                        true => (&ids.stored.evidence, &ids.evidence),
+                    };
+                    stored.iter().chain(added).cloned().collect()
+                }
+                None if evidence => head
+                    .state
+                    .recent_evidence
+                    .iter()
+                    .map(|e| e.id.clone())
+                    .collect(),
+                None => head
+                    .state
+                    .observations
+                    .iter()
+                    .map(|o| o.id.clone())
+                    .collect(),
+            }
+        };
+        for (field, evidence, totals) in [
+            (
+                ChangedField::Observations,
+                false,
+                (self.totals.observations, other.totals.observations),
+            ),
+            (
+                ChangedField::Evidence,
+                true,
+                (self.totals.evidence, other.totals.evidence),
+            ),
+        ] {
+            let differs = totals.0 != totals.1 || ids(self, evidence) != ids(other, evidence);
+            if differs && !changed.contains(&field) {
+                changed.push(field);
+            }
+        }
+        changed.sort();
+        changed
+    }
+
+    /// The fold this head is (what a rollback to it restores).
+    pub fn into_folded(self) -> Folded {
+        Folded {
+            state: self.state,
+            anchors: self.anchors,
+            writers: self.writers,
+            tips: self.tips,
+            last_git_head: self.last_git_head,
+            metas: Vec::new(),
+        }
     }
 
     /// The head a fold ended in, its lists cut to the newest `lists` when asked.
@@ -447,8 +519,14 @@ pub struct Draft {
 pub enum Payload {
     /// A patch, applied to the head.
     Patch(Box<Patch>),
-    /// The whole state of an earlier revision.
-    Restore(Box<Restore>),
+    /// An earlier state: what the rollback record says, and the fold it restores
+    /// ([`Store::restored`]).
+    Restore {
+        /// The record's payload.
+        restore: Box<Restore>,
+        /// The fold it restores.
+        target: Box<Head>,
+    },
 }
 
 /// How a write behaves.
@@ -517,7 +595,7 @@ impl Store {
             .into());
         }
         let rollout = self.rollout_dir();
-        for dir in [&rollout, &self.snapshot_dir()] {
+        for dir in [&rollout, &self.tracked_snapshot_dir()] {
             fs::refuse_symlink(dir)?;
             if !fs::is_dir_or_absent(dir) {
                 return Err(StoreError::MisplacedFile { path: dir.clone() }.into());
@@ -604,27 +682,30 @@ impl Store {
         self.dir.join(ROLLOUT_DIR)
     }
 
-    /// The snapshot directory.
+    /// Where snapshots are cached: `cache/snapshots/`, per clone and never tracked.
     pub fn snapshot_dir(&self) -> PathBuf {
-        self.dir.join(SNAPSHOT_DIR)
-    }
-
-    /// Where reads remember the folds they had to compute (untracked, like every cache).
-    fn remembered_snapshot_dir(&self) -> PathBuf {
         self.cache_dir().join(SNAPSHOT_DIR)
     }
 
-    /// The directories whose snapshots reads may start from: `snapshots/`, and
-    /// `cache/snapshots/` unless something other than a directory stands on its way: a link
-    /// (the store never reads, writes or removes remembered folds through one), or a file
-    /// someone committed or created there (a cache that cannot be used is only slower).
+    /// Where stores written before snapshots left git kept them (tracked); the next write
+    /// moves them into the cache.
+    fn tracked_snapshot_dir(&self) -> PathBuf {
+        self.dir.join(SNAPSHOT_DIR)
+    }
+
+    /// The directories whose snapshots reads may start from: `cache/snapshots/` unless
+    /// something other than a directory stands on its way (a link: the store never reads,
+    /// writes or removes snapshots through one; or a file someone created there: a cache that
+    /// cannot be used is only slower), and the tracked `snapshots/` of a store not yet
+    /// upgraded.
     pub fn snapshot_dirs(&self) -> Vec<PathBuf> {
-        let remembered = self.remembered_snapshot_dir();
-        let usable = [self.cache_dir(), remembered.clone()]
+        let cached = self.snapshot_dir();
+        let usable = [self.cache_dir(), cached.clone()]
             .iter()
             .all(|dir| fs::is_dir_or_absent(dir));
-        let mut dirs = vec![self.snapshot_dir()];
-        dirs.extend(usable.then_some(remembered));
+        let tracked = self.tracked_snapshot_dir();
+        let mut dirs: Vec<PathBuf> = usable.then_some(cached).into_iter().collect();
+        dirs.extend(tracked.is_dir().then_some(tracked));
         dirs
     }
 
@@ -651,32 +732,61 @@ impl Store {
     }
 
     fn read_head(&self, parts: Parts, remember: Remember) -> Result<Head> {
+        self.read_within(parts, remember, None)
+    }
+
+    /// The fold of the records `tips` name and every record before them (the state a
+    /// rollback to them restores), with what a write needs of it: the core, the graphs and
+    /// anchors, and the ids of every observation and evidence record.
+    pub fn restored(&self, tips: &[String]) -> Result<Head> {
+        self.read_within(WRITE_PARTS, Remember::Not, Some(tips))
+    }
+
+    /// The head, or with `within` the fold of the records it names and their ancestors only.
+    fn read_within(
+        &self,
+        parts: Parts,
+        remember: Remember,
+        within: Option<&[String]>,
+    ) -> Result<Head> {
         // A concurrent writer may remove a snapshot between listing and opening it: retry.
         let mut attempt = 0;
         loop {
-            match self.try_read_head(parts, remember) {
+            match self.try_read_head(parts, remember, within) {
                 Err(err) if attempt < 3 && is_not_found(&err) => attempt += 1,
                 other => return other,
             }
         }
     }
 
-    fn try_read_head(&self, parts: Parts, remember: Remember) -> Result<Head> {
+    fn try_read_head(
+        &self,
+        parts: Parts,
+        remember: Remember,
+        within: Option<&[String]>,
+    ) -> Result<Head> {
         let legacy = self.is_legacy();
         let mut segments = self.segments()?;
+        // An empty rollout reads as the empty state: never when the commit holds records.
+        if !legacy && segments.lengths().is_empty() {
+            self.check_committed(&segments)?;
+        }
         if !legacy {
             let candidates = self.snapshot_candidates()?;
             // Right after a merge the two newest snapshots are the two branches': joining them
             // saves reading the newest one's tail, the whole other branch.
-            let join = |segments: &mut Segments, search| {
-                self.head_from_two_snapshots(segments, &candidates, search, parts, remember)
+            let join = |segments: &mut Segments, search| match within {
+                None => {
+                    self.head_from_two_snapshots(segments, &candidates, search, parts, remember)
+                }
+                Some(_) => Ok(None),
             };
             if let Some(head) = join(&mut segments, 1)? {
                 return Ok(head);
             }
             for (at, candidate) in candidates.iter().enumerate() {
                 if let Some(head) =
-                    self.head_from_snapshot(&mut segments, candidate, parts, remember)?
+                    self.head_from_snapshot(&mut segments, candidate, parts, remember, within)?
                 {
                     return Ok(head);
                 }
@@ -703,17 +813,23 @@ impl Store {
         if let Some(problem) = history.problems.first() {
             return Err(self.corrupt_rollout(problem));
         }
-        let mut folded = crate::state::fold::fold_all(&history.records, true);
+        let records = match within {
+            Some(tips) => restricted(history.records, tips),
+            None => history.records,
+        };
+        let mut folded = crate::state::fold::fold_all(&records, true);
         let read = HeadRead {
             base: None,
-            tail_ids: history.records.iter().map(|r| r.id.clone()).collect(),
+            tail_ids: records.iter().map(|r| r.id.clone()).collect(),
             tail_metas: TailMetas::Named(std::mem::take(&mut folded.metas)),
             tail_bytes,
             segments: ends,
             legacy,
         };
-        let remember =
-            remember == Remember::Fold && !legacy && read.tail_ids.len() >= self.snapshot_every;
+        let remember = remember == Remember::Fold
+            && within.is_none()
+            && !legacy
+            && read.tail_ids.len() >= self.snapshot_every;
         Ok(self.whole_head(folded, read, parts, remember))
     }
 
@@ -749,55 +865,47 @@ impl Store {
         Ok(found.into_iter().map(|(_, path)| path).collect())
     }
 
-    /// Stores the fold a read had to compute in `cache/snapshots/`, so that the next read
-    /// starts from it instead of folding the same records again (after a merge, every read
-    /// would until the next write), and keeps the newest few. Best effort: a cache that
-    /// cannot be written (a read-only checkout) costs the next read time, nothing else.
+    /// Caches the fold a read had to compute, so that the next read starts from it instead of
+    /// folding the same records again (after a merge or in a fresh clone, every read would
+    /// until the next write). Best effort: a cache that cannot be written (a read-only
+    /// checkout) costs the next read time, nothing else.
     fn remember(
         &self,
         folded: &mut Folded,
         covered: &Covered,
         segments: &BTreeMap<String, SegmentEnd>,
     ) {
-        let dir = self.remembered_snapshot_dir();
-        // A cache: a crash may lose it or leave it damaged, and a damaged snapshot is never
-        // served, so it is not synced (on a slow disk, a sync can cost more than the fold).
-        let stored = self.store_snapshot(&dir, folded, covered, segments, Durability::Visible);
-        if stored.is_err() {
-            return;
-        }
-        for (_, stale) in snapshot_files(&dir)
-            .unwrap_or_default()
-            .into_iter()
-            .skip(REMEMBERED_KEPT)
-        {
-            let _ = std::fs::remove_file(stale);
-        }
+        let _ = self.cache_fold(folded, covered, segments);
     }
 
     /// Writes `folded`, the fold of the records `covered` names as read up to `segments`, as a
-    /// snapshot file in `dir` (created below the store, refusing links); answers its name.
-    fn store_snapshot(
+    /// snapshot in `cache/snapshots/` (created below the store, refusing links), then thins the
+    /// cache; answers the file's name. A cache: a crash may lose the file or leave it damaged,
+    /// and a damaged snapshot is never served, so it is not synced (on a slow disk, a sync can
+    /// cost more than the fold).
+    fn cache_fold(
         &self,
-        dir: &Path,
         folded: &mut Folded,
         covered: &Covered,
         segments: &BTreeMap<String, SegmentEnd>,
-        durability: Durability,
     ) -> Result<String> {
         let marks: Vec<RolloutMark> = segments
             .values()
             .filter_map(|end| end.mark.clone())
             .collect();
+        let records = covered.order.len() as u64;
         let (name, bytes) = snapshot::encode(snapshot::Contents {
             folded,
-            records: covered.order.len() as u64,
+            records,
             marks: &marks,
             order: &covered.order,
             metas: covered.metas.as_deref(),
+            cached_at: git::settled_checkout(&self.root),
         })?;
-        fs::create_dirs_below(&self.dir, dir)?;
-        fs::replace(&dir.join(&name), &bytes, durability)?;
+        let dir = self.snapshot_dir();
+        fs::create_dirs_below(&self.dir, &dir)?;
+        fs::replace(&dir.join(&name), &bytes, Durability::Visible)?;
+        self.thin_snapshots(&name, records);
         Ok(name)
     }
 
@@ -807,6 +915,7 @@ impl Store {
         &self,
         segments: &mut Segments,
         path: &Path,
+        within: Option<&[String]>,
     ) -> Result<Option<(SnapshotFile, PastSnapshot)>> {
         let snapshot = match SnapshotFile::open(path) {
             Ok(snapshot) => snapshot,
@@ -821,11 +930,10 @@ impl Store {
             .collect();
         // Every record the snapshot holds must still be where it says.
         let lengths = segments.lengths().clone();
-        let present = marks
-            .iter()
-            .all(|(name, mark)| lengths.get(*name).is_some_and(|len| *len >= mark.end));
-        if !present {
-            return Ok(None);
+        let absent = (marks.iter())
+            .find(|(name, mark)| lengths.get(**name).is_none_or(|len| *len < mark.end));
+        if let Some((name, _)) = absent {
+            return self.unless_lost(&snapshot, path, name, segments);
         }
         let start = |name: &str| marks.get(name).map_or(0, |m| m.end);
         for (name, len) in &lengths {
@@ -835,7 +943,7 @@ impl Store {
             if let Some(mark) = marks.get(name.as_str())
                 && !segments.mark_holds(mark)?
             {
-                return Ok(None);
+                return self.unless_lost(&snapshot, path, name, segments);
             }
             if !segments.parse_from(name, start(name))? {
                 // Name the line by its number in the whole segment.
@@ -852,6 +960,13 @@ impl Store {
         }
         let tips: BTreeSet<String> = snapshot.header.tips.iter().cloned().collect();
         let (tail, tail_bytes) = segments.records_past(start);
+        let tail = match within {
+            None => tail,
+            Some(within) => match within_tail(tail, within, &tips) {
+                Some(kept) => kept,
+                None => return Ok(None),
+            },
+        };
         let in_tail: HashSet<&str> = tail.iter().map(|record| record.id.as_str()).collect();
         // Usable only if every tail record descends from everything the snapshot holds: each
         // tail record whose parents are outside the tail names all the snapshot's heads.
@@ -872,6 +987,64 @@ impl Store {
         )))
     }
 
+    /// Refuses a rollout that lacks records the checked-out commit holds: a segment the commit
+    /// has that the work tree lacks or holds shorter (a deleted or emptied `rollout/`, a bad
+    /// `git rm`, a truncated file). What the work tree adds is fine, and outside git there is
+    /// nothing to compare with.
+    pub fn check_committed(&self, segments: &Segments) -> Result<()> {
+        let Some(committed) = git::committed_files(&self.rollout_dir()) else {
+            return Ok(());
+        };
+        let lengths = segments.lengths();
+        let short: Vec<&String> = (committed.iter())
+            .filter(|(name, size)| lengths.get(*name).is_none_or(|len| len < size))
+            .map(|(name, _)| name)
+            .collect();
+        let Some(first) = short.first() else {
+            return Ok(());
+        };
+        Err(StoreError::LostRecords {
+            rollout: self.rollout_dir(),
+            evidence: format!(
+                "{} segment(s) the checked-out commit holds are gone or shorter in the work tree (`{first}`{}); `git status .epiphany` shows them",
+                short.len(),
+                if short.len() > 1 { ", ..." } else { "" }
+            ),
+        }
+        .into())
+    }
+
+    /// `None`: the snapshot at `path` cannot serve, because records it holds (up to its mark
+    /// in segment `segment`) are not in the rollout. Checking out another commit does that (the
+    /// cache belongs to the clone, not to a commit); but while the work tree stands where the
+    /// fold was cached (the same commit, HEAD not moved since), nothing git did explains it:
+    /// the records were lost (a deleted or truncated segment, dropped lines), and reading on
+    /// would serve an older state as if it were the head, and the next write would build on
+    /// it. Elsewhere the records the checked-out commit holds must still be there.
+    fn unless_lost<T>(
+        &self,
+        snapshot: &SnapshotFile,
+        path: &Path,
+        segment: &str,
+        segments: &Segments,
+    ) -> Result<Option<T>> {
+        let at_cached_checkout = snapshot.header.cached_at.is_some()
+            && git::settled_checkout(&self.root) == snapshot.header.cached_at;
+        if !at_cached_checkout {
+            self.check_committed(segments)?;
+            return Ok(None);
+        }
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        Err(StoreError::LostRecords {
+            rollout: self.rollout_dir(),
+            evidence: format!(
+                "`{segment}` is gone or shorter than when this checkout folded its records (the cached fold `{name}` of {} records, cached where the work tree stands now, holds them)",
+                snapshot.header.records
+            ),
+        }
+        .into())
+    }
+
     /// The head read from one snapshot and the lines past its marks, or `None` when the
     /// snapshot cannot serve these segments (damaged, records gone, or concurrent with records
     /// past it). When the records past it are many and not small beside the snapshot, the
@@ -882,6 +1055,7 @@ impl Store {
         path: &Path,
         parts: Parts,
         remember: Remember,
+        within: Option<&[String]>,
     ) -> Result<Option<Head>> {
         let Parts {
             lists,
@@ -889,7 +1063,7 @@ impl Store {
             ids: want_ids,
             ..
         } = parts;
-        let Some((snapshot, past)) = self.past_snapshot(segments, path)? else {
+        let Some((snapshot, past)) = self.past_snapshot(segments, path, within)? else {
             return Ok(None);
         };
         let PastSnapshot {
@@ -898,13 +1072,19 @@ impl Store {
         } = past;
         let tips: BTreeSet<String> = snapshot.header.tips.iter().cloned().collect();
         let needs_writers = writers || !is_linear(&tips, &ordered);
+        // A rollback restores lists the snapshot's newest items do not tell: the lists are
+        // loaded whole, and the fold is remembered so that later reads start past it.
+        let restoring = ordered.iter().any(|record| named_tips(record).is_some());
         // The snapshot's size is looked up only for a tail long enough to remember.
-        let remembering = remember == Remember::Fold
-            && (ordered.len() >= self.snapshot_every || tail_bytes >= SNAPSHOT_AFTER_BYTES)
-            && std::fs::metadata(path).is_ok_and(|snapshot| {
-                tail_bytes.saturating_mul(REMEMBER_TAIL_SHARE) >= snapshot.len()
-            });
-        let load = match remembering {
+        let remembering = within.is_none()
+            && (restoring
+                || remember == Remember::Fold
+                    && (ordered.len() >= self.snapshot_every
+                        || tail_bytes >= SNAPSHOT_AFTER_BYTES)
+                    && std::fs::metadata(path).is_ok_and(|snapshot| {
+                        tail_bytes.saturating_mul(REMEMBER_TAIL_SHARE) >= snapshot.len()
+                    }));
+        let load = match remembering || restoring {
             true => Parts {
                 writers: true,
                 ..Parts::WHOLE
@@ -933,6 +1113,10 @@ impl Store {
             last_git_head: loaded.last_git_head,
         });
         for record in &ordered {
+            if let Some(tips) = named_tips(record) {
+                let target = self.read_within(Parts::WHOLE, Remember::Not, Some(tips))?;
+                fold.provide_target(&record.id, target.into_folded());
+            }
             fold.push(record);
         }
         let mut folded = fold.finish();
@@ -947,22 +1131,27 @@ impl Store {
         if remembering && let Ok(covered) = read.covered() {
             self.remember(&mut folded, &covered, &read.segments);
         }
-        let appended = (
-            folded.state.observations.len() - before.0,
-            folded.state.recent_evidence.len() - before.1,
-        );
-        let totals = ListTotals {
-            observations: observations as usize + appended.0,
-            evidence: evidence as usize + appended.1,
+        let totals = match load.lists {
+            // Loaded whole: the lists are the totals.
+            None => ListTotals {
+                observations: folded.state.observations.len(),
+                evidence: folded.state.recent_evidence.len(),
+            },
+            Some(_) => ListTotals {
+                observations: observations as usize + folded.state.observations.len() - before.0,
+                evidence: evidence as usize + folded.state.recent_evidence.len() - before.1,
+            },
         };
         let ids = match loaded.ids {
+            // Loaded in part (so no rollback in the tail): the lists only grew, at the front.
             Some(stored) => Some(KnownIds {
                 stored,
-                observations: folded.state.observations[..appended.0]
+                observations: folded.state.observations
+                    [..totals.observations - observations as usize]
                     .iter()
                     .map(|o| o.id.clone())
                     .collect(),
-                evidence: folded.state.recent_evidence[..appended.1]
+                evidence: folded.state.recent_evidence[..totals.evidence - evidence as usize]
                     .iter()
                     .map(|e| e.id.clone())
                     .collect(),
@@ -1148,6 +1337,27 @@ impl Store {
         Ok(found)
     }
 
+    /// Where revision `revision` ends: how many records it folds, their heads, and the record
+    /// that produced it. Found from the newest snapshot that holds no more records than that
+    /// revision and the lines past it; from every segment when none does.
+    pub fn prefix(&self, revision: &Revision) -> Result<Prefix> {
+        if !self.is_legacy() {
+            let mut segments = self.segments()?;
+            for candidate in self.snapshot_candidates()? {
+                let Some((snapshot, past)) = self.past_snapshot(&mut segments, &candidate, None)?
+                else {
+                    continue;
+                };
+                if let Some(prefix) = Prefix::past(&snapshot, &past.records, revision)? {
+                    return Ok(prefix);
+                }
+            }
+        }
+        let history = self.sound_history()?;
+        let count = history.resolve(revision)?;
+        Ok(Prefix::of(&history.records[..count]))
+    }
+
     /// The newest `limit` records in fold order (newest first) with their revisions. Served
     /// from the newest usable snapshot's fold order and the records past it, parsing only the
     /// lines it answers with; from every segment when no snapshot serves.
@@ -1180,7 +1390,7 @@ impl Store {
         path: &Path,
         limit: usize,
     ) -> Result<Option<Vec<(u64, RecordHead)>>> {
-        let Some((snapshot, past)) = self.past_snapshot(segments, path)? else {
+        let Some((snapshot, past)) = self.past_snapshot(segments, path, None)? else {
             return Ok(None);
         };
         let before = snapshot.header.records;
@@ -1286,15 +1496,15 @@ impl Store {
         }
         if self.is_legacy() {
             self.upgrade()?;
+        } else {
+            self.check_committed(&self.segments()?)?;
         }
         // A write checks new observation and evidence ids against the stored ids; it never
         // needs the records themselves.
         let head = self.read_head(
             Parts {
-                lists: Some(0),
                 graphs: scope == WriteScope::Whole,
-                writers: false,
-                ids: true,
+                ..WRITE_PARTS
             },
             Remember::Not,
         )?;
@@ -1329,6 +1539,28 @@ impl Store {
             false => Some(self.write_snapshot()?),
         };
         Ok((removed, written))
+    }
+
+    /// The records and cached snapshots as one consistent set, for a reader that compares
+    /// them (`verify`): listed under the shared lock, so no write is half done, and read
+    /// without it (each segment up to the length it was listed at), so a long check never
+    /// blocks writers. A write that lands meanwhile is left to the next check.
+    pub fn listing(&self, timeout: Duration) -> Result<Listing> {
+        let lock = self.read_lock(timeout)?;
+        let listing = Listing {
+            segments: self.segments()?,
+            snapshots: self.snapshot_candidates()?,
+        };
+        drop(lock);
+        Ok(listing)
+    }
+
+    /// Every record of `listing` in fold order (a first-format store's, converted).
+    pub fn history_of(&self, listing: Listing) -> Result<History> {
+        match self.is_legacy() {
+            true => self.history(),
+            false => listing.segments.into_history(),
+        }
     }
 
     /// Takes the lock shared: writers wait until it is released. For readers that compare
@@ -1406,7 +1638,57 @@ impl Store {
         Ok(())
     }
 
-    /// Writes the head as a new snapshot, then thins out old ones; answers its file name.
+    /// Brings a store an earlier version wrote to this layout, after a write (so a refused
+    /// write changes nothing): this version's `.gitignore` and `.gitattributes`, and snapshots
+    /// out of git, moved into the cache and removed from git's index (the user commits their
+    /// removal with the record). Answers what went wrong: the record is durable already.
+    fn upgrade_layout(&self) -> Vec<String> {
+        let mut warnings = Vec::new();
+        for (name, text) in [(".gitignore", GITIGNORE), (".gitattributes", GITATTRIBUTES)] {
+            let path = self.dir.join(name);
+            let current = fs::open_no_follow_read(&path).and_then(|file| {
+                let mut bytes = Vec::new();
+                (&file)
+                    .take(text.len() as u64 + 1)
+                    .read_to_end(&mut bytes)
+                    .map_err(anyhow::Error::from)
+                    .map(|_| bytes)
+            });
+            if current.ok().as_deref() != Some(text.as_bytes())
+                && let Err(err) = fs::write_atomic(&path, text.as_bytes())
+            {
+                warnings.push(format!("the store's `{name}` was not updated: {err:#}"));
+            }
+        }
+        let tracked = self.tracked_snapshot_dir();
+        if fs::refuse_symlink(&tracked).is_err() || !tracked.is_dir() {
+            return warnings;
+        }
+        let moved = fs::create_dirs_below(&self.dir, &self.snapshot_dir()).and_then(|()| {
+            for (_, path) in snapshot_files(&tracked)? {
+                let cached = self
+                    .snapshot_dir()
+                    .join(path.file_name().unwrap_or_default());
+                if fs::refuse_symlink(&cached).is_ok() && !cached.exists() {
+                    std::fs::rename(&path, &cached)
+                        .with_context(|| format!("failed to move `{}`", path.display()))?;
+                }
+            }
+            git::untrack(&tracked)?;
+            std::fs::remove_dir_all(&tracked)
+                .with_context(|| format!("failed to remove `{}`", tracked.display()))
+        });
+        if let Err(err) = moved {
+            warnings.push(format!(
+                "the snapshots in `{}` did not all leave git: {err:#}; remove them with `git rm -r --cached {}`",
+                tracked.display(),
+                tracked.display()
+            ));
+        }
+        warnings
+    }
+
+    /// Caches the head as a new snapshot; answers its file name.
     fn write_snapshot(&self) -> Result<String> {
         let head = self.read_head(
             Parts {
@@ -1415,64 +1697,52 @@ impl Store {
             },
             Remember::Not,
         )?;
-        let covered = head.read.covered()?;
-        let mut folded = Folded {
-            state: head.state,
-            anchors: head.anchors,
-            writers: head.writers,
-            tips: head.tips,
-            last_git_head: head.last_git_head,
-            metas: Vec::new(),
-        };
-        let name = self.store_snapshot(
-            &self.snapshot_dir(),
-            &mut folded,
-            &covered,
-            &head.read.segments,
-            Durability::Disk,
-        )?;
-        self.thin_snapshots(covered.order.len() as u64)?;
-        Ok(name)
+        let read = head.read.clone();
+        let covered = read.covered()?;
+        self.cache_fold(&mut head.into_folded(), &covered, &read.segments)
     }
 
-    /// Keeps the newest snapshot and older ones at doubling distances from it, at most
-    /// [`SNAPSHOTS_KEPT`], so a merge with an old branch still finds one from before the fork.
-    /// Snapshots whose records are not all here (brought by a cherry-pick) or that do not open
-    /// go.
-    fn thin_snapshots(&self, newest: u64) -> Result<()> {
-        let segments = self.segments()?;
-        let lengths = segments.lengths();
-        let mut kept_distance: Option<u64> = None;
-        let mut kept = 0;
-        for (_, path) in snapshot_files(&self.snapshot_dir())? {
-            let name = path
-                .file_name()
-                .and_then(|n| n.to_str())
-                .unwrap_or_default();
-            let count = snapshot::records_in_name(name).unwrap_or_default();
-            let distance = newest.saturating_sub(count);
-            let whole = SnapshotFile::open(&path).is_ok_and(|file| {
-                file.header.marks.iter().all(|mark| {
-                    lengths
-                        .get(&mark.segment)
-                        .is_some_and(|len| *len >= mark.end)
-                })
-            });
-            let keep = whole
-                && kept < SNAPSHOTS_KEPT
-                && match kept_distance {
-                    None => true,
-                    Some(previous) => distance >= (previous * 2).max(1),
-                };
-            if keep {
-                kept += 1;
-                kept_distance = Some(distance);
-            } else {
-                std::fs::remove_file(&path)
-                    .with_context(|| format!("failed to remove `{}`", path.display()))?;
+    /// Thins the cached snapshots after `written` (of `records` records) was stored. Kept: that
+    /// one; the two others written most recently that hold as many records or more (another
+    /// branch's, checked out a moment ago); and of those that hold fewer, the one furthest
+    /// back at each doubling distance, so that a merge with a branch that forked long ago
+    /// still finds a fold from before the fork and folds only what came after it. At most
+    /// [`SNAPSHOTS_KEPT`] in all, the nearest first. Best effort, like the cache itself.
+    fn thin_snapshots(&self, written: &str, records: u64) {
+        let dir = self.snapshot_dir();
+        let Ok(found) = snapshot_files(&dir) else {
+            return;
+        };
+        let modified = |path: &Path| {
+            std::fs::symlink_metadata(path)
+                .and_then(|meta| meta.modified())
+                .unwrap_or(std::time::UNIX_EPOCH)
+        };
+        let (mut later, earlier): (Vec<_>, Vec<_>) = found
+            .into_iter()
+            .filter(|(_, path)| path.file_name().and_then(|n| n.to_str()) != Some(written))
+            .partition(|(count, _)| *count >= records);
+        later.sort_by_key(|(_, path)| std::cmp::Reverse(modified(path)));
+        let mut removed: Vec<PathBuf> = (later.split_off(later.len().min(2)).into_iter())
+            .map(|(_, path)| path)
+            .collect();
+        // `earlier` is sorted by record count, most first: the last of each bucket is the
+        // furthest back.
+        let mut kept_earlier: Vec<(u32, PathBuf)> = Vec::new();
+        for (count, path) in earlier {
+            let bucket = (records - count).ilog2();
+            match kept_earlier.last_mut() {
+                Some((last, kept)) if *last == bucket => {
+                    removed.push(std::mem::replace(kept, path));
+                }
+                _ => kept_earlier.push((bucket, path)),
             }
         }
-        Ok(())
+        let room = SNAPSHOTS_KEPT.saturating_sub(1 + later.len());
+        removed.extend(kept_earlier.into_iter().skip(room).map(|(_, path)| path));
+        for path in removed {
+            let _ = std::fs::remove_file(path);
+        }
     }
 
     fn corrupt_rollout(&self, problem: &SegmentProblem) -> anyhow::Error {
@@ -1482,6 +1752,88 @@ impl Store {
         }
         .into()
     }
+}
+
+/// The first records of the fold order, as far as a revision reaches ([`Store::prefix`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prefix {
+    /// How many records (the revision's number).
+    pub count: usize,
+    /// Their heads: the records none of the others names as a parent.
+    pub tips: Vec<String>,
+    /// The last of them, the record that produced the revision.
+    pub record: Option<String>,
+}
+
+impl Prefix {
+    /// The prefix that is all of `records` (in fold order).
+    fn of(records: &[Record]) -> Prefix {
+        Prefix::after(BTreeSet::new(), records, records.len())
+    }
+
+    /// The prefix of `tips` (heads of the records before) followed by `records`.
+    fn after(mut tips: BTreeSet<String>, records: &[Record], count: usize) -> Prefix {
+        for record in records {
+            for parent in &record.parents {
+                tips.remove(parent);
+            }
+            tips.insert(record.id.clone());
+        }
+        Prefix {
+            count,
+            tips: tips.into_iter().collect(),
+            record: records.last().map(|record| record.id.clone()),
+        }
+    }
+
+    /// The prefix `revision` names when it is `snapshot`'s records and some of `tail` (the
+    /// records past it, in fold order); `None` when it is fewer records, or when the name
+    /// needs every record to be resolved (an id outside the tail, a number past the head).
+    fn past(
+        snapshot: &SnapshotFile,
+        tail: &[Record],
+        revision: &Revision,
+    ) -> Result<Option<Prefix>> {
+        let base = snapshot.header.records as usize;
+        let head = base + tail.len();
+        let count = match revision {
+            Revision::Number(n) if *n as usize <= head => *n as usize,
+            Revision::HeadMinus(back) if *back as usize <= head => head - *back as usize,
+            Revision::Id(prefix) => {
+                let mut found = (tail.iter().enumerate())
+                    .filter(|(_, record)| record.id.starts_with(prefix.as_str()));
+                let unique = match (found.next(), found.next()) {
+                    (Some((at, _)), None) => base + at + 1,
+                    _ => return Ok(None),
+                };
+                // The snapshot's records may share the prefix: then it names nothing alone.
+                if (snapshot.order()?.iter()).any(|id| id.starts_with(prefix.as_str())) {
+                    return Ok(None);
+                }
+                unique
+            }
+            _ => return Ok(None),
+        };
+        if count < base {
+            return Ok(None);
+        }
+        let tips = snapshot.header.tips.iter().cloned().collect();
+        let mut prefix = Prefix::after(tips, &tail[..count - base], count);
+        if count == base && base > 0 {
+            prefix.record = snapshot.order_tail(1)?.1.pop();
+        }
+        Ok(Some(prefix))
+    }
+}
+
+/// The segments and cached snapshots of a store as listed at one moment
+/// ([`Store::listing`]).
+#[derive(Debug)]
+pub struct Listing {
+    /// The rollout's segments, at the lengths they were listed at.
+    pub segments: Segments,
+    /// The snapshot files, most records first.
+    pub snapshots: Vec<PathBuf>,
 }
 
 /// Whether a read that folded many records past its snapshot stores the fold for the next
@@ -1555,7 +1907,7 @@ impl Transaction<'_> {
         let parents: Vec<String> = self.head.tips.iter().cloned().collect();
         let (patch, restore) = match &draft.payload {
             Payload::Patch(patch) => (Some(patch.as_ref()), None),
-            Payload::Restore(restore) => (None, Some(restore.as_ref())),
+            Payload::Restore { restore, .. } => (None, Some(restore.as_ref())),
         };
         let (record, line) = Record::seal(&Body {
             parents: &parents,
@@ -1577,6 +1929,12 @@ impl Transaction<'_> {
             tips: std::mem::take(&mut head.tips),
             last_git_head: head.last_git_head.take(),
         });
+        if let Payload::Restore { target, .. } = draft.payload {
+            let mut target = *target;
+            head.totals = target.totals;
+            head.ids = target.ids.take();
+            fold.provide_target(&record.id, target.into_folded());
+        }
         fold.push(&record);
         let folded = fold.finish();
         head.state = folded.state;
@@ -1619,12 +1977,8 @@ impl Transaction<'_> {
             }
         };
         store.note_open_segment(&name, git_head);
-        let mut warnings = Vec::new();
-        // A head read from a remembered fold is due one every clone can start from.
-        let remembered = (self.head.read.base.as_ref())
-            .is_some_and(|base| base.starts_with(store.remembered_snapshot_dir()));
+        let mut warnings = store.upgrade_layout();
         let due = self.head.read.legacy
-            || remembered
             || self.head.read.tail_ids.len() + 1 >= store.snapshot_every
             || self.head.read.tail_bytes + line.len() as u64 >= SNAPSHOT_AFTER_BYTES;
         if due && let Err(err) = store.write_snapshot() {
@@ -1639,17 +1993,22 @@ impl Transaction<'_> {
         })
     }
 
-    /// The segment this write may append to: the one this working copy last wrote, while the
-    /// commit it was started at is still checked out (so no commit holds it yet) and the file
-    /// is the one it wrote (git replaces a file it checks out, restores or merges). Any other
-    /// segment may exist elsewhere too: a committed one, or another branch's that `git merge
-    /// --squash`, `cherry-pick -n` or `checkout <branch> -- .epiphany/` brought back; appending
-    /// to it would make two versions of one file, which a later merge cannot join.
+    /// The segment this write may append to: the one this working copy last wrote, while no
+    /// commit can hold it yet and the file is the one it wrote (git replaces a file it checks
+    /// out, restores or merges). No commit holds it while the commit it was started at is
+    /// still checked out and HEAD has not moved since (git logs every move in `logs/HEAD`, so
+    /// a `commit` then `reset --soft` or `--mixed` back to that commit, or an `--amend`, is
+    /// seen). Any other segment may exist elsewhere too: a committed one, or another branch's
+    /// that `git merge --squash`, `cherry-pick -n` or `checkout <branch> -- .epiphany/` brought
+    /// back; appending to it would make two versions of one file, which a later merge would
+    /// have to join (the `union` attribute does, but no conflict is better).
     fn open_segment(&self, git_head: Option<&str>) -> Option<(&str, u64)> {
         let note = self.store.open_segment_note()?;
         let (name, end) = self.head.read.segments.get_key_value(&note.segment)?;
         let file = FileStamp::of(&self.store.rollout_dir().join(name))?;
-        (note.git_head.as_deref() == git_head && file.continues(&note.file, end.complete))
+        let unmoved = note.git_head.as_deref() == git_head
+            && note.head_log == git::head_log_len(&self.store.root);
+        (unmoved && file.continues(&note.file, end.complete))
             .then_some((name.as_str(), end.complete))
     }
 }
@@ -1663,6 +2022,9 @@ struct OpenSegmentNote {
     /// The commit checked out when the segment was started (none outside git or before the
     /// first commit).
     git_head: Option<String>,
+    /// How long git's log of HEAD's moves was after the last write (none outside git).
+    #[serde(default)]
+    head_log: Option<u64>,
     /// The store directory the note was written in: a copied working copy does not append
     /// to the original's segment.
     store: PathBuf,
@@ -1737,6 +2099,7 @@ impl Store {
         let note = OpenSegmentNote {
             segment: name.to_owned(),
             git_head: git_head.map(str::to_owned),
+            head_log: git::head_log_len(&self.root),
             store: self.canonical_dir(),
             file,
         };
@@ -1817,6 +2180,67 @@ fn remove_stale_temporaries(dir: &Path) {
             let _ = std::fs::remove_file(entry.path());
         }
     }
+}
+
+/// The heads of the records a rollback record restores, when it names them.
+fn named_tips(record: &Record) -> Option<&[String]> {
+    record
+        .restore
+        .as_ref()
+        .and_then(|restore| restore.named_tips())
+}
+
+/// Of `tail` (the records past a snapshot whose heads are `snapshot_tips`), the ones `within`
+/// names and their ancestors, in order; `None` when those do not include every record the
+/// snapshot holds (a head of it is among them, or a parent of one of them: a head has no
+/// descendant inside the snapshot, so a path from `within` to it leaves the tail right there).
+fn within_tail<'r>(
+    tail: Vec<&'r Record>,
+    within: &[String],
+    snapshot_tips: &BTreeSet<String>,
+) -> Option<Vec<&'r Record>> {
+    let by_id: HashMap<&str, &Record> = tail.iter().map(|r| (r.id.as_str(), *r)).collect();
+    let mut kept: HashSet<&str> = HashSet::default();
+    let mut reached: HashSet<&str> = HashSet::default();
+    let mut stack: Vec<&str> = within.iter().map(String::as_str).collect();
+    while let Some(id) = stack.pop() {
+        match by_id.get(id) {
+            Some(record) if kept.insert(id) => {
+                stack.extend(record.parents.iter().map(String::as_str));
+            }
+            Some(_) => {}
+            None => {
+                reached.insert(id);
+            }
+        }
+    }
+    snapshot_tips
+        .iter()
+        .all(|tip| reached.contains(tip.as_str()))
+        .then(|| {
+            tail.into_iter()
+                .filter(|r| kept.contains(r.id.as_str()))
+                .collect()
+        })
+}
+
+/// Of `records` (in fold order), the ones `tips` name and their ancestors, in order.
+fn restricted(records: Vec<Record>, tips: &[String]) -> Vec<Record> {
+    let by_id: HashMap<&str, &Record> = records.iter().map(|r| (r.id.as_str(), r)).collect();
+    let mut kept: HashSet<String> = HashSet::default();
+    let mut stack: Vec<&str> = tips.iter().map(String::as_str).collect();
+    while let Some(id) = stack.pop() {
+        if let Some(record) = by_id.get(id)
+            && kept.insert(id.to_owned())
+        {
+            stack.extend(record.parents.iter().map(String::as_str));
+        }
+    }
+    drop(by_id);
+    records
+        .into_iter()
+        .filter(|r| kept.contains(&r.id))
+        .collect()
 }
 
 /// Whether every record (in fold order) names all heads before it as parents.

@@ -8,6 +8,7 @@ mod test_git;
 mod test_hardening;
 mod test_hardening_secrets;
 mod test_help;
+mod test_history;
 mod test_hooks;
 mod test_mcp;
 mod test_meta;

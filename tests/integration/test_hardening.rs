@@ -470,8 +470,8 @@ fn index_never_writes_through_a_committed_link() {
 }
 
 /// A link committed where a read remembers its fold (`cache/`, `cache/snapshots/`): the read
-/// answers as usual, writes nothing outside the repository, and neither it nor
-/// `verify --repair` reads or removes what the link points at.
+/// answers as usual, writes nothing outside the repository, `verify --repair` refuses to
+/// rebuild the cache through it, and neither reads or removes what the link points at.
 #[test]
 fn a_read_never_remembers_its_fold_through_a_committed_link() {
     // Writes store no snapshot; a read with a cadence of 2 remembers its fold of 3 records.
@@ -513,7 +513,10 @@ fn a_read_never_remembers_its_fold_through_a_committed_link() {
         env.git(&["add", "-f", "."]);
 
         assert_eq!(show_remembering(&env), expected, "{link}");
-        env.ok(&["verify", "--repair"]);
+        // Rebuilding the cache would write through the link: refused, naming it.
+        let repair = env.run(&["verify", "--repair"]);
+        assert_eq!(repair.code, 2, "{link}: {repair}");
+        assert!(repair.stderr.contains("is a symbolic link"), "{link}: {repair}");
         let mut names: Vec<String> = walkdir(outside.path());
         names.sort();
         assert_eq!(

@@ -83,7 +83,7 @@ fn a_snapshot_the_disk_refuses_is_a_warning_and_the_record_stands() {
     let notes: Vec<String> = (0..200).map(|i| format!("note number {i}")).collect();
     env.update(&json!({"scratch": {"notes": notes}}));
     env.commit_all("state");
-    let snapshot_len = std::fs::read_dir(env.root().join(".epiphany/snapshots"))
+    let snapshot_len = std::fs::read_dir(env.root().join(".epiphany/cache/snapshots"))
         .expect("snapshots")
         .map(|e| e.expect("entry").metadata().expect("stat").len())
         .max()
@@ -259,9 +259,9 @@ fn a_file_in_place_of_a_store_directory_is_named_and_left_alone() {
     }
 }
 
-/// The remembered folds live in an untracked cache; a file where its directory goes (the
-/// `cache/` ignore rule matches only directories, so one can be committed) makes reads slower,
-/// never impossible, and is left as it is.
+/// The cached folds live in an untracked cache; a file where its directory goes (the `cache/`
+/// ignore rule matches only directories, so one can be committed) makes reads slower, never
+/// impossible, and is left as it is.
 #[test]
 fn a_file_in_place_of_the_cache_never_stops_a_read() {
     let env = TestEnv::new().with_var("EPIPHANY_SNAPSHOT_EVERY", "1");
@@ -277,7 +277,10 @@ fn a_file_in_place_of_the_cache_never_stops_a_read() {
         assert_eq!(replayed["objective"], "o", "{in_the_way:?}");
         env.ok(&["scene"]);
         assert_eq!(env.json(&["verify"])["ok"], true, "{in_the_way:?}");
-        env.ok(&["verify", "--repair"]);
+        // Rebuilding the cache has to write there: it names the file.
+        let repair = env.run(&["verify", "--repair"]);
+        assert_eq!(repair.code, 2, "{repair}");
+        assert!(repair.stderr.contains("is not a directory"), "{repair}");
         assert_eq!(
             std::fs::read(&in_the_way).expect("still there"),
             b"not a directory\n"
@@ -309,7 +312,7 @@ fn verify_repair_replaces_a_damaged_snapshot() {
     let env = TestEnv::new().with_var("EPIPHANY_SNAPSHOT_EVERY", "1");
     env.update(&json!({"objective": "one"}));
     env.update(&observation_patch("1"));
-    let snapshot = std::fs::read_dir(env.root().join(".epiphany/snapshots"))
+    let snapshot = std::fs::read_dir(env.root().join(".epiphany/cache/snapshots"))
         .expect("snapshots")
         .map(|e| e.expect("entry").path())
         .max()
