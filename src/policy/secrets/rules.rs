@@ -53,6 +53,10 @@ enum Check {
     /// The credential of an `Authorization:` header: trusted after a scheme word, judged as an
     /// assignment without one.
     Header,
+    /// A shape whose random part (the `body` group, else the secret) must look random: two of
+    /// digits, lowercase and uppercase letters, and not only hex digits. An identifier
+    /// (`pk_test_integrationsuite`) or a commit hash in a secret's place is not one.
+    Random,
 }
 
 /// What may touch a token on either side. The regex crate has no look-around, so a token's
@@ -176,7 +180,7 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
                 "credential",
                 "key",
             ],
-            r#"(?i)(?P<name>[A-Za-z0-9_.$-]*(?:passw(?:or)?d|passphrase|pwd|secret|token|credential|[_.-]key|apikey)[A-Za-z0-9_.-]*)["']?[ \t]*(?::=|=>|=|:)[ \t]*(?:"(?P<dq>[^"\r\n]{0,512})"|'(?P<sq>[^'\r\n]{0,512})'|(?P<bare>[^\s"'`,;()\[\]{}<>]{1,512}))"#,
+            r#"(?i)(?P<name>[A-Za-z0-9_.$-]*(?:passw(?:or)?d|passphrase|pwd|secret|token|credential|[_.-]key|apikey|(?-i:[a-z0-9]Key))[A-Za-z0-9_.-]*)["']?[ \t]*(?::=|=>|=|:)[ \t]*(?:"(?P<dq>[^"\r\n]{0,512})"|'(?P<sq>[^'\r\n]{0,512})'|(?P<bare>[^\s"'`,;()\[\]{}<>]{1,512}))"#,
             Check::Assignment,
         ),
         detector(
@@ -205,6 +209,27 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
             r#"(?i)(?:secret[_.-]?access[_.-]?key|aws[_.-]?secret[_.-]?key)["']?(?:[ \t]*(?::=|=>|=|:)[ \t]*|[ \t]+)["']?(?P<secret>[A-Za-z0-9/+]{40})"#,
             never,
             is_base64,
+        ),
+        // The secret half of an AWS key pair without its name, after its access key id on the
+        // same line: the `credentials.csv` the console hands out
+        // (`deploy,,AKIA...,wJalr...`), `aws configure list`, notes pasting both.
+        Detector {
+            check: Check::Random,
+            ..token(
+                "aws_secret_access_key",
+                &["akia", "asia"],
+                r"(?:AKIA|ASIA)[0-9A-Z]{16}[^\r\n]{0,100}?[^A-Za-z0-9/+=](?P<secret>[A-Za-z0-9/+]{40})",
+                never,
+                is_base64,
+            )
+        },
+        // A password on a command line: `curl -u user:password` (also `--user`,
+        // `--proxy-user`), judged as an assigned value.
+        detector(
+            "secret_assignment",
+            &["-u", "--user", "--proxy-user"],
+            r#"(?:^|[\s"'])(?:-u|--user|--proxy-user)(?:[ \t]+|=)["']?[^\s:"'@]{1,128}:(?P<bare>[^\s"']{1,256})"#,
+            Check::Assignment,
         ),
         // The key of an Azure connection string (storage `AccountKey=`, Service Bus, Event
         // Hubs and IoT Hub `SharedAccessKey=`).
@@ -253,13 +278,19 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
             is_word,
             never,
         ),
-        token(
-            "stripe_access_token",
-            &["_live_", "_test_", "_prod_"],
-            r"(?P<secret>(?:sk|rk|pk)_(?:live|test|prod)_[A-Za-z0-9]{10,})",
-            is_word,
-            never,
-        ),
+        // Stripe keys: 24 or more random letters and digits after the prefix. An identifier
+        // that starts the same way goes on with `_` (`pk_test_integration_suite`) or is not
+        // random (`sk_live_streamingconfiguration`).
+        Detector {
+            check: Check::Random,
+            ..token(
+                "stripe_access_token",
+                &["_live_", "_test_", "_prod_"],
+                r"(?P<secret>(?:sk|rk|pk)_(?:live|test|prod)_(?P<body>[A-Za-z0-9]{16,}))",
+                is_word,
+                is_word,
+            )
+        },
         token(
             "npm_access_token",
             &["npm_"],
@@ -390,12 +421,23 @@ pub fn is_secret_value(value: &str, quoted: bool) -> bool {
         && !(if quoted {
             QUOTED_IDENTIFIER.is_match(value)
         } else {
-            IDENTIFIER.is_match(value)
+            // `let token = token?;`: Rust's `?` after a name is code, not a password.
+            IDENTIFIER.is_match(value.strip_suffix('?').unwrap_or(value))
         })
         && !value.starts_with(['/', '~'])
         && !value.starts_with("./")
         && !value.to_ascii_lowercase().starts_with("http")
         && shannon_entropy(value) >= ASSIGNMENT_ENTROPY
+}
+
+/// Whether `value` looks drawn at random (see [`Check::Random`]).
+fn is_random(value: &str) -> bool {
+    let classes = [
+        value.chars().any(|c| c.is_ascii_digit()),
+        value.chars().any(|c| c.is_ascii_lowercase()),
+        value.chars().any(|c| c.is_ascii_uppercase()),
+    ];
+    classes.iter().filter(|has| **has).count() >= 2 && !value.chars().all(|c| c.is_ascii_hexdigit())
 }
 
 /// Words that make a quoted value with spaces read as prose (`"see the vault"`, `"stored in
@@ -481,6 +523,10 @@ pub fn find(text: &str, lowered: &str) -> Vec<RuleMatch> {
                 Check::Shape => captures
                     .name("secret")
                     .filter(|secret| !is_template_or_mask(secret.as_str())),
+                Check::Random => captures.name("secret").filter(|secret| {
+                    let body = captures.name("body").unwrap_or(*secret);
+                    !is_template_or_mask(secret.as_str()) && is_random(body.as_str())
+                }),
                 Check::Header => captures.name("secret").filter(|secret| {
                     if captures.name("scheme").is_some() {
                         !is_template_or_mask(secret.as_str())
