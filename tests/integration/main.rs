@@ -9,6 +9,7 @@ mod test_hardening;
 mod test_hardening_secrets;
 mod test_help;
 mod test_hooks;
+mod test_hostile;
 mod test_mcp;
 mod test_meta;
 mod test_retrieve;
