@@ -16,6 +16,7 @@
 //! Rules are read once per directory and shared by every thread of a parallel walk. This module
 //! never writes.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
 use std::path::PathBuf;
@@ -49,14 +50,16 @@ struct DirRules {
     matchers: [Gitignore; 3],
     /// The directory holds `.git`: the top of a repository.
     has_git: bool,
+    /// This directory or one above it holds `.git`: `.gitignore` files count.
+    in_git: bool,
 }
 
 impl DirRules {
     /// The path `path` (below the walk's `root`) as this directory's matchers read it.
-    fn relative(&self, root: &Path, path: &Path) -> Option<PathBuf> {
+    fn relative<'p>(&self, root: &Path, path: &'p Path) -> Option<Cow<'p, Path>> {
         match &self.root_below {
-            Some(root_below) => Some(root_below.join(path.strip_prefix(root).ok()?)),
-            None => path.strip_prefix(&self.dir).ok().map(Path::to_path_buf),
+            Some(root_below) => Some(Cow::Owned(root_below.join(path.strip_prefix(root).ok()?))),
+            None => path.strip_prefix(&self.dir).ok().map(Cow::Borrowed),
         }
     }
 
@@ -100,7 +103,7 @@ impl Ignores {
             return false;
         };
         let rules = self.rules(parent);
-        let any_git = chain(&rules).any(|rules| rules.has_git);
+        let any_git = rules.in_git;
         let mut decided: [Option<bool>; 3] = [None; 3];
         let mut saw_git = false;
         for rules in chain(&rules) {
@@ -149,12 +152,14 @@ impl Ignores {
         root_below: Option<PathBuf>,
     ) -> DirRules {
         let matchers = FILES.map(|name| self.read_file(dir, name));
+        let has_git = std::fs::symlink_metadata(dir.join(".git")).is_ok();
         DirRules {
+            in_git: has_git || parent.as_ref().is_some_and(|parent| parent.in_git),
             parent,
             dir: dir.to_path_buf(),
             root_below,
             matchers,
-            has_git: std::fs::symlink_metadata(dir.join(".git")).is_ok(),
+            has_git,
         }
     }
 

@@ -415,27 +415,34 @@ mod tests {
         for (text, redacted) in [
             (
                 "deploy,,AKIAQX4BZNEK7WJR2PLM,Kq8vB3nX7mZ2pL9wR4tY6uI1oE5aS0dF3gH8jK2l",
-                "deploy,,[REDACTED:aws_access_key],[REDACTED:aws_secret_access_key]",
+                "deploy,,[REDACTED],[REDACTED]",
             ),
             (
                 "curl -u admin:Pr0d!Adm1n#2024 https://ci.internal/api",
-                "curl -u admin:[REDACTED:secret_assignment] https://ci.internal/api",
+                "curl -u admin:[REDACTED] https://ci.internal/api",
             ),
             (
                 r#"{"apiKey": "Zx7Qm2Lp9Vw4Kt8Rn3Bj6Hd1"}"#,
-                r#"{"apiKey": "[REDACTED:secret_assignment]"}"#,
+                r#"{"apiKey": "[REDACTED]"}"#,
             ),
             (
                 r#"{"accessKey": "Zx7Qm2Lp9Vw4Kt8Rn3Bj6Hd1"}"#,
-                r#"{"accessKey": "[REDACTED:secret_assignment]"}"#,
+                r#"{"accessKey": "[REDACTED]"}"#,
             ),
         ] {
-            assert_eq!(redact(text).0, redacted, "{text}");
+            // Which rule names it (ours or gitleaks') does not matter here.
+            let (clean, _) = redact(text);
+            assert_eq!(MARKER.replace_all(&clean, "[REDACTED]"), redacted, "{text}");
         }
         // A commit hash after an access key id is no secret key.
         assert_eq!(
             redact("AKIAQX4BZNEK7WJR2PLM at 3f2a9c81d4e5b6a7980c1d2e3f4a5b6c7d8e9f0a").0,
             "[REDACTED:aws_access_key] at 3f2a9c81d4e5b6a7980c1d2e3f4a5b6c7d8e9f0a"
+        );
+        // A token in a query string takes none of the parameters after it.
+        assert_eq!(
+            redact("GET /cb?access_token=90d64460d14870c08c81352a05dedd3465940a7c&scope=user").0,
+            "GET /cb?access_token=[REDACTED:secret_assignment]&scope=user"
         );
         let (clean, _) = redact("let t = PRIVATE-TOKEN: glpat-Xk4mQ9vL2pR7wT3nB8zY::parse(x)");
         assert!(clean.ends_with("]::parse(x)"), "{clean}");

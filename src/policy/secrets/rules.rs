@@ -325,17 +325,17 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
 });
 
 /// Names that carry a secret-sounding word but hold no secret (`token_count`, `public_key`,
-/// `secret_name`, `max_tokens`).
+/// `secret_name`, `max_tokens`, `tokenUrl`, `credentialSource`).
 static BENIGN_NAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)(?:public|pub[_.-]?key|[_.-](?:ids?|names?|types?|kind|urls?|uris?|endpoint|paths?|files?|dir|len|length|size|count|limit|ttl|expiry|expires(?:_at)?|hash|field|column|header|prefix|env|var|ref|version|format|algorithm|alg|policy|store|ring|board)$|^(?:max|min|num|n|total)[_.-])",
+        r"(?i)(?:public|pub[_.-]?key|[_.-](?:ids?|names?|types?|kind|urls?|uris?|endpoint|paths?|files?|dir|len|length|size|count|limit|ttl|expiry|expires(?:_at)?|hash|field|column|header|prefix|env|var|ref|version|format|algorithm|alg|policy|store|ring|board)$|(?-i:[a-z0-9](?:Ids?|Names?|Types?|Kind|Urls?|Uris?|URL|Endpoint|Paths?|Files?|Dir|Len|Length|Size|Count|Limit|Hash|Field|Header|Prefix|Env|Var|Ref|Version|Format|Source|Policy|Store))$|^(?:max|min|num|n|total)[_.-])",
     )
     .expect("valid")
 });
 
 static TEMPLATE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\(.*\)|\$?\{\{.*\}\}|<[^<>]+>|%[A-Za-z_]+%|@[A-Za-z_]+@|#\{.*\}|\[REDACTED:.*)$",
+        r"^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\(.*\)|\$?\{\{.*\}\}|\{[A-Za-z0-9_.:]*\}|<[^<>]+>|%[A-Za-z_]+%|%[-+ #0-9.]*[A-Za-z](?:[^A-Za-z0-9].*)?|@[A-Za-z_]+@|#\{.*\}|\[REDACTED:.*)$",
     )
     .expect("valid")
 });
@@ -421,12 +421,15 @@ pub fn is_secret_value(value: &str, quoted: bool) -> bool {
         && !(if quoted {
             QUOTED_IDENTIFIER.is_match(value)
         } else {
-            // `let token = token?;`: Rust's `?` after a name is code, not a password.
-            IDENTIFIER.is_match(value.strip_suffix('?').unwrap_or(value))
+            // Code, not a password: `&token`, `*token`, `!!key.emit` (a reference, a
+            // dereference, a negation) and Rust's `token?`.
+            let name = value.trim_start_matches(['&', '*', '!']);
+            IDENTIFIER.is_match(name.strip_suffix('?').unwrap_or(name))
         })
         && !value.starts_with(['/', '~'])
         && !value.starts_with("./")
         && !value.to_ascii_lowercase().starts_with("http")
+        && !value.to_ascii_lowercase().starts_with("urn:")
         && shannon_entropy(value) >= ASSIGNMENT_ENTROPY
 }
 
@@ -511,6 +514,43 @@ fn is_passphrase(value: &str) -> bool {
         && shannon_entropy(value) >= ASSIGNMENT_ENTROPY
 }
 
+/// Where the secret of an assignment is, when its value looks like one: not after a name that
+/// holds none (`token_count`, `tokenUrl`), not the name again (`token: token`), not code (a
+/// reference `&token`, a macro `Token![`), and never past the end of a query-string
+/// parameter (`access_token=...&scope=user` keeps `&scope=user`).
+fn judge_assignment(text: &str, captures: &regex::Captures<'_>) -> Option<Range<usize>> {
+    let name = captures.name("name").map_or("", |name| name.as_str());
+    if BENIGN_NAME.is_match(name) {
+        return None;
+    }
+    let (value, quoted) = match (
+        captures.name("dq").or_else(|| captures.name("sq")),
+        captures.name("bare"),
+    ) {
+        (Some(value), _) => (value, true),
+        (None, bare) => (bare?, false),
+    };
+    let mut range = value.range();
+    if !quoted && let Some(next) = QUERY_PARAMETER.find(value.as_str()) {
+        range.end = range.start + next.start();
+    }
+    let value = &text[range.clone()];
+    let macro_call = !quoted
+        && value.ends_with('!')
+        && text[range.end..].trim_start().starts_with(['[', '(', '{']);
+    let password_name = ["passw", "passphrase", "pwd"]
+        .iter()
+        .any(|word| name.to_ascii_lowercase().contains(word));
+    let secret = value.trim() != name
+        && !macro_call
+        && (is_secret_value(value, quoted) || (quoted && password_name && is_passphrase(value)));
+    secret.then_some(range)
+}
+
+/// The next parameter of a query string inside a value: `&name=`.
+static QUERY_PARAMETER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"&[A-Za-z_][A-Za-z0-9_.-]*=").expect("valid"));
+
 /// Every secret our detectors find in `text`; `lowered` is `text` lowercased.
 pub fn find(text: &str, lowered: &str) -> Vec<RuleMatch> {
     let mut found = Vec::new();
@@ -522,48 +562,32 @@ pub fn find(text: &str, lowered: &str) -> Vec<RuleMatch> {
             let judged = match detector.check {
                 Check::Shape => captures
                     .name("secret")
-                    .filter(|secret| !is_template_or_mask(secret.as_str())),
-                Check::Random => captures.name("secret").filter(|secret| {
-                    let body = captures.name("body").unwrap_or(*secret);
-                    !is_template_or_mask(secret.as_str()) && is_random(body.as_str())
-                }),
-                Check::Header => captures.name("secret").filter(|secret| {
-                    if captures.name("scheme").is_some() {
-                        !is_template_or_mask(secret.as_str())
-                    } else {
-                        is_secret_value(secret.as_str(), false)
-                            && shannon_entropy(secret.as_str()) >= 3.0
-                    }
-                }),
-                Check::Assignment => {
-                    let benign_name = captures
-                        .name("name")
-                        .is_some_and(|name| BENIGN_NAME.is_match(name.as_str()));
-                    let (value, quoted) = match (
-                        captures.name("dq").or_else(|| captures.name("sq")),
-                        captures.name("bare"),
-                    ) {
-                        (Some(value), _) => (Some(value), true),
-                        (None, bare) => (bare, false),
-                    };
-                    let password_name = captures.name("name").is_some_and(|name| {
-                        let name = name.as_str().to_ascii_lowercase();
-                        ["passw", "passphrase", "pwd"]
-                            .iter()
-                            .any(|word| name.contains(word))
-                    });
-                    value.filter(|value| {
-                        !benign_name
-                            && (is_secret_value(value.as_str(), quoted)
-                                || (quoted && password_name && is_passphrase(value.as_str())))
+                    .filter(|secret| !is_template_or_mask(secret.as_str()))
+                    .map(|secret| secret.range()),
+                Check::Random => captures
+                    .name("secret")
+                    .filter(|secret| {
+                        let body = captures.name("body").unwrap_or(*secret);
+                        !is_template_or_mask(secret.as_str()) && is_random(body.as_str())
                     })
-                }
+                    .map(|secret| secret.range()),
+                Check::Header => captures
+                    .name("secret")
+                    .filter(|secret| {
+                        if captures.name("scheme").is_some() {
+                            !is_template_or_mask(secret.as_str())
+                        } else {
+                            is_secret_value(secret.as_str(), false)
+                                && shannon_entropy(secret.as_str()) >= 3.0
+                        }
+                    })
+                    .map(|secret| secret.range()),
+                Check::Assignment => judge_assignment(text, &captures),
             };
-            if let Some(secret) = judged.filter(|secret| detector.edges.hold(text, &secret.range()))
-            {
+            if let Some(range) = judged.filter(|range| detector.edges.hold(text, range)) {
                 found.push(RuleMatch {
                     kind: detector.kind,
-                    range: secret.range(),
+                    range,
                     generic: detector.check == Check::Assignment,
                 });
             }
