@@ -16,6 +16,7 @@ use clap::Parser;
 use crate::cmd::Command;
 use crate::error;
 use crate::error::Failure;
+use crate::policy::secrets::conceal_values;
 use crate::state::git;
 use crate::state::store::DEFAULT_SNAPSHOT_EVERY;
 use crate::state::store::Store;
@@ -238,13 +239,22 @@ impl Ctx {
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
-        Err(err) if err.use_stderr() && wants_json(std::env::args_os().skip(1)) => {
-            return report_error(&Ui::new(true, false), &usage_failure(&err).into());
+        Err(err) if !err.use_stderr() => {
+            // `--help` and `--version`.
+            let _ = err.print();
+            return ExitCode::SUCCESS;
         }
         Err(err) => {
-            let code = if err.use_stderr() { 2 } else { 0 };
-            let _ = err.print();
-            return ExitCode::from(code);
+            let argv: Vec<String> = std::env::args_os()
+                .skip(1)
+                .map(|arg| arg.to_string_lossy().into_owned())
+                .collect();
+            if wants_json(argv.iter()) {
+                return report_error(&Ui::new(true, false), &usage_failure(&err, &argv).into());
+            }
+            let text = concealed(&err.render().to_string(), &argv);
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), text.as_bytes());
+            return ExitCode::from(2);
         }
     };
     let json = cli.json;
@@ -261,15 +271,47 @@ pub fn main() -> ExitCode {
 
 /// Whether `--json` is among the arguments (before any `--`), so that even an argument the
 /// parser refuses is reported as the JSON error document scripts expect.
-fn wants_json(args: impl Iterator<Item = std::ffi::OsString>) -> bool {
-    args.take_while(|arg| arg != "--")
-        .any(|arg| arg == "--json")
+fn wants_json<S: AsRef<str>>(args: impl Iterator<Item = S>) -> bool {
+    args.map_while(|arg| (arg.as_ref() != "--").then(|| arg.as_ref() == "--json"))
+        .any(|json| json)
+}
+
+/// A parse error's text without the values typed in `argv` ([`conceal_values`]): flags and
+/// command names are shown, what was given for them is not.
+fn concealed(text: &str, argv: &[String]) -> String {
+    let commands = command_names(&<Cli as clap::CommandFactory>::command());
+    conceal_values(text, argv.iter().map(String::as_str), |arg| {
+        is_flag_name(arg) || commands.iter().any(|name| name == arg)
+    })
+}
+
+/// `-x` or `--some-name`.
+pub fn is_flag_name(arg: &str) -> bool {
+    let name = arg
+        .strip_prefix("--")
+        .or_else(|| arg.strip_prefix('-'))
+        .unwrap_or_default();
+    name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
+}
+
+/// The names of every subcommand of `command`, at any depth.
+fn command_names(command: &clap::Command) -> Vec<String> {
+    command
+        .get_subcommands()
+        .flat_map(|sub| {
+            let mut names = command_names(sub);
+            names.push(sub.get_name().to_owned());
+            names
+        })
+        .collect()
 }
 
 /// A command-line parsing error as a usage failure: clap's first line is the message, its
-/// `tip:` (or the `--help` pointer) the hint.
-fn usage_failure(err: &clap::Error) -> Failure {
-    let text = err.render().to_string();
+/// `tip:` (or the `--help` pointer) the hint. Nothing typed in `argv` is repeated but the
+/// names of flags and commands.
+fn usage_failure(err: &clap::Error, argv: &[String]) -> Failure {
+    let text = concealed(&err.render().to_string(), argv);
     let mut lines = text.lines().map(str::trim);
     let first = lines
         .by_ref()
@@ -317,10 +359,44 @@ mod tests {
     }
 
     #[test]
+    fn usage_errors_never_repeat_a_value() {
+        let token = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB";
+        for argv in [
+            vec!["update", "--expected-revision", token],
+            vec!["update", &format!("--expected-revision={token}")],
+            vec!["scene", token],
+            vec!["log", "--limit", "hunter2-is-my-password"],
+            vec![
+                "update",
+                "--turn-id",
+                "-----BEGIN PRIVATE KEY-----\nMIIEv\n-----END PRIVATE KEY-----",
+            ],
+        ] {
+            let full: Vec<&str> = std::iter::once("epiphany")
+                .chain(argv.iter().copied())
+                .collect();
+            let err = Cli::try_parse_from(full.clone()).expect_err("refused");
+            let argv: Vec<String> = argv.iter().map(|arg| (*arg).to_owned()).collect();
+            let failure = usage_failure(&err, &argv);
+            let shown = format!("{} {:?}", failure.message, failure.hint);
+            let plain = concealed(&err.render().to_string(), &argv);
+            for text in [&shown, &plain] {
+                assert!(!text.contains(token), "{text}");
+                assert!(
+                    !text.contains("hunter2") && !text.contains("MIIEv"),
+                    "{text}"
+                );
+            }
+        }
+        assert!(is_flag_name("--expected-revision") && is_flag_name("-C"));
+        assert!(!is_flag_name("-----BEGIN") && !is_flag_name("--") && !is_flag_name("value"));
+    }
+
+    #[test]
     fn json_is_seen_before_the_end_of_options_only() {
         let args = |list: &[&str]| {
             list.iter()
-                .map(std::ffi::OsString::from)
+                .map(|arg| (*arg).to_owned())
                 .collect::<Vec<_>>()
                 .into_iter()
         };
@@ -332,7 +408,7 @@ mod tests {
     #[test]
     fn parse_errors_become_usage_failures_with_a_hint() {
         let err = Cli::try_parse_from(["epiphany", "scene", "--bogus"]).expect_err("bogus");
-        let failure = usage_failure(&err);
+        let failure = usage_failure(&err, &["scene".to_owned(), "--bogus".to_owned()]);
         assert_eq!(failure.kind, crate::error::ErrorKind::Usage);
         assert!(failure.message.contains("--bogus"), "{}", failure.message);
         assert!(!failure.message.starts_with("error:"));

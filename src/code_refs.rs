@@ -27,6 +27,7 @@ use crate::policy::code_ref::is_absolute;
 use crate::policy::code_ref::located_problems;
 use crate::policy::code_ref::patch_code_refs_mut;
 use crate::policy::code_ref::path_candidates;
+use crate::policy::code_ref::path_refusal;
 use crate::policy::code_ref::scan_bytes;
 use crate::policy::code_ref::shape_problems;
 use crate::policy::code_ref::strip_root;
@@ -103,6 +104,18 @@ impl Resolver {
             None => candidates.into_iter().next().map(|first| (first, false)),
         }
     }
+
+    /// [`Resolver::resolve`], or why `typed` can name no file of the repository: it leaves the
+    /// repository, or [`path_refusal`] refuses it.
+    fn settle(&self, typed: &str, stat: &mut Stat) -> Result<(String, bool), &'static str> {
+        let Some((path, exists)) = self.resolve(typed, stat) else {
+            return Err(escape_reason(typed).unwrap_or("names no file"));
+        };
+        match path_refusal(&path) {
+            Some(reason) => Err(reason),
+            None => Ok((path, exists)),
+        }
+    }
 }
 
 /// File-system answers, asked once per path.
@@ -163,12 +176,14 @@ pub fn audit_patch_refs(
             if stored.contains(path) {
                 continue;
             }
-            let Some((resolved, exists)) = resolver.resolve(path, &mut stat) else {
-                let reason = escape_reason(path).unwrap_or("names no file");
-                audit
-                    .problems
-                    .push(format!("graph_frontier.dirty_paths \"{path}\" {reason}"));
-                continue;
+            let (resolved, exists) = match resolver.settle(path, &mut stat) {
+                Ok(settled) => settled,
+                Err(reason) => {
+                    audit
+                        .problems
+                        .push(format!("graph_frontier.dirty_paths \"{path}\" {reason}"));
+                    continue;
+                }
             };
             if !exists && !allow_missing {
                 audit.problems.push(format!(
@@ -200,13 +215,15 @@ pub fn audit_refs(
                 .problems
                 .push(format!("code ref `{typed}` {label}: {problem}"));
         }
-        let Some((path, exists)) = resolver.resolve(&code_ref.path, &mut stat) else {
-            let reason = escape_reason(&code_ref.path).unwrap_or("names no file");
-            audit
-                .problems
-                .push(format!("code ref `{typed}` {label}: the path {reason}"));
-            settled.push((label, code_ref, None));
-            continue;
+        let (path, exists) = match resolver.settle(&code_ref.path, &mut stat) {
+            Ok(settled) => settled,
+            Err(reason) => {
+                audit
+                    .problems
+                    .push(format!("code ref `{typed}` {label}: the path {reason}"));
+                settled.push((label, code_ref, None));
+                continue;
+            }
         };
         code_ref.path = path;
         if exists {

@@ -171,6 +171,10 @@ impl From<&StoreError> for Failure {
                 ErrorKind::Corrupt,
                 "replace the link with the file or directory it stands for",
             ),
+            StoreError::NotAFile { .. } | StoreError::TooLarge { .. } => (
+                ErrorKind::Corrupt,
+                "move it aside: epiphany reads only a regular file of its own there (a cache file is made again when it is missing)",
+            ),
             StoreError::Locked { .. } => (
                 ErrorKind::Locked,
                 "retry, or raise the wait with `EPIPHANY_LOCK_TIMEOUT_MS`",
@@ -198,6 +202,11 @@ impl From<&SearchError> for Failure {
             SearchError::EmptyQuery => (
                 ErrorKind::Usage,
                 "pass what to look for, e.g. `epiphany retrieve \"where are patches validated\"`"
+                    .to_owned(),
+            ),
+            SearchError::QueryTooLong { .. } => (
+                ErrorKind::Usage,
+                "ask with the words and identifiers that matter: results are ranked by them, not by sentences"
                     .to_owned(),
             ),
             SearchError::ZeroLimit => (

@@ -104,6 +104,8 @@ const MAX_HOOK_INPUT: u64 = 1024 * 1024;
 const COMPACTIONS_FILE: &str = "compactions.json";
 /// How many compactions are remembered (one per concurrent session is plenty).
 const COMPACTIONS_KEPT: usize = 20;
+/// The most of the compaction notes that is read: far more than twenty records take.
+const COMPACTIONS_LIMIT: u64 = 1024 * 1024;
 
 /// Runs `hook`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
@@ -222,10 +224,15 @@ fn text_field(input: &Value, key: &str) -> Option<String> {
 }
 
 fn read_compactions(store: &Store) -> Vec<CompactionRecord> {
-    std::fs::read(store.cache_dir().join(COMPACTIONS_FILE))
-        .ok()
-        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
-        .unwrap_or_default()
+    fs::read_below(
+        store.dir(),
+        &store.cache_dir().join(COMPACTIONS_FILE),
+        COMPACTIONS_LIMIT,
+    )
+    .ok()
+    .flatten()
+    .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+    .unwrap_or_default()
 }
 
 fn record_compaction(ctx: &Ctx, store: &Store, input: &Value) -> Result<()> {

@@ -4,6 +4,7 @@ use std::io::Write;
 use std::path::Path;
 use std::path::PathBuf;
 
+use anyhow::Context;
 use anyhow::Result;
 use serde::Serialize;
 
@@ -15,9 +16,11 @@ use crate::error::Failure;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
 use crate::policy::text::is_blank;
+use crate::state::fs;
 use crate::state::git;
 use crate::state::patch::Patch;
 use crate::state::rollout::Source;
+use crate::state::store::STAGING_PREFIX;
 use crate::state::store::STORE_DIR;
 use crate::state::store::Store;
 use crate::ui::Report;
@@ -29,10 +32,13 @@ use crate::ui::Report;
 /// only ever add) and `snapshots/` (cached folds of them), both meant to be committed; a
 /// `.gitattributes` that lets git merge them with no set-up in any clone; and a `.gitignore`
 /// for the derived `cache/` and the lock file.
-/// Running `init` again is harmless: it says the store exists and exits 0.
+/// Running `init` again is harmless: it says the store exists and exits 0. With `--objective`,
+/// the store and its objective are created together or not at all; run again on a store that
+/// has no objective yet (an interrupted or earlier `init`), it sets it.
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Record this objective as the first revision (only when the store is new)
+    /// Record this objective as the first revision (when the store is new, or has no objective
+    /// yet)
     #[arg(long, value_name = "TEXT")]
     pub objective: Option<String>,
 }
@@ -76,29 +82,23 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         return Err(Failure::usage("`--objective` must not be empty").into());
     }
     let root = store_root(&ctx.cwd)?;
-    let (store, created) = Store::create(&root)?;
+    let (store, created) = match objective {
+        Some(objective) => create_with_objective(ctx, &root, objective)?,
+        None => Store::create(&root)?,
+    };
     let store = store.with_snapshot_every(ctx.snapshot_every);
     let mut revision = store.head()?.state.revision;
-    match objective {
-        Some(objective) if created => {
-            let patch = Patch {
-                objective: Some(objective.clone()),
-                ..Patch::default()
-            };
-            let write = PatchWrite {
-                source: Source::Init,
-                changed_fields: patch.changed_fields(),
-                patch,
-                expected_revision: Some(0),
-                turn_id: None,
-                allow_missing_paths: false,
-            };
-            revision = commit_patch(ctx, &store, write)?.committed.revision;
+    if let Some(objective) = objective.as_ref().filter(|_| !created) {
+        if store.head()?.state.objective.is_some() {
+            ctx.ui.warn(
+                "the store already exists and has an objective; `--objective` was ignored (use `epiphany update`)",
+            );
+        } else {
+            // An earlier `init` made the store without its objective (or was interrupted).
+            revision = write_objective(ctx, &store, objective, revision)?;
+            ctx.ui
+                .status("the store already existed without an objective; it is set now");
         }
-        Some(_) => ctx
-            .ui
-            .warn("the store already exists; `--objective` was ignored (use `epiphany update`)"),
-        None => {}
     }
     ctx.ui.emit(&InitReport {
         root: root.display().to_string(),
@@ -106,6 +106,55 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         created,
     })?;
     Ok(Status::Ok)
+}
+
+/// Creates the store with its objective as its first record, all or nothing: the store is
+/// assembled in a temporary directory beside it, with the record written, and moved into
+/// place in one rename. A run killed at any point leaves either no store (and a temporary
+/// directory the next `init` removes) or the store with its objective. When the store exists
+/// already (or another `init` wins the rename), it is opened instead.
+fn create_with_objective(ctx: &Ctx, root: &Path, objective: &str) -> Result<(Store, bool)> {
+    let dir = root.join(STORE_DIR);
+    if std::fs::symlink_metadata(&dir).is_ok() {
+        return Store::create(root);
+    }
+    let staging = tempfile::Builder::new()
+        .prefix(STAGING_PREFIX)
+        .tempdir_in(root)
+        .with_context(|| format!("failed to create a directory in `{}`", root.display()))?;
+    let (staged, _) = Store::create(staging.path())?;
+    let staged = staged.with_snapshot_every(ctx.snapshot_every);
+    write_objective(ctx, &staged, objective, 0)?;
+    // Derived data and the lock stay behind: they name the temporary directory.
+    let _ = std::fs::remove_dir_all(staged.cache_dir());
+    let _ = std::fs::remove_file(staged.dir().join("lock"));
+    match std::fs::rename(staged.dir(), &dir) {
+        Ok(()) => {
+            fs::sync_dir(root)?;
+            let (store, _) = Store::create(root)?;
+            Ok((store, true))
+        }
+        Err(_) if std::fs::symlink_metadata(&dir).is_ok() => Store::create(root),
+        Err(err) => Err(err).with_context(|| format!("failed to create `{}`", dir.display())),
+    }
+}
+
+/// Writes `objective` as the store's objective, expecting revision `expected`; answers the
+/// new revision.
+fn write_objective(ctx: &Ctx, store: &Store, objective: &str, expected: u64) -> Result<u64> {
+    let patch = Patch {
+        objective: Some(objective.to_owned()),
+        ..Patch::default()
+    };
+    let write = PatchWrite {
+        source: Source::Init,
+        changed_fields: patch.changed_fields(),
+        patch,
+        expected_revision: Some(expected),
+        turn_id: None,
+        allow_missing_paths: false,
+    };
+    Ok(commit_patch(ctx, store, write)?.committed.revision)
 }
 
 /// Where the store goes for a command run in `cwd`: the top of the git work tree, or `cwd`

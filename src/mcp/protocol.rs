@@ -21,6 +21,58 @@ use crate::mcp::tools;
 /// The protocol revisions this server speaks, oldest first.
 pub const REVISIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 
+/// The longest message (one line) the server reads: what stdin takes for a patch.
+pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
+
+/// How a line was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Line {
+    /// All of it is in the buffer.
+    Whole,
+    /// It was longer than the limit; the buffer is empty and the line was read past.
+    TooLong,
+}
+
+/// Reads the next line of `input` into `line` (its end of line included), keeping at most
+/// `limit` bytes of it: a longer line is consumed to its end without being kept. `None` at the
+/// end of the input.
+fn read_line(
+    input: &mut impl BufRead,
+    line: &mut Vec<u8>,
+    limit: usize,
+) -> std::io::Result<Option<Line>> {
+    line.clear();
+    let mut read_any = false;
+    let mut kept = Line::Whole;
+    loop {
+        let buffer = match input.fill_buf() {
+            Ok(buffer) => buffer,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        };
+        if buffer.is_empty() {
+            return Ok(read_any.then_some(kept));
+        }
+        read_any = true;
+        let (taken, ended) = match memchr::memchr(b'\n', buffer) {
+            Some(end) => (end + 1, true),
+            None => (buffer.len(), false),
+        };
+        if kept == Line::Whole {
+            if line.len() + taken > limit {
+                kept = Line::TooLong;
+                *line = Vec::new();
+            } else {
+                line.extend_from_slice(&buffer[..taken]);
+            }
+        }
+        input.consume(taken);
+        if ended {
+            return Ok(Some(kept));
+        }
+    }
+}
+
 /// JSON-RPC error codes.
 pub mod code {
     /// The line is not JSON.
@@ -90,18 +142,28 @@ impl<'a> Server<'a> {
         }
     }
 
-    /// Serves `input` until it ends, writing every answer to `output` as one line.
+    /// Serves `input` until it ends, writing every answer to `output` as one line. A line
+    /// longer than [`MAX_LINE_BYTES`] is not kept: it is read past and answered with a parse
+    /// error.
     pub fn serve(&mut self, mut input: impl BufRead, mut output: impl Write) -> Result<()> {
         let mut line = Vec::new();
         loop {
-            line.clear();
-            if input.read_until(b'\n', &mut line)? == 0 {
-                return Ok(());
-            }
-            if line.iter().all(u8::is_ascii_whitespace) {
-                continue;
-            }
-            if let Some(answer) = self.answer_line(&line) {
+            let answer = match read_line(&mut input, &mut line, MAX_LINE_BYTES)? {
+                None => return Ok(()),
+                Some(Line::TooLong) => Some(error_response(
+                    Value::Null,
+                    &RpcError::new(
+                        code::PARSE_ERROR,
+                        format!(
+                            "the message is longer than {} MiB; it was not read",
+                            MAX_LINE_BYTES / (1024 * 1024)
+                        ),
+                    ),
+                )),
+                Some(Line::Whole) if line.iter().all(u8::is_ascii_whitespace) => continue,
+                Some(Line::Whole) => self.answer_line(&line),
+            };
+            if let Some(answer) = answer {
                 writeln!(output, "{answer}")?;
                 output.flush()?;
             }
@@ -264,6 +326,51 @@ mod tests {
 
     fn error_code(answer: &Value) -> i64 {
         answer["error"]["code"].as_i64().expect("an error")
+    }
+
+    #[test]
+    fn long_lines_are_read_past_not_kept() {
+        let text = format!("short\n{}\nlast", "x".repeat(100));
+        // A small buffer: lines arrive in many pieces.
+        let mut input = std::io::BufReader::with_capacity(7, text.as_bytes());
+        let mut line = Vec::new();
+        let mut read = Vec::new();
+        while let Some(kind) = read_line(&mut input, &mut line, 50).expect("read") {
+            read.push((kind, String::from_utf8(line.clone()).expect("utf-8")));
+            assert!(line.capacity() <= 64, "kept more than the limit");
+        }
+        assert_eq!(
+            read,
+            [
+                (Line::Whole, "short\n".to_owned()),
+                (Line::TooLong, String::new()),
+                (Line::Whole, "last".to_owned()),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_line_too_long_is_a_parse_error_and_the_session_goes_on() {
+        let ping = r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
+        let input = format!("{}\n{ping}\n", "x".repeat(MAX_LINE_BYTES + 1));
+        let mut output = Vec::new();
+        Server::new(&test_ctx())
+            .serve(input.as_bytes(), &mut output)
+            .expect("serve");
+        let answers: Vec<Value> = String::from_utf8(output)
+            .expect("utf-8")
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("json"))
+            .collect();
+        assert_eq!(answers.len(), 2, "{answers:?}");
+        assert_eq!(error_code(&answers[0]), code::PARSE_ERROR);
+        assert!(
+            answers[0]["error"]["message"]
+                .as_str()
+                .unwrap()
+                .contains("64 MiB")
+        );
+        assert_eq!(answers[1]["id"], 7);
     }
 
     #[test]

@@ -22,11 +22,13 @@ use serde_json::json;
 use crate::cli::Cli;
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::cli::is_flag_name;
 use crate::cli::report_failure;
 use crate::mcp::Tool;
 use crate::mcp::protocol::Revision;
 use crate::mcp::protocol::RpcError;
 use crate::mcp::protocol::code;
+use crate::policy::secrets::conceal_values;
 use crate::state::patch::json_type_name;
 use crate::ui::Ui;
 
@@ -188,7 +190,7 @@ pub fn call(ctx: &Ctx, params: &Map<String, Value>, revision: Revision) -> Resul
         .and_then(|matches| Cli::from_arg_matches(&matches));
     let cli = match parsed {
         Ok(cli) => cli,
-        Err(err) => return Ok(tool_error(&clap_message(&command, &err))),
+        Err(err) => return Ok(tool_error(&clap_message(&command, &err, &argv))),
     };
     let stdin = arguments
         .get(INPUT)
@@ -317,9 +319,11 @@ fn check_value(key: &str, schema: &Value, value: &Value) -> Result<(), String> {
         && !choices.iter().any(|choice| choice == text)
     {
         let names: Vec<&str> = choices.iter().filter_map(Value::as_str).collect();
+        // The value is not repeated: it may be a secret given in the wrong place.
         return Err(format!(
-            "argument `{key}` must be one of {}, not `{text}`",
-            names.join(", ")
+            "argument `{key}` must be one of {} (a string of {} characters was given)",
+            names.join(", "),
+            text.chars().count()
         ));
     }
     Ok(())
@@ -376,8 +380,9 @@ fn scalar(value: &Value) -> String {
     }
 }
 
-/// A clap error about a tool call, with every flag replaced by the argument's name.
-fn clap_message(command: &clap::Command, err: &clap::Error) -> String {
+/// A clap error about a tool call, with every flag replaced by the argument's name, and
+/// nothing of the values given (`argv`) repeated.
+fn clap_message(command: &clap::Command, err: &clap::Error, argv: &[String]) -> String {
     use clap::error::ContextKind;
     use clap::error::ContextValue;
     use clap::error::ErrorKind;
@@ -390,10 +395,6 @@ fn clap_message(command: &clap::Command, err: &clap::Error) -> String {
             _ => Vec::new(),
         };
         shown.join(", ")
-    };
-    let value = || match err.get(ContextKind::InvalidValue) {
-        Some(ContextValue::String(value)) => value.clone(),
-        _ => String::new(),
     };
     let tool = command.get_name();
     match err.kind() {
@@ -409,22 +410,24 @@ fn clap_message(command: &clap::Command, err: &clap::Error) -> String {
             names(ContextKind::PriorArg)
         ),
         ErrorKind::InvalidValue => format!(
-            "`{tool}`: `{}` is not a valid value for {}",
-            value(),
+            "`{tool}`: the value given is not valid for {}",
             names(ContextKind::InvalidArg)
         ),
         ErrorKind::ValueValidation => {
             let reason = std::error::Error::source(err)
                 .map(|source| format!(": {source}"))
                 .unwrap_or_default();
-            format!(
-                "`{tool}`: `{}` is not a valid value for {}{reason}",
-                value(),
-                names(ContextKind::InvalidArg)
+            without_values(
+                &format!(
+                    "`{tool}`: the value given is not valid for {}{reason}",
+                    names(ContextKind::InvalidArg)
+                ),
+                tool,
+                argv,
             )
         }
         _ => {
-            let rendered = err.render().to_string();
+            let rendered = without_values(&err.render().to_string(), tool, argv);
             let first = rendered
                 .lines()
                 .next()
@@ -433,6 +436,14 @@ fn clap_message(command: &clap::Command, err: &clap::Error) -> String {
             renamed_flags(command, first)
         }
     }
+}
+
+/// `text` without the values of `argv` (the command line a call to `tool` became): only the
+/// names of flags and of the tool are repeated.
+fn without_values(text: &str, tool: &str, argv: &[String]) -> String {
+    conceal_values(text, argv.iter().map(String::as_str), |arg| {
+        is_flag_name(arg) || [tool, "epiphany", "--"].contains(&arg)
+    })
 }
 
 /// The argument's name for clap's display of it (`--used <N>`, `<QUERY>`, `--check`).
@@ -600,11 +611,12 @@ mod tests {
         );
         let wrong = check("pressure", json!({"used": "three"}));
         assert_eq!(wrong, "argument `used` must be an integer, not a string");
-        let choice = check("retrieve", json!({"query": "q", "mode": "fuzzy"}));
+        let choice = check("retrieve", json!({"query": "q", "mode": "fuzzy-hunter2"}));
         assert!(
             choice.starts_with("argument `mode` must be one of"),
             "{choice}"
         );
+        assert!(!choice.contains("hunter2"), "{choice}");
         let item = check("context", json!({"nodes": ["n", 1]}));
         assert_eq!(item, "argument `nodes` must be a string, not a number");
     }
@@ -616,9 +628,18 @@ mod tests {
             .try_get_matches_from(["epiphany", "--json", "pressure"])
             .expect_err("missing --used");
         assert_eq!(
-            clap_message(&command, &err),
+            clap_message(&command, &err, &[]),
             "`pressure` needs the argument `used`"
         );
+        let token = "ghp_1234567890abcdefghijklmnopqrstuvwxyzAB";
+        let argv =
+            ["epiphany", "--json", "pressure", &format!("--used={token}")].map(str::to_owned);
+        let err = Cli::command()
+            .try_get_matches_from(&argv)
+            .expect_err("not a number");
+        let message = clap_message(&command, &err, &argv);
+        assert!(message.contains("`used`"), "{message}");
+        assert!(!message.contains("ghp_"), "{message}");
         assert_eq!(
             renamed_flags(&command, "a value is required for '--used <N>'"),
             "a value is required for '`used`'"

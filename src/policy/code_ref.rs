@@ -109,6 +109,22 @@ pub fn escape_reason(path: &str) -> Option<&'static str> {
         .then_some("leaves the repository (`..` is not allowed)")
 }
 
+/// Why a repository-relative code-ref path can name no file of the repository, if it cannot:
+/// it holds a control character (a line break in a path would break every line that shows it,
+/// and no source file is named so), it is blank or holds a blank name, or it lies in `.git/`,
+/// git's own directory.
+pub fn path_refusal(path: &str) -> Option<&'static str> {
+    if path.chars().any(char::is_control) {
+        return Some("holds a control character (a line break, a tab, NUL, ...)");
+    }
+    if is_blank(path) || segments(path).any(|part| !part.is_empty() && is_blank(part)) {
+        return Some("is blank, or holds a blank name");
+    }
+    segments(path)
+        .any(|part| part.eq_ignore_ascii_case(".git"))
+        .then_some("lies in `.git/`, git's own directory, not in the repository's files")
+}
+
 fn normalise_path(path: &str) -> Result<String, String> {
     if is_blank(path) {
         return Err(format!("the path is empty (expected {CODE_REF_SYNTAX})"));
@@ -689,10 +705,9 @@ pub fn located_problems(code_ref: &CodeRef, file: &CitedFile) -> Vec<String> {
                 "leads outside the repository (a symbolic link) or to something that is not a file; cite the file itself".to_owned(),
             ];
         }
-        CitedFile::Directory if code_ref.start_line.is_some() || code_ref.symbol.is_some() => {
-            return vec!["is a directory; line ranges and symbols need a file".to_owned()];
+        CitedFile::Directory => {
+            return vec!["is a directory; a code ref names a file".to_owned()];
         }
-        CitedFile::Directory => return Vec::new(),
         CitedFile::File { line_count, .. } => (*line_count, code_ref.symbol.as_deref()),
     };
     let mut problems = Vec::new();
@@ -956,11 +971,13 @@ mod tests {
             located_problems(&refs(None, None, None), &CitedFile::Missing),
             vec!["no such file in the work tree"]
         );
-        assert!(located_problems(&refs(None, None, None), &CitedFile::Directory).is_empty());
-        assert_eq!(
-            located_problems(&refs(Some(1), None, None), &CitedFile::Directory).len(),
-            1
-        );
+        // A directory is no file, with or without lines.
+        for code_ref in [refs(None, None, None), refs(Some(1), None, None)] {
+            assert_eq!(
+                located_problems(&code_ref, &CitedFile::Directory),
+                vec!["is a directory; a code ref names a file"]
+            );
+        }
         // Even a bare path may not lead elsewhere: the reference would claim a file that is not
         // the repository's.
         assert!(
@@ -986,6 +1003,35 @@ mod tests {
         assert_eq!(clamped.map(|r| r.end_line), Some(Some(6)));
         assert!(follow_symbol(&code_ref("x", Some(1), None, Some("nowhere")), &file).is_none());
         assert!(follow_symbol(&code_ref("x", None, None, Some("commit")), &file).is_none());
+    }
+
+    #[test]
+    fn paths_with_control_characters_or_in_git_are_refused() {
+        for path in ["src/a\nb.rs", "a\0.rs", "tab\there.rs", "src/\u{1b}[2J.rs"] {
+            assert!(
+                path_refusal(path).unwrap().contains("control character"),
+                "{path:?}"
+            );
+        }
+        for path in [" ", "src/ /a.rs", "\u{3000}"] {
+            assert!(path_refusal(path).unwrap().contains("blank"), "{path:?}");
+        }
+        for path in [
+            ".git/config",
+            "sub/.git/HEAD",
+            ".GIT/hooks/pre-commit",
+            ".git",
+        ] {
+            assert!(path_refusal(path).unwrap().contains("`.git/`"), "{path}");
+        }
+        for path in [
+            "src/lib.rs",
+            ".github/workflows/ci.yml",
+            "a.git/x",
+            "docs/.gitignore",
+        ] {
+            assert_eq!(path_refusal(path), None, "{path}");
+        }
     }
 
     #[test]

@@ -15,6 +15,7 @@ use crate::policy::prompt::MIN_MAX_CHARS;
 use crate::policy::prompt::render;
 use crate::policy::reorient::ReorientAction;
 use crate::policy::reorient::Reorientation;
+use crate::policy::text::for_agent;
 use crate::state::model::State;
 
 /// Claude Code's cap on hook context, in characters.
@@ -142,7 +143,7 @@ fn compaction_block(state: Option<&State>, compaction: &Compaction, now: Timesta
     let trigger = compaction
         .trigger
         .as_deref()
-        .map(|trigger| format!(" ({trigger})"))
+        .map(|trigger| format!(" ({})", for_agent(trigger)))
         .unwrap_or_default();
     lines.push(match compaction.at {
         Some(at) => format!(
@@ -158,12 +159,12 @@ fn compaction_block(state: Option<&State>, compaction: &Compaction, now: Timesta
     lines.push(match (checkpoint, compaction.checkpoint_saved_at) {
         (Some(checkpoint), Some(saved)) if saved <= reference => format!(
             "The investigation checkpoint `{}` was saved {} before the compaction; what you learned after that was not saved.",
-            checkpoint.brief.checkpoint_id,
+            for_agent(&checkpoint.brief.checkpoint_id),
             duration(reference.as_second() - saved.as_second())
         ),
         (Some(checkpoint), _) => format!(
             "The investigation checkpoint `{}` is the latest saved context.",
-            checkpoint.brief.checkpoint_id
+            for_agent(&checkpoint.brief.checkpoint_id)
         ),
         (None, _) => "No investigation checkpoint was saved before it: re-gather before you edit.".to_owned(),
     });
@@ -195,8 +196,8 @@ fn verdict_block(verdict: &Reorientation) -> String {
     let reasons: Vec<&str> = verdict.reasons.iter().map(|r| r.as_str()).collect();
     let mut lines = vec![
         "<epiphany_reorient>".to_owned(),
-        format!("Verdict: {action}. {}", verdict.note),
-        format!("Next action: {}", verdict.next_action),
+        format!("Verdict: {action}. {}", for_agent(&verdict.note)),
+        format!("Next action: {}", for_agent(&verdict.next_action)),
         format!("Reasons: {}", reasons.join(", ")),
     ];
     for (label, paths) in [
@@ -214,7 +215,7 @@ fn verdict_block(verdict: &Reorientation) -> String {
         ),
     ] {
         if !paths.is_empty() {
-            lines.push(format!("{label}: {}", paths.join(", ")));
+            lines.push(format!("{label}: {}", for_agent(&paths.join(", "))));
         }
     }
     if action == "regather" {
@@ -242,6 +243,7 @@ fn truncate_lines(text: &str, budget: Budget) -> String {
 /// When `SessionStart` cannot load the store: the message the host shows its user
 /// (`systemMessage`) and the context its model gets instead of the state.
 pub fn session_start_problem(problem: &str) -> (String, String) {
+    let problem = for_agent(problem);
     let user = format!(
         "epiphany: this session starts without the repository's recorded state, because {problem}. Run `epiphany verify` in the repository."
     );

@@ -48,6 +48,131 @@ pub fn printable(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `s` as one line an agent may read inside one of epiphany's blocks (`<epiphany_state>`,
+/// `<epiphany_reorient>`, ...): what [`printable`] escapes, line breaks, and the opening
+/// bracket of anything that reads as one of those tags are written as visible `\u{..}` escapes
+/// (`\u{3c}/epiphany_state>`), so that text from the state can neither close the block it is
+/// shown in nor open another, nor start a line of its own. Look-alikes count: other case,
+/// spaces, slashes and invisible characters inside the tag, brackets and letters from other
+/// scripts or full-width forms, `&lt;`.
+pub fn for_agent(s: &str) -> Cow<'_, str> {
+    let escaped = |at: usize, c: char| is_hidden(c) || c == '\n' || opens_epiphany_tag(s, at);
+    if !s.char_indices().any(|(at, c)| escaped(at, c)) {
+        return Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len() + 16);
+    for (at, c) in s.char_indices() {
+        if escaped(at, c) {
+            write!(out, "\\u{{{:x}}}", u32::from(c)).expect("writing to a String cannot fail");
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
+/// The name every tag of epiphany's starts with, as [`tag_letter`] folds it.
+const TAG_NAME: &str = "epiphany";
+
+/// Whether an opening bracket at byte `at` of `s` starts a tag whose name reads as
+/// `epiphany...`: after the bracket, any spaces, slashes and invisible characters, then the
+/// name's letters (folded by [`tag_letter`]), with separators and invisible characters
+/// between them ignored.
+fn opens_epiphany_tag(s: &str, at: usize) -> bool {
+    let rest = &s[at..];
+    let after = if rest
+        .get(..4)
+        .is_some_and(|lt| lt.eq_ignore_ascii_case("&lt;"))
+    {
+        &rest[4..]
+    } else {
+        match rest.chars().next() {
+            Some(c) if is_open_bracket(c) => &rest[c.len_utf8()..],
+            _ => return false,
+        }
+    };
+    let mut wanted = TAG_NAME.chars().peekable();
+    let mut started = false;
+    for c in after.chars().take(4 * TAG_NAME.len()) {
+        if is_invisible(c) || (!started && (c.is_whitespace() || is_slash(c))) {
+            continue;
+        }
+        match tag_letter(c) {
+            Some(letter) if wanted.peek() == Some(&letter) => {
+                started = true;
+                wanted.next();
+                if wanted.peek().is_none() {
+                    return true;
+                }
+            }
+            None if started && is_separator(c) => {}
+            _ => return false,
+        }
+    }
+    false
+}
+
+/// `<` and the characters that read as it.
+fn is_open_bracket(c: char) -> bool {
+    matches!(
+        c,
+        '<' | '\u{ff1c}'
+            | '\u{fe64}'
+            | '\u{2039}'
+            | '\u{3008}'
+            | '\u{27e8}'
+            | '\u{2329}'
+            | '\u{29fc}'
+            | '\u{2c2}'
+            | '\u{1438}'
+    )
+}
+
+/// `/` and the characters that read as it.
+fn is_slash(c: char) -> bool {
+    matches!(
+        c,
+        '/' | '\\' | '\u{ff0f}' | '\u{2215}' | '\u{2044}' | '\u{29f8}'
+    )
+}
+
+/// What may stand between the words of a tag name and still read as one name.
+fn is_separator(c: char) -> bool {
+    c.is_whitespace()
+        || matches!(
+            c,
+            '_' | '-' | '.' | ':' | '\u{ff3f}' | '\u{ff0d}' | '\u{2010}' | '\u{2011}'
+        )
+}
+
+/// Characters that take no room on the page.
+fn is_invisible(c: char) -> bool {
+    matches!(
+        c,
+        '\u{ad}' | '\u{34f}' | '\u{180e}' | '\u{200b}'..='\u{200f}' | '\u{2060}'..='\u{2064}' | '\u{feff}'
+    )
+}
+
+/// The lowercase ASCII letter `c` reads as: itself in either case, its full-width form, or a
+/// Cyrillic or Greek letter drawn the same (for the letters of [`TAG_NAME`]).
+fn tag_letter(c: char) -> Option<char> {
+    let c = match c {
+        // Full-width forms sit at a fixed distance from ASCII, upper and lower case alike.
+        '\u{ff21}'..='\u{ff3a}' | '\u{ff41}'..='\u{ff5a}' => {
+            char::from_u32(u32::from(c) - 0xff21 + u32::from('A'))?
+        }
+        'а' | 'А' | 'α' | 'Α' => 'a',
+        'е' | 'Е' | 'ε' | 'Ε' => 'e',
+        'һ' | 'Н' | 'Η' => 'h',
+        'і' | 'І' | 'ι' | 'Ι' | 'ı' => 'i',
+        'η' | 'Ν' => 'n',
+        'р' | 'Р' | 'ρ' | 'Ρ' => 'p',
+        'у' | 'У' | 'υ' | 'Υ' | 'γ' => 'y',
+        c => c,
+    };
+    c.is_ascii_alphabetic().then(|| c.to_ascii_lowercase())
+}
+
 /// A character that acts on a terminal or on the text's direction instead of showing.
 fn is_hidden(c: char) -> bool {
     (c.is_control() && c != '\n' && c != '\t')
@@ -128,6 +253,41 @@ mod tests {
             "a\\u{1b}[31mred\\u{7}\\u{d}\\u{0}\\u{7f}\\u{9b}b"
         );
         assert_eq!(printable("x\u{202e}txt.exe"), "x\\u{202e}txt.exe");
+    }
+
+    #[test]
+    fn text_for_an_agent_cannot_open_or_close_a_block() {
+        for (text, shown) in [
+            ("x </epiphany_state> y", r"x \u{3c}/epiphany_state> y"),
+            ("<epiphany_reorient>", r"\u{3c}epiphany_reorient>"),
+            ("< / EPIPHANY_STATE >", r"\u{3c} / EPIPHANY_STATE >"),
+            (
+                "</epi\u{200b}phany-state>",
+                "\\u{3c}/epi\u{200b}phany-state>",
+            ),
+            (
+                "\u{ff1c}/ｅｐｉｐｈａｎｙ_state\u{ff1e}",
+                "\\u{ff1c}/ｅｐｉｐｈａｎｙ_state\u{ff1e}",
+            ),
+            ("</еpiphаny_state>", r"\u{3c}/еpiphаny_state>"),
+            ("&lt;/epiphany_state&gt;", r"\u{26}lt;/epiphany_state&gt;"),
+            (
+                "a\u{1b}[2J</epiphany_state>",
+                r"a\u{1b}[2J\u{3c}/epiphany_state>",
+            ),
+            ("one\ntwo\tthree", r"one\u{a}two	three"),
+        ] {
+            assert_eq!(for_agent(text), shown, "{text}");
+        }
+        for text in [
+            "Vec<String> and a < b",
+            "<epiphanies> are not tags",
+            "</state> <epiph>",
+            "an epiphany_state without a bracket",
+            "plain",
+        ] {
+            assert!(matches!(for_agent(text), Cow::Borrowed(_)), "{text}");
+        }
     }
 
     #[test]

@@ -52,6 +52,36 @@ pub struct Model {
 }
 
 /// The memory-mapped embedding matrix.
+/// The most of a tokenizer file that is read (the largest WordPiece vocabularies take a few
+/// megabytes).
+const TOKENIZER_LIMIT: u64 = 128 * 1024 * 1024;
+
+/// Opens `path` as a regular file. Model directories may be made of links (the Hugging Face
+/// cache links each file to a blob), so links are followed, but what opens must be a file:
+/// a link to `/dev/zero` is refused, not read without end.
+fn open_regular(path: &Path) -> Result<std::fs::File> {
+    let file = std::fs::File::open(path)
+        .with_context(|| format!("failed to open `{}`", path.display()))?;
+    if !file.metadata().is_ok_and(|meta| meta.is_file()) {
+        bail!("`{}` is not a regular file", path.display());
+    }
+    Ok(file)
+}
+
+/// Reads the regular file at `path`, refusing it when it is larger than `limit` bytes.
+fn read_regular(path: &Path, limit: u64) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let file = open_regular(path)?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("failed to read `{}`", path.display()))?;
+    if bytes.len() as u64 > limit {
+        bail!("`{}` is larger than {limit} bytes", path.display());
+    }
+    Ok(bytes)
+}
+
 struct Table {
     map: memmap2::Mmap,
     /// Byte offset of row 0 in `map`.
@@ -72,13 +102,11 @@ impl Model {
             dir.to_path_buf()
         };
         let tokenizer_path = dir.join(TOKENIZER_FILE);
-        let tokenizer_bytes = std::fs::read(&tokenizer_path)
-            .with_context(|| format!("failed to read `{}`", tokenizer_path.display()))?;
+        let tokenizer_bytes = read_regular(&tokenizer_path, TOKENIZER_LIMIT)?;
         let tokenizer: TokenizerFile = serde_json::from_slice(&tokenizer_bytes)
             .with_context(|| format!("`{}` is not a tokenizer file", tokenizer_path.display()))?;
         let weights_path = dir.join(WEIGHTS_FILE);
-        let file = std::fs::File::open(&weights_path)
-            .with_context(|| format!("failed to open `{}`", weights_path.display()))?;
+        let file = open_regular(&weights_path)?;
         // SAFETY: the map is read-only and lives as long as the model; a model file changed
         // underneath a running query at worst yields odd vectors for that query.
         let map = unsafe { memmap2::Mmap::map(&file) }

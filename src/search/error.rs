@@ -9,6 +9,21 @@ pub enum SearchError {
     /// The query is blank.
     #[error("query must not be empty")]
     EmptyQuery,
+    /// A query longer than a search takes ([`crate::search::retrieve::MAX_QUERY_WORDS`],
+    /// [`crate::search::retrieve::MAX_QUERY_BYTES`]).
+    #[error(
+        "the query is too long: {words} words in {bytes} bytes, where a search takes at most {max_words} words in {max_bytes} bytes"
+    )]
+    QueryTooLong {
+        /// Its words (runs of non-blank characters).
+        words: usize,
+        /// Its length in bytes, trimmed.
+        bytes: usize,
+        /// The most words taken.
+        max_words: usize,
+        /// The most bytes taken.
+        max_bytes: usize,
+    },
     /// A result limit of zero.
     #[error("`--limit` must be greater than zero")]
     ZeroLimit,

@@ -63,6 +63,7 @@ use crate::search::manifest::SemanticIndex;
 use crate::search::symbols;
 use crate::search::tokenize;
 use crate::search::vectors;
+use crate::state::error::StoreError;
 use crate::state::fs;
 use crate::state::fs::LockMode;
 use crate::state::walk::FileStat;
@@ -129,26 +130,43 @@ fn with_analyzer(index: Index) -> Index {
 /// Where the persistent index lives inside the store's cache directory.
 #[derive(Debug, Clone)]
 pub struct Layout {
+    /// The store directory holding the cache: nothing below it is read through a link.
+    store_dir: PathBuf,
     dir: PathBuf,
 }
 
 /// The file naming the published generation.
 const CURRENT: &str = "CURRENT";
+/// The most of `CURRENT` that is read: one number.
+const CURRENT_LIMIT: u64 = 64;
 /// Generation directories are `gen-<N>`.
 const GENERATION_PREFIX: &str = "gen-";
+/// The most of a manifest that is read (256 MiB: about a million and a half files).
+pub const MANIFEST_LIMIT: u64 = 256 * 1024 * 1024;
+/// The largest `meta.json` or `.managed.json` tantivy is let read, whole, from a generation:
+/// they list segments and files, a few kilobytes.
+const TANTIVY_JSON_LIMIT: u64 = 16 * 1024 * 1024;
+/// The files of tantivy's that it reads whole.
+const TANTIVY_JSON_FILES: [&str; 2] = ["meta.json", ".managed.json"];
 
 impl Layout {
-    /// The layout under a store's cache directory.
+    /// The layout under a store's cache directory (`.epiphany/cache`).
     pub fn new(cache_dir: &Path) -> Layout {
         Layout {
+            store_dir: cache_dir.parent().unwrap_or(cache_dir).to_path_buf(),
             dir: cache_dir.join("retrieval"),
         }
     }
 
-    /// The published generation, when there is one.
-    pub fn current(&self) -> Option<u64> {
-        let text = std::fs::read_to_string(self.dir.join(CURRENT)).ok()?;
-        text.trim().parse().ok()
+    /// The published generation, when there is one; an error says why `CURRENT` is not read.
+    pub fn current(&self) -> Result<Option<u64>> {
+        let Some(bytes) = fs::read_below(&self.store_dir, &self.dir.join(CURRENT), CURRENT_LIMIT)?
+        else {
+            return Ok(None);
+        };
+        Ok(std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(|text| text.trim().parse().ok()))
     }
 
     /// The directory of generation `generation`.
@@ -245,7 +263,15 @@ pub enum Opened {
 /// configuration and commit agree. When a build publishes a newer generation while this
 /// opens the old one and the old one fails, it opens the newer one.
 pub fn open(layout: &Layout) -> Opened {
-    let mut current = layout.current();
+    let mut current = match layout.current() {
+        Ok(current) => current,
+        Err(err) => {
+            return Opened::Unusable {
+                reason: format!("{err:#}"),
+                manifest: None,
+            };
+        }
+    };
     loop {
         let Some(generation) = current else {
             return Opened::Missing;
@@ -255,13 +281,65 @@ pub fn open(layout: &Layout) -> Opened {
             return opened;
         }
         match layout.current() {
-            Some(newer) if newer > generation => current = Some(newer),
+            Ok(Some(newer)) if newer > generation => current = Some(newer),
             _ => return opened,
         }
     }
 }
 
+/// Checks that generation `generation` is entirely the tool's own before anything in it is
+/// opened: every directory from the store down to its index a directory itself, every entry a
+/// regular file (the index directory aside), and the files tantivy reads whole small. A cache
+/// can be committed like anything else, links included, and tantivy follows them: it creates
+/// `.tantivy-meta.lock` wherever that name leads at every read, and reads `meta.json` and
+/// `.managed.json` to their end.
+fn check_generation(layout: &Layout, generation: u64) -> Result<(), String> {
+    let index_dir = layout.index_dir(generation);
+    match fs::dirs_below(&layout.store_dir, &index_dir) {
+        Ok(true) => {}
+        Ok(false) => return Err(format!("generation {generation} has no index")),
+        Err(err) => return Err(format!("{err:#}")),
+    }
+    for dir in [layout.generation_dir(generation), index_dir] {
+        let entries = std::fs::read_dir(&dir)
+            .map_err(|err| format!("cannot read `{}`: {err}", dir.display()))?;
+        for entry in entries {
+            let entry = entry.map_err(|err| format!("cannot read `{}`: {err}", dir.display()))?;
+            let path = entry.path();
+            let meta = std::fs::symlink_metadata(&path)
+                .map_err(|err| format!("cannot read `{}`: {err}", path.display()))?;
+            let name = entry.file_name();
+            let problem = if meta.file_type().is_symlink() {
+                Some(StoreError::Link { path })
+            } else if meta.is_dir() && name == "index" {
+                None
+            } else if !meta.is_file() {
+                Some(StoreError::NotAFile { path })
+            } else if TANTIVY_JSON_FILES.iter().any(|file| name == *file)
+                && meta.len() > TANTIVY_JSON_LIMIT
+            {
+                Some(StoreError::TooLarge {
+                    path,
+                    limit: TANTIVY_JSON_LIMIT,
+                })
+            } else {
+                None
+            };
+            if let Some(problem) = problem {
+                return Err(problem.to_string());
+            }
+        }
+    }
+    Ok(())
+}
+
 fn open_generation(layout: &Layout, generation: u64) -> Opened {
+    if let Err(reason) = check_generation(layout, generation) {
+        return Opened::Unusable {
+            reason,
+            manifest: None,
+        };
+    }
     let manifest = match Manifest::load(&layout.manifest_path(generation)) {
         Loaded::Missing => {
             return Opened::Unusable {
@@ -382,7 +460,15 @@ fn resolve_model(
             let Some(semantic) = recorded else {
                 return Ok((None, None));
             };
-            match Model::load(Path::new(&semantic.model)) {
+            // Builds record the model by its absolute path; a relative one came from elsewhere
+            // (a committed cache) and would name something inside the repository.
+            let recorded_model = Path::new(&semantic.model);
+            let loaded = if recorded_model.is_absolute() {
+                Model::load(recorded_model)
+            } else {
+                Err(anyhow::anyhow!("it is not an absolute path"))
+            };
+            match loaded {
                 Ok(model) => Ok((Some(model), None)),
                 Err(err) => Ok((
                     None,
@@ -471,7 +557,7 @@ pub fn build(
     let generation = layout
         .generations_on_disk()
         .into_iter()
-        .chain(layout.current())
+        .chain(layout.current().ok().flatten())
         .max()
         .unwrap_or(0)
         + 1;

@@ -11,6 +11,7 @@
 //! reads work-tree files only to stat and hash them.
 
 use std::collections::HashMap;
+use std::io::ErrorKind;
 use std::io::Read;
 use std::path::Path;
 
@@ -20,6 +21,7 @@ use serde::Serialize;
 use sha2::Digest;
 use sha2::Sha256;
 
+use crate::search::index::MANIFEST_LIMIT;
 use crate::state::fs;
 use crate::state::walk;
 use crate::state::walk::DirStat;
@@ -115,9 +117,9 @@ impl Manifest {
     /// Reads the manifest at `path`.
     pub fn load(path: &Path) -> Loaded {
         let (bytes, written) = match read_with_time(path) {
-            Ok(read) => read,
-            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Loaded::Missing,
-            Err(err) => return Loaded::Unusable(format!("cannot read the manifest: {err}")),
+            Ok(Some(read)) => read,
+            Ok(None) => return Loaded::Missing,
+            Err(err) => return Loaded::Unusable(format!("cannot read the manifest: {err:#}")),
         };
         match rmp_serde::from_slice::<Manifest>(&bytes) {
             Ok(mut manifest) if manifest.schema_version == SCHEMA_VERSION => {
@@ -154,12 +156,20 @@ impl Manifest {
     }
 }
 
-fn read_with_time(path: &Path) -> std::io::Result<(Vec<u8>, i64)> {
-    let mut file = std::fs::File::open(path)?;
-    let written = walk::modified_nanos(&file.metadata()?);
+/// The manifest's bytes and time (`None` when there is none), read without following a link
+/// and only while it is a regular file of at most [`MANIFEST_LIMIT`] bytes.
+fn read_with_time(path: &Path) -> Result<Option<(Vec<u8>, i64)>> {
+    if std::fs::symlink_metadata(path).is_err_and(|err| err.kind() == ErrorKind::NotFound) {
+        return Ok(None);
+    }
+    let file = fs::open_no_follow_read(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() || meta.len() > MANIFEST_LIMIT {
+        anyhow::bail!("it is not a regular file of at most {MANIFEST_LIMIT} bytes");
+    }
     let mut bytes = Vec::new();
-    file.read_to_end(&mut bytes)?;
-    Ok((bytes, written))
+    file.take(MANIFEST_LIMIT).read_to_end(&mut bytes)?;
+    Ok(Some((bytes, walk::modified_nanos(&meta))))
 }
 
 /// The listing of the work tree rebuilt from the manifest, when no directory has changed
@@ -377,8 +387,10 @@ mod tests {
     /// Sets the time of every file and directory under `root` to 2001.
     fn age(root: &Path) {
         let past = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000_000);
-        for entry in walk::builder(root).build().flatten() {
-            std::fs::File::open(entry.path())
+        let listing = walk::list(root);
+        let files = listing.files.iter().map(|file| &file.path);
+        for path in files.chain(listing.dirs.iter().map(|dir| &dir.path)) {
+            std::fs::File::open(root.join(path))
                 .and_then(|file| file.set_modified(past))
                 .expect("set time");
         }

@@ -49,6 +49,11 @@ use crate::state::walk::Listing;
 pub const DEFAULT_LIMIT: usize = 10;
 /// The most results a query returns.
 pub const MAX_LIMIT: usize = 50;
+/// The most words (runs of non-blank characters) a query may hold: searching costs time and
+/// memory for every term, and a question is a few words and identifiers.
+pub const MAX_QUERY_WORDS: usize = 128;
+/// The most bytes a query may hold.
+pub const MAX_QUERY_BYTES: usize = 8 * 1024;
 
 /// Which searches to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,7 +138,8 @@ impl Request {
     }
 
     /// Validates a query (docs/retrieval.md#request-validation): the trimmed query must not be
-    /// empty, a given limit must not be zero and is clamped to 1–50. `prefixes` are already
+    /// empty nor longer than [`MAX_QUERY_WORDS`] words or [`MAX_QUERY_BYTES`] bytes, a given
+    /// limit must not be zero and is clamped to 1–50. `prefixes` are already
     /// normalised ([`exact::normalize_prefixes`]).
     pub fn new(
         query: &str,
@@ -144,6 +150,16 @@ impl Request {
         let query = query.trim();
         if query.is_empty() {
             return Err(SearchError::EmptyQuery.into());
+        }
+        let words = query.split_whitespace().count();
+        if words > MAX_QUERY_WORDS || query.len() > MAX_QUERY_BYTES {
+            return Err(SearchError::QueryTooLong {
+                words,
+                bytes: query.len(),
+                max_words: MAX_QUERY_WORDS,
+                max_bytes: MAX_QUERY_BYTES,
+            }
+            .into());
         }
         if limit == Some(0) {
             return Err(SearchError::ZeroLimit.into());
@@ -818,6 +834,15 @@ mod tests {
         assert_eq!(empty.to_string(), "query must not be empty");
         let zero = Request::new("walk", Some(0), vec![], Mode::Hybrid).expect_err("zero");
         assert!(zero.to_string().contains("greater than zero"));
+        let most = vec!["word"; MAX_QUERY_WORDS].join(" ");
+        assert!(Request::new(&most, None, vec![], Mode::Hybrid).is_ok());
+        for long in [format!("{most} one"), "x".repeat(MAX_QUERY_BYTES + 1)] {
+            let refused = Request::new(&long, None, vec![], Mode::Hybrid).expect_err("long");
+            assert!(
+                refused.to_string().starts_with("the query is too long"),
+                "{refused}"
+            );
+        }
     }
 
     #[test]

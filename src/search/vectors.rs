@@ -113,8 +113,10 @@ impl Record<'_> {
 impl Vectors {
     /// Opens the vectors at `path`.
     pub fn open(path: &Path) -> Result<Vectors> {
-        let file = std::fs::File::open(path)
-            .with_context(|| format!("failed to open `{}`", path.display()))?;
+        let file = fs::open_no_follow_read(path)?;
+        if !file.metadata().is_ok_and(|meta| meta.is_file()) {
+            bail!("`{}` is not a regular file", path.display());
+        }
         // SAFETY: generations are written once and never modified in place (a new build
         // writes a new generation directory), so the mapped bytes do not change under us.
         let map = unsafe { memmap2::Mmap::map(&file) }

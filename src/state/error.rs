@@ -33,11 +33,26 @@ pub enum StoreError {
         /// The store directory.
         dir: PathBuf,
     },
-    /// A path in the store is a symbolic link, which the store never writes through.
-    #[error("`{}` is a symbolic link; epiphany never writes through links in its store", .path.display())]
+    /// A path epiphany reads or writes (in the store, its cache, or a file it keeps in the work
+    /// tree) is a symbolic link, which it never follows: a committed link could lead anywhere.
+    #[error("`{}` is a symbolic link; epiphany never reads or writes through one", .path.display())]
     Link {
         /// The link.
         path: PathBuf,
+    },
+    /// Something other than a regular file stands where epiphany reads one.
+    #[error("`{}` is not a regular file", .path.display())]
+    NotAFile {
+        /// The path.
+        path: PathBuf,
+    },
+    /// A file is larger than anything epiphany writes there, so it is not read.
+    #[error("`{}` is larger than {} bytes; refusing to read it", .path.display(), .limit)]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The most that is read there.
+        limit: u64,
     },
     /// Another process held the store lock for longer than the wait.
     #[error("another epiphany process held `{}` for more than {millis} ms", .path.display())]

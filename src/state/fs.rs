@@ -3,6 +3,13 @@
 //! Every read and write of the store goes through here so that an error always says which
 //! file failed, and so that snapshot writes are atomic (temporary file, fsync, rename, fsync of
 //! the directory). Writes refuse to go through a symbolic link.
+//!
+//! Whatever is inside a repository may have been committed by someone else, links included
+//! (git checks them out as links). Reads of the files epiphany keeps for itself (its cache,
+//! the agent hosts' settings, ignore files) go through [`read_below`]: no component between
+//! the repository's own directory and the file may be a link, the file must be a regular file,
+//! and it is read only up to a limit, so a link to `/dev/zero` or to a file outside is refused
+//! before anything is opened through it.
 
 use std::fs::File;
 use std::io::Write;
@@ -18,6 +25,89 @@ use crate::state::error::StoreError;
 /// Reads a whole file.
 pub fn read(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("failed to read `{}`", path.display()))
+}
+
+/// Reads the file at `path` below `base` (which must contain it), or `None` when nothing is
+/// there. Refused with a typed error: a symbolic link at any component below `base` (see
+/// [`dirs_below`]), something other than a regular file, and a file larger than `limit` bytes.
+/// The file is opened without following a link and checked again once open, so what is read
+/// is what was checked.
+pub fn read_below(base: &Path, path: &Path, limit: u64) -> Result<Option<Vec<u8>>> {
+    use std::io::Read;
+    let Some(parent) = path.parent() else {
+        return Ok(None);
+    };
+    if !dirs_below(base, parent)? {
+        return Ok(None);
+    }
+    match std::fs::symlink_metadata(path) {
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => {
+            return Err(err).with_context(|| format!("failed to read `{}`", path.display()));
+        }
+        Ok(meta) => check_readable(path, &meta, limit)?,
+    }
+    let file = match open_no_follow_read(path) {
+        Ok(file) => file,
+        // Removed since: as if it had never been there.
+        Err(_) if std::fs::symlink_metadata(path).is_err() => return Ok(None),
+        Err(err) => return Err(err),
+    };
+    let meta = file
+        .metadata()
+        .with_context(|| format!("failed to read `{}`", path.display()))?;
+    check_readable(path, &meta, limit)?;
+    let mut bytes = Vec::new();
+    file.take(limit + 1)
+        .read_to_end(&mut bytes)
+        .with_context(|| format!("failed to read `{}`", path.display()))?;
+    if bytes.len() as u64 > limit {
+        return Err(StoreError::TooLarge {
+            path: path.to_path_buf(),
+            limit,
+        }
+        .into());
+    }
+    Ok(Some(bytes))
+}
+
+fn check_readable(path: &Path, meta: &std::fs::Metadata, limit: u64) -> Result<()> {
+    let path = path.to_path_buf();
+    if meta.file_type().is_symlink() {
+        return Err(StoreError::Link { path }.into());
+    }
+    if !meta.is_file() {
+        return Err(StoreError::NotAFile { path }.into());
+    }
+    if meta.len() > limit {
+        return Err(StoreError::TooLarge { path, limit }.into());
+    }
+    Ok(())
+}
+
+/// Whether every directory from `base` (exclusive) down to `dir` (inclusive) is there, each a
+/// directory itself: `false` when one is missing, an error when one is a symbolic link or not a
+/// directory. `dir` must lie below `base` (or be it).
+pub fn dirs_below(base: &Path, dir: &Path) -> Result<bool> {
+    let below = dir
+        .strip_prefix(base)
+        .with_context(|| format!("`{}` is not inside `{}`", dir.display(), base.display()))?;
+    let mut path = base.to_path_buf();
+    for component in below.components() {
+        path.push(component);
+        match std::fs::symlink_metadata(&path) {
+            Ok(meta) if meta.file_type().is_symlink() => {
+                return Err(StoreError::Link { path }.into());
+            }
+            Ok(meta) if meta.is_dir() => {}
+            Ok(_) => return Err(StoreError::MisplacedFile { path }.into()),
+            Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(err) => {
+                return Err(err).with_context(|| format!("failed to read `{}`", path.display()));
+            }
+        }
+    }
+    Ok(true)
 }
 
 /// Whether `path` can be one of the store's directories: it is a directory itself (not a

@@ -7,6 +7,7 @@ pub mod fields;
 pub mod fold;
 pub mod fs;
 pub mod git;
+pub mod ignores;
 pub mod merge;
 pub mod model;
 pub mod order;

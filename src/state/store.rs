@@ -104,6 +104,11 @@ const LEGACY_SNAPSHOT: &str = "state.msgpack";
 const LOCK_FILE: &str = "lock";
 /// The writer's note of the segment it appends to, in `cache/`.
 const OPEN_SEGMENT_NOTE: &str = "open-segment.json";
+/// The name every temporary directory a store is assembled in starts with, beside the store;
+/// [`Store::create`] removes those an interrupted `init` left.
+pub const STAGING_PREFIX: &str = ".epiphany-init-";
+/// The most of the open-segment note that is read: one segment name, a commit and a path.
+const OPEN_SEGMENT_NOTE_LIMIT: u64 = 64 * 1024;
 const CACHE_DIR: &str = "cache";
 /// What git must not carry: everything but the records. `snapshots/` is listed for stores whose
 /// snapshots were tracked before: once they leave the index, nothing brings them back.
@@ -629,7 +634,7 @@ impl Store {
             return Ok((store, false));
         }
         let staging = tempfile::Builder::new()
-            .prefix(".epiphany-init-")
+            .prefix(STAGING_PREFIX)
             .tempdir_in(root)
             .with_context(|| format!("failed to create a directory in `{}`", root.display()))?;
         let stage = staging.path();
@@ -2084,7 +2089,12 @@ impl Store {
 
     /// The open segment this working copy noted, when the note is its own.
     fn open_segment_note(&self) -> Option<OpenSegmentNote> {
-        let bytes = std::fs::read(self.open_segment_path()).ok()?;
+        let bytes = fs::read_below(
+            &self.dir,
+            &self.open_segment_path(),
+            OPEN_SEGMENT_NOTE_LIMIT,
+        )
+        .ok()??;
         let note: OpenSegmentNote = serde_json::from_slice(&bytes).ok()?;
         (note.store == self.canonical_dir()).then_some(note)
     }
@@ -2293,9 +2303,7 @@ fn remove_stale_staging(root: &Path) {
     };
     for entry in entries.filter_map(|e| e.ok()) {
         let name = entry.file_name();
-        let stale = name
-            .to_str()
-            .is_some_and(|n| n.starts_with(".epiphany-init-"))
+        let stale = name.to_str().is_some_and(|n| n.starts_with(STAGING_PREFIX))
             && entry.file_type().is_ok_and(|t| t.is_dir());
         if stale {
             let _ = std::fs::remove_dir_all(entry.path());

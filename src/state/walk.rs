@@ -1,11 +1,13 @@
 //! The one workspace walker: which files and directories count as part of the repository.
 //!
 //! Every command that walks the work tree (`index`, `retrieve`, freshness) goes through
-//! [`builder`] and [`list`], so they cannot disagree about which files exist. Rules
+//! [`list`], so they cannot disagree about which files exist. Rules
 //! (docs/retrieval.md#walking): `.gitignore` (only inside a git repository), `.ignore`, git's
 //! exclude file, the global gitignore and parent ignore files are honoured, plus an optional
-//! `.epiphanyignore`; hidden files are included; `.git/` and `.epiphany/` are never entered;
-//! symbolic links are not followed. Output is sorted by path, so listings are deterministic.
+//! `.epiphanyignore` (the ignore files in and above the work tree are read by
+//! [`crate::state::ignores`], bounded and never through a link); hidden files are included;
+//! `.git/` and `.epiphany/` are never entered; symbolic links are not followed. Output is
+//! sorted by path, so listings are deterministic.
 //!
 //! [`read_text`] decides whether a listed file is text the tool can search: at most
 //! [`max_bytes`] for its kind, no NUL byte, valid UTF-8. Files that fail are skipped and counted by
@@ -13,6 +15,7 @@
 
 use std::fs::Metadata;
 use std::path::Path;
+use std::sync::Arc;
 use std::sync::Mutex;
 use std::time::UNIX_EPOCH;
 
@@ -20,6 +23,8 @@ use ignore::WalkBuilder;
 use ignore::WalkState;
 use serde::Serialize;
 
+use crate::state::ignores::EPIPHANY_IGNORE;
+use crate::state::ignores::Ignores;
 use crate::state::paths::native_key;
 
 /// Source and text files larger than this are not searched (4 MiB): central modules of real
@@ -54,11 +59,8 @@ pub fn max_bytes(path: &str) -> u64 {
     }
 }
 
-/// A per-directory ignore file with gitignore syntax that only epiphany reads.
-pub const IGNORE_FILE: &str = ".epiphanyignore";
-
 /// The names of the ignore files a walk reads inside the work tree.
-const IGNORE_FILES: [&str; 3] = [".gitignore", ".ignore", IGNORE_FILE];
+const IGNORE_FILES: [&str; 3] = [".gitignore", ".ignore", EPIPHANY_IGNORE];
 
 /// Whether `path` (relative, `/`-separated) is an ignore file a walk reads.
 pub fn is_ignore_file(path: &str) -> bool {
@@ -148,16 +150,21 @@ impl SkipCounts {
     }
 }
 
-/// The walker builder every walk starts from (see the module docs for the rules).
-pub fn builder(root: &Path) -> WalkBuilder {
+/// The walker builder every walk starts from (see the module docs for the rules). The ignore
+/// files inside the work tree are read by `ignores`, never by the walker's library.
+fn builder(root: &Path, ignores: &Arc<Ignores>) -> WalkBuilder {
     let mut builder = WalkBuilder::new(root);
+    let ignores = Arc::clone(ignores);
     builder
         .hidden(false)
         .follow_links(false)
-        .add_custom_ignore_filename(IGNORE_FILE)
-        .filter_entry(|entry| {
+        .git_ignore(false)
+        .ignore(false)
+        .filter_entry(move |entry| {
             let name = entry.file_name();
+            let is_dir = entry.file_type().is_some_and(|kind| kind.is_dir());
             !EXCLUDED_DIRS.iter().any(|excluded| name == *excluded)
+                && !ignores.is_ignored(entry.path(), is_dir)
         });
     builder
 }
@@ -165,7 +172,8 @@ pub fn builder(root: &Path) -> WalkBuilder {
 /// Lists every file and directory under `root` (in parallel, then sorted by path).
 pub fn list(root: &Path) -> Listing {
     let collected = Mutex::new(Listing::default());
-    builder(root).build_parallel().run(|| {
+    let ignores = Arc::new(Ignores::new(root));
+    builder(root, &ignores).build_parallel().run(|| {
         Box::new(|entry| {
             let entry = match entry {
                 Ok(entry) => entry,
@@ -202,6 +210,7 @@ pub fn list(root: &Path) -> Listing {
     let mut listing = collected
         .into_inner()
         .unwrap_or_else(|poisoned| poisoned.into_inner());
+    listing.unreadable.extend(ignores.refused());
     listing.files.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     listing.dirs.sort_unstable_by(|a, b| a.path.cmp(&b.path));
     listing

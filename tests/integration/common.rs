@@ -51,6 +51,15 @@ pub fn observation_patch(id: &str) -> Value {
     })
 }
 
+/// Seals a record line the way `src/state/rollout.rs` does: the id is the SHA-256 of the line
+/// without it. Answers the id and the line, to plant a record no write path would accept.
+pub fn sealed_line(body: &Value) -> (String, String) {
+    use sha2::Digest;
+    let json = body.to_string();
+    let id = hex::encode(sha2::Sha256::digest(json.as_bytes()));
+    (id.clone(), format!("{{\"id\":\"{id}\",{}\n", &json[1..]))
+}
+
 /// The snapshot files in `dir` (a store's `snapshots/` or `cache/snapshots/`), sorted; none
 /// when it does not exist.
 pub fn snapshot_names(dir: &Path) -> Vec<String> {
@@ -245,6 +254,30 @@ impl TestEnv {
             set_writable(true);
         }
         self.finish(output)
+    }
+
+    /// Runs the binary with `stdin`, its address space limited to `bytes`: a run that would
+    /// read without end fails to allocate (and aborts) instead of exhausting the machine.
+    pub fn run_limited(&self, args: &[&str], stdin: impl Into<Vec<u8>>, bytes: u64) -> Output {
+        use std::os::unix::process::CommandExt;
+        let mut command = self.std_command(args);
+        // SAFETY: `setrlimit` is async-signal-safe and touches nothing of the parent's.
+        unsafe {
+            command.pre_exec(move || {
+                let limit = libc::rlimit {
+                    rlim_cur: bytes,
+                    rlim_max: bytes,
+                };
+                if libc::setrlimit(libc::RLIMIT_AS, &limit) == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
+        }
+        let mut command = Command::from_std(command);
+        command.timeout(COMMAND_TIMEOUT).write_stdin(stdin);
+        self.finish(command.output().expect("run"))
     }
 
     /// Runs the binary with `stdin`.

@@ -10,6 +10,7 @@ mod test_hardening_secrets;
 mod test_help;
 mod test_history;
 mod test_hooks;
+mod test_hostile;
 mod test_mcp;
 mod test_meta;
 mod test_retrieve;

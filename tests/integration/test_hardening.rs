@@ -516,7 +516,10 @@ fn a_read_never_remembers_its_fold_through_a_committed_link() {
         // Rebuilding the cache would write through the link: refused, naming it.
         let repair = env.run(&["verify", "--repair"]);
         assert_eq!(repair.code, 2, "{link}: {repair}");
-        assert!(repair.stderr.contains("is a symbolic link"), "{link}: {repair}");
+        assert!(
+            repair.stderr.contains("is a symbolic link"),
+            "{link}: {repair}"
+        );
         let mut names: Vec<String> = walkdir(outside.path());
         names.sort();
         assert_eq!(

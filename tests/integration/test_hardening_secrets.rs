@@ -9,13 +9,13 @@ use std::sync::Mutex;
 
 use serde_json::Value;
 use serde_json::json;
-use sha2::Digest;
 
 use crate::common::Output;
 use crate::common::PASSING_VERIFIER;
 use crate::common::TestEnv;
 use crate::common::distill_args;
 use crate::common::observation_patch;
+use crate::common::sealed_line;
 
 /// A private key block, as pasted from a key file (the body is random, not a key).
 const PRIVATE_KEY: &str = "-----BEGIN RSA PRIVATE KEY-----\n\
@@ -24,9 +24,30 @@ const PRIVATE_KEY: &str = "-----BEGIN RSA PRIVATE KEY-----\n\
     Pkk3+7MbjNBkM/PKsCTPUpP4J4N6OCZFkUUdUYXyVXtwwl6KcChuLc2iNkQkJnOk\n\
     -----END RSA PRIVATE KEY-----";
 
-/// The 22 kinds of secret of issue 11: a name, the text as a user would paste it, and the raw
-/// secret that must never be stored. Every value is random, not a live credential.
-const SECRETS: [(&str, &str, &str); 22] = [
+/// The 22 kinds of secret of issue 11 and the four shapes of issue 31: a name, the text as a
+/// user would paste it, and the raw secret that must never be stored. Every value is random,
+/// not a live credential.
+const SECRETS: [(&str, &str, &str); 26] = [
+    (
+        "AWS secret key on a credentials.csv line",
+        "deploy,,AKIAQX4BZNEK7WJR2PLM,Kq8vB3nX7mZ2pL9wR4tY6uI1oE5aS0dF3gH8jK2l",
+        "Kq8vB3nX7mZ2pL9wR4tY6uI1oE5aS0dF3gH8jK2l",
+    ),
+    (
+        "curl -u with a password holding !",
+        "curl -u admin:Pr0d!Adm1n#2024 https://ci.internal/api",
+        "Pr0d!Adm1n#2024",
+    ),
+    (
+        "JSON apiKey",
+        r#"{"apiKey": "Zx7Qm2Lp9Vw4Kt8Rn3Bj6Hd1"}"#,
+        "Zx7Qm2Lp9Vw4Kt8Rn3Bj6Hd1",
+    ),
+    (
+        "GitLab token in a PRIVATE-TOKEN header",
+        "curl --header \"PRIVATE-TOKEN: glpat-Xk4mQ9vL2pR7wT3nB8zY\" https://gitlab.internal",
+        "glpat-Xk4mQ9vL2pR7wT3nB8zY",
+    ),
     (
         "aws_secret_access_key assignment",
         "aws_secret_access_key = 575yx8xm5MslfY5ubiheyEd7P4zDL+ak6J0kGODK",
@@ -588,7 +609,7 @@ fn secret_in_every_field(text: &str, raw: &str, parts: &[Value], fields: &Fields
     tally
 }
 
-/// Issue 11: 22 kinds of secret × every text field a patch can carry, plus `--turn-id`, the
+/// Issues 11 and 31: 26 kinds of secret × every text field a patch can carry, plus `--turn-id`, the
 /// verifier flags and file, distilled text and `init --objective`; the store files and `git
 /// show` must never hold one.
 #[test]
@@ -725,14 +746,6 @@ fn ordinary_text_is_never_redacted() {
     assert_eq!(env.json(&["verify"])["ok"], true);
 }
 
-/// Seals a record line the way `src/state/rollout.rs` does: the id is the SHA-256 of the line
-/// without it.
-fn sealed_line(body: &Value) -> (String, String) {
-    let json = body.to_string();
-    let id = hex::encode(sha2::Sha256::digest(json.as_bytes()));
-    (id.clone(), format!("{{\"id\":\"{id}\",{}\n", &json[1..]))
-}
-
 /// A record written before redaction existed (here sealed by hand with a valid id) is named by
 /// `verify`: the record, the place and the kind, never the value. So is a snapshot that folds it.
 #[test]
@@ -793,7 +806,10 @@ fn verify_names_a_secret_already_in_the_store() {
     assert_eq!(rollback.code, 0, "{rollback}");
     let restored = std::fs::read_to_string(env.last_segment()).expect("segment");
     let last = restored.lines().last().expect("a record");
-    assert!(last.contains("\"source\":\"rollback\"") && !last.contains(raw), "{last}");
+    assert!(
+        last.contains("\"source\":\"rollback\"") && !last.contains(raw),
+        "{last}"
+    );
     let report = env.json_allowing(&["verify"], 1);
     assert!(report.to_string().contains(&record_problem), "{report}");
 }
@@ -1060,4 +1076,78 @@ fn a_refusal_never_quotes_a_key_glued_to_an_identifier() {
         "{output}"
     );
     assert_eq!(env.store_bytes(), before);
+}
+
+/// Issue 31: a secret typed where another value goes is never repeated by the usage error that
+/// refuses it, on the command line (text and `--json`) or through MCP.
+#[test]
+fn usage_errors_never_repeat_what_was_typed() {
+    let env = TestEnv::new();
+    let token = "ghp_1syeefnLOpaMxxNDi9LE1Ki3ylOjt6o0NpUm";
+    let password = "hunter2-Secret!";
+    let key_line = "mHGJR1m4jfXuX8v";
+    let before = env.store_bytes();
+    for args in [
+        vec!["update", "--expected-revision", token],
+        vec!["--json", "update", "--expected-revision", token],
+        vec!["update", "--turn-id", PRIVATE_KEY],
+        vec!["log", "--limit", password],
+        vec!["--json", "log", "--limit", password],
+        vec!["scene", token],
+        vec![token],
+    ] {
+        let output = env.run_with_stdin(&args, r#"{"objective": "x"}"#);
+        assert_eq!(output.code, 2, "{args:?}: {output}");
+        for raw in [token, password, key_line] {
+            assert!(
+                !output.stdout.contains(raw) && !output.stderr.contains(raw),
+                "{args:?} repeats `{raw}`: {output}"
+            );
+        }
+    }
+    assert_eq!(env.store_bytes(), before);
+    let call = |id: u32, name: &str, arguments: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+               "params": {"name": name, "arguments": arguments}})
+        .to_string()
+    };
+    let input = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+               "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                          "clientInfo": {"name": "test", "version": "1"}}})
+        .to_string(),
+        call(
+            2,
+            "update",
+            json!({"expected_revision": token, "input": "{}"}),
+        ),
+        call(3, "retrieve", json!({"query": "q", "mode": password})),
+        call(4, "pressure", json!({"used": format!("12{password}")})),
+        call(
+            5,
+            "update",
+            json!({"turn_id": PRIVATE_KEY, "input": r#"{"objective": "x"}"#}),
+        ),
+        call(6, "log", json!({"limit": token})),
+    ]
+    .join("\n");
+    let output = env.run_with_stdin(&["mcp"], input);
+    assert_eq!(output.code, 0, "{output}");
+    let answers: Vec<Value> = output
+        .stdout
+        .lines()
+        .map(|line| serde_json::from_str(line).expect("json"))
+        .collect();
+    assert_eq!(answers.len(), 6, "{output}");
+    for answer in &answers[1..] {
+        // The private key as a turn id is redacted, and the write then goes through.
+        if answer["id"] != 5 {
+            assert_eq!(answer["result"]["isError"], true, "{answer}");
+        }
+        let text = answer.to_string();
+        for raw in [token, password, key_line] {
+            assert!(!text.contains(raw), "repeats `{raw}`: {answer}");
+        }
+    }
+    assert!(!env.rollout_text().contains(key_line));
 }

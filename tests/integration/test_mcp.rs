@@ -231,7 +231,7 @@ fn tool_errors_name_the_tools_arguments() {
     let choice = session.call(4, "retrieve", json!({"query": "q", "mode": "fuzzy"}));
     assert_eq!(
         text(&choice),
-        "argument `mode` must be one of hybrid, exact, lexical, semantic, not `fuzzy`"
+        "argument `mode` must be one of hybrid, exact, lexical, semantic (a string of 5 characters was given)"
     );
     // The command's own complaints are renamed too.
     let empty = session.call(5, "init", json!({"objective": ""}));

@@ -80,7 +80,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         }
         let mut foreign = Vec::new();
         for (path, command, body) in scripts {
-            let before = read_optional(&path)?;
+            let before = read_optional(&root, &path)?;
             match before.as_deref().and_then(foreign_interpreter) {
                 Some(interpreter) => foreign.push(format!(
                     "`{}` runs with `{interpreter}`: have it run `{command}`{}",
@@ -102,7 +102,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             .into());
         }
         let attributes = root.join(".gitattributes");
-        if let Some(before) = read_optional(&attributes)? {
+        if let Some(before) = read_optional(&root, &attributes)? {
             let after = without_lines(&before, &legacy_attribute_lines());
             if after != before {
                 let after = (!after.trim().is_empty()).then_some(after);

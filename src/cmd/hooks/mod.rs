@@ -207,16 +207,18 @@ pub fn read_host_file(root: &Path, backups: &Path, relative: &str) -> Result<Hos
         "{}.before-install",
         relative.trim_start_matches('.').replace('/', "-")
     ));
-    let dir_entries = match std::fs::read_dir(&dir) {
-        Ok(entries) => Some(entries.count()),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
-        Err(err) => {
-            return Err(err).with_context(|| format!("failed to read `{}`", dir.display()));
-        }
+    // `.claude/` and `.codex/` can be committed as links (to a user's global settings): such a
+    // folder is refused, never read or written through.
+    let dir_entries = if fs::dirs_below(root, &dir)? {
+        let entries = std::fs::read_dir(&dir)
+            .with_context(|| format!("failed to read `{}`", dir.display()))?;
+        Some(entries.count())
+    } else {
+        None
     };
     Ok(HostFile {
-        text: read_optional(&path)?,
-        backup: read_optional(&backup_path)?,
+        text: read_optional(root, &path)?,
+        backup: read_optional(root, &backup_path)?,
         path,
         backup_path,
         dir,
@@ -238,13 +240,37 @@ pub fn settings_error(message: String) -> anyhow::Error {
         .into()
 }
 
-/// Reads a file that may not exist.
-pub fn read_optional(path: &Path) -> Result<Option<String>> {
-    match std::fs::read_to_string(path) {
-        Ok(text) => Ok(Some(text)),
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(err) => Err(err).with_context(|| format!("failed to read `{}`", path.display())),
+/// The most of a hook script, settings file or `.gitattributes` that is read.
+const HOOK_FILE_LIMIT: u64 = 4 * 1024 * 1024;
+
+/// Reads a file that may not exist. In the work tree at `root` (which anyone can commit to)
+/// no component below the root may be a link; in the git directory (which no commit reaches,
+/// and whose `hooks/` some people link on purpose) only the file itself may not be. Either way
+/// it must be a regular text file of at most 4 MiB.
+pub fn read_optional(root: &Path, path: &Path) -> Result<Option<String>> {
+    let bytes = fs::read_below(checked_from(root, path), path, HOOK_FILE_LIMIT)?;
+    bytes
+        .map(|bytes| {
+            String::from_utf8(bytes)
+                .map_err(|_| Failure::input(format!("`{}` is not UTF-8 text", path.display())))
+        })
+        .transpose()
+        .map_err(Into::into)
+}
+
+/// Where the links on the way to `path` start to be refused: the work tree's root for a path
+/// committed content can reach, else the directory holding the file.
+fn checked_from<'a>(root: &'a Path, path: &'a Path) -> &'a Path {
+    if in_work_tree(root, path) {
+        root
+    } else {
+        path.parent().unwrap_or(path)
     }
+}
+
+/// Whether `path` lies in the work tree at `root`, outside its `.git`.
+fn in_work_tree(root: &Path, path: &Path) -> bool {
+    path.starts_with(root) && !path.starts_with(root.join(".git"))
 }
 
 /// The repository root hooks apply to: the git work tree that contains the working directory.
@@ -263,7 +289,7 @@ pub fn repository_root(ctx: &Ctx) -> Result<PathBuf> {
 pub fn carry_out(ctx: &Ctx, root: &Path, plan: Plan, dry_run: bool) -> Result<Status> {
     if !dry_run {
         for change in plan.files.iter().filter(|c| c.action() != "unchanged") {
-            apply_file(change)?;
+            apply_file(root, change)?;
         }
         for dir in &plan.remove_dirs {
             std::fs::remove_dir(dir)
@@ -299,14 +325,18 @@ pub fn carry_out(ctx: &Ctx, root: &Path, plan: Plan, dry_run: bool) -> Result<St
     Ok(Status::Ok)
 }
 
-fn apply_file(change: &FileChange) -> Result<()> {
+fn apply_file(root: &Path, change: &FileChange) -> Result<()> {
     let Some(text) = &change.after else {
         return std::fs::remove_file(&change.path)
             .with_context(|| format!("failed to delete `{}`", change.path.display()));
     };
     if let Some(parent) = change.path.parent() {
-        std::fs::create_dir_all(parent)
-            .with_context(|| format!("failed to create `{}`", parent.display()))?;
+        if in_work_tree(root, parent) {
+            fs::create_dirs_below(root, parent)?;
+        } else {
+            std::fs::create_dir_all(parent)
+                .with_context(|| format!("failed to create `{}`", parent.display()))?;
+        }
     }
     fs::write_atomic(&change.path, text.as_bytes())?;
     if change.executable {

@@ -49,14 +49,14 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         let hooks = git::hooks_dir(&root)?;
         for name in INDEX_HOOKS.into_iter().chain([PRE_PUSH_HOOK]) {
             let path = hooks.join(name);
-            if let Some(before) = read_optional(&path)? {
+            if let Some(before) = read_optional(&root, &path)? {
                 let after = without_hook_block(&before);
                 plan.files
                     .push(FileChange::new(path, Some(before), after).executable());
             }
         }
         let attributes = root.join(".gitattributes");
-        if let Some(before) = read_optional(&attributes)? {
+        if let Some(before) = read_optional(&root, &attributes)? {
             let after = without_lines(&before, &legacy_attribute_lines());
             let after = (!after.trim().is_empty()).then_some(after);
             plan.files

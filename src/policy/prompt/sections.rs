@@ -7,7 +7,7 @@ use std::borrow::Cow;
 use crate::policy::freshness::StaleReason;
 use crate::policy::freshness::Staleness;
 use crate::policy::text::collapse;
-use crate::policy::text::printable;
+use crate::policy::text::for_agent;
 use crate::policy::text::uniq_append;
 use crate::state::model::CodeRef;
 use crate::state::model::Graph;
@@ -91,10 +91,11 @@ impl Section {
         }
     }
 
-    /// Adds a line, its control characters made visible: the prompt goes into an agent's
-    /// context as it is, whoever wrote the state.
+    /// Adds a line, its control characters made visible and anything that reads as one of
+    /// epiphany's tags escaped ([`for_agent`]): the prompt goes into an agent's context as it
+    /// is, whoever wrote the state.
     pub(super) fn line(&mut self, line: String) {
-        self.lines.push(match printable(&line) {
+        self.lines.push(match for_agent(&line) {
             Cow::Borrowed(_) => line,
             Cow::Owned(visible) => visible,
         });

@@ -88,10 +88,21 @@ pub fn find_secrets(text: &str) -> Vec<Finding> {
         return Vec::new();
     }
     let markers: Vec<Range<usize>> = MARKER.find_iter(text).map(|m| m.range()).collect();
-    raw.retain(|(range, _, _)| {
+    // A named shape knows where its secret ends; a generic value that starts with one and runs
+    // on (`PRIVATE-TOKEN: glpat-...::parse`) would take the code after it along.
+    let named: Vec<Range<usize>> = raw
+        .iter()
+        .filter(|(_, generic, _)| !generic)
+        .map(|(range, _, _)| range.clone())
+        .collect();
+    raw.retain(|(range, generic, _)| {
         !markers
             .iter()
             .any(|marker| marker.start < range.end && range.start < marker.end)
+            && !(*generic
+                && named
+                    .iter()
+                    .any(|shape| shape.start == range.start && shape.end < range.end))
     });
     raw.sort_by_key(|(range, _, _)| (range.start, std::cmp::Reverse(range.end)));
     let mut merged: Vec<(Range<usize>, bool, usize, &'static str)> = Vec::new();
@@ -149,6 +160,49 @@ pub fn redact_text(text: &str, found: &mut BTreeMap<&'static str, usize>) -> Opt
     }
     redacted.push_str(&text[last..]);
     Some(redacted)
+}
+
+/// The shortest value [`conceal_values`] replaces wherever it occurs, not only where it is
+/// quoted: shorter ones (`0`, `no`) occur in ordinary words.
+const CONCEALED_ANYWHERE: usize = 4;
+
+/// `message` (an error about a command line) without the values that were typed: each
+/// argument of `argv` that `is_name` does not accept (a flag's or a command's name), and the
+/// value of each `--flag=value`, is replaced by `<N characters>` where the message quotes it
+/// (`'value'`, `` `value` ``) and, from four characters on, wherever it occurs; then secrets
+/// are redacted. A usage error must not repeat what was typed: it may be a secret put in the
+/// wrong place (a token where a revision goes, a private key after a flag).
+pub fn conceal_values<'a>(
+    message: &str,
+    argv: impl IntoIterator<Item = &'a str>,
+    is_name: impl Fn(&str) -> bool,
+) -> String {
+    let mut values: Vec<&str> = Vec::new();
+    for arg in argv {
+        match arg.split_once('=') {
+            Some((flag, value)) if flag.starts_with("--") && is_name(flag) => values.push(value),
+            _ if is_name(arg) => {}
+            _ => values.push(arg),
+        }
+    }
+    values.retain(|value| !value.is_empty());
+    // Longest first: a value inside a longer one must not leave the rest of that one shown.
+    values.sort_by_key(|value| std::cmp::Reverse(value.len()));
+    let mut text = message.to_owned();
+    for value in values {
+        let count = value.chars().count();
+        let shown = format!("<{count} character{}>", if count == 1 { "" } else { "s" });
+        for quote in ['\'', '`'] {
+            text = text.replace(
+                &format!("{quote}{value}{quote}"),
+                &format!("{quote}{shown}{quote}"),
+            );
+        }
+        if count >= CONCEALED_ANYWHERE {
+            text = text.replace(value, &shown);
+        }
+    }
+    redact_text(&text, &mut BTreeMap::new()).unwrap_or(text)
 }
 
 /// A redacted text cut to at most `limit` Unicode scalars, `...` marking the cut (as
@@ -297,6 +351,142 @@ mod tests {
         let mut found = BTreeMap::new();
         let clean = redact_text(text, &mut found).unwrap_or_else(|| text.to_owned());
         (clean, found)
+    }
+
+    /// Issue 31: real source lines from seven languages that name tokens, keys and passwords
+    /// without holding one (tests/fixtures/ordinary-source/README.md says where from).
+    #[test]
+    fn ordinary_source_lines_hold_no_secret() {
+        let sets = [
+            (
+                "rust",
+                include_str!("../../../tests/fixtures/ordinary-source/rust.txt"),
+            ),
+            (
+                "python",
+                include_str!("../../../tests/fixtures/ordinary-source/python.txt"),
+            ),
+            (
+                "javascript",
+                include_str!("../../../tests/fixtures/ordinary-source/javascript.txt"),
+            ),
+            (
+                "go",
+                include_str!("../../../tests/fixtures/ordinary-source/go.txt"),
+            ),
+            (
+                "perl",
+                include_str!("../../../tests/fixtures/ordinary-source/perl.txt"),
+            ),
+            (
+                "c",
+                include_str!("../../../tests/fixtures/ordinary-source/c.txt"),
+            ),
+            (
+                "shell",
+                include_str!("../../../tests/fixtures/ordinary-source/shell.txt"),
+            ),
+        ];
+        let mut lines = 0;
+        let mut flagged = Vec::new();
+        for (language, text) in sets {
+            for line in text.lines() {
+                lines += 1;
+                for finding in find_secrets(line) {
+                    flagged.push(format!(
+                        "{language}: {line}\n    {} at `{}`",
+                        finding.kind, &line[finding.range]
+                    ));
+                }
+            }
+        }
+        assert!(lines > 1000, "{lines} lines");
+        assert!(
+            flagged.is_empty(),
+            "{} false positives in {lines} lines:\n{}",
+            flagged.len(),
+            flagged.join("\n")
+        );
+    }
+
+    /// Issue 31: shapes that were stored as written, and a redaction that took code along.
+    #[test]
+    fn issue_31_shapes_are_redacted_and_nothing_after_them() {
+        for (text, redacted) in [
+            (
+                "deploy,,AKIAQX4BZNEK7WJR2PLM,Kq8vB3nX7mZ2pL9wR4tY6uI1oE5aS0dF3gH8jK2l",
+                "deploy,,[REDACTED],[REDACTED]",
+            ),
+            (
+                "curl -u admin:Pr0d!Adm1n#2024 https://ci.internal/api",
+                "curl -u admin:[REDACTED] https://ci.internal/api",
+            ),
+            (
+                r#"{"apiKey": "Zx7Qm2Lp9Vw4Kt8Rn3Bj6Hd1"}"#,
+                r#"{"apiKey": "[REDACTED]"}"#,
+            ),
+            (
+                r#"{"accessKey": "Zx7Qm2Lp9Vw4Kt8Rn3Bj6Hd1"}"#,
+                r#"{"accessKey": "[REDACTED]"}"#,
+            ),
+        ] {
+            // Which rule names it (ours or gitleaks') does not matter here.
+            let (clean, _) = redact(text);
+            assert_eq!(MARKER.replace_all(&clean, "[REDACTED]"), redacted, "{text}");
+        }
+        // A commit hash after an access key id is no secret key.
+        assert_eq!(
+            redact("AKIAQX4BZNEK7WJR2PLM at 3f2a9c81d4e5b6a7980c1d2e3f4a5b6c7d8e9f0a").0,
+            "[REDACTED:aws_access_key] at 3f2a9c81d4e5b6a7980c1d2e3f4a5b6c7d8e9f0a"
+        );
+        // A token in a query string takes none of the parameters after it.
+        assert_eq!(
+            redact("GET /cb?access_token=90d64460d14870c08c81352a05dedd3465940a7c&scope=user").0,
+            "GET /cb?access_token=[REDACTED:secret_assignment]&scope=user"
+        );
+        let (clean, _) = redact("let t = PRIVATE-TOKEN: glpat-Xk4mQ9vL2pR7wT3nB8zY::parse(x)");
+        assert!(clean.ends_with("]::parse(x)"), "{clean}");
+        assert!(!clean.contains("glpat-Xk4m"), "{clean}");
+        for text in [
+            "fn pk_test_integration_suite() {",
+            "let h_token = h_token?;",
+            "docker run -u 1000:1000 image",
+            "git push -u origin main",
+            "curl -u \"$USER:$TOKEN\" https://x",
+            "curl -u user: https://x",
+            "sk_live_streamingconfigurations",
+            "cacheKey: user",
+        ] {
+            assert_eq!(redact(text).0, text, "{text}");
+        }
+    }
+
+    #[test]
+    fn usage_errors_are_told_without_their_values() {
+        let names = |arg: &str| arg.starts_with("--") && !arg.contains('=') || arg == "update";
+        let message = "error: invalid value 'ghp_1234567890abcdefghijklmnopqrstuvwxyzAB' for '--expected-revision <N>': invalid digit\n\ntip: pass '--expected-revision=ghp_1234567890abcdefghijklmnopqrstuvwxyzAB'";
+        let shown = conceal_values(
+            message,
+            [
+                "update",
+                "--expected-revision=ghp_1234567890abcdefghijklmnopqrstuvwxyzAB",
+            ],
+            names,
+        );
+        assert_eq!(
+            shown,
+            "error: invalid value '<42 characters>' for '--expected-revision <N>': invalid digit\n\ntip: pass '--expected-revision=<42 characters>'"
+        );
+        // Short values only where they are quoted: `0` in `10` stays.
+        let shown = conceal_values(
+            "invalid value '0' for '--limit <N>' (1 to 10)",
+            ["0"],
+            names,
+        );
+        assert_eq!(
+            shown,
+            "invalid value '<1 character>' for '--limit <N>' (1 to 10)"
+        );
     }
 
     #[test]

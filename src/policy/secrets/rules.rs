@@ -54,6 +54,10 @@ enum Check {
     /// The credential of an `Authorization:` header: trusted after a scheme word, judged as an
     /// assignment without one.
     Header,
+    /// A shape whose random part (the `body` group, else the secret) must look random: two of
+    /// digits, lowercase and uppercase letters, and not only hex digits. An identifier
+    /// (`pk_test_integrationsuite`) or a commit hash in a secret's place is not one.
+    Random,
 }
 
 /// What may touch a token on either side. The regex crate has no look-around, so a token's
@@ -177,7 +181,7 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
                 "credential",
                 "key",
             ],
-            r#"(?i)(?P<name>[A-Za-z0-9_.$-]*(?:passw(?:or)?d|passphrase|pwd|secret|token|credential|[_.-]key|apikey)[A-Za-z0-9_.-]*)["']?[ \t]*(?::=|=>|=|:)[ \t]*(?:"(?P<dq>[^"\r\n]{0,512})"|'(?P<sq>[^'\r\n]{0,512})'|(?P<bare>[^\s"'`,;()\[\]{}<>]{1,512}))"#,
+            r#"(?i)(?P<name>[A-Za-z0-9_.$-]*(?:passw(?:or)?d|passphrase|pwd|secret|token|credential|[_.-]key|apikey|(?-i:[a-z0-9]Key))[A-Za-z0-9_.-]*)["']?[ \t]*(?::=|=>|=|:)[ \t]*(?:"(?P<dq>[^"\r\n]{0,512})"|'(?P<sq>[^'\r\n]{0,512})'|(?P<bare>[^\s"'`,;()\[\]{}<>]{1,512}))"#,
             Check::Assignment,
         ),
         detector(
@@ -206,6 +210,27 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
             r#"(?i)(?:secret[_.-]?access[_.-]?key|aws[_.-]?secret[_.-]?key)["']?(?:[ \t]*(?::=|=>|=|:)[ \t]*|[ \t]+)["']?(?P<secret>[A-Za-z0-9/+]{40})"#,
             never,
             is_base64,
+        ),
+        // The secret half of an AWS key pair without its name, after its access key id on the
+        // same line: the `credentials.csv` the console hands out
+        // (`deploy,,AKIA...,wJalr...`), `aws configure list`, notes pasting both.
+        Detector {
+            check: Check::Random,
+            ..token(
+                "aws_secret_access_key",
+                &["akia", "asia"],
+                r"(?:AKIA|ASIA)[0-9A-Z]{16}[^\r\n]{0,100}?[^A-Za-z0-9/+=](?P<secret>[A-Za-z0-9/+]{40})",
+                never,
+                is_base64,
+            )
+        },
+        // A password on a command line: `curl -u user:password` (also `--user`,
+        // `--proxy-user`), judged as an assigned value.
+        detector(
+            "secret_assignment",
+            &["-u", "--user", "--proxy-user"],
+            r#"(?:^|[\s"'])(?:-u|--user|--proxy-user)(?:[ \t]+|=)["']?[^\s:"'@]{1,128}:(?P<bare>[^\s"']{1,256})"#,
+            Check::Assignment,
         ),
         // The key of an Azure connection string (storage `AccountKey=`, Service Bus, Event
         // Hubs and IoT Hub `SharedAccessKey=`).
@@ -254,13 +279,19 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
             is_word,
             never,
         ),
-        token(
-            "stripe_access_token",
-            &["_live_", "_test_", "_prod_"],
-            r"(?P<secret>(?:sk|rk|pk)_(?:live|test|prod)_[A-Za-z0-9]{10,})",
-            is_word,
-            never,
-        ),
+        // Stripe keys: 24 or more random letters and digits after the prefix. An identifier
+        // that starts the same way goes on with `_` (`pk_test_integration_suite`) or is not
+        // random (`sk_live_streamingconfiguration`).
+        Detector {
+            check: Check::Random,
+            ..token(
+                "stripe_access_token",
+                &["_live_", "_test_", "_prod_"],
+                r"(?P<secret>(?:sk|rk|pk)_(?:live|test|prod)_(?P<body>[A-Za-z0-9]{16,}))",
+                is_word,
+                is_word,
+            )
+        },
         token(
             "npm_access_token",
             &["npm_"],
@@ -295,17 +326,17 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
 });
 
 /// Names that carry a secret-sounding word but hold no secret (`token_count`, `public_key`,
-/// `secret_name`, `max_tokens`).
+/// `secret_name`, `max_tokens`, `tokenUrl`, `credentialSource`).
 static BENIGN_NAME: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"(?i)(?:public|pub[_.-]?key|[_.-](?:ids?|names?|types?|kind|urls?|uris?|endpoint|paths?|files?|dir|len|length|size|count|limit|ttl|expiry|expires(?:_at)?|hash|field|column|header|prefix|env|var|ref|version|format|algorithm|alg|policy|store|ring|board)$|^(?:max|min|num|n|total)[_.-])",
+        r"(?i)(?:public|pub[_.-]?key|[_.-](?:ids?|names?|types?|kind|urls?|uris?|endpoint|paths?|files?|dir|len|length|size|count|limit|ttl|expiry|expires(?:_at)?|hash|field|column|header|prefix|env|var|ref|version|format|algorithm|alg|policy|store|ring|board)$|(?-i:[a-z0-9](?:Ids?|Names?|Types?|Kind|Urls?|Uris?|URL|Endpoint|Paths?|Files?|Dir|Len|Length|Size|Count|Limit|Hash|Field|Header|Prefix|Env|Var|Ref|Version|Format|Source|Policy|Store))$|^(?:max|min|num|n|total)[_.-])",
     )
     .expect("valid")
 });
 
 static TEMPLATE: LazyLock<Regex> = LazyLock::new(|| {
     Regex::new(
-        r"^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\(.*\)|\$?\{\{.*\}\}|<[^<>]+>|%[A-Za-z_]+%|@[A-Za-z_]+@|#\{.*\}|\[REDACTED:.*)$",
+        r"^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\(.*\)|\$?\{\{.*\}\}|\{[A-Za-z0-9_.:]*\}|<[^<>]+>|%[A-Za-z_]+%|%[-+ #0-9.]*[A-Za-z](?:[^A-Za-z0-9].*)?|@[A-Za-z_]+@|#\{.*\}|\[REDACTED:.*)$",
     )
     .expect("valid")
 });
@@ -391,12 +422,26 @@ pub fn is_secret_value(value: &str, quoted: bool) -> bool {
         && !(if quoted {
             QUOTED_IDENTIFIER.is_match(value)
         } else {
-            IDENTIFIER.is_match(value)
+            // Code, not a password: `&token`, `*token`, `!!key.emit` (a reference, a
+            // dereference, a negation) and Rust's `token?`.
+            let name = value.trim_start_matches(['&', '*', '!']);
+            IDENTIFIER.is_match(name.strip_suffix('?').unwrap_or(name))
         })
         && !value.starts_with(['/', '~'])
         && !value.starts_with("./")
         && !value.to_ascii_lowercase().starts_with("http")
+        && !value.to_ascii_lowercase().starts_with("urn:")
         && shannon_entropy(value) >= ASSIGNMENT_ENTROPY
+}
+
+/// Whether `value` looks drawn at random (see [`Check::Random`]).
+fn is_random(value: &str) -> bool {
+    let classes = [
+        value.chars().any(|c| c.is_ascii_digit()),
+        value.chars().any(|c| c.is_ascii_lowercase()),
+        value.chars().any(|c| c.is_ascii_uppercase()),
+    ];
+    classes.iter().filter(|has| **has).count() >= 2 && !value.chars().all(|c| c.is_ascii_hexdigit())
 }
 
 /// Words that make a quoted value with spaces read as prose (`"see the vault"`, `"stored in
@@ -496,6 +541,43 @@ static KEYWORDS: LazyLock<(AhoCorasick, Vec<Vec<usize>>)> = LazyLock::new(|| {
     (prefilter, keywords_of)
 });
 
+/// Where the secret of an assignment is, when its value looks like one: not after a name that
+/// holds none (`token_count`, `tokenUrl`), not the name again (`token: token`), not code (a
+/// reference `&token`, a macro `Token![`), and never past the end of a query-string
+/// parameter (`access_token=...&scope=user` keeps `&scope=user`).
+fn judge_assignment(text: &str, captures: &regex::Captures<'_>) -> Option<Range<usize>> {
+    let name = captures.name("name").map_or("", |name| name.as_str());
+    if BENIGN_NAME.is_match(name) {
+        return None;
+    }
+    let (value, quoted) = match (
+        captures.name("dq").or_else(|| captures.name("sq")),
+        captures.name("bare"),
+    ) {
+        (Some(value), _) => (value, true),
+        (None, bare) => (bare?, false),
+    };
+    let mut range = value.range();
+    if !quoted && let Some(next) = QUERY_PARAMETER.find(value.as_str()) {
+        range.end = range.start + next.start();
+    }
+    let value = &text[range.clone()];
+    let macro_call = !quoted
+        && value.ends_with('!')
+        && text[range.end..].trim_start().starts_with(['[', '(', '{']);
+    let password_name = ["passw", "passphrase", "pwd"]
+        .iter()
+        .any(|word| name.to_ascii_lowercase().contains(word));
+    let secret = value.trim() != name
+        && !macro_call
+        && (is_secret_value(value, quoted) || (quoted && password_name && is_passphrase(value)));
+    secret.then_some(range)
+}
+
+/// The next parameter of a query string inside a value: `&name=`.
+static QUERY_PARAMETER: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"&[A-Za-z_][A-Za-z0-9_.-]*=").expect("valid"));
+
 /// Every secret our detectors find in `text`; `lowered` is `text` lowercased.
 pub fn find(text: &str, lowered: &str) -> Vec<RuleMatch> {
     let (prefilter, keywords_of) = &*KEYWORDS;
@@ -512,44 +594,32 @@ pub fn find(text: &str, lowered: &str) -> Vec<RuleMatch> {
             let judged = match detector.check {
                 Check::Shape => captures
                     .name("secret")
-                    .filter(|secret| !is_template_or_mask(secret.as_str())),
-                Check::Header => captures.name("secret").filter(|secret| {
-                    if captures.name("scheme").is_some() {
-                        !is_template_or_mask(secret.as_str())
-                    } else {
-                        is_secret_value(secret.as_str(), false)
-                            && shannon_entropy(secret.as_str()) >= 3.0
-                    }
-                }),
-                Check::Assignment => {
-                    let benign_name = captures
-                        .name("name")
-                        .is_some_and(|name| BENIGN_NAME.is_match(name.as_str()));
-                    let (value, quoted) = match (
-                        captures.name("dq").or_else(|| captures.name("sq")),
-                        captures.name("bare"),
-                    ) {
-                        (Some(value), _) => (Some(value), true),
-                        (None, bare) => (bare, false),
-                    };
-                    let password_name = captures.name("name").is_some_and(|name| {
-                        let name = name.as_str().to_ascii_lowercase();
-                        ["passw", "passphrase", "pwd"]
-                            .iter()
-                            .any(|word| name.contains(word))
-                    });
-                    value.filter(|value| {
-                        !benign_name
-                            && (is_secret_value(value.as_str(), quoted)
-                                || (quoted && password_name && is_passphrase(value.as_str())))
+                    .filter(|secret| !is_template_or_mask(secret.as_str()))
+                    .map(|secret| secret.range()),
+                Check::Random => captures
+                    .name("secret")
+                    .filter(|secret| {
+                        let body = captures.name("body").unwrap_or(*secret);
+                        !is_template_or_mask(secret.as_str()) && is_random(body.as_str())
                     })
-                }
+                    .map(|secret| secret.range()),
+                Check::Header => captures
+                    .name("secret")
+                    .filter(|secret| {
+                        if captures.name("scheme").is_some() {
+                            !is_template_or_mask(secret.as_str())
+                        } else {
+                            is_secret_value(secret.as_str(), false)
+                                && shannon_entropy(secret.as_str()) >= 3.0
+                        }
+                    })
+                    .map(|secret| secret.range()),
+                Check::Assignment => judge_assignment(text, &captures),
             };
-            if let Some(secret) = judged.filter(|secret| detector.edges.hold(text, &secret.range()))
-            {
+            if let Some(range) = judged.filter(|range| detector.edges.hold(text, range)) {
                 found.push(RuleMatch {
                     kind: detector.kind,
-                    range: secret.range(),
+                    range,
                     generic: detector.check == Check::Assignment,
                 });
             }

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# Peak memory of commands facing a hostile repository or client (issue 31), one line each:
+#   1. committed links to /dev/zero at the files the tool reads (`.gitignore`, the cache's
+#      notes, the index's `CURRENT` and `meta.json`), each read by the command that reads it;
+#   2. an MCP session sending a 1 MB query and a 100 MB line.
+# Every run gets an address-space limit (LIMIT_KB, default 4 GiB), as a machine would stop a
+# runaway process; a run that hits it prints "aborted". Prints the peak resident size (GNU time)
+# and the exit status of each run.
+#
+# Environment (optional):
+#   EPIPHANY_BIN  binary to test (default: cargo build --release, target/release/epiphany)
+#   LIMIT_KB      address-space limit per run, in KiB (default 4194304)
+set -euo pipefail
+
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+limit="${LIMIT_KB:-4194304}"
+command -v /usr/bin/time >/dev/null || { echo "GNU time is required (apt-get install -y time)" >&2; exit 2; }
+if [ -z "${EPIPHANY_BIN:-}" ]; then
+    cargo build --release --quiet --manifest-path "$repo/Cargo.toml"
+    EPIPHANY_BIN="$repo/target/release/epiphany"
+fi
+bin="$EPIPHANY_BIN"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+
+git_quiet() { git -c user.name=bench -c user.email=bench@example.com "$@" >/dev/null 2>&1; }
+
+# A repository with a store, an index and a compaction note, all committed.
+origin="$work/origin"
+mkdir -p "$origin/src"
+git_quiet init -q "$origin"
+printf 'pub fn parse_config() {}\n' >"$origin/src/lib.rs"
+printf 'target/\n' >"$origin/.gitignore"
+(cd "$origin" && "$bin" -q init && "$bin" -q index \
+    && echo '{"trigger":"auto"}' | "$bin" -q hook pre-compact \
+    && echo '{"objective":"x"}' | "$bin" -q update)
+git_quiet -C "$origin" add -A -f .
+git_quiet -C "$origin" commit -q -m base
+
+measure() { # name, directory, stdin file, args...
+    local name="$1" dir="$2" input="$3"
+    shift 3
+    local status=0
+    (cd "$dir" && ulimit -v "$limit" && /usr/bin/time -f '%M' -o "$work/rss" \
+        "$bin" "$@" <"$input" >/dev/null 2>"$work/err") || status=$?
+    local rss
+    rss="$(tail -1 "$work/rss" | grep -Eo '^[0-9]+$' || echo '?')"
+    local note=""
+    if [ "$status" -gt 3 ] || grep -q 'memory allocation' "$work/err"; then note=" (aborted)"; fi
+    printf '%-44s peak %8s KiB  exit %s%s\n' "$name" "$rss" "$status" "$note"
+}
+
+empty="$work/empty"
+: >"$empty"
+for place_and_command in \
+    ".gitignore|retrieve parse" \
+    ".epiphany/cache/open-segment.json|update" \
+    ".epiphany/cache/compactions.json|hook session-start" \
+    ".epiphany/cache/retrieval/CURRENT|scene" \
+    ".epiphany/cache/retrieval/gen-1/index/meta.json|retrieve parse"; do
+    place="${place_and_command%%|*}"
+    command="${place_and_command#*|}"
+    attacker="$work/attacker-${place//\//_}"
+    git_quiet clone -q "$origin" "$attacker"
+    rm -rf "${attacker:?}/$place"
+    ln -s /dev/zero "$attacker/$place"
+    git_quiet -C "$attacker" add -A -f .
+    git_quiet -C "$attacker" commit -q -m hostile
+    clone="$attacker-clone"
+    git_quiet clone -q "$attacker" "$clone"
+    input="$empty"
+    case "$command" in
+        update) input="$work/patch"; echo '{"objective":"y"}' >"$input" ;;
+        hook*) input="$work/hook"; echo '{"source":"startup"}' >"$input" ;;
+    esac
+    # shellcheck disable=SC2086
+    measure "$place -> /dev/zero: $command" "$clone" "$input" $command
+done
+
+python3 - "$work/mcp" <<'PY'
+import json, sys
+init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "bench", "version": "1"}}}
+def call(i, query):
+    return {"jsonrpc": "2.0", "id": i, "method": "tools/call",
+            "params": {"name": "retrieve", "arguments": {"query": query}}}
+with open(sys.argv[1] + "-query", "w") as out:
+    out.write(json.dumps(init) + "\n" + json.dumps(call(2, "word " * 200_000)) + "\n")
+with open(sys.argv[1] + "-line", "w") as out:
+    out.write(json.dumps(init) + "\n" + json.dumps(call(2, "x" * (100 * 1024 * 1024))) + "\n")
+PY
+measure "mcp: a 1 MB query" "$origin" "$work/mcp-query" mcp
+measure "mcp: a 100 MB line" "$origin" "$work/mcp-line" mcp
