@@ -435,9 +435,10 @@ mod tests {
             assert_eq!(MARKER.replace_all(&clean, "[REDACTED]"), redacted, "{text}");
         }
         // A commit hash after an access key id is no secret key.
+        let (clean, _) = redact("AKIAQX4BZNEK7WJR2PLM at 3f2a9c81d4e5b6a7980c1d2e3f4a5b6c7d8e9f0a");
         assert_eq!(
-            redact("AKIAQX4BZNEK7WJR2PLM at 3f2a9c81d4e5b6a7980c1d2e3f4a5b6c7d8e9f0a").0,
-            "[REDACTED:aws_access_key] at 3f2a9c81d4e5b6a7980c1d2e3f4a5b6c7d8e9f0a"
+            MARKER.replace_all(&clean, "[REDACTED]"),
+            "[REDACTED] at 3f2a9c81d4e5b6a7980c1d2e3f4a5b6c7d8e9f0a"
         );
         // A token in a query string takes none of the parameters after it.
         assert_eq!(

@@ -229,7 +229,7 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
         detector(
             "secret_assignment",
             &["-u", "--user", "--proxy-user"],
-            r#"(?:^|[\s"'])(?:-u|--user|--proxy-user)(?:[ \t]+|=)["']?[^\s:"'@]{1,128}:(?P<bare>[^\s"']{1,256})"#,
+            r#"(?:^|[\s"'])(?:-u|--user|--proxy-user)(?:[ \t]+|=)["']?[^\s:"'@`]{1,128}:(?P<bare>[^\s"'`]{1,256})"#,
             Check::Assignment,
         ),
         // The key of an Azure connection string (storage `AccountKey=`, Service Bus, Event
