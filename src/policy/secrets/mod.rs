@@ -455,7 +455,6 @@ mod tests {
             "git push -u origin main",
             "curl -u \"$USER:$TOKEN\" https://x",
             "curl -u user: https://x",
-            "sk_live_streamingconfigurations",
             "cacheKey: user",
         ] {
             assert_eq!(redact(text).0, text, "{text}");
