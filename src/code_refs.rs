@@ -38,12 +38,15 @@ use crate::state::model::CodeRef;
 use crate::state::model::State;
 use crate::state::patch::Patch;
 use crate::state::paths::slash_key;
+use crate::state::problem::Problem;
+use crate::state::problem::item;
+use crate::state::problem::join;
 
 /// What the audit of a patch found.
 #[derive(Debug, Default)]
 pub struct RefAudit {
-    /// Every violation, one line each; the write must not happen when there is any.
-    pub problems: Vec<String>,
+    /// Every violation; the write must not happen when there is any.
+    pub problems: Vec<Problem>,
     /// References recorded as plans (their file does not exist yet), as `path (record)`.
     pub planned: Vec<String>,
 }
@@ -161,7 +164,7 @@ pub fn audit_patch_refs(
         }
         let labelled = refs
             .into_iter()
-            .map(|(owner, code_ref)| (format!("on {owner}"), code_ref))
+            .map(|(owner, code_ref)| (join(&owner.key(), "code_refs"), code_ref))
             .collect();
         audit_refs(resolver, labelled, allow_missing, &mut audit);
     }
@@ -172,23 +175,24 @@ pub fn audit_patch_refs(
             .flat_map(|f| &f.dirty_paths)
             .collect();
         let mut stat = Stat::default();
-        for path in &mut frontier.dirty_paths {
+        for (index, path) in frontier.dirty_paths.iter_mut().enumerate() {
             if stored.contains(path) {
                 continue;
             }
+            let at = item("graph_frontier.dirty_paths", index);
             let (resolved, exists) = match resolver.settle(path, &mut stat) {
                 Ok(settled) => settled,
                 Err(reason) => {
                     audit
                         .problems
-                        .push(format!("graph_frontier.dirty_paths \"{path}\" {reason}"));
+                        .push(Problem::new(at, format!("\"{path}\" {reason}")));
                     continue;
                 }
             };
             if !exists && !allow_missing {
-                audit.problems.push(format!(
-                    "graph_frontier.dirty_paths \"{resolved}\": no such file in the work tree (for a file still to be written, pass `--allow-missing-paths`)"
-                ));
+                audit.problems.push(Problem::new(at, format!(
+                    "\"{resolved}\": no such file in the work tree (for a file still to be written, pass `--allow-missing-paths`)"
+                )));
             }
             *path = resolved;
         }
@@ -196,8 +200,8 @@ pub fn audit_patch_refs(
     audit
 }
 
-/// Checks, resolves and marks the given references; `label` says where each came from
-/// (`on architecture node "a"`, `` `--code-ref` ``).
+/// Checks, resolves and marks the given references; each comes with the path its problems are
+/// reported at (`architecture_nodes/a.code_refs`, `--code-ref`).
 pub fn audit_refs(
     resolver: &Resolver,
     refs: Vec<(String, &mut CodeRef)>,
@@ -213,14 +217,14 @@ pub fn audit_refs(
         for problem in shape_problems(code_ref) {
             audit
                 .problems
-                .push(format!("code ref `{typed}` {label}: {problem}"));
+                .push(Problem::new(&label, format!("`{typed}`: {problem}")));
         }
         let (path, exists) = match resolver.settle(&code_ref.path, &mut stat) {
             Ok(settled) => settled,
             Err(reason) => {
                 audit
                     .problems
-                    .push(format!("code ref `{typed}` {label}: the path {reason}"));
+                    .push(Problem::new(&label, format!("`{typed}`: the path {reason}")));
                 settled.push((label, code_ref, None));
                 continue;
             }
@@ -240,17 +244,17 @@ pub fn audit_refs(
                 code_ref.planned = true;
                 audit.planned.push(format!("{} ({label})", code_ref.path));
             }
-            Some(false) => audit.problems.push(format!(
-                "code ref `{}` {label}: no such file in the work tree (for a file still to be written, pass `--allow-missing-paths`)",
+            Some(false) => audit.problems.push(Problem::new(&label, format!(
+                "`{}`: no such file in the work tree (for a file still to be written, pass `--allow-missing-paths`)",
                 format_code_ref(code_ref)
-            )),
+            ))),
             Some(true) => {
                 code_ref.planned = false;
                 let file = files.get(&code_ref.path).unwrap_or(&CitedFile::Missing);
                 for problem in located_problems(code_ref, file) {
-                    audit.problems.push(format!(
-                        "code ref `{}` {label}: {problem}",
-                        format_code_ref(code_ref)
+                    audit.problems.push(Problem::new(
+                        &label,
+                        format!("`{}`: {problem}", format_code_ref(code_ref)),
                     ));
                 }
             }
@@ -262,7 +266,7 @@ pub fn audit_refs(
 /// (an empty patch, a revision conflict) stands; otherwise every problem is listed together.
 pub fn with_ref_problems(
     checked: Result<(), UpdateRefusal>,
-    problems: Vec<String>,
+    problems: Vec<Problem>,
 ) -> Result<(), UpdateRefusal> {
     match checked {
         Err(UpdateRefusal::Invalid(mut reasons)) => {

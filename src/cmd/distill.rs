@@ -167,7 +167,7 @@ fn resolve_code_refs(
     let mut audit = RefAudit::default();
     let labelled = code_refs
         .iter_mut()
-        .map(|code_ref| ("given to `--code-ref`".to_owned(), code_ref))
+        .map(|code_ref| ("--code-ref".to_owned(), code_ref))
         .collect();
     audit_refs(&resolver, labelled, allow_missing, &mut audit);
     if !audit.problems.is_empty() {

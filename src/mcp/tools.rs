@@ -29,7 +29,7 @@ use crate::mcp::protocol::Revision;
 use crate::mcp::protocol::RpcError;
 use crate::mcp::protocol::code;
 use crate::policy::secrets::conceal_values;
-use crate::state::patch::json_type_name;
+use crate::state::decode::json_type_name;
 use crate::ui::Ui;
 
 /// Global flags the server sets itself, and clap's own.

@@ -154,6 +154,7 @@ impl DistillRequest {
                 status: self.status.clone(),
                 code_refs: self.code_refs.clone(),
                 evidence_ids: vec![evidence_id.clone()],
+                supersedes: None,
             },
             evidence: EvidenceRecord {
                 id: evidence_id,

@@ -465,6 +465,7 @@ mod tests {
             status: "ok".into(),
             code_refs: vec![CodeRef::to_path("src/gone.rs")],
             evidence_ids: vec!["e".into()],
+            supersedes: None,
         }];
         state
     }

@@ -447,6 +447,7 @@ mod tests {
                     status: "ok".into(),
                     code_refs: vec![],
                     evidence_ids: vec![],
+                    supersedes: None,
                 })
                 .collect(),
             ..State::default()
