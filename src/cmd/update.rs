@@ -6,6 +6,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Result;
+use schemars::Schema;
 use serde::Serialize;
 
 use crate::cli::Ctx;
@@ -34,6 +35,7 @@ use crate::state::fields::ChangedField;
 use crate::state::model::RecordIds;
 use crate::state::model::State;
 use crate::state::patch::Patch;
+use crate::state::problem::Problem;
 use crate::state::rollout::Source;
 use crate::state::store::Committed;
 use crate::state::store::Draft;
@@ -106,9 +108,15 @@ pub struct WriteFlags {
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
-pub const TOOL: Tool = Tool::WRITER
-    .input(PATCH_INPUT)
-    .report(schema_of::<WriteOutcome>);
+pub const TOOL: Tool = Tool::WRITER.input(PATCH_INPUT).report(write_outcome_schema);
+
+/// The schema of what a write from the command line prints ([`WriteOutcome`]): an object,
+/// one of two shapes.
+pub fn write_outcome_schema() -> Schema {
+    let mut schema = schema_of::<WriteOutcome>();
+    schema.insert("type".to_owned(), serde_json::Value::from("object"));
+    schema
+}
 
 /// What a write did.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -429,6 +437,15 @@ fn stage_patch<'s>(
         patch: kept,
         revision,
     })
+}
+
+/// The failure of a one-line write whose values do not make a record: every problem, at the
+/// argument it concerns.
+pub fn input_failure(message: &str, problems: Vec<Problem>) -> anyhow::Error {
+    Failure::usage(message)
+        .with_problems(problems)
+        .with_hint("fix every problem listed; nothing was written (see `--help`)")
+        .into()
 }
 
 /// Tells stderr what was redacted: kinds and counts, never a value.

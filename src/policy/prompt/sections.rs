@@ -6,6 +6,7 @@ use std::borrow::Cow;
 
 use crate::policy::freshness::StaleReason;
 use crate::policy::freshness::Staleness;
+use crate::policy::projection::current_observations;
 use crate::policy::text::collapse;
 use crate::policy::text::for_agent;
 use crate::policy::text::uniq_append;
@@ -705,7 +706,7 @@ pub(super) fn scratch(state: &State) -> Section {
 
 pub(super) fn observations(state: &State, total: usize) -> Section {
     let mut section = Section::new("## Recent Observations");
-    for o in state.observations.iter().take(OBSERVATION_LIMIT) {
+    for o in current_observations(&state.observations).take(OBSERVATION_LIMIT) {
         section.line(format!(
             "- {}",
             record_line(
