@@ -18,6 +18,8 @@ use std::path::Path;
 use std::path::PathBuf;
 
 use crate::cli::Ctx;
+use crate::error::Failure;
+use crate::policy::code_ref::CODE_REF_SYNTAX;
 use crate::policy::code_ref::CitedFile;
 use crate::policy::code_ref::RefOwner;
 use crate::policy::code_ref::code_ref_key;
@@ -34,6 +36,7 @@ use crate::policy::code_ref::strip_root;
 use crate::policy::code_ref::visit_state_code_refs;
 use crate::policy::recheck::CitedFiles;
 use crate::policy::update::UpdateRefusal;
+use crate::state::git;
 use crate::state::model::CodeRef;
 use crate::state::model::State;
 use crate::state::patch::Patch;
@@ -260,6 +263,44 @@ pub fn audit_refs(
             }
         }
     }
+}
+
+/// Code refs typed on the command line (`flag`: `--ref`, `--code-ref`), resolved against the
+/// current directory first, stored relative to the repository root (the store's, else git's,
+/// else the current directory), and checked against the work tree; a file that does not exist
+/// yet is marked `planned` when `allow_missing`. Every problem is reported at `flag`, and
+/// `refused` says what did not happen because of them.
+pub fn resolve_typed_refs(
+    ctx: &Ctx,
+    code_refs: &[CodeRef],
+    allow_missing: bool,
+    flag: &str,
+    refused: &str,
+) -> anyhow::Result<Vec<CodeRef>> {
+    let mut code_refs = code_refs.to_vec();
+    if code_refs.is_empty() {
+        return Ok(code_refs);
+    }
+    let root = match ctx.store() {
+        Ok(store) => store.root().to_path_buf(),
+        Err(_) => git::work_tree_root(&ctx.cwd).unwrap_or_else(|| ctx.cwd.clone()),
+    };
+    let resolver = Resolver::new(&root, &ctx.cwd, true);
+    let mut audit = RefAudit::default();
+    let labelled = code_refs
+        .iter_mut()
+        .map(|code_ref| (flag.to_owned(), code_ref))
+        .collect();
+    audit_refs(&resolver, labelled, allow_missing, &mut audit);
+    if !audit.problems.is_empty() {
+        return Err(Failure::usage(format!("invalid `{flag}`; {refused}"))
+            .with_problems(audit.problems)
+            .with_hint(format!(
+                "a code ref is {CODE_REF_SYNTAX}, relative to the current directory; pass `--allow-missing-paths` for files still to be written"
+            ))
+            .into());
+    }
+    Ok(code_refs)
 }
 
 /// Adds the reference problems to the write path's own verdict: a refusal for another reason

@@ -4,10 +4,12 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::cmd::update::WROTE_NOTHING;
 use crate::cmd::update::WriteFlags;
 use crate::cmd::update::input_failure;
 use crate::cmd::update::write_from_flags;
 use crate::cmd::update::write_outcome_schema;
+use crate::code_refs::resolve_typed_refs;
 use crate::mcp::Tool;
 use crate::policy::code_ref::parse_code_ref;
 use crate::policy::one_line::work::CheckpointChanges;
@@ -100,7 +102,16 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         summary: summary.as_deref(),
         kind: kind.as_deref(),
         disposition: *disposition,
-        refs: (!refs.is_empty()).then(|| refs.clone()),
+        refs: match refs.is_empty() {
+            true => None,
+            false => Some(resolve_typed_refs(
+                ctx,
+                refs,
+                flags.allow_missing_paths,
+                "--ref",
+                WROTE_NOTHING,
+            )?),
+        },
         questions: (!questions.is_empty()).then(|| questions.clone()),
     };
     let checkpoint = set_checkpoint(state.investigation_checkpoint.as_ref(), changes)

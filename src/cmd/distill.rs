@@ -13,9 +13,7 @@ use anyhow::Result;
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::cmd::update::redaction_failure;
-use crate::code_refs::RefAudit;
-use crate::code_refs::Resolver;
-use crate::code_refs::audit_refs;
+use crate::code_refs::resolve_typed_refs;
 use crate::code_refs::warn_planned;
 use crate::error::ErrorKind;
 use crate::error::Failure;
@@ -23,7 +21,6 @@ use crate::error::classify;
 use crate::input::stream_text;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
-use crate::policy::code_ref::CODE_REF_SYNTAX;
 use crate::policy::code_ref::parse_code_ref;
 use crate::policy::distill::BINARY_PROBE_BYTES;
 use crate::policy::distill::DistillError;
@@ -35,7 +32,6 @@ use crate::policy::secrets::redact_serialized;
 use crate::policy::secrets::redactions;
 use crate::render::DraftReport;
 use crate::render::emit_draft;
-use crate::state::git;
 use crate::state::model::CodeRef;
 
 /// Draft an observation and its evidence from text; writes nothing.
@@ -102,7 +98,18 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         allow_missing_paths,
         text,
     } = args;
-    let code_refs = resolve_code_refs(ctx, code_refs, *allow_missing_paths)?;
+    let code_refs = resolve_typed_refs(
+        ctx,
+        code_refs,
+        *allow_missing_paths,
+        "--code-ref",
+        "nothing was drafted",
+    )?;
+    let planned: Vec<String> = (code_refs.iter())
+        .filter(|code_ref| code_ref.planned)
+        .map(|code_ref| format!("{} (--code-ref)", code_ref.path))
+        .collect();
+    warn_planned(ctx, &planned);
     let request = DistillRequest::new(
         source_kind,
         status,
@@ -146,40 +153,6 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
          --verifier-kind K --verifier-status S --verifier-summary T`",
     )?;
     Ok(Status::Ok)
-}
-
-/// The `--code-ref` values resolved against the current directory, stored relative to the
-/// repository root, and checked against the work tree.
-fn resolve_code_refs(
-    ctx: &Ctx,
-    code_refs: &[CodeRef],
-    allow_missing: bool,
-) -> Result<Vec<CodeRef>> {
-    let mut code_refs = code_refs.to_vec();
-    if code_refs.is_empty() {
-        return Ok(code_refs);
-    }
-    let root = match ctx.store() {
-        Ok(store) => store.root().to_path_buf(),
-        Err(_) => git::work_tree_root(&ctx.cwd).unwrap_or_else(|| ctx.cwd.clone()),
-    };
-    let resolver = Resolver::new(&root, &ctx.cwd, true);
-    let mut audit = RefAudit::default();
-    let labelled = code_refs
-        .iter_mut()
-        .map(|code_ref| ("--code-ref".to_owned(), code_ref))
-        .collect();
-    audit_refs(&resolver, labelled, allow_missing, &mut audit);
-    if !audit.problems.is_empty() {
-        return Err(Failure::usage("invalid `--code-ref`; nothing was drafted")
-            .with_problems(audit.problems)
-            .with_hint(format!(
-                "a code ref is {CODE_REF_SYNTAX}, relative to the current directory; pass `--allow-missing-paths` for files still to be written"
-            ))
-            .into());
-    }
-    warn_planned(ctx, &audit.planned);
-    Ok(code_refs)
 }
 
 fn digest_stdin(ctx: &Ctx) -> Result<TextDigest> {

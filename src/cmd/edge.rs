@@ -5,10 +5,12 @@ use anyhow::Result;
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::cmd::node::graph_kind;
+use crate::cmd::update::WROTE_NOTHING;
 use crate::cmd::update::WriteFlags;
 use crate::cmd::update::input_failure;
 use crate::cmd::update::write_from_flags;
 use crate::cmd::update::write_outcome_schema;
+use crate::code_refs::resolve_typed_refs;
 use crate::mcp::Tool;
 use crate::policy::code_ref::parse_code_ref;
 use crate::policy::one_line::map::EdgeInput;
@@ -122,7 +124,7 @@ fn add(ctx: &Ctx, args: &AddArgs) -> Result<Status> {
         kind,
         id: id.as_deref(),
         label: label.as_deref(),
-        refs: refs.clone(),
+        refs: resolve_typed_refs(ctx, refs, flags.allow_missing_paths, "--ref", WROTE_NOTHING)?,
     };
     let (patch, key) = edge_upsert(graph, input).map_err(refused)?;
     let written = vec![format!("{}_edges/{key}", graph.as_str())];

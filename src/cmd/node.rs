@@ -4,11 +4,13 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::cmd::update::WROTE_NOTHING;
 use crate::cmd::update::WriteFlags;
 use crate::cmd::update::WriteReport;
 use crate::cmd::update::input_failure;
 use crate::cmd::update::write_from_flags;
 use crate::cmd::update::write_outcome_schema;
+use crate::code_refs::resolve_typed_refs;
 use crate::mcp::Tool;
 use crate::policy::code_ref::parse_code_ref;
 use crate::policy::one_line::map::NodeChanges;
@@ -132,7 +134,16 @@ fn set(ctx: &Ctx, args: &SetArgs) -> Result<Status> {
         purpose: purpose.as_deref(),
         mechanism: mechanism.as_deref(),
         status: status.as_deref(),
-        refs: (!refs.is_empty()).then(|| refs.clone()),
+        refs: match refs.is_empty() {
+            true => None,
+            false => Some(resolve_typed_refs(
+                ctx,
+                refs,
+                flags.allow_missing_paths,
+                "--ref",
+                WROTE_NOTHING,
+            )?),
+        },
     };
     let node = set_node(existing, id, changes)
         .map_err(|problems| input_failure("the node was not written", problems))?;

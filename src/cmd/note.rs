@@ -7,10 +7,12 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::cmd::update::WROTE_NOTHING;
 use crate::cmd::update::WriteFlags;
 use crate::cmd::update::input_failure;
 use crate::cmd::update::write_from_flags;
 use crate::cmd::update::write_outcome_schema;
+use crate::code_refs::resolve_typed_refs;
 use crate::mcp::Tool;
 use crate::policy::code_ref::parse_code_ref;
 use crate::policy::one_line::NOTE_KINDS;
@@ -64,9 +66,10 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         "-" => crate::input::read_document(ctx, Some(Path::new("-")))?.1,
         typed => typed.to_owned(),
     };
+    let refs = resolve_typed_refs(ctx, refs, flags.allow_missing_paths, "--ref", WROTE_NOTHING)?;
     let (patch, written) = note_patch(Note {
         text: &text,
-        refs: refs.clone(),
+        refs,
         kind,
         status: status.as_deref(),
     })

@@ -439,6 +439,9 @@ fn stage_patch<'s>(
     })
 }
 
+/// What a refused one-line write says happened.
+pub const WROTE_NOTHING: &str = "nothing was written";
+
 /// The failure of a one-line write whose values do not make a record: every problem, at the
 /// argument it concerns.
 pub fn input_failure(message: &str, problems: Vec<Problem>) -> anyhow::Error {
