@@ -2,6 +2,8 @@
 //! what changed before clears; an observation whose references moved is superseded by one
 //! that cites where the code is now.
 
+use std::collections::HashMap;
+
 use anyhow::Result;
 
 use crate::cli::Ctx;
@@ -16,10 +18,12 @@ use crate::policy::code_ref::RefOwner;
 use crate::policy::code_ref::format_code_ref;
 use crate::policy::one_line::map::recheck_targets;
 use crate::policy::one_line::work::supersede;
+use crate::state::git;
 use crate::state::model::Observation;
 use crate::state::patch::Patch;
 use crate::state::problem::Problem;
 use crate::state::rollout::Source;
+use crate::state::store::Store;
 
 /// Re-anchor graph nodes, the checkpoint or observations at the current commit, unchanged.
 ///
@@ -86,34 +90,34 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         ..Patch::default()
     };
     let old = observed(state.observations.as_slice(), observations).map_err(refused)?;
-    if !old.is_empty() {
-        let findings = crate::signals::observe(ctx, &store, &head, None)?
+    let written_at = revisions_writing(&store, &old)?;
+    for observation in old {
+        // Its references are judged against the code it was written on: renames since that
+        // commit are followed, whatever was written after it.
+        let since = written_at.get(observation.id.as_str()).copied();
+        let findings = crate::signals::observe(ctx, &store, &head, since)?
             .freshness
             .references
             .findings;
-        for observation in old {
-            let own: Vec<_> = (findings.iter())
-                .filter(
-                    |f| matches!(&f.owner, RefOwner::Observation { id } if *id == observation.id),
-                )
-                .collect();
-            let Some(superseded) = supersede(observation, &own) else {
-                ctx.ui.status(&format!(
-                    "observation \"{}\": every code ref still holds; nothing to supersede",
-                    observation.id
-                ));
-                continue;
-            };
-            for dropped in &superseded.dropped {
-                ctx.ui.warn(&format!(
-                    "observation \"{}\": `{}` no longer holds and nothing says where it went; the new observation leaves it out",
-                    observation.id,
-                    format_code_ref(dropped)
-                ));
-            }
-            written.push(superseded.observation.id.clone());
-            patch.observations.push(superseded.observation);
+        let own: Vec<_> = (findings.iter())
+            .filter(|f| matches!(&f.owner, RefOwner::Observation { id } if *id == observation.id))
+            .collect();
+        let Some(superseded) = supersede(observation, &own) else {
+            ctx.ui.status(&format!(
+                "observation \"{}\": every code ref still holds; nothing to supersede",
+                observation.id
+            ));
+            continue;
+        };
+        for dropped in &superseded.dropped {
+            ctx.ui.warn(&format!(
+                "observation \"{}\": `{}` no longer holds and nothing says where it went; the new observation leaves it out",
+                observation.id,
+                format_code_ref(dropped)
+            ));
         }
+        written.push(superseded.observation.id.clone());
+        patch.observations.push(superseded.observation);
     }
     if patch.is_empty() {
         ctx.ui
@@ -121,6 +125,28 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         return Ok(Status::Ok);
     }
     write_from_flags(ctx, &store, patch, flags, written)
+}
+
+/// The revision of the record that wrote each of `observations` (inside git, where a commit
+/// stands behind every record; outside, none is needed).
+fn revisions_writing(store: &Store, observations: &[&Observation]) -> Result<HashMap<String, u64>> {
+    let mut found = HashMap::new();
+    if observations.is_empty() || git::head_commit(store.root()).is_none() {
+        return Ok(found);
+    }
+    let history = store.sound_history()?;
+    for (at, record) in history.records.iter().enumerate() {
+        let Some(patch) = &record.patch else {
+            continue;
+        };
+        for written in &patch.observations {
+            let wanted = observations.iter().any(|o| o.id == written.id);
+            if wanted && record.git_head.is_some() {
+                found.entry(written.id.clone()).or_insert(at as u64 + 1);
+            }
+        }
+    }
+    Ok(found)
 }
 
 /// The stored observations named, or a problem for each id that names none.
