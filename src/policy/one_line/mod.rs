@@ -28,6 +28,9 @@ use crate::state::problem::Problem;
 /// from it; the evidence record keeps all of it).
 pub const NOTE_TEXT_LIMIT: usize = 8000;
 
+/// The shortest first sentence a summary is cut after (a shorter one says too little).
+const MIN_SENTENCE: usize = 16;
+
 /// What a note is: its observation's `source_kind`.
 pub const NOTE_KINDS: [&str; 4] = ["finding", "question", "decision", "result"];
 
@@ -123,7 +126,8 @@ fn note_fingerprint(kind: &str, status: &str, text: &str, refs: &[CodeRef]) -> S
 }
 
 /// The summary of a text: its first non-blank line, whitespace collapsed; when that is longer
-/// than the summary limit, cut after its last sentence that fits, or at the limit.
+/// than the summary limit, cut after its last sentence that fits (of at least 16 characters),
+/// or at the limit.
 pub fn summarize(text: &str) -> String {
     let first = text
         .lines()
@@ -139,7 +143,7 @@ pub fn summarize(text: &str) -> String {
         .map(|(at, _)| at + 1)
         .rfind(|end| window[*end..].starts_with(' '));
     match sentence_end {
-        Some(end) if end >= SUMMARY_LIMIT / 3 => window[..end].to_owned(),
+        Some(end) if end >= MIN_SENTENCE => window[..end].to_owned(),
         _ => truncate(&first, SUMMARY_LIMIT),
     }
 }
