@@ -28,6 +28,7 @@ use crate::policy::distill::DistillRequest;
 use crate::policy::distill::TextDigest;
 use crate::policy::distill::binary_summary;
 use crate::policy::distill::looks_binary;
+use crate::policy::one_line::NOTE_TEXT_LIMIT;
 use crate::policy::secrets::redact_serialized;
 use crate::policy::secrets::redactions;
 use crate::render::DraftReport;
@@ -38,9 +39,13 @@ use crate::state::model::CodeRef;
 ///
 /// The text comes from `--text`, or from stdin when `--text` is absent, so tool output can be
 /// piped in: `cargo test 2>&1 | epiphany --json distill --source-kind shell-tool --status ok
-/// --subject "cargo test"`. For tool, command, shell, model and assistant sources the summary
-/// keeps the salient lines (results and failures first, then warnings). The ids are derived
-/// from the normalised input, so the same input always drafts the same ids.
+/// --subject "cargo test"`. For tool, command, shell, model and assistant sources, and for
+/// test, smoke and verification sources, the summary keeps what a test run or build reported:
+/// its totals line (`cargo test`, `cargo nextest`, `pytest`, `go test`, `jest`, `vitest`), then
+/// the first failing tests, panics and compiler errors with their locations. Other tool output
+/// keeps its first lines naming errors or results, else warnings. The ids are derived from the
+/// normalised input and the code refs, so the same input always drafts the same ids, and the
+/// same text about two places drafts two.
 ///
 /// The output is the `{"expected_revision", "patch"}` envelope that `update` and `promote`
 /// read on stdin; when stdout is not a terminal it is printed as JSON even without `--json`,
@@ -54,8 +59,8 @@ use crate::state::model::CodeRef;
 /// (exit 2).
 ///
 /// The summary keeps at most 320 characters (for tool output, the salient lines); when it is
-/// shorter than the text, stderr says so. The full text is not stored anywhere: keep it in a
-/// file if it matters, and cite that file with `--code-ref`.
+/// shorter than the text, stderr says so. Only the summary is drafted: to record a whole text
+/// (up to 8,000 characters), write it with `epiphany note`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Where the text comes from (`shell-tool`, `test`, `smoke`, `model`, ...)
@@ -125,9 +130,9 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let mut distilled = request.distill(digest).map_err(distill_failure)?;
     if distilled.shortened {
         ctx.ui.status(&format!(
-            "note: the summary keeps {} of the text's {} characters; the full text is not stored \
-             anywhere (only the summary is drafted), so keep it in a file if it matters and cite \
-             that file with `--code-ref`",
+            "note: the summary ({} characters) leaves out part of the text's {} characters, and \
+             only the summary is drafted; to record the whole text, write it with \
+             `epiphany note` (up to {NOTE_TEXT_LIMIT} characters)",
             distilled.observation.summary.chars().count(),
             distilled.text_chars
         ));

@@ -562,3 +562,103 @@ fn one_line_writes_are_mcp_tools() {
     );
     assert_eq!(state["observations"][0]["source_kind"], "result");
 }
+
+/// `distill` on real test-runner output keeps the totals and the failures (cargo test kept
+/// `Finished ... in 0.64s` and dropped `test result: FAILED`), and the same text about two
+/// places drafts two ids that can both be written.
+#[test]
+fn regression_29_distill_keeps_totals_and_failures_and_refs_change_ids() {
+    // See: issue 29.
+    let env = repo();
+    let outputs = [
+        (
+            "cargo-test-failing.txt",
+            [
+                "test result: FAILED. 2 passed; 1 failed",
+                "panicked at src/lib.rs:21:9",
+            ],
+        ),
+        (
+            "cargo-nextest-failing.txt",
+            [
+                "3 tests run: 2 passed, 1 failed",
+                "FAIL [ 0.009s] (3/3) rs tests::carries_into_the_next_digit",
+            ],
+        ),
+        (
+            "pytest-failing.txt",
+            [
+                "1 failed, 2 passed in 0.07s",
+                "FAILED test_calc.py::test_carries_into_the_next_digit",
+            ],
+        ),
+        (
+            "go-test-failing.txt",
+            [
+                "FAIL example.com/calc 0.005s",
+                "calc_test.go:19: Add(5, 5) = 10, want 11",
+            ],
+        ),
+        (
+            "jest-failing.txt",
+            [
+                "Tests: 1 failed, 2 passed, 3 total",
+                "● add › carries into the next digit",
+            ],
+        ),
+        (
+            "vitest-failing.txt",
+            ["Tests 1 failed | 2 passed (3)", "❯ vt/calc.test.mjs:13:23"],
+        ),
+        (
+            "cargo-build-error.txt",
+            [
+                "error[E0425]: cannot find value `c` in this scope",
+                "--> src/lib.rs:2:13",
+            ],
+        ),
+    ];
+    for (file, kept) in outputs {
+        let path = format!(
+            "{}/tests/fixtures/tool_output/{file}",
+            env!("CARGO_MANIFEST_DIR")
+        );
+        let text = std::fs::read_to_string(&path).expect("fixture");
+        let output = env.run_with_stdin(
+            &[
+                "--json",
+                "distill",
+                "--source-kind",
+                "test",
+                "--status",
+                "failed",
+            ],
+            text,
+        );
+        assert_eq!(output.code, 0, "{output}");
+        let summary = output.json()["patch"]["observations"][0]["summary"].clone();
+        let summary = summary.as_str().expect("summary");
+        for part in kept {
+            assert!(summary.contains(part), "{file}: {summary}");
+        }
+        assert!(!summary.contains("Finished"), "{file}: {summary}");
+        assert!(
+            output.stderr.contains("write it with `epiphany note`"),
+            "{output}"
+        );
+    }
+    let about = |code_ref: &str| {
+        let args = ["distill", "--source-kind", "finding", "--status", "ok"];
+        let mut args = args.to_vec();
+        args.extend(["--text", "retry drops the span", "--code-ref", code_ref]);
+        env.json(&args)
+    };
+    let mut ids = Vec::new();
+    for code_ref in ["src/lexer.rs", "src/parser.rs"] {
+        let draft = about(code_ref);
+        ids.push(draft["patch"]["observations"][0]["id"].clone());
+        let written = env.run_with_stdin(&["update"], draft.to_string());
+        assert_eq!(written.code, 0, "{written}");
+    }
+    assert_ne!(ids[0], ids[1]);
+}
