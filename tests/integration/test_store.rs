@@ -1013,3 +1013,39 @@ fn init_inside_a_store_is_refused() {
     assert_eq!(env.store_bytes(), before);
     assert!(!env.root().join(".epiphany/rollout/.epiphany").exists());
 }
+
+/// Records that re-anchor (`recheck`) and observations that supersede others (issue 29) keep
+/// decoding as they were first written.
+#[test]
+fn recheck_and_supersedes_records_keep_decoding() {
+    let env = TestEnv::new();
+    let fixture = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/formats/v3-recheck/rollout");
+    let store = env.root().join(".epiphany");
+    for dir in ["rollout", "snapshots", "cache"] {
+        if store.join(dir).exists() {
+            std::fs::remove_dir_all(store.join(dir)).expect("clear");
+        }
+    }
+    std::fs::create_dir_all(store.join("rollout")).expect("dir");
+    for entry in std::fs::read_dir(&fixture).expect("fixture") {
+        let path = entry.expect("entry").path();
+        let name = path.file_name().expect("name");
+        std::fs::copy(&path, store.join("rollout").join(name)).expect("copy");
+    }
+    let state = env.json(&["show"]);
+    assert_eq!(state["revision"], 6, "{state}");
+    assert_eq!(state["objective"], "keep rechecks readable");
+    assert_eq!(state["observations"][0]["supersedes"], "obs-608a53473ada");
+    assert_eq!(
+        state["observations"][0]["code_refs"],
+        json!([{"path": "lex.rs", "symbol": "retry_keeps_span"}])
+    );
+    assert_eq!(
+        state["graphs"]["architecture"]["nodes"][0]["purpose"],
+        "turns bytes into tokens"
+    );
+    let log = env.json(&["log"]);
+    assert_eq!(log["entries"].as_array().map(Vec::len), Some(6), "{log}");
+    assert_eq!(env.json(&["verify"])["ok"], true);
+}
