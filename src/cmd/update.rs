@@ -77,6 +77,11 @@ use crate::ui::Report;
 ///
 /// The state a write produces is validated whole: a write may not leave a problem the state
 /// did not have before (an edge to a removed node, a frontier naming a missing node).
+///
+/// `epiphany schema patch` prints the JSON Schema of every patch this accepts (unknown fields
+/// are refused, naming the closest known one). For one record at a time, the one-line writes
+/// need no JSON: `note`, `node set|rm`, `edge add|rm`, `checkpoint set`, `subgoal add|done`,
+/// `backlog add`, `recheck`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Patch or envelope file; `-` or absent reads stdin
