@@ -450,6 +450,21 @@ fn recheck_supersedes_an_observation_whose_refs_moved() {
     env.commit_all("rename the lexer, drop the parser");
     let unchanged = env.json(&["note", "unrelated"]);
     assert!(unchanged["written"].is_array());
+    // Until then, its refs are marked wherever it is shown (the views follow renames since
+    // the last write only, so this one reads as missing there).
+    let marked = format!("{old}: src/lexer.rs (missing)");
+    let prompt = env.ok(&["prompt"]).stdout;
+    assert!(
+        prompt.contains("Code refs that no longer hold") && prompt.contains(&marked),
+        "{prompt}"
+    );
+    let scene = env.json(&["scene"]);
+    let outdated = &scene["staleness"]["outdated_record_refs"];
+    assert!(
+        outdated.to_string().contains(&marked)
+            && outdated.to_string().contains("src/parser.rs (missing)"),
+        "{scene}"
+    );
     let output = env.run(&["--json", "recheck", "--observation", &old]);
     assert_eq!(output.code, 0, "{output}");
     assert!(
@@ -473,6 +488,10 @@ fn recheck_supersedes_an_observation_whose_refs_moved() {
     );
     let prompt = env.ok(&["prompt"]).stdout;
     assert!(prompt.contains(&new) && !prompt.contains(&old), "{prompt}");
+    assert!(
+        !prompt.contains("Code refs that no longer hold"),
+        "{prompt}"
+    );
     let scene = env.json(&["scene"]);
     assert!(!scene.to_string().contains(&old), "{scene}");
     let references = &env.json_allowing(&["freshness"], 0)["references"];
@@ -661,4 +680,40 @@ fn regression_29_distill_keeps_totals_and_failures_and_refs_change_ids() {
         assert_eq!(written.code, 0, "{written}");
     }
     assert_ne!(ids[0], ids[1]);
+}
+
+/// A code ref is spelled one way in every output, the way `--ref` takes it: an agent can copy
+/// it from `prompt`, `context` or `graph` into a write.
+#[test]
+fn regression_29_outputs_spell_code_refs_as_inputs_take_them() {
+    // See: issue 29.
+    let env = repo();
+    let spelled = "src/lexer.rs:1-3#retry_keeps_span";
+    let note = env.json(&["note", "retry drops the span", "--ref", spelled]);
+    env.ok(&["node", "set", "lexer", "--purpose", "p", "--ref", spelled]);
+    let observation = note["written"][0].as_str().expect("id");
+    for args in [
+        vec!["prompt"],
+        vec!["context", "--observation", observation],
+        vec!["graph", "--node", "lexer"],
+    ] {
+        let shown = env.ok(&args).stdout;
+        assert!(shown.contains(&format!("`{spelled}`")), "{args:?}: {shown}");
+        assert!(!shown.contains("(symbol:"), "{args:?}: {shown}");
+    }
+    // Copied back into a write, it is accepted as the same ref.
+    env.ok(&[
+        "checkpoint",
+        "set",
+        "--focus",
+        "f",
+        "--next",
+        "n",
+        "--ref",
+        spelled,
+    ]);
+    assert_eq!(
+        env.json(&["show"])["investigation_checkpoint"]["code_refs"],
+        env.json(&["show"])["observations"][0]["code_refs"]
+    );
 }
