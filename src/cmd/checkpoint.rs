@@ -102,16 +102,11 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         summary: summary.as_deref(),
         kind: kind.as_deref(),
         disposition: *disposition,
-        refs: match refs.is_empty() {
-            true => None,
-            false => Some(resolve_typed_refs(
-                ctx,
-                refs,
-                flags.allow_missing_paths,
-                "--ref",
-                WROTE_NOTHING,
-            )?),
-        },
+        refs: (!refs.is_empty())
+            .then(|| {
+                resolve_typed_refs(ctx, refs, flags.allow_missing_paths, "--ref", WROTE_NOTHING)
+            })
+            .transpose()?,
         questions: (!questions.is_empty()).then(|| questions.clone()),
     };
     let checkpoint = set_checkpoint(state.investigation_checkpoint.as_ref(), changes)

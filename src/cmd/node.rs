@@ -134,16 +134,11 @@ fn set(ctx: &Ctx, args: &SetArgs) -> Result<Status> {
         purpose: purpose.as_deref(),
         mechanism: mechanism.as_deref(),
         status: status.as_deref(),
-        refs: match refs.is_empty() {
-            true => None,
-            false => Some(resolve_typed_refs(
-                ctx,
-                refs,
-                flags.allow_missing_paths,
-                "--ref",
-                WROTE_NOTHING,
-            )?),
-        },
+        refs: (!refs.is_empty())
+            .then(|| {
+                resolve_typed_refs(ctx, refs, flags.allow_missing_paths, "--ref", WROTE_NOTHING)
+            })
+            .transpose()?,
     };
     let node = set_node(existing, id, changes)
         .map_err(|problems| input_failure("the node was not written", problems))?;
