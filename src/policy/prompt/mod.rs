@@ -220,6 +220,7 @@ mod tests {
             stale_node_ids: vec![],
             checkpoint_changed_paths: vec![],
             broken_refs: vec![],
+            outdated_record_refs: vec![],
             note: "stale".into(),
         };
         let text = render(&state, Some(&unknown), 100_000).text;
