@@ -225,9 +225,10 @@ pub fn audit_refs(
         let (path, exists) = match resolver.settle(&code_ref.path, &mut stat) {
             Ok(settled) => settled,
             Err(reason) => {
-                audit
-                    .problems
-                    .push(Problem::new(&label, format!("`{typed}`: the path {reason}")));
+                audit.problems.push(Problem::new(
+                    &label,
+                    format!("`{typed}`: the path {reason}"),
+                ));
                 settled.push((label, code_ref, None));
                 continue;
             }
