@@ -18,6 +18,8 @@ use std::path::Path;
 use std::path::PathBuf;
 
 use crate::cli::Ctx;
+use crate::error::Failure;
+use crate::policy::code_ref::CODE_REF_SYNTAX;
 use crate::policy::code_ref::CitedFile;
 use crate::policy::code_ref::RefOwner;
 use crate::policy::code_ref::code_ref_key;
@@ -34,16 +36,20 @@ use crate::policy::code_ref::strip_root;
 use crate::policy::code_ref::visit_state_code_refs;
 use crate::policy::recheck::CitedFiles;
 use crate::policy::update::UpdateRefusal;
+use crate::state::git;
 use crate::state::model::CodeRef;
 use crate::state::model::State;
 use crate::state::patch::Patch;
 use crate::state::paths::slash_key;
+use crate::state::problem::Problem;
+use crate::state::problem::item;
+use crate::state::problem::join;
 
 /// What the audit of a patch found.
 #[derive(Debug, Default)]
 pub struct RefAudit {
-    /// Every violation, one line each; the write must not happen when there is any.
-    pub problems: Vec<String>,
+    /// Every violation; the write must not happen when there is any.
+    pub problems: Vec<Problem>,
     /// References recorded as plans (their file does not exist yet), as `path (record)`.
     pub planned: Vec<String>,
 }
@@ -161,7 +167,7 @@ pub fn audit_patch_refs(
         }
         let labelled = refs
             .into_iter()
-            .map(|(owner, code_ref)| (format!("on {owner}"), code_ref))
+            .map(|(owner, code_ref)| (join(&owner.key(), "code_refs"), code_ref))
             .collect();
         audit_refs(resolver, labelled, allow_missing, &mut audit);
     }
@@ -172,23 +178,24 @@ pub fn audit_patch_refs(
             .flat_map(|f| &f.dirty_paths)
             .collect();
         let mut stat = Stat::default();
-        for path in &mut frontier.dirty_paths {
+        for (index, path) in frontier.dirty_paths.iter_mut().enumerate() {
             if stored.contains(path) {
                 continue;
             }
+            let at = item("graph_frontier.dirty_paths", index);
             let (resolved, exists) = match resolver.settle(path, &mut stat) {
                 Ok(settled) => settled,
                 Err(reason) => {
                     audit
                         .problems
-                        .push(format!("graph_frontier.dirty_paths \"{path}\" {reason}"));
+                        .push(Problem::new(at, format!("\"{path}\" {reason}")));
                     continue;
                 }
             };
             if !exists && !allow_missing {
-                audit.problems.push(format!(
-                    "graph_frontier.dirty_paths \"{resolved}\": no such file in the work tree (for a file still to be written, pass `--allow-missing-paths`)"
-                ));
+                audit.problems.push(Problem::new(at, format!(
+                    "\"{resolved}\": no such file in the work tree (for a file still to be written, pass `--allow-missing-paths`)"
+                )));
             }
             *path = resolved;
         }
@@ -196,8 +203,8 @@ pub fn audit_patch_refs(
     audit
 }
 
-/// Checks, resolves and marks the given references; `label` says where each came from
-/// (`on architecture node "a"`, `` `--code-ref` ``).
+/// Checks, resolves and marks the given references; each comes with the path its problems are
+/// reported at (`architecture_nodes/a.code_refs`, `--code-ref`).
 pub fn audit_refs(
     resolver: &Resolver,
     refs: Vec<(String, &mut CodeRef)>,
@@ -213,14 +220,15 @@ pub fn audit_refs(
         for problem in shape_problems(code_ref) {
             audit
                 .problems
-                .push(format!("code ref `{typed}` {label}: {problem}"));
+                .push(Problem::new(&label, format!("`{typed}`: {problem}")));
         }
         let (path, exists) = match resolver.settle(&code_ref.path, &mut stat) {
             Ok(settled) => settled,
             Err(reason) => {
-                audit
-                    .problems
-                    .push(format!("code ref `{typed}` {label}: the path {reason}"));
+                audit.problems.push(Problem::new(
+                    &label,
+                    format!("`{typed}`: the path {reason}"),
+                ));
                 settled.push((label, code_ref, None));
                 continue;
             }
@@ -240,17 +248,17 @@ pub fn audit_refs(
                 code_ref.planned = true;
                 audit.planned.push(format!("{} ({label})", code_ref.path));
             }
-            Some(false) => audit.problems.push(format!(
-                "code ref `{}` {label}: no such file in the work tree (for a file still to be written, pass `--allow-missing-paths`)",
+            Some(false) => audit.problems.push(Problem::new(&label, format!(
+                "`{}`: no such file in the work tree (for a file still to be written, pass `--allow-missing-paths`)",
                 format_code_ref(code_ref)
-            )),
+            ))),
             Some(true) => {
                 code_ref.planned = false;
                 let file = files.get(&code_ref.path).unwrap_or(&CitedFile::Missing);
                 for problem in located_problems(code_ref, file) {
-                    audit.problems.push(format!(
-                        "code ref `{}` {label}: {problem}",
-                        format_code_ref(code_ref)
+                    audit.problems.push(Problem::new(
+                        &label,
+                        format!("`{}`: {problem}", format_code_ref(code_ref)),
                     ));
                 }
             }
@@ -258,11 +266,49 @@ pub fn audit_refs(
     }
 }
 
+/// Code refs typed on the command line (`flag`: `--ref`, `--code-ref`), resolved against the
+/// current directory first, stored relative to the repository root (the store's, else git's,
+/// else the current directory), and checked against the work tree; a file that does not exist
+/// yet is marked `planned` when `allow_missing`. Every problem is reported at `flag`, and
+/// `refused` says what did not happen because of them.
+pub fn resolve_typed_refs(
+    ctx: &Ctx,
+    code_refs: &[CodeRef],
+    allow_missing: bool,
+    flag: &str,
+    refused: &str,
+) -> anyhow::Result<Vec<CodeRef>> {
+    let mut code_refs = code_refs.to_vec();
+    if code_refs.is_empty() {
+        return Ok(code_refs);
+    }
+    let root = match ctx.store() {
+        Ok(store) => store.root().to_path_buf(),
+        Err(_) => git::work_tree_root(&ctx.cwd).unwrap_or_else(|| ctx.cwd.clone()),
+    };
+    let resolver = Resolver::new(&root, &ctx.cwd, true);
+    let mut audit = RefAudit::default();
+    let labelled = code_refs
+        .iter_mut()
+        .map(|code_ref| (flag.to_owned(), code_ref))
+        .collect();
+    audit_refs(&resolver, labelled, allow_missing, &mut audit);
+    if !audit.problems.is_empty() {
+        return Err(Failure::usage(format!("invalid `{flag}`; {refused}"))
+            .with_problems(audit.problems)
+            .with_hint(format!(
+                "a code ref is {CODE_REF_SYNTAX}, relative to the current directory; pass `--allow-missing-paths` for files still to be written"
+            ))
+            .into());
+    }
+    Ok(code_refs)
+}
+
 /// Adds the reference problems to the write path's own verdict: a refusal for another reason
 /// (an empty patch, a revision conflict) stands; otherwise every problem is listed together.
 pub fn with_ref_problems(
     checked: Result<(), UpdateRefusal>,
-    problems: Vec<String>,
+    problems: Vec<Problem>,
 ) -> Result<(), UpdateRefusal> {
     match checked {
         Err(UpdateRefusal::Invalid(mut reasons)) => {

@@ -14,6 +14,7 @@ use serde::Serialize;
 use crate::search::error::SearchError;
 use crate::search::retrieve::MAX_LIMIT;
 use crate::state::error::StoreError;
+use crate::state::problem::Problem;
 
 /// What went wrong, as scripts see it in `{"error": {"kind": ...}}`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -59,7 +60,7 @@ pub struct Failure {
     /// What the user can do about it.
     pub hint: Option<String>,
     /// Every individual problem, when there are several (the first [`MAX_PROBLEMS`]).
-    pub problems: Vec<String>,
+    pub problems: Vec<Problem>,
     /// How many problems were left out of `problems`.
     pub problems_omitted: usize,
 }
@@ -107,7 +108,7 @@ impl Failure {
     }
 
     /// Adds the individual problems: the first [`MAX_PROBLEMS`], and a count of the rest.
-    pub fn with_problems(mut self, mut problems: Vec<String>) -> Failure {
+    pub fn with_problems(mut self, mut problems: Vec<Problem>) -> Failure {
         self.problems_omitted = problems.len().saturating_sub(MAX_PROBLEMS);
         problems.truncate(MAX_PROBLEMS);
         problems.shrink_to_fit();
@@ -140,8 +141,9 @@ pub struct ErrorBody {
     pub message: String,
     /// What to do about it.
     pub hint: Option<String>,
-    /// Every individual problem, when there are several (at most 100).
-    pub problems: Vec<String>,
+    /// Every individual problem, when there are several (at most 100), each with the path of
+    /// what it concerns (`observations[1].summary`; empty for the input as a whole).
+    pub problems: Vec<Problem>,
     /// How many more problems there were than `problems` lists.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub problems_omitted: usize,
@@ -283,12 +285,14 @@ mod tests {
 
     #[test]
     fn problem_lists_are_capped_with_a_count() {
-        let problems = (0..250).map(|n| format!("problem {n}")).collect();
+        let problems = (0..250)
+            .map(|n| Problem::whole(format!("problem {n}")))
+            .collect();
         let failure = Failure::input("bad").with_problems(problems);
         assert_eq!(failure.problems.len(), MAX_PROBLEMS);
-        assert_eq!(failure.problems[99], "problem 99");
+        assert_eq!(failure.problems[99].message, "problem 99");
         assert_eq!(failure.problems_omitted, 150);
-        let few = Failure::input("bad").with_problems(vec!["one".into()]);
+        let few = Failure::input("bad").with_problems(vec![Problem::whole("one")]);
         assert_eq!((few.problems.len(), few.problems_omitted), (1, 0));
     }
 

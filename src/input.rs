@@ -10,8 +10,8 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::error::Failure;
+use crate::state::decode::decode_patch_input;
 use crate::state::patch::Envelope;
-use crate::state::patch::decode_patch_input;
 
 /// The largest patch or envelope document accepted.
 pub const MAX_DOCUMENT_BYTES: u64 = 64 * 1024 * 1024;
@@ -79,7 +79,7 @@ pub fn read_envelope(ctx: &Ctx, path: Option<&Path>) -> Result<Envelope> {
     decode_patch_input(&text).map_err(|problems| {
         Failure::input(format!("{name} is not a valid patch"))
             .with_problems(problems)
-            .with_hint("patch fields are snake_case; see `epiphany update --help`")
+            .with_hint("fix every problem listed; `epiphany schema patch` has every field and rule")
             .into()
     })
 }

@@ -26,6 +26,7 @@ use crate::error::ErrorDocument;
 use crate::error::Failure;
 use crate::policy::secrets::redact_text;
 use crate::policy::text::printable;
+use crate::state::problem::Problem;
 
 /// A command's result, printable for a person or for a script.
 pub trait Report: Serialize {
@@ -177,7 +178,9 @@ impl Ui {
             |text: &str| redact_text(text, &mut BTreeMap::new()).unwrap_or_else(|| text.to_owned());
         let failure = &Failure {
             message: clean(&failure.message),
-            problems: failure.problems.iter().map(|p| clean(p)).collect(),
+            problems: (failure.problems.iter())
+                .map(|p| Problem::new(clean(&p.path), clean(&p.message)))
+                .collect(),
             ..failure.clone()
         };
         let causes: Vec<String> = causes.iter().map(|cause| clean(cause)).collect();

@@ -13,9 +13,7 @@ use anyhow::Result;
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::cmd::update::redaction_failure;
-use crate::code_refs::RefAudit;
-use crate::code_refs::Resolver;
-use crate::code_refs::audit_refs;
+use crate::code_refs::resolve_typed_refs;
 use crate::code_refs::warn_planned;
 use crate::error::ErrorKind;
 use crate::error::Failure;
@@ -23,7 +21,6 @@ use crate::error::classify;
 use crate::input::stream_text;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
-use crate::policy::code_ref::CODE_REF_SYNTAX;
 use crate::policy::code_ref::parse_code_ref;
 use crate::policy::distill::BINARY_PROBE_BYTES;
 use crate::policy::distill::DistillError;
@@ -31,20 +28,24 @@ use crate::policy::distill::DistillRequest;
 use crate::policy::distill::TextDigest;
 use crate::policy::distill::binary_summary;
 use crate::policy::distill::looks_binary;
+use crate::policy::one_line::NOTE_TEXT_LIMIT;
 use crate::policy::secrets::redact_serialized;
 use crate::policy::secrets::redactions;
 use crate::render::DraftReport;
 use crate::render::emit_draft;
-use crate::state::git;
 use crate::state::model::CodeRef;
 
 /// Draft an observation and its evidence from text; writes nothing.
 ///
 /// The text comes from `--text`, or from stdin when `--text` is absent, so tool output can be
 /// piped in: `cargo test 2>&1 | epiphany --json distill --source-kind shell-tool --status ok
-/// --subject "cargo test"`. For tool, command, shell, model and assistant sources the summary
-/// keeps the salient lines (results and failures first, then warnings). The ids are derived
-/// from the normalised input, so the same input always drafts the same ids.
+/// --subject "cargo test"`. For tool, command, shell, model and assistant sources, and for
+/// test, smoke and verification sources, the summary keeps what a test run or build reported:
+/// its totals line (`cargo test`, `cargo nextest`, `pytest`, `go test`, `jest`, `vitest`), then
+/// the first failing tests, panics and compiler errors with their locations. Other tool output
+/// keeps its first lines naming errors or results, else warnings. The ids are derived from the
+/// normalised input and the code refs, so the same input always drafts the same ids, and the
+/// same text about two places drafts two.
 ///
 /// The output is the `{"expected_revision", "patch"}` envelope that `update` and `promote`
 /// read on stdin; when stdout is not a terminal it is printed as JSON even without `--json`,
@@ -58,8 +59,8 @@ use crate::state::model::CodeRef;
 /// (exit 2).
 ///
 /// The summary keeps at most 320 characters (for tool output, the salient lines); when it is
-/// shorter than the text, stderr says so. The full text is not stored anywhere: keep it in a
-/// file if it matters, and cite that file with `--code-ref`.
+/// shorter than the text, stderr says so. Only the summary is drafted: to record a whole text
+/// (up to 8,000 characters), write it with `epiphany note`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Where the text comes from (`shell-tool`, `test`, `smoke`, `model`, ...)
@@ -102,7 +103,18 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         allow_missing_paths,
         text,
     } = args;
-    let code_refs = resolve_code_refs(ctx, code_refs, *allow_missing_paths)?;
+    let code_refs = resolve_typed_refs(
+        ctx,
+        code_refs,
+        *allow_missing_paths,
+        "--code-ref",
+        "nothing was drafted",
+    )?;
+    let planned: Vec<String> = (code_refs.iter())
+        .filter(|code_ref| code_ref.planned)
+        .map(|code_ref| format!("{} (--code-ref)", code_ref.path))
+        .collect();
+    warn_planned(ctx, &planned);
     let request = DistillRequest::new(
         source_kind,
         status,
@@ -118,9 +130,9 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let mut distilled = request.distill(digest).map_err(distill_failure)?;
     if distilled.shortened {
         ctx.ui.status(&format!(
-            "note: the summary keeps {} of the text's {} characters; the full text is not stored \
-             anywhere (only the summary is drafted), so keep it in a file if it matters and cite \
-             that file with `--code-ref`",
+            "note: the summary ({} characters) leaves out part of the text's {} characters, and \
+             only the summary is drafted; to record the whole text, write it with \
+             `epiphany note` (up to {NOTE_TEXT_LIMIT} characters)",
             distilled.observation.summary.chars().count(),
             distilled.text_chars
         ));
@@ -146,40 +158,6 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
          --verifier-kind K --verifier-status S --verifier-summary T`",
     )?;
     Ok(Status::Ok)
-}
-
-/// The `--code-ref` values resolved against the current directory, stored relative to the
-/// repository root, and checked against the work tree.
-fn resolve_code_refs(
-    ctx: &Ctx,
-    code_refs: &[CodeRef],
-    allow_missing: bool,
-) -> Result<Vec<CodeRef>> {
-    let mut code_refs = code_refs.to_vec();
-    if code_refs.is_empty() {
-        return Ok(code_refs);
-    }
-    let root = match ctx.store() {
-        Ok(store) => store.root().to_path_buf(),
-        Err(_) => git::work_tree_root(&ctx.cwd).unwrap_or_else(|| ctx.cwd.clone()),
-    };
-    let resolver = Resolver::new(&root, &ctx.cwd, true);
-    let mut audit = RefAudit::default();
-    let labelled = code_refs
-        .iter_mut()
-        .map(|code_ref| ("given to `--code-ref`".to_owned(), code_ref))
-        .collect();
-    audit_refs(&resolver, labelled, allow_missing, &mut audit);
-    if !audit.problems.is_empty() {
-        return Err(Failure::usage("invalid `--code-ref`; nothing was drafted")
-            .with_problems(audit.problems)
-            .with_hint(format!(
-                "a code ref is {CODE_REF_SYNTAX}, relative to the current directory; pass `--allow-missing-paths` for files still to be written"
-            ))
-            .into());
-    }
-    warn_planned(ctx, &audit.planned);
-    Ok(code_refs)
 }
 
 fn digest_stdin(ctx: &Ctx) -> Result<TextDigest> {

@@ -35,8 +35,9 @@ use crate::ui::Report;
 /// Inside git, each graph node and the investigation checkpoint is compared with the files
 /// changed since the commit of the last write that changed it (committed, staged, unstaged and
 /// untracked changes; `.epiphany/` excluded; renames followed). A record is stale when a file
-/// it cites changed after it was written; rewriting the record makes it fresh again, and an
-/// unrelated write does not. Every changed path is listed with the nodes, frontier nodes and
+/// it cites changed after it was written; changing the record (`epiphany node set`, `checkpoint
+/// set`, `update`) or, when it still holds, `epiphany recheck NODE` / `recheck --checkpoint`
+/// makes it fresh again. Rewriting it unchanged or an unrelated write does not. Every changed path is listed with the nodes, frontier nodes and
 /// checkpoint it hits. The graph's own freshness (dirty paths, open questions and gaps, the
 /// churn freshness label) and the retrieval index's are reported too. Outside git, the index
 /// manifest's dirty paths stand in for git.
@@ -46,7 +47,8 @@ use crate::ui::Report;
 /// no longer occurs), `moved_lines` (the symbol occurs at other lines; they are named),
 /// `lines_past_end` (the file shrank under the range), `planned` (recorded as a plan, file not
 /// written yet). Findings on graph nodes, edges, links and the investigation checkpoint fail
-/// the check; observations and evidence are kept as written, so theirs are reported only.
+/// the check; observations and evidence are kept as written, so theirs are reported only
+/// (`epiphany recheck --observation ID` supersedes an observation with its refs repaired).
 ///
 /// With `--check`, exits 1 when a cited file changed, a reference of the graphs or the
 /// checkpoint no longer holds, the graph is stale, or an existing index is stale; without an
@@ -226,7 +228,7 @@ fn stale_hint(freshness: &Freshness) -> String {
     for reason in &freshness.stale_reasons {
         steps.push(match reason {
             StaleReason::CitedFilesChanged => {
-                "re-read the changed files and rewrite the nodes or checkpoint that cite them with `epiphany update` (an unrelated write does not count)"
+                "re-read the changed files; then change the nodes or checkpoint that cite them (`epiphany node set`, `checkpoint set`), or, where they still hold, say so with `epiphany recheck NODE...` / `recheck --checkpoint` (rewriting them unchanged does not count)"
             }
             StaleReason::ReferencesBroken if freshness.references.fixable_count > 0 => {
                 "re-anchor renamed paths and moved lines with `epiphany freshness --fix | epiphany update`, and fix the rest by hand"

@@ -153,6 +153,7 @@ fn write_objective(ctx: &Ctx, store: &Store, objective: &str, expected: u64) -> 
         expected_revision: Some(expected),
         turn_id: None,
         allow_missing_paths: false,
+        refs_from_cwd: false,
     };
     Ok(commit_patch(ctx, store, write)?.committed.revision)
 }

@@ -10,10 +10,13 @@ use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::mcp::Tool;
 
+pub mod backlog;
+pub mod checkpoint;
 pub mod completions;
 pub mod context;
 pub mod diff;
 pub mod distill;
+pub mod edge;
 pub mod freshness;
 pub mod graph;
 pub mod hook;
@@ -23,17 +26,21 @@ pub mod init;
 pub mod log;
 pub mod mcp;
 pub mod merge_driver;
+pub mod node;
+pub mod note;
 pub mod planning;
 pub mod pressure;
 pub mod promote;
 pub mod prompt;
 pub mod propose;
+pub mod recheck;
 pub mod reorient;
 pub mod retrieve;
 pub mod rollback;
 pub mod scene;
 pub mod schema;
 pub mod show;
+pub mod subgoal;
 pub mod textconv;
 pub mod update;
 pub mod verify;
@@ -52,6 +59,13 @@ pub enum Command {
     Distill(distill::Args),
     Propose(propose::Args),
     Promote(promote::Args),
+    Note(note::Args),
+    Node(node::Args),
+    Edge(edge::Args),
+    Checkpoint(checkpoint::Args),
+    Subgoal(subgoal::Args),
+    Backlog(backlog::Args),
+    Recheck(recheck::Args),
     Scene(scene::Args),
     Context(context::Args),
     Graph(graph::Args),
@@ -84,6 +98,13 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<Status> {
         Command::Distill(args) => distill::run(ctx, args),
         Command::Propose(args) => propose::run(ctx, args),
         Command::Promote(args) => promote::run(ctx, args),
+        Command::Note(args) => note::run(ctx, args),
+        Command::Node(args) => node::run(ctx, args),
+        Command::Edge(args) => edge::run(ctx, args),
+        Command::Checkpoint(args) => checkpoint::run(ctx, args),
+        Command::Subgoal(args) => subgoal::run(ctx, args),
+        Command::Backlog(args) => backlog::run(ctx, args),
+        Command::Recheck(args) => recheck::run(ctx, args),
         Command::Scene(args) => scene::run(ctx, args),
         Command::Context(args) => context::run(ctx, args),
         Command::Graph(args) => graph::run(ctx, args),
@@ -118,6 +139,13 @@ pub fn tool(name: &str) -> Option<Tool> {
         "distill" => distill::TOOL,
         "propose" => propose::TOOL,
         "promote" => promote::TOOL,
+        "note" => note::TOOL,
+        "node" => node::TOOL,
+        "edge" => edge::TOOL,
+        "checkpoint" => checkpoint::TOOL,
+        "subgoal" => subgoal::TOOL,
+        "backlog" => backlog::TOOL,
+        "recheck" => recheck::TOOL,
         "scene" => scene::TOOL,
         "context" => context::TOOL,
         "graph" => graph::TOOL,

@@ -207,6 +207,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             expected_revision: expected_revision.or(envelope.expected_revision),
             turn_id: None,
             allow_missing_paths: *allow_missing_paths,
+            refs_from_cwd: false,
         },
     )?;
     // The patch reached the writer clean, so what the writer found came from nowhere else.

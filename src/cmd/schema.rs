@@ -6,7 +6,6 @@
 use anyhow::Result;
 use clap::CommandFactory;
 use schemars::Schema;
-use schemars::schema_for;
 use serde_json::Map;
 use serde_json::Value;
 
@@ -98,7 +97,7 @@ const PATCH_RULES: &[(&str, &str)] = &[
     ("runtime_links", "Ids must be new."),
     (
         "observations",
-        "Each needs a non-blank `id` (new: not stored, not repeated), `summary`, `source_kind` and `status`, and must cite at least one evidence id, each in this patch's `evidence` or already stored (under `promote`: in this patch or the verifier). Code refs must hold (see CodeRef).",
+        "Each needs a non-blank `id` (new: not stored, not repeated), `summary`, `source_kind` and `status`, and must cite at least one evidence id, each in this patch's `evidence` or already stored (under `promote`: in this patch or the verifier). Code refs must hold (see CodeRef). `supersedes`, when given, names a stored observation (or an earlier one of this patch) that this one replaces in every view.",
     ),
     (
         "evidence",
@@ -121,6 +120,10 @@ const PATCH_RULES: &[(&str, &str)] = &[
         "remove",
         "Each key must name an existing record; the state the write produces is validated whole, so removing a node means removing its edges and frontier entries too.",
     ),
+    (
+        "recheck",
+        "Each node id must name a node of its graph (stored, or upserted by this patch), and `investigation_checkpoint` needs a checkpoint. Their values stay as they are; their anchors move to this write's commit, so files that changed before it no longer make them stale (`epiphany recheck` writes this).",
+    ),
 ];
 
 const PATCH_RULE: &str = "Validated on write (`update`, `promote`): it must change at least one field; every problem is listed and nothing is written when there is any (exit 2).";
@@ -129,9 +132,9 @@ const CODE_REF_RULE: &str = "Validated on write when it enters the state (refere
 
 /// The input schemas: the patch, and the envelope drafts come in.
 pub fn input_schemas() -> Vec<(&'static str, Value)> {
-    let mut patch = schema_for!(crate::state::patch::Patch).to_value();
+    let mut patch = crate::state::decode::patch_schema();
     annotate_patch(&mut patch);
-    let mut envelope = schema_for!(crate::state::patch::Envelope).to_value();
+    let mut envelope = crate::state::decode::envelope_schema();
     annotate_patch(&mut envelope);
     if let Some(object) = envelope.as_object_mut() {
         append_description(

@@ -6,6 +6,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use anyhow::Result;
+use schemars::Schema;
 use serde::Serialize;
 
 use crate::cli::Ctx;
@@ -28,16 +29,20 @@ use crate::policy::update::added_problems;
 use crate::policy::update::check_update;
 use crate::policy::update::node_upsert_problems;
 use crate::policy::update::structure_problems;
+use crate::render::DraftReport;
+use crate::render::emit_draft;
 use crate::state::fields::ChangedField;
 use crate::state::model::RecordIds;
 use crate::state::model::State;
 use crate::state::patch::Patch;
+use crate::state::problem::Problem;
 use crate::state::rollout::Source;
 use crate::state::store::Committed;
 use crate::state::store::Draft;
 use crate::state::store::Head;
 use crate::state::store::Payload;
 use crate::state::store::Store;
+use crate::state::store::Transaction;
 use crate::state::store::WriteScope;
 use crate::ui::Report;
 
@@ -72,11 +77,26 @@ use crate::ui::Report;
 ///
 /// The state a write produces is validated whole: a write may not leave a problem the state
 /// did not have before (an edge to a removed node, a frontier naming a missing node).
+///
+/// `epiphany schema patch` prints the JSON Schema of every patch this accepts (unknown fields
+/// are refused, naming the closest known one). For one record at a time, the one-line writes
+/// need no JSON: `note`, `node set|rm`, `edge add|rm`, `checkpoint set`, `subgoal add|done`,
+/// `backlog add`, `recheck`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Patch or envelope file; `-` or absent reads stdin
     pub file: Option<PathBuf>,
-    /// Refuse with exit 3 unless the store is at this revision (overrides the envelope's)
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub flags: WriteFlags,
+}
+
+/// What every write from the command line takes besides its own input: `update`'s flags,
+/// shared by the one-line writes (`note`, `node`, `edge`, `checkpoint`, `subgoal`, `backlog`,
+/// `recheck`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct WriteFlags {
+    /// Refuse with exit 3 unless the store is at this revision (overrides an envelope's)
     #[arg(long, value_name = "N")]
     pub expected_revision: Option<u64>,
     /// Turn id to record as `last_updated_turn_id`
@@ -86,12 +106,22 @@ pub struct Args {
     /// recorded as `planned` and reported
     #[arg(long)]
     pub allow_missing_paths: bool,
+    /// Run every check, then print the `{"expected_revision", "patch"}` envelope that would be
+    /// written (code refs resolved, secrets redacted) instead of writing it
+    #[arg(long)]
+    pub dry_run: bool,
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
-pub const TOOL: Tool = Tool::WRITER
-    .input(PATCH_INPUT)
-    .report(schema_of::<WriteReport>);
+pub const TOOL: Tool = Tool::WRITER.input(PATCH_INPUT).report(write_outcome_schema);
+
+/// The schema of what a write from the command line prints ([`WriteOutcome`]): an object,
+/// one of two shapes.
+pub fn write_outcome_schema() -> Schema {
+    let mut schema = schema_of::<WriteOutcome>();
+    schema.insert("type".to_owned(), serde_json::Value::from("object"));
+    schema
+}
 
 /// What a write did.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -108,6 +138,21 @@ pub struct WriteReport {
     pub id: Option<String>,
     /// Which command wrote.
     pub source: Source,
+    /// The ids of the records the write added or changed, when a one-line write names them
+    /// (`obs-…` and `ev-…` for a note, the node, the edge, the subgoal, ...).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub written: Vec<String>,
+}
+
+/// What a write from the command line printed: the write, or (with `--dry-run`) the envelope
+/// it would have applied.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+#[serde(untagged)]
+pub enum WriteOutcome {
+    /// The write.
+    Written(WriteReport),
+    /// The envelope `--dry-run` printed; nothing was written.
+    Drafted(Box<DraftReport>),
 }
 
 impl WriteReport {
@@ -119,6 +164,7 @@ impl WriteReport {
             changed_fields: committed.record.changed_fields.clone(),
             id: Some(committed.record.id.clone()),
             source: committed.record.source,
+            written: Vec::new(),
         }
     }
 
@@ -130,6 +176,7 @@ impl WriteReport {
             changed_fields: vec![],
             id: None,
             source,
+            written: Vec::new(),
         }
     }
 }
@@ -143,30 +190,77 @@ impl Report for WriteReport {
         let id = self.id.as_deref().map_or(String::new(), |id| {
             format!(" (record {})", &id[..id.len().min(12)])
         });
-        writeln!(out, "revision {}: {}{id}", self.revision, fields.join(", "))
+        writeln!(out, "revision {}: {}{id}", self.revision, fields.join(", "))?;
+        if !self.written.is_empty() {
+            writeln!(out, "  wrote {}", self.written.join(", "))?;
+        }
+        Ok(())
     }
 }
 
 /// Runs `update`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
-    let Args {
-        file,
+    let Args { file, flags } = args;
+    let envelope = crate::input::read_envelope(ctx, file.as_deref())?;
+    let store = ctx.store()?;
+    let flags = WriteFlags {
+        expected_revision: flags.expected_revision.or(envelope.expected_revision),
+        ..flags.clone()
+    };
+    write_patch(ctx, &store, envelope.patch, &flags, Vec::new(), false)
+}
+
+/// Writes a patch built from command-line flags (a one-line write) through the one write path;
+/// see [`write_patch`]. Its code refs were typed, so they mean the current directory first.
+pub fn write_from_flags(
+    ctx: &Ctx,
+    store: &Store,
+    patch: Patch,
+    flags: &WriteFlags,
+    written: Vec<String>,
+) -> Result<Status> {
+    write_patch(ctx, store, patch, flags, written, true)
+}
+
+/// Writes a patch through the one write path and prints the report (or, with `--dry-run`, the
+/// envelope it would apply). `written` names the records it adds or changes, for the report.
+fn write_patch(
+    ctx: &Ctx,
+    store: &Store,
+    patch: Patch,
+    flags: &WriteFlags,
+    written: Vec<String>,
+    refs_from_cwd: bool,
+) -> Result<Status> {
+    let WriteFlags {
         expected_revision,
         turn_id,
         allow_missing_paths,
-    } = args;
-    let envelope = crate::input::read_envelope(ctx, file.as_deref())?;
-    let store = ctx.store()?;
+        dry_run,
+    } = flags;
     let write = PatchWrite {
         source: Source::Update,
-        changed_fields: envelope.patch.changed_fields(),
-        patch: envelope.patch,
-        expected_revision: expected_revision.or(envelope.expected_revision),
+        changed_fields: patch.changed_fields(),
+        patch,
+        expected_revision: *expected_revision,
         turn_id: turn_id.clone(),
         allow_missing_paths: *allow_missing_paths,
+        refs_from_cwd,
     };
-    let committed = commit_patch(ctx, &store, write)?;
-    ctx.ui.emit(&committed.report())?;
+    if *dry_run {
+        let report = draft_patch(ctx, store, write)?;
+        emit_draft(
+            ctx,
+            &report,
+            "nothing was written; run the command again without `--dry-run` to write it",
+        )?;
+        return Ok(Status::Ok);
+    }
+    let committed = commit_patch(ctx, store, write)?;
+    ctx.ui.emit(&WriteReport {
+        written,
+        ..committed.report()
+    })?;
     Ok(Status::Ok)
 }
 
@@ -185,6 +279,9 @@ pub struct PatchWrite {
     pub turn_id: Option<String>,
     /// Accept code refs to files that do not exist yet, marked `planned`.
     pub allow_missing_paths: bool,
+    /// Read relative code-ref paths from the current directory first (they were typed on the
+    /// command line), rather than from the repository root first (a patch document's).
+    pub refs_from_cwd: bool,
 }
 
 /// A turn id as given: not blank, and without control characters (a newline in it would forge
@@ -224,6 +321,48 @@ impl PatchCommitted {
 /// that the state it produces has no problem the head did not have, and commits it. On any
 /// refusal nothing is written and the error says why (exit 2, or 3 for a revision conflict).
 pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<PatchCommitted> {
+    let staged = stage_patch(ctx, store, write, false)?;
+    let committed = staged.tx.commit()?;
+    warn_redactions(ctx, &staged.redactions);
+    warn_planned(ctx, &staged.planned);
+    for warning in &committed.warnings {
+        ctx.ui.warn(warning);
+    }
+    Ok(PatchCommitted {
+        committed,
+        redactions: staged.redactions,
+    })
+}
+
+/// Everything [`commit_patch`] does but the commit: the patch as it would be written (secrets
+/// redacted, code refs resolved), with the revision it was checked against. Nothing is written.
+pub fn draft_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<DraftReport> {
+    let staged = stage_patch(ctx, store, write, true)?;
+    warn_redactions(ctx, &staged.redactions);
+    warn_planned(ctx, &staged.planned);
+    Ok(DraftReport {
+        expected_revision: staged.revision,
+        patch: staged.patch.unwrap_or_default(),
+    })
+}
+
+/// A patch validated and folded under the lock, not yet committed.
+struct Staged<'s> {
+    tx: Transaction<'s>,
+    redactions: Vec<Redaction>,
+    planned: Vec<String>,
+    /// The patch as staged, when asked to keep it.
+    patch: Option<Patch>,
+    /// The head revision it was checked against.
+    revision: u64,
+}
+
+fn stage_patch<'s>(
+    ctx: &Ctx,
+    store: &'s Store,
+    write: PatchWrite,
+    keep_patch: bool,
+) -> Result<Staged<'s>> {
     let PatchWrite {
         source,
         patch,
@@ -231,12 +370,13 @@ pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<Patch
         expected_revision,
         turn_id,
         allow_missing_paths,
+        refs_from_cwd,
     } = write;
     let mut found = BTreeMap::new();
     let mut patch = redact_serialized(patch, &mut found).map_err(redaction_failure)?;
     let turn_id = turn_id.map(|turn_id| redact_text(&turn_id, &mut found).unwrap_or(turn_id));
     let redactions = redactions(found);
-    let resolver = Resolver::new(store.root(), &ctx.cwd, false);
+    let resolver = Resolver::new(store.root(), &ctx.cwd, refs_from_cwd);
     // A patch that needs no stored graph is written without reading them, once its references
     // all stand on their own: a missing one might be a restated reference the state exempts,
     // which only the whole read can tell.
@@ -254,6 +394,7 @@ pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<Patch
         None => WriteScope::Whole,
     };
     let mut tx = ctx.begin(store, scope)?;
+    let revision = tx.head().state.revision;
     let (patch, audit) = match lean {
         Some(audited) => audited,
         None => {
@@ -278,6 +419,7 @@ pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<Patch
             None
         }
     };
+    let kept = keep_patch.then(|| patch.clone());
     tx.stage(
         Draft {
             source,
@@ -293,16 +435,25 @@ pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<Patch
             return Err(refusal_error(UpdateRefusal::Invalid(added)));
         }
     }
-    let committed = tx.commit()?;
-    warn_redactions(ctx, &redactions);
-    warn_planned(ctx, &audit.planned);
-    for warning in &committed.warnings {
-        ctx.ui.warn(warning);
-    }
-    Ok(PatchCommitted {
-        committed,
+    Ok(Staged {
+        tx,
         redactions,
+        planned: audit.planned,
+        patch: kept,
+        revision,
     })
+}
+
+/// What a refused one-line write says happened.
+pub const WROTE_NOTHING: &str = "nothing was written";
+
+/// The failure of a one-line write whose values do not make a record: every problem, at the
+/// argument it concerns.
+pub fn input_failure(message: &str, problems: Vec<Problem>) -> anyhow::Error {
+    Failure::usage(message)
+        .with_problems(problems)
+        .with_hint("fix every problem listed; nothing was written (see `--help`)")
+        .into()
 }
 
 /// Tells stderr what was redacted: kinds and counts, never a value.

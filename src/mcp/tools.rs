@@ -11,6 +11,7 @@
 
 use std::any::TypeId;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use clap::ArgAction;
 use clap::CommandFactory;
@@ -29,7 +30,7 @@ use crate::mcp::protocol::Revision;
 use crate::mcp::protocol::RpcError;
 use crate::mcp::protocol::code;
 use crate::policy::secrets::conceal_values;
-use crate::state::patch::json_type_name;
+use crate::state::decode::json_type_name;
 use crate::ui::Ui;
 
 /// Global flags the server sets itself, and clap's own.
@@ -38,17 +39,34 @@ const MANAGED_ARGS: [&str; 4] = ["json", "quiet", "directory", "help"];
 const INPUT: &str = "input";
 /// The argument that picks the directory to run in.
 const DIRECTORY: &str = "directory";
+/// What joins a command and its subcommand in a tool's name (no command name holds it).
+const SUBCOMMAND: char = '_';
 
-/// Every offered command with its declaration.
+/// Every offered command with its declaration. A command with subcommands (`node set`,
+/// `node rm`) is offered as one tool per subcommand, named `node_set`, `node_rm`. Built once:
+/// clap keeps names as static strings, so the joined names are made (and kept) only once.
 fn offered() -> impl Iterator<Item = (clap::Command, Tool)> {
-    Cli::command()
-        .get_subcommands()
-        .filter_map(|command| {
-            let tool = crate::cmd::tool(command.get_name())?;
-            tool.offered.then(|| (command.clone(), tool))
-        })
-        .collect::<Vec<_>>()
-        .into_iter()
+    static OFFERED: OnceLock<Vec<(clap::Command, Tool)>> = OnceLock::new();
+    let tools = OFFERED.get_or_init(|| {
+        let mut tools = Vec::new();
+        for command in Cli::command().get_subcommands() {
+            let Some(tool) = crate::cmd::tool(command.get_name()).filter(|tool| tool.offered)
+            else {
+                continue;
+            };
+            if !command.has_subcommands() {
+                tools.push((command.clone(), tool));
+                continue;
+            }
+            for sub in command.get_subcommands() {
+                let name = format!("{}{SUBCOMMAND}{}", command.get_name(), sub.get_name());
+                let name: &'static str = Box::leak(name.into_boxed_str());
+                tools.push((sub.clone().name(name), tool));
+            }
+        }
+        tools
+    });
+    tools.iter().cloned()
 }
 
 /// The `tools/list` entries, with what `revision` defines.
@@ -332,11 +350,8 @@ fn check_value(key: &str, schema: &Value, value: &Value) -> Result<(), String> {
 /// The argv the tool arguments stand for: options by long name, then positionals after `--`.
 /// The arguments have been checked: every key names an argument of `command`.
 fn command_line(command: &clap::Command, arguments: &Map<String, Value>) -> Vec<String> {
-    let mut argv = vec![
-        "epiphany".to_owned(),
-        "--json".to_owned(),
-        command.get_name().to_owned(),
-    ];
+    let mut argv = vec!["epiphany".to_owned(), "--json".to_owned()];
+    argv.extend(command.get_name().split(SUBCOMMAND).map(str::to_owned));
     let mut positionals: Vec<(usize, Vec<String>)> = Vec::new();
     for arg in own_args(command) {
         let Some(value) = arguments.get(arg.get_id().as_str()) else {

@@ -246,6 +246,32 @@ pub enum RefOwner {
 }
 
 impl RefOwner {
+    /// The record's key, as conflicts name records (docs/store.md#conflicts): where a problem
+    /// with one of its references is reported (`observations/obs-1`).
+    pub fn key(&self) -> String {
+        match self {
+            RefOwner::Node { graph, id } => format!("{}_nodes/{id}", graph.as_str()),
+            RefOwner::Edge {
+                graph,
+                id: Some(id),
+                ..
+            } => format!("{}_edges/{id}", graph.as_str()),
+            RefOwner::Edge {
+                graph,
+                id: None,
+                source_id,
+                target_id,
+            } => format!("{}_edges/{source_id}->{target_id}", graph.as_str()),
+            RefOwner::Link {
+                dataflow_node_id,
+                architecture_node_id,
+            } => format!("links/{dataflow_node_id}->{architecture_node_id}"),
+            RefOwner::Observation { id } => format!("observations/{id}"),
+            RefOwner::Evidence { id } => format!("evidence/{id}"),
+            RefOwner::InvestigationCheckpoint { .. } => "investigation_checkpoint".to_owned(),
+        }
+    }
+
     /// Whether a write can rewrite the record in place (graphs and the checkpoint are replaced
     /// wholesale); observations and evidence are appended once and kept as written.
     pub fn is_rewritable(&self) -> bool {

@@ -186,6 +186,7 @@ mod tests {
             status: "ok".into(),
             code_refs: vec![],
             evidence_ids: vec!["e1".into(), "e-gone".into()],
+            supersedes: None,
         }];
         state.recent_evidence = vec![EvidenceRecord {
             id: "e1".into(),

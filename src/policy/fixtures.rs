@@ -101,5 +101,6 @@ pub fn observation(id: &str, cites: &[&str]) -> Observation {
         status: "ok".into(),
         code_refs: vec![],
         evidence_ids: cites.iter().map(|c| c.to_string()).collect(),
+        supersedes: None,
     }
 }

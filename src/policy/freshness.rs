@@ -13,8 +13,10 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
+use crate::policy::code_ref::RefOwner;
 use crate::policy::projection::StateStatus;
 use crate::policy::recheck::CitedFiles;
+use crate::policy::recheck::RefFindingKind;
 use crate::policy::recheck::ReferenceFreshness;
 use crate::policy::recheck::recheck_references;
 use crate::policy::text::fresh_key;
@@ -308,6 +310,12 @@ pub struct Staleness {
     /// Code references of the graphs and the checkpoint that no longer hold, as
     /// `path (finding)`.
     pub broken_refs: Vec<String>,
+    /// Code references of current observations that no longer hold, as `id: path (finding)`:
+    /// never stale on their own (observations are kept as written), but marked wherever they
+    /// are shown; `epiphany recheck --observation ID` supersedes one with an observation citing
+    /// where the code is now. (Evidence records are what was seen then, and are not marked.)
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outdated_record_refs: Vec<String>,
     /// The whole verdict in a sentence.
     pub note: String,
 }
@@ -328,12 +336,20 @@ impl Freshness {
             self.watcher.checkpoint_changed_paths.iter().cloned(),
         );
         let mut broken_refs = Vec::new();
-        for finding in self.references.findings.iter().filter(|f| f.blocking) {
+        let mut outdated_record_refs = Vec::new();
+        for finding in &self.references.findings {
             let line = match &finding.renamed_to {
                 Some(to) => format!("{} (renamed to {to})", finding.code_ref.path),
                 None => format!("{} ({})", finding.code_ref.path, finding.kind.as_str()),
             };
-            uniq_append(&mut broken_refs, [line]);
+            match &finding.owner {
+                _ if finding.blocking => uniq_append(&mut broken_refs, [line]),
+                _ if finding.kind == RefFindingKind::Planned => {}
+                RefOwner::Observation { id } => {
+                    uniq_append(&mut outdated_record_refs, [format!("{id}: {line}")]);
+                }
+                _ => {}
+            }
         }
         let note = if self.stale_reasons.is_empty() {
             "fresh: the work tree matches the map".to_owned()
@@ -369,6 +385,7 @@ impl Freshness {
             stale_node_ids: self.watcher.graph_node_ids.clone(),
             checkpoint_changed_paths: self.watcher.checkpoint_changed_paths.clone(),
             broken_refs,
+            outdated_record_refs,
             note,
         }
     }

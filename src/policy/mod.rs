@@ -12,6 +12,7 @@ mod fixtures;
 pub mod freshness;
 pub mod graph_query;
 pub mod hooks;
+pub mod one_line;
 pub mod planning;
 pub mod pressure;
 pub mod projection;

@@ -1,6 +1,6 @@
-//! Vocabulary shared by the read-only projections: whether a state exists, and the graph slice
+//! Vocabulary shared by the read-only projections: whether a state exists, the graph slice
 //! that `context` (docs/projections.md#context) and `graph` (docs/projections.md#graph-query)
-//! both return.
+//! both return, and which observations are current (not superseded).
 //!
 //! Owns the one selection rule both use: nodes whose id was asked for, edges named by id or
 //! touching an asked-for node, links touching one. Never changes the state.
@@ -13,6 +13,19 @@ use crate::state::model::GraphEdge;
 use crate::state::model::GraphLink;
 use crate::state::model::GraphNode;
 use crate::state::model::Graphs;
+use crate::state::model::Observation;
+
+/// The observations of `newest_first` that no observation of the same list supersedes
+/// (docs/state.md#observations-and-evidence), in order: what views list.
+pub fn current_observations(newest_first: &[Observation]) -> impl Iterator<Item = &Observation> {
+    let superseded: HashSet<&str> = newest_first
+        .iter()
+        .filter_map(|o| o.supersedes.as_deref())
+        .collect();
+    newest_first
+        .iter()
+        .filter(move |o| !superseded.contains(o.id.as_str()))
+}
 
 /// Whether the store holds a state yet.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]

@@ -26,6 +26,7 @@ use crate::state::fields::ChangedField;
 use crate::state::model::ChurnState;
 use crate::state::model::EvidenceRecord;
 use crate::state::patch::Patch;
+use crate::state::problem::item;
 
 /// Verifier-kind tokens strong enough to vouch for a risky churn delta.
 pub const STRONG_VERIFIER_TOKENS: [&str; 6] = [
@@ -123,14 +124,18 @@ pub fn evaluate_promotion(patch: &Patch, verifier: &EvidenceRecord) -> Vec<Strin
     let mut reasons = Reasons::default();
     let replaces = patch.has_state_replacements();
     if !replaces && patch.observations.is_empty() && patch.evidence.is_empty() {
-        reasons.push("promotion patch must contain at least one mutation".into());
+        reasons.at("", "promotion patch must contain at least one mutation");
     }
     if replaces && patch.observations.is_empty() {
-        reasons.push("state replacement promotions must include at least one observation".into());
+        reasons.at(
+            "observations",
+            "state replacement promotions must include at least one observation",
+        );
     }
     if replaces && patch.evidence.is_empty() {
-        reasons.push(
-            "state replacement promotions must include at least one patch evidence record".into(),
+        reasons.at(
+            "evidence",
+            "state replacement promotions must include at least one patch evidence record",
         );
     }
 
@@ -144,29 +149,37 @@ pub fn evaluate_promotion(patch: &Patch, verifier: &EvidenceRecord) -> Vec<Strin
         ],
     );
     if !is_accepting_status(&verifier.status) {
-        reasons.push(format!(
-            "verifierEvidence.status must be accepting, got \"{}\"",
-            verifier.status
-        ));
+        reasons.at(
+            "verifierEvidence.status",
+            format!("must be accepting, got \"{}\"", verifier.status),
+        );
     }
 
     let mut evidence_ids: HashSet<&str> = HashSet::from([verifier.id.as_str()]);
-    for evidence in &patch.evidence {
-        require_evidence_fields(&mut reasons, evidence);
+    for (index, evidence) in patch.evidence.iter().enumerate() {
+        let at = item("evidence", index);
+        require_evidence_fields(&mut reasons, &at, evidence);
         if !is_blank(&evidence.id) && !evidence_ids.insert(&evidence.id) {
-            reasons.push(format!("duplicate evidence id \"{}\"", evidence.id));
+            reasons.at(
+                format!("{at}.id"),
+                format!("duplicate evidence id \"{}\"", evidence.id),
+            );
         }
     }
 
     let mut observation_ids = HashSet::new();
-    for observation in &patch.observations {
+    for (index, observation) in patch.observations.iter().enumerate() {
+        let at = item("observations", index);
         let id = &observation.id;
-        require_observation_fields(&mut reasons, observation);
-        check_citations(&mut reasons, observation, &|cited| {
+        require_observation_fields(&mut reasons, &at, observation);
+        check_citations(&mut reasons, &at, observation, &|cited| {
             evidence_ids.contains(cited)
         });
         if !is_blank(id) && !observation_ids.insert(id.as_str()) {
-            reasons.push(format!("duplicate observation id \"{id}\""));
+            reasons.at(
+                format!("{at}.id"),
+                format!("duplicate observation id \"{id}\""),
+            );
         }
     }
 
@@ -185,21 +198,23 @@ pub fn evaluate_promotion(patch: &Patch, verifier: &EvidenceRecord) -> Vec<Strin
 
     if let Some(churn) = patch.churn.as_ref().filter(|churn| is_risky(churn)) {
         if churn.warning.as_deref().is_none_or(is_blank) {
-            reasons.push(
-                "medium/high churn promotions must include patch.churn.warning explaining the \
-                 delta"
-                    .into(),
+            reasons.at(
+                "churn.warning",
+                "medium/high churn promotions must include a warning explaining the delta",
             );
         }
         if !is_strong_verifier_kind(&verifier.kind) {
-            reasons.push(format!(
-                "medium/high churn promotions require verifierEvidence.kind to be \
-                 verification/test/smoke/review, got \"{}\"",
-                verifier.kind
-            ));
+            reasons.at(
+                "verifierEvidence.kind",
+                format!(
+                    "medium/high churn promotions require a verification/test/smoke/review \
+                     verifier, got \"{}\"",
+                    verifier.kind
+                ),
+            );
         }
     }
-    reasons.0
+    reasons.0.iter().map(ToString::to_string).collect()
 }
 
 /// A churn delta is risky when its pressure is medium or more, or its freshness label says the
@@ -273,6 +288,7 @@ mod settle_tests {
                 status: "ok".into(),
                 code_refs: vec![CodeRef::to_path("src/a.rs")],
                 evidence_ids: vec!["e".into()],
+                supersedes: None,
             }],
             churn: Some(ChurnState {
                 understanding_status: "proposal_expands_map".into(),
@@ -425,7 +441,9 @@ mod tests {
         let reasons = evaluate_promotion(&patch, &verifier("test"));
         assert_eq!(
             reasons,
-            vec!["state replacement promotions must include at least one patch evidence record"]
+            vec![
+                "evidence: state replacement promotions must include at least one patch evidence record"
+            ]
         );
         let observations_only = Patch {
             observations: vec![observation("obs-1", &["ev-verifier"])],
@@ -474,8 +492,8 @@ mod tests {
         assert_eq!(
             evaluate_promotion(&patch, &verifier("test")),
             vec![
-                "state replacement promotions must include at least one observation",
-                "state replacement promotions must include at least one patch evidence record",
+                "observations: state replacement promotions must include at least one observation",
+                "evidence: state replacement promotions must include at least one patch evidence record",
             ]
         );
     }
@@ -497,11 +515,11 @@ mod tests {
         assert_eq!(
             evaluate_promotion(&patch, &blank),
             vec![
-                "verifierEvidence.id must not be empty",
-                "verifierEvidence.kind must not be empty",
-                "verifierEvidence.status must not be empty",
-                "verifierEvidence.summary must not be empty",
-                "verifierEvidence.status must be accepting, got \"\"",
+                "verifierEvidence.id: must not be empty",
+                "verifierEvidence.kind: must not be empty",
+                "verifierEvidence.status: must not be empty",
+                "verifierEvidence.summary: must not be empty",
+                "verifierEvidence.status: must be accepting, got \"\"",
             ]
         );
         let failed = EvidenceRecord {
@@ -510,7 +528,7 @@ mod tests {
         };
         assert_eq!(
             evaluate_promotion(&patch, &failed),
-            vec!["verifierEvidence.status must be accepting, got \"failed\""]
+            vec!["verifierEvidence.status: must be accepting, got \"failed\""]
         );
     }
 
@@ -537,13 +555,13 @@ mod tests {
         assert_eq!(
             evaluate_promotion(&patch, &verifier("test")),
             vec![
-                "patch.evidence.kind must not be empty",
-                "duplicate evidence id \"ev-1\"",
-                "duplicate evidence id \"ev-verifier\"",
-                "observation \"obs-1\" cites missing evidence id \"ev-stored\"",
-                "patch.observations.summary must not be empty",
-                "observation \"obs-1\" must cite at least one evidence id",
-                "duplicate observation id \"obs-1\"",
+                "evidence[1].kind: must not be empty",
+                "evidence[1].id: duplicate evidence id \"ev-1\"",
+                "evidence[2].id: duplicate evidence id \"ev-verifier\"",
+                "observations[0].evidence_ids[1]: cites missing evidence id \"ev-stored\"",
+                "observations[1].summary: must not be empty",
+                "observations[1].evidence_ids: must cite at least one evidence id",
+                "observations[1].id: duplicate observation id \"obs-1\"",
             ]
         );
     }
@@ -562,7 +580,7 @@ mod tests {
         };
         assert_eq!(
             evaluate_promotion(&patch, &verifier("test")),
-            vec!["duplicate patch.graph_frontier.active_node_ids \"a\""]
+            vec!["graph_frontier.active_node_ids[1]: \"a\" is listed twice"]
         );
     }
 
@@ -575,8 +593,8 @@ mod tests {
         assert_eq!(
             contest,
             vec![
-                "medium/high churn promotions require verifierEvidence.kind to be \
-                 verification/test/smoke/review, got \"contest\""
+                "verifierEvidence.kind: medium/high churn promotions require a \
+                 verification/test/smoke/review verifier, got \"contest\""
             ]
         );
         let expanded_low = evaluate_promotion(
@@ -586,8 +604,8 @@ mod tests {
         assert_eq!(
             expanded_low,
             vec![
-                "medium/high churn promotions must include patch.churn.warning explaining the \
-                 delta"
+                "churn.warning: medium/high churn promotions must include a warning \
+                 explaining the delta"
             ]
         );
         for freshness in [

@@ -21,6 +21,7 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use crate::policy::code_ref::CitedFile;
+use crate::policy::code_ref::OwnerRef;
 use crate::policy::code_ref::RefOwner;
 use crate::policy::code_ref::follow_symbol;
 use crate::policy::code_ref::graph_code_refs_mut;
@@ -162,7 +163,16 @@ pub fn recheck_references(
     };
     let mut findings = Vec::new();
     let mut checked_ref_count = 0;
+    // A superseded observation was read again: its successor carries the references that count.
+    let superseded: HashSet<&str> = (state.observations.iter())
+        .filter_map(|o| o.supersedes.as_deref())
+        .collect();
     visit_state_code_refs(state, |owner, code_ref| {
+        if let OwnerRef::Observation(observation) = owner
+            && superseded.contains(observation.id.as_str())
+        {
+            return;
+        }
         checked_ref_count += 1;
         let file = cited
             .files
@@ -465,6 +475,7 @@ mod tests {
             status: "ok".into(),
             code_refs: vec![CodeRef::to_path("src/gone.rs")],
             evidence_ids: vec!["e".into()],
+            supersedes: None,
         }];
         state
     }

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use crate::policy::freshness::Staleness;
 use crate::policy::projection::StateStatus;
+use crate::policy::projection::current_observations;
 use crate::state::model::CheckpointBrief;
 use crate::state::model::ChurnState;
 use crate::state::model::CodeRef;
@@ -349,9 +350,7 @@ pub fn scene(
             }
         }),
         observations: latest(
-            state
-                .observations
-                .iter()
+            current_observations(&state.observations)
                 .take(LATEST_LIMIT)
                 .map(|o| record(&o.id, &o.source_kind, &o.status, &o.summary, &o.code_refs))
                 .collect(),
@@ -447,6 +446,7 @@ mod tests {
                     status: "ok".into(),
                     code_refs: vec![],
                     evidence_ids: vec![],
+                    supersedes: None,
                 })
                 .collect(),
             ..State::default()

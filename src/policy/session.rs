@@ -307,6 +307,7 @@ mod tests {
                 status: "ok".into(),
                 code_refs: vec![],
                 evidence_ids: vec![format!("ev-{i}")],
+                supersedes: None,
             })
             .collect();
         State {

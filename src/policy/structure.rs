@@ -1,6 +1,7 @@
 //! The structural replacement validator (docs/writes.md#structural-validator), shared by `update`
 //! and `promote`: required fields, unique ids, and references between subgoals, graphs, frontier,
-//! checkpoints and evidence. Every check runs; the reasons come back in a fixed order.
+//! checkpoints and evidence. Every check runs; the problems come back in a fixed order, each
+//! with the path of the item it concerns (docs/writes.md#problems).
 
 use std::collections::HashSet;
 
@@ -13,6 +14,9 @@ use crate::state::model::Graphs;
 use crate::state::model::Invariant;
 use crate::state::model::InvestigationCheckpoint;
 use crate::state::model::Subgoal;
+use crate::state::problem::Problem;
+use crate::state::problem::item;
+use crate::state::problem::join;
 
 /// The replacement fields to check. `None` means "not part of this write".
 #[derive(Default, Clone, Copy)]
@@ -37,82 +41,96 @@ pub struct Replacements<'a> {
     pub churn: Option<&'a ChurnState>,
 }
 
-/// Collects reasons in order.
+/// Collects problems in order.
 #[derive(Debug, Default)]
-pub struct Reasons(pub Vec<String>);
+pub struct Reasons(pub Vec<Problem>);
 
 impl Reasons {
-    /// Reports `<label> must not be empty` when `value` is blank.
-    pub fn require(&mut self, label: &str, value: &str) {
+    /// Reports `<path>: must not be empty` when `value` is blank.
+    pub fn require(&mut self, path: &str, value: &str) {
         if is_blank(value) {
-            self.0.push(format!("{label} must not be empty"));
+            self.at(path, "must not be empty");
         }
     }
 
-    /// [`Reasons::require`] for each `(field, value)` of one record: `<record>.<field> must not
-    /// be empty` for every blank one, in the order given.
+    /// [`Reasons::require`] for each `(field, value)` of the record at `record`: `<record>.<field>:
+    /// must not be empty` for every blank one, in the order given.
     pub fn require_fields<V: AsRef<str>>(&mut self, record: &str, fields: &[(&str, V)]) {
         for (field, value) in fields {
-            // Formatted only for a reason: a map has tens of thousands of nodes.
+            // Formatted only for a problem: a map has tens of thousands of nodes.
             if is_blank(value.as_ref()) {
-                self.0.push(format!("{record}.{field} must not be empty"));
+                self.at(join(record, field), "must not be empty");
             }
         }
     }
 
     /// Like [`Reasons::require`], for a value that may be absent.
-    pub fn require_present(&mut self, label: &str, value: Option<&str>) {
-        self.require(label, value.unwrap_or(""));
+    pub fn require_present(&mut self, path: &str, value: Option<&str>) {
+        self.require(path, value.unwrap_or(""));
     }
 
     /// Reports a present-but-blank optional value.
-    pub fn non_blank_if_present(&mut self, label: &str, value: Option<&str>) {
+    pub fn non_blank_if_present(&mut self, path: &str, value: Option<&str>) {
         if let Some(value) = value {
-            self.require(label, value);
+            self.require(path, value);
         }
     }
 
-    /// Every entry non-blank and unique: `duplicate <label> "<value>"` for repeats.
-    pub fn non_blank_unique(&mut self, label: &str, values: &[String]) {
+    /// Every entry of the list at `list` non-blank and unique.
+    pub fn non_blank_unique(&mut self, list: &str, values: &[String]) {
         let mut seen = HashSet::new();
-        for value in values {
-            self.require(label, value);
+        for (index, value) in values.iter().enumerate() {
+            self.require(&item(list, index), value);
             if !is_blank(value) && !seen.insert(value.as_str()) {
-                self.0.push(format!("duplicate {label} \"{value}\""));
+                self.at(item(list, index), format!("\"{value}\" is listed twice"));
             }
         }
     }
 
-    /// Reports `<message> "<id>"` for each id already seen (blank ids are skipped).
-    pub fn no_repeats<'a>(&mut self, message: &str, ids: impl IntoIterator<Item = &'a str>) {
+    /// For the records of the list at `list`, given their ids in list order: `duplicate <what>
+    /// id "<id>"` at the `id` of each repeat (blank ids are skipped).
+    pub fn no_repeats<'a>(
+        &mut self,
+        list: &str,
+        what: &str,
+        ids: impl IntoIterator<Item = &'a str>,
+    ) {
         let mut seen = HashSet::new();
-        for id in ids {
+        for (index, id) in ids.into_iter().enumerate() {
             if !is_blank(id) && !seen.insert(id) {
-                self.0.push(format!("{message} \"{id}\""));
+                self.at(
+                    join(&item(list, index), "id"),
+                    format!("duplicate {what} id \"{id}\""),
+                );
             }
         }
     }
 
-    /// Adds a reason.
-    pub fn push(&mut self, reason: String) {
-        self.0.push(reason);
+    /// Adds a problem at `path`.
+    pub fn at(&mut self, path: impl Into<String>, message: impl Into<String>) {
+        self.0.push(Problem::new(path, message));
+    }
+
+    /// Adds a problem.
+    pub fn push(&mut self, problem: Problem) {
+        self.0.push(problem);
     }
 }
 
-/// Runs every structural check (docs/writes.md#structural-validator) and returns the reasons,
-/// empty when valid.
-pub fn structural_errors(input: &Replacements<'_>) -> Vec<String> {
+/// Runs every structural check (docs/writes.md#structural-validator) and returns the problems,
+/// empty when valid. Paths are the fields' own (`subgoals[0].title`), as in a patch or a state.
+pub fn structural_errors(input: &Replacements<'_>) -> Vec<Problem> {
     let mut reasons = Reasons::default();
     if let Some(subgoals) = input.subgoals {
         check_subgoals(&mut reasons, subgoals, input.active_subgoal_id);
     }
     if let Some(active) = input.active_subgoal_id {
-        reasons.require("patch.active_subgoal_id", active);
+        reasons.require("active_subgoal_id", active);
     }
     if let Some(invariants) = input.invariants {
-        for invariant in invariants {
+        for (index, invariant) in invariants.iter().enumerate() {
             reasons.require_fields(
-                "patch.invariants",
+                &item("invariants", index),
                 &[
                     ("id", &invariant.id),
                     ("description", &invariant.description),
@@ -121,7 +139,8 @@ pub fn structural_errors(input: &Replacements<'_>) -> Vec<String> {
             );
         }
         reasons.no_repeats(
-            "duplicate invariant id",
+            "invariants",
+            "invariant",
             invariants.iter().map(|i| i.id.as_str()),
         );
     }
@@ -141,7 +160,7 @@ pub fn structural_errors(input: &Replacements<'_>) -> Vec<String> {
     }
     if let Some(churn) = input.churn {
         reasons.require_fields(
-            "patch.churn",
+            "churn",
             &[
                 ("understanding_status", &churn.understanding_status),
                 ("diff_pressure", &churn.diff_pressure),
@@ -152,9 +171,9 @@ pub fn structural_errors(input: &Replacements<'_>) -> Vec<String> {
 }
 
 fn check_subgoals(reasons: &mut Reasons, subgoals: &[Subgoal], active: Option<&str>) {
-    for subgoal in subgoals {
+    for (index, subgoal) in subgoals.iter().enumerate() {
         reasons.require_fields(
-            "patch.subgoals",
+            &item("subgoals", index),
             &[
                 ("id", &subgoal.id),
                 ("title", &subgoal.title),
@@ -163,23 +182,25 @@ fn check_subgoals(reasons: &mut Reasons, subgoals: &[Subgoal], active: Option<&s
         );
     }
     reasons.no_repeats(
-        "duplicate subgoal id",
+        "subgoals",
+        "subgoal",
         subgoals.iter().map(|s| s.id.as_str()),
     );
     if let Some(active) = active.filter(|id| !is_blank(id))
         && !subgoals.iter().any(|s| s.id == active)
     {
-        reasons.push(format!(
-            "active subgoal id \"{active}\" is not present in patch.subgoals"
-        ));
+        reasons.at(
+            "active_subgoal_id",
+            format!("\"{active}\" names no subgoal"),
+        );
     }
 }
 
 fn check_graph(reasons: &mut Reasons, label: &str, graph: &Graph) {
     let (nodes, edges) = (format!("{label}.nodes"), format!("{label}.edges"));
-    for node in &graph.nodes {
+    for (index, node) in graph.nodes.iter().enumerate() {
         reasons.require_fields(
-            &nodes,
+            &item(&nodes, index),
             &[
                 ("id", &node.id),
                 ("title", &node.title),
@@ -187,37 +208,37 @@ fn check_graph(reasons: &mut Reasons, label: &str, graph: &Graph) {
             ],
         );
     }
-    reasons.no_repeats(
-        &format!("duplicate {label} node id"),
-        graph.nodes.iter().map(|n| n.id.as_str()),
-    );
+    reasons.no_repeats(&nodes, "node", graph.nodes.iter().map(|n| n.id.as_str()));
     let node_ids: HashSet<&str> = graph.nodes.iter().map(|n| n.id.as_str()).collect();
-    for edge in &graph.edges {
+    for (index, edge) in graph.edges.iter().enumerate() {
+        let at = item(&edges, index);
         reasons.require_fields(
-            &edges,
+            &at,
             &[
                 ("source_id", &edge.source_id),
                 ("target_id", &edge.target_id),
                 ("kind", &edge.kind),
             ],
         );
-        for (end, id) in [("source", &edge.source_id), ("target", &edge.target_id)] {
+        for (end, id) in [
+            ("source_id", &edge.source_id),
+            ("target_id", &edge.target_id),
+        ] {
             if !is_blank(id) && !node_ids.contains(id.as_str()) {
-                reasons.push(format!(
-                    "{label} edge references missing {end} node \"{id}\""
-                ));
+                reasons.at(join(&at, end), format!("names missing node \"{id}\""));
             }
         }
     }
     reasons.no_repeats(
-        &format!("duplicate {label} edge id"),
-        graph.edges.iter().filter_map(|e| e.id.as_deref()),
+        &edges,
+        "edge",
+        graph.edges.iter().map(|e| e.id.as_deref().unwrap_or("")),
     );
 }
 
 fn check_graphs(reasons: &mut Reasons, graphs: &Graphs, input: &Replacements<'_>) {
-    check_graph(reasons, "patch.graphs.architecture", &graphs.architecture);
-    check_graph(reasons, "patch.graphs.dataflow", &graphs.dataflow);
+    check_graph(reasons, "graphs.architecture", &graphs.architecture);
+    check_graph(reasons, "graphs.dataflow", &graphs.dataflow);
     let architecture: HashSet<&str> = graphs
         .architecture
         .nodes
@@ -231,9 +252,10 @@ fn check_graphs(reasons: &mut Reasons, graphs: &Graphs, input: &Replacements<'_>
         .map(|n| n.id.as_str())
         .collect();
     let mut pairs = HashSet::new();
-    for link in &graphs.links {
+    for (index, link) in graphs.links.iter().enumerate() {
+        let at = item("graphs.links", index);
         reasons.require_fields(
-            "patch.graphs.links",
+            &at,
             &[
                 ("dataflow_node_id", &link.dataflow_node_id),
                 ("architecture_node_id", &link.architecture_node_id),
@@ -241,17 +263,19 @@ fn check_graphs(reasons: &mut Reasons, graphs: &Graphs, input: &Replacements<'_>
         );
         let (df, arch) = (&link.dataflow_node_id, &link.architecture_node_id);
         if !is_blank(df) && !dataflow.contains(df.as_str()) {
-            reasons.push(format!(
-                "graph link references missing dataflow node \"{df}\""
-            ));
+            reasons.at(
+                join(&at, "dataflow_node_id"),
+                format!("names missing dataflow node \"{df}\""),
+            );
         }
         if !is_blank(arch) && !architecture.contains(arch.as_str()) {
-            reasons.push(format!(
-                "graph link references missing architecture node \"{arch}\""
-            ));
+            reasons.at(
+                join(&at, "architecture_node_id"),
+                format!("names missing architecture node \"{arch}\""),
+            );
         }
         if !pairs.insert((df.as_str(), arch.as_str())) {
-            reasons.push(format!("duplicate graph link \"{df}\" -> \"{arch}\""));
+            reasons.at(at, format!("duplicate graph link \"{df}\" -> \"{arch}\""));
         }
     }
     let has_node = |id: &str| architecture.contains(id) || dataflow.contains(id);
@@ -262,66 +286,57 @@ fn check_graphs(reasons: &mut Reasons, graphs: &Graphs, input: &Replacements<'_>
             .into_iter()
             .flat_map(|(_, graph)| graph.edges.iter().filter_map(|e| e.id.as_deref()))
             .collect();
-        for id in frontier.active_node_ids.iter().filter(|id| !is_blank(id)) {
-            if !has_node(id) {
-                reasons.push(format!("graph frontier references missing node \"{id}\""));
+        for (index, id) in frontier.active_node_ids.iter().enumerate() {
+            if !is_blank(id) && !has_node(id) {
+                reasons.at(
+                    item("graph_frontier.active_node_ids", index),
+                    format!("names missing node \"{id}\""),
+                );
             }
         }
-        for id in frontier.active_edge_ids.iter().filter(|id| !is_blank(id)) {
-            if !edge_ids.contains(id.as_str()) {
-                reasons.push(format!("graph frontier references missing edge \"{id}\""));
+        for (index, id) in frontier.active_edge_ids.iter().enumerate() {
+            if !is_blank(id) && !edge_ids.contains(id.as_str()) {
+                reasons.at(
+                    item("graph_frontier.active_edge_ids", index),
+                    format!("names missing edge \"{id}\""),
+                );
             }
         }
     }
     if let Some(checkpoint) = input.graph_checkpoint {
         check_graph_checkpoint_shape(reasons, checkpoint);
-        for id in checkpoint
-            .frontier_node_ids
-            .iter()
-            .filter(|id| !is_blank(id))
-        {
-            if !has_node(id) {
-                reasons.push(format!(
-                    "graph checkpoint references missing frontier node \"{id}\""
-                ));
+        for (index, id) in checkpoint.frontier_node_ids.iter().enumerate() {
+            if !is_blank(id) && !has_node(id) {
+                reasons.at(
+                    item("graph_checkpoint.frontier_node_ids", index),
+                    format!("names missing node \"{id}\""),
+                );
             }
         }
     }
 }
 
 fn check_frontier_shape(reasons: &mut Reasons, frontier: &GraphFrontier) {
+    reasons.non_blank_unique("graph_frontier.active_node_ids", &frontier.active_node_ids);
+    reasons.non_blank_unique("graph_frontier.active_edge_ids", &frontier.active_edge_ids);
     reasons.non_blank_unique(
-        "patch.graph_frontier.active_node_ids",
-        &frontier.active_node_ids,
-    );
-    reasons.non_blank_unique(
-        "patch.graph_frontier.active_edge_ids",
-        &frontier.active_edge_ids,
-    );
-    reasons.non_blank_unique(
-        "patch.graph_frontier.open_question_ids",
+        "graph_frontier.open_question_ids",
         &frontier.open_question_ids,
     );
-    reasons.non_blank_unique("patch.graph_frontier.open_gap_ids", &frontier.open_gap_ids);
+    reasons.non_blank_unique("graph_frontier.open_gap_ids", &frontier.open_gap_ids);
 }
 
 fn check_graph_checkpoint_shape(reasons: &mut Reasons, checkpoint: &GraphCheckpoint) {
-    reasons.require(
-        "patch.graph_checkpoint.checkpoint_id",
-        &checkpoint.checkpoint_id,
-    );
+    reasons.require("graph_checkpoint.checkpoint_id", &checkpoint.checkpoint_id);
     reasons.non_blank_unique(
-        "patch.graph_checkpoint.frontier_node_ids",
+        "graph_checkpoint.frontier_node_ids",
         &checkpoint.frontier_node_ids,
     );
     reasons.non_blank_unique(
-        "patch.graph_checkpoint.open_question_ids",
+        "graph_checkpoint.open_question_ids",
         &checkpoint.open_question_ids,
     );
-    reasons.non_blank_unique(
-        "patch.graph_checkpoint.open_gap_ids",
-        &checkpoint.open_gap_ids,
-    );
+    reasons.non_blank_unique("graph_checkpoint.open_gap_ids", &checkpoint.open_gap_ids);
 }
 
 fn check_investigation_checkpoint(
@@ -329,7 +344,7 @@ fn check_investigation_checkpoint(
     checkpoint: &InvestigationCheckpoint,
     available_evidence_ids: Option<&dyn Fn(&str) -> bool>,
 ) {
-    let label = "patch.investigation_checkpoint";
+    let label = "investigation_checkpoint";
     reasons.require_fields(
         label,
         &[
@@ -356,14 +371,20 @@ fn check_investigation_checkpoint(
     );
     reasons.non_blank_unique(&format!("{label}.evidence_ids"), &checkpoint.evidence_ids);
     if let Some(available) = available_evidence_ids {
-        for id in checkpoint.evidence_ids.iter().filter(|id| !is_blank(id)) {
-            if !available(id) {
-                reasons.push(format!(
-                    "investigation checkpoint cites missing evidence id \"{id}\""
-                ));
+        for (index, id) in checkpoint.evidence_ids.iter().enumerate() {
+            if !is_blank(id) && !available(id) {
+                reasons.at(
+                    item(&format!("{label}.evidence_ids"), index),
+                    missing_evidence(id),
+                );
             }
         }
     }
+}
+
+/// What a citation of an evidence id that is neither in the patch nor stored says.
+pub fn missing_evidence(id: &str) -> String {
+    format!("cites missing evidence id \"{id}\"")
 }
 
 #[cfg(test)]
@@ -372,6 +393,10 @@ mod tests {
     use crate::policy::fixtures;
     use crate::state::model::Disposition;
     use crate::state::model::GraphLink;
+
+    fn texts(problems: Vec<Problem>) -> Vec<String> {
+        problems.iter().map(ToString::to_string).collect()
+    }
 
     #[test]
     fn subgoal_rules_come_in_order() {
@@ -389,29 +414,29 @@ mod tests {
                 summary: None,
             },
         ];
-        let reasons = structural_errors(&Replacements {
+        let reasons = texts(structural_errors(&Replacements {
             subgoals: Some(&subgoals),
             active_subgoal_id: Some("b"),
             ..Replacements::default()
-        });
+        }));
         assert_eq!(
             reasons,
             vec![
-                "patch.subgoals.title must not be empty",
-                "patch.subgoals.status must not be empty",
-                "duplicate subgoal id \"a\"",
-                "active subgoal id \"b\" is not present in patch.subgoals",
+                "subgoals[0].title: must not be empty",
+                "subgoals[1].status: must not be empty",
+                "subgoals[1].id: duplicate subgoal id \"a\"",
+                "active_subgoal_id: \"b\" names no subgoal",
             ]
         );
     }
 
     #[test]
     fn blank_active_subgoal_is_reported() {
-        let reasons = structural_errors(&Replacements {
+        let reasons = texts(structural_errors(&Replacements {
             active_subgoal_id: Some("  "),
             ..Replacements::default()
-        });
-        assert_eq!(reasons, vec!["patch.active_subgoal_id must not be empty"]);
+        }));
+        assert_eq!(reasons, vec!["active_subgoal_id: must not be empty"]);
     }
 
     #[test]
@@ -460,26 +485,26 @@ mod tests {
             open_question_ids: vec![],
             open_gap_ids: vec![],
         };
-        let reasons = structural_errors(&Replacements {
+        let reasons = texts(structural_errors(&Replacements {
             graphs: Some(&graphs),
             graph_frontier: Some(&frontier),
             graph_checkpoint: Some(&checkpoint),
             ..Replacements::default()
-        });
+        }));
         assert_eq!(
             reasons,
             vec![
-                "duplicate patch.graphs.architecture node id \"a\"",
-                "patch.graphs.architecture edge references missing target node \"zz\"",
-                "duplicate patch.graphs.architecture edge id \"e\"",
-                "patch.graphs.dataflow edge references missing target node \"b\"",
-                "graph link references missing architecture node \"q\"",
-                "graph link references missing architecture node \"q\"",
-                "duplicate graph link \"a\" -> \"q\"",
-                "duplicate patch.graph_frontier.active_node_ids \"a\"",
-                "graph frontier references missing node \"ghost\"",
-                "graph frontier references missing edge \"nope\"",
-                "graph checkpoint references missing frontier node \"ghost\"",
+                "graphs.architecture.nodes[1].id: duplicate node id \"a\"",
+                "graphs.architecture.edges[0].target_id: names missing node \"zz\"",
+                "graphs.architecture.edges[1].id: duplicate edge id \"e\"",
+                "graphs.dataflow.edges[0].target_id: names missing node \"b\"",
+                "graphs.links[0].architecture_node_id: names missing architecture node \"q\"",
+                "graphs.links[1].architecture_node_id: names missing architecture node \"q\"",
+                "graphs.links[1]: duplicate graph link \"a\" -> \"q\"",
+                "graph_frontier.active_node_ids[2]: \"a\" is listed twice",
+                "graph_frontier.active_node_ids[1]: names missing node \"ghost\"",
+                "graph_frontier.active_edge_ids[0]: names missing edge \"nope\"",
+                "graph_checkpoint.frontier_node_ids[0]: names missing node \"ghost\"",
             ]
         );
     }
@@ -491,13 +516,13 @@ mod tests {
             dirty_paths: vec!["".into()],
             ..GraphFrontier::default()
         };
-        let reasons = structural_errors(&Replacements {
+        let reasons = texts(structural_errors(&Replacements {
             graph_frontier: Some(&frontier),
             ..Replacements::default()
-        });
+        }));
         assert_eq!(
             reasons,
-            vec!["patch.graph_frontier.active_node_ids must not be empty"]
+            vec!["graph_frontier.active_node_ids[1]: must not be empty"]
         );
     }
 
@@ -511,18 +536,18 @@ mod tests {
         checkpoint.brief.summary = Some(" ".into());
         checkpoint.brief.next_action = None;
         let available = |id: &str| id == "ev-1";
-        let reasons = structural_errors(&Replacements {
+        let reasons = texts(structural_errors(&Replacements {
             investigation_checkpoint: Some(&checkpoint),
             available_evidence_ids: Some(&available),
             ..Replacements::default()
-        });
+        }));
         assert_eq!(
             reasons,
             vec![
-                "patch.investigation_checkpoint.summary must not be empty",
-                "patch.investigation_checkpoint.next_action must not be empty",
-                "duplicate patch.investigation_checkpoint.open_questions \"q\"",
-                "investigation checkpoint cites missing evidence id \"ev-2\"",
+                "investigation_checkpoint.summary: must not be empty",
+                "investigation_checkpoint.next_action: must not be empty",
+                "investigation_checkpoint.open_questions[1]: \"q\" is listed twice",
+                "investigation_checkpoint.evidence_ids[1]: cites missing evidence id \"ev-2\"",
             ]
         );
     }
@@ -536,15 +561,15 @@ mod tests {
             warning: None,
             unexplained_writes: None,
         };
-        let reasons = structural_errors(&Replacements {
+        let reasons = texts(structural_errors(&Replacements {
             churn: Some(&churn),
             ..Replacements::default()
-        });
+        }));
         assert_eq!(
             reasons,
             vec![
-                "patch.churn.understanding_status must not be empty",
-                "patch.churn.diff_pressure must not be empty",
+                "churn.understanding_status: must not be empty",
+                "churn.diff_pressure: must not be empty",
             ]
         );
     }

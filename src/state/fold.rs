@@ -32,11 +32,13 @@ use crate::state::fields::Keyed;
 use crate::state::fields::for_each_collection;
 use crate::state::fields::for_each_patch_field;
 use crate::state::model::Conflict;
+use crate::state::model::GraphKind;
 use crate::state::model::GraphNode;
 use crate::state::model::Graphs;
 use crate::state::model::State;
 use crate::state::order::Lineage;
 use crate::state::patch::Patch;
+use crate::state::patch::Recheck;
 use crate::state::patch::Upsert;
 use crate::state::rollout::Record;
 use crate::state::snapshot::Anchor;
@@ -357,6 +359,36 @@ impl Fold {
         }
         self.upsert_records(step, &patch.upsert);
         self.append_fields(step, patch);
+        self.recheck(step, &patch.recheck);
+    }
+
+    /// Moves the anchors of the re-checked records to this record, leaving their values as
+    /// they are (a record that is not there has no anchor to move). A re-check writes no value,
+    /// so it is never a conflict.
+    fn recheck(&mut self, step: &Step<'_>, recheck: &Recheck) {
+        let anchor = step.anchor();
+        for (collection, kind, ids) in [
+            (
+                Collection::ArchitectureNodes,
+                GraphKind::Architecture,
+                &recheck.architecture_nodes,
+            ),
+            (
+                Collection::DataflowNodes,
+                GraphKind::Dataflow,
+                &recheck.dataflow_nodes,
+            ),
+        ] {
+            for id in ids {
+                if self.index(collection).contains_key(id) {
+                    self.anchors
+                        .insert(node_anchor_key(kind, id), anchor.clone());
+                }
+            }
+        }
+        if recheck.investigation_checkpoint && self.state.investigation_checkpoint.is_some() {
+            self.anchors.insert(CHECKPOINT_ANCHOR.to_owned(), anchor);
+        }
     }
 
     /// Notes a wholesale replacement of `field` (its value `value`) before it is made: the

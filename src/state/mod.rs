@@ -2,6 +2,7 @@
 //! rollout, the store with its one locked write path, plus the file-system, walker and git
 //! adapters the rest of the tool shares.
 
+pub mod decode;
 pub mod error;
 pub mod fields;
 pub mod fold;
@@ -13,6 +14,7 @@ pub mod model;
 pub mod order;
 pub mod patch;
 pub mod paths;
+pub mod problem;
 pub mod rollout;
 pub mod segments;
 pub mod snapshot;

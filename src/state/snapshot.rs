@@ -668,6 +668,7 @@ mod tests {
                     status: "ok".into(),
                     code_refs: vec![],
                     evidence_ids: vec!["e".into()],
+                    supersedes: None,
                 })
                 .collect(),
             ..State::default()

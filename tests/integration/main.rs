@@ -20,3 +20,4 @@ mod test_store_faults;
 mod test_stream;
 mod test_truth;
 mod test_views;
+mod test_writes;

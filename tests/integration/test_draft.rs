@@ -139,13 +139,13 @@ fn distill_reads_tool_output_on_stdin() {
     assert_eq!(output.code, 0, "{output}");
     assert_eq!(
         output.json()["patch"]["observations"][0]["summary"],
-        "cargo test: test result: ok. 36 passed; 0 failed; 0 ignored | Finished `test` profile"
+        "cargo test: test result: ok. 36 passed; 0 failed; 0 ignored"
     );
     assert!(!output.stderr.contains("hint:"), "{output}");
     assert!(
         output
             .stderr
-            .contains("note: the summary keeps 85 of the text's"),
+            .contains("note: the summary (59 characters) leaves out part of the text's"),
         "{output}"
     );
     let draft = output.json();
@@ -328,7 +328,7 @@ fn a_rejected_promotion_exits_1_and_writes_nothing() {
         json!({
             "accepted": false,
             "reasons": [
-                "medium/high churn promotions require verifierEvidence.kind to be verification/test/smoke/review, got \"contest\""
+                "verifierEvidence.kind: medium/high churn promotions require a verification/test/smoke/review verifier, got \"contest\""
             ],
             "revision": null,
             "changed_fields": [],
@@ -349,10 +349,10 @@ fn a_rejected_promotion_exits_1_and_writes_nothing() {
     );
     insta::assert_snapshot!(human, @r#"
     rejected:
-      - verifierEvidence.kind must not be empty
-      - verifierEvidence.summary must not be empty
-      - verifierEvidence.status must be accepting, got "failed"
-      - medium/high churn promotions require verifierEvidence.kind to be verification/test/smoke/review, got " "
+      - verifierEvidence.kind: must not be empty
+      - verifierEvidence.summary: must not be empty
+      - verifierEvidence.status: must be accepting, got "failed"
+      - verifierEvidence.kind: medium/high churn promotions require a verification/test/smoke/review verifier, got " "
     ------- stderr -------
     hint: nothing was written; address every reason and promote again
     [exit status: 1]
@@ -452,7 +452,7 @@ fn distill_refuses_blank_input() {
         (
             &distill_args("tool", &["--code-ref", "../outside.rs", "--text", "x"]),
             "",
-            "error: invalid `--code-ref`; nothing was drafted\n  - code ref `../outside.rs` given to `--code-ref`: the path leaves the repository (`..` is not allowed)\nhint: a code ref is PATH[:START[-END]][#SYMBOL], e.g. `src/state/store.rs:10-42#Store::commit`, relative to the current directory; pass `--allow-missing-paths` for files still to be written\n",
+            "error: invalid `--code-ref`; nothing was drafted\n  - --code-ref: `../outside.rs`: the path leaves the repository (`..` is not allowed)\nhint: a code ref is PATH[:START[-END]][#SYMBOL], e.g. `src/state/store.rs:10-42#Store::commit`, relative to the current directory; pass `--allow-missing-paths` for files still to be written\n",
         ),
     ];
     for (args, stdin, stderr) in cases {
@@ -538,11 +538,11 @@ fn promote_refuses_malformed_and_empty_input() {
         ),
         (
             "{\"expected_revision\": -1, \"patch\": {}, \"extra\": 1}",
-            "unknown envelope field `extra`",
+            "extra: unknown field `extra` (known fields: patch, expected_revision)",
         ),
         (
             "{\"patch\": {\"observation\": []}}",
-            "unknown patch field `patch.observation`",
+            "patch.observation: unknown field `observation`; did you mean `observations`?",
         ),
     ];
     for (stdin, message) in cases {

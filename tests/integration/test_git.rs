@@ -665,7 +665,7 @@ fn a_write_that_would_leave_an_invalid_state_is_refused() {
     assert_eq!(refused.code, 2, "{refused}");
     assert_eq!(
         refused.json()["error"]["problems"],
-        json!(["graph frontier references missing node \"b\""])
+        json!([{"path": "graph_frontier.active_node_ids[0]", "message": "names missing node \"b\""}])
     );
     let removed = env.run_with_stdin(
         &["update"],

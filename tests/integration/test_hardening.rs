@@ -188,15 +188,15 @@ fn code_refs_that_escape_the_repository_are_refused() {
     let cases = [
         (
             observed,
-            "code ref `../../etc/passwd` on observation \"obs-x\": the path leaves the repository",
+            "observations/obs-x.code_refs: `../../etc/passwd`: the path leaves the repository",
         ),
         (
             json!({"graphs": {"architecture": {"nodes": [node]}}}),
-            "code ref `/etc/hosts` on architecture node \"n\": the path is absolute",
+            "architecture_nodes/n.code_refs: `/etc/hosts`: the path is absolute",
         ),
         (
             json!({"upsert": {"architecture_nodes": [node]}}),
-            "code ref `/etc/hosts` on architecture node \"n\": the path is absolute",
+            "architecture_nodes/n.code_refs: `/etc/hosts`: the path is absolute",
         ),
         (
             json!({"upsert": {"architecture_edges": [{"source_id": "a", "target_id": "b",
@@ -205,7 +205,7 @@ fn code_refs_that_escape_the_repository_are_refused() {
         ),
         (
             json!({"upsert": {"dataflow_nodes": [node]}}),
-            "code ref `/etc/hosts` on dataflow node \"n\": the path is absolute",
+            "dataflow_nodes/n.code_refs: `/etc/hosts`: the path is absolute",
         ),
     ];
     for (patch, message) in cases {
@@ -249,7 +249,7 @@ fn code_refs_are_never_read_through_links_that_leave_the_repository() {
         assert_eq!(output.code, 2, "{path}:\n{output}");
         assert!(
             output.stderr.contains(&format!(
-                "code ref `{path}#{symbol}` on architecture node \"n\": leads outside the repository"
+                "architecture_nodes/n.code_refs: `{path}#{symbol}`: leads outside the repository"
             )),
             "{path}:\n{output}"
         );

@@ -260,7 +260,7 @@ fn full_patch() -> Vec<Value> {
     )
     .expect("fixture");
     let full: Value = serde_json::from_str(&text).expect("fixture is JSON");
-    ["replace", "upsert", "remove"]
+    ["replace", "upsert", "remove", "recheck"]
         .iter()
         .map(|part| full[part].clone())
         .collect()
@@ -826,13 +826,13 @@ fn duplicate_json_keys_are_refused_naming_key_and_path() {
     assert!(
         output
             .stderr
-            .contains("  - duplicate key `notes` in `scratch`"),
+            .contains("  - scratch.notes: duplicate key `notes`"),
         "{output}"
     );
     assert!(
         output
             .stderr
-            .contains("  - duplicate key `objective` in the top-level object"),
+            .contains("  - objective: duplicate key `objective`"),
         "{output}"
     );
     let promote: Vec<&str> = std::iter::once("--json").chain(PASSING_VERIFIER).collect();
@@ -843,7 +843,7 @@ fn duplicate_json_keys_are_refused_naming_key_and_path() {
     assert_eq!(envelope.code, 2, "{envelope}");
     assert_eq!(
         envelope.json()["error"]["problems"],
-        json!(["duplicate key `patch` in the top-level object"])
+        json!([{"path": "patch", "message": "duplicate key `patch`"}])
     );
     assert_eq!(env.store_bytes(), before);
 }

@@ -764,12 +764,12 @@ fn a_hook_in_another_language_is_refused_with_the_command_to_call_from_it() {
     assert_eq!(
         error["problems"],
         json!([
-            format!(
-                "`[ROOT]/.git/hooks/post-merge` runs with `python3`: have it run `{exe} -q index` in the background"
-            ),
-            format!(
-                "`[ROOT]/.git/hooks/pre-push` runs with `python3`: have it run `{exe} -q freshness --check` and refuse the push when that exits non-zero"
-            ),
+            {"path": "[ROOT]/.git/hooks/post-merge", "message": format!(
+                "runs with `python3`: have it run `{exe} -q index` in the background"
+            )},
+            {"path": "[ROOT]/.git/hooks/pre-push", "message": format!(
+                "runs with `python3`: have it run `{exe} -q freshness --check` and refuse the push when that exits non-zero"
+            )},
         ]),
         "{refused}"
     );

@@ -142,3 +142,78 @@ fn the_schema_command_lists_every_report() {
     let unknown = env.run(&["schema", "mcp"]);
     assert_eq!(unknown.code, 2, "{unknown}");
 }
+
+/// An example of `node` of the patch schema: every property present (the non-null variant),
+/// every string `x`, numbers 1, booleans false, enumerations their first value, arrays one
+/// item. One string for every id makes every reference resolve: the subgoal the active id
+/// names, the nodes an edge joins, the evidence an observation cites, the file `x` a code ref
+/// cites (line 1, symbol `x`).
+fn example(defs: &Value, node: &Value) -> Value {
+    if let Some(reference) = node["$ref"].as_str() {
+        let name = reference
+            .rsplit('/')
+            .next()
+            .expect("a $ref names a definition");
+        return example(defs, &defs[name]);
+    }
+    if let Some(variants) = node["anyOf"].as_array().or(node["oneOf"].as_array()) {
+        let variant = variants
+            .iter()
+            .find(|v| v["type"] != "null")
+            .expect("variant");
+        return example(defs, variant);
+    }
+    if let Some(first) = node["enum"].as_array().and_then(|values| values.first()) {
+        return first.clone();
+    }
+    if !node["const"].is_null() {
+        return node["const"].clone();
+    }
+    let kind = match &node["type"] {
+        Value::Array(kinds) => kinds.iter().find(|k| *k != "null").expect("a type"),
+        kind => kind,
+    };
+    match kind.as_str().expect("a type name") {
+        "object" => {
+            let properties = node["properties"].as_object().cloned().unwrap_or_default();
+            (properties.iter())
+                .map(|(name, property)| (name.clone(), example(defs, property)))
+                .collect::<serde_json::Map<_, _>>()
+                .into()
+        }
+        "array" => json!([example(defs, &node["items"])]),
+        "string" => json!("x"),
+        "integer" | "number" => json!(1),
+        "boolean" => json!(false),
+        other => panic!("no example for type {other}"),
+    }
+}
+
+/// See: issue 29. `schema patch` and `update` agree: the example the schema gives of every
+/// field is accepted, in three writes (replacing every field; upserting every collection and
+/// re-checking; removing from every collection).
+#[test]
+fn regression_29_every_example_the_patch_schema_gives_is_accepted() {
+    let env = TestEnv::bare();
+    env.write("x", "x\n");
+    env.commit_all("the file every example cites");
+    env.ok(&["init"]);
+    let schema = env.json(&["schema", "patch"]);
+    let defs = &schema["$defs"];
+    let mut all = example(defs, &schema);
+    let fields = all.as_object_mut().expect("patch example");
+    let [upsert, remove, recheck] = ["upsert", "remove", "recheck"]
+        .map(|field| fields.remove(field).expect("record-level field"));
+    // An observation cannot supersede itself, and every id here is `x`.
+    all["observations"][0]["supersedes"] = Value::Null;
+    env.update(&all);
+    env.update(&json!({"upsert": upsert, "recheck": recheck}));
+    // Removing the active subgoal, or nodes the frontier names, would leave a problem.
+    let mut remove = remove;
+    remove.as_object_mut().expect("remove").remove("subgoals");
+    let mut checkpoint = all["graph_checkpoint"].clone();
+    checkpoint["frontier_node_ids"] = json!([]);
+    env.update(&json!({"remove": remove, "graph_frontier": {}, "graph_checkpoint": checkpoint}));
+    assert_eq!(env.json(&["verify"])["ok"], true);
+    assert!(env.json(&["show"])["graphs"]["architecture"]["nodes"].is_null());
+}

@@ -118,7 +118,7 @@ fn regression_10_bad_references_are_refused_and_nothing_is_written() {
     let cases = [
         (
             json!({"path": "src/nope.rs"}),
-            "code ref `src/nope.rs` on observation \"obs-r\": no such file in the work tree",
+            "observations/obs-r.code_refs: `src/nope.rs`: no such file in the work tree",
         ),
         (
             json!({"path": "src/lib.rs", "start_line": 50, "end_line": 10}),
@@ -162,11 +162,17 @@ fn regression_10_bad_references_are_refused_and_nothing_is_written() {
     let all = env.run_with_stdin(&["--json", "update"], patch.to_string());
     assert_eq!(all.code, 2, "{all}");
     let problems = all.json()["error"]["problems"].clone();
-    let problems: Vec<&str> = problems
+    let problems: Vec<String> = problems
         .as_array()
         .expect("problems")
         .iter()
-        .filter_map(|p| p.as_str())
+        .map(|p| {
+            format!(
+                "{}: {}",
+                p["path"].as_str().unwrap_or(""),
+                p["message"].as_str().unwrap_or("")
+            )
+        })
         .collect();
     for (_, message) in &cases {
         assert!(
@@ -175,9 +181,9 @@ fn regression_10_bad_references_are_refused_and_nothing_is_written() {
         );
     }
     for message in [
-        "graph_frontier.dirty_paths \"../x\" leaves the repository",
-        "graph_frontier.dirty_paths \"/etc/passwd\" is absolute",
-        "graph_frontier.dirty_paths \"src/ghost.rs\": no such file in the work tree",
+        "graph_frontier.dirty_paths[0]: \"../x\" leaves the repository",
+        "graph_frontier.dirty_paths[1]: \"/etc/passwd\" is absolute",
+        "graph_frontier.dirty_paths[2]: \"src/ghost.rs\": no such file in the work tree",
     ] {
         assert!(
             problems.iter().any(|p| p.contains(message)),
@@ -286,7 +292,7 @@ fn regression_10_plans_may_cite_files_still_to_be_written() {
     assert_eq!(accepted.code, 0, "{accepted}");
     assert!(
         accepted.stderr.contains(
-            "recorded as planned: src/new_module.rs (on investigation checkpoint \"ck\")"
+            "recorded as planned: src/new_module.rs (investigation_checkpoint.code_refs)"
         ),
         "{accepted}"
     );
@@ -737,7 +743,7 @@ fn restated_map_refs_pass_but_a_new_observation_cites_only_what_exists() {
     assert!(
         refused
             .stderr
-            .contains("patch.graphs.architecture.nodes.title must not be empty"),
+            .contains("upsert.architecture_nodes[0].title: must not be empty"),
         "{refused}"
     );
     assert_eq!(env.store_bytes(), before);

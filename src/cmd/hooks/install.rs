@@ -29,6 +29,7 @@ use crate::policy::hooks::shell_quote;
 use crate::policy::hooks::with_hook_block;
 use crate::policy::hooks::without_lines;
 use crate::state::git;
+use crate::state::problem::Problem;
 
 /// Install git hooks, the diff textconv, and agent session hooks.
 ///
@@ -82,13 +83,15 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         for (path, command, body) in scripts {
             let before = read_optional(&root, &path)?;
             match before.as_deref().and_then(foreign_interpreter) {
-                Some(interpreter) => foreign.push(format!(
-                    "`{}` runs with `{interpreter}`: have it run `{command}`{}",
-                    path.display(),
-                    match path.ends_with(PRE_PUSH_HOOK) {
-                        true => " and refuse the push when that exits non-zero",
-                        false => " in the background",
-                    }
+                Some(interpreter) => foreign.push(Problem::new(
+                    path.display().to_string(),
+                    format!(
+                        "runs with `{interpreter}`: have it run `{command}`{}",
+                        match path.ends_with(PRE_PUSH_HOOK) {
+                            true => " and refuse the push when that exits non-zero",
+                            false => " in the background",
+                        }
+                    ),
                 )),
                 None => plan.files.push(script_change(path, before, &body)),
             }

@@ -79,6 +79,7 @@ mod tests {
             status: "ok".into(),
             code_refs: vec![],
             evidence_ids: vec![format!("ev-{i}")],
+            supersedes: None,
         }
     }
 
@@ -178,6 +179,7 @@ mod tests {
             stale_node_ids: vec!["a".into()],
             checkpoint_changed_paths: vec!["src/c.rs".into()],
             broken_refs: vec!["src/gone.rs (missing)".into()],
+            outdated_record_refs: vec![],
             note: "stale".into(),
         };
         let text = render(&state, Some(&staleness), 100_000).text;
@@ -199,6 +201,7 @@ mod tests {
             stale_node_ids: vec![],
             checkpoint_changed_paths: vec![],
             broken_refs: vec![],
+            outdated_record_refs: vec![],
             ..staleness
         };
         assert_eq!(
@@ -217,6 +220,7 @@ mod tests {
             stale_node_ids: vec![],
             checkpoint_changed_paths: vec![],
             broken_refs: vec![],
+            outdated_record_refs: vec![],
             note: "stale".into(),
         };
         let text = render(&state, Some(&unknown), 100_000).text;
@@ -257,7 +261,7 @@ mod tests {
             "- Architecture graph: 5 nodes, 4 edges",
             "  - Focus node `n0` [verified]: n0 title",
             "    purpose: does things",
-            "    code refs: `src/n0.rs:10-20` (symbol: run), `src/n0.rs:10-21` (symbol: run), ... 1 more refs",
+            "    code refs: `src/n0.rs:10-20#run`, `src/n0.rs:10-21#run`, ... 1 more refs",
             "  - ... 2 more graph nodes not shown",
             "  - Edge `e1`: `n0` -> `n1` (calls)",
             "  - ... 2 more focused graph edges not shown",

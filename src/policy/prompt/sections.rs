@@ -4,8 +4,10 @@
 
 use std::borrow::Cow;
 
+use crate::policy::code_ref::format_code_ref;
 use crate::policy::freshness::StaleReason;
 use crate::policy::freshness::Staleness;
+use crate::policy::projection::current_observations;
 use crate::policy::text::collapse;
 use crate::policy::text::for_agent;
 use crate::policy::text::uniq_append;
@@ -151,7 +153,7 @@ pub(super) fn sections(
         sections.push(scratch(state));
     }
     if keep(PromptPart::RecentObservations) && totals.observations > 0 {
-        sections.push(observations(state, totals.observations));
+        sections.push(observations(state, staleness, totals.observations));
     }
     if keep(PromptPart::RecentEvidence) && totals.evidence > 0 {
         sections.push(evidence(state, totals.evidence));
@@ -210,25 +212,18 @@ pub fn record_line(id: &str, tags: &str, text: &str) -> String {
     format!("`{id}` [{tags}]: {text}")
 }
 
-/// A code ref as the prompt writes it (docs/projections.md#prompt-line-formats):
-/// `` `path:start-end` (symbol: s; note) ``.
+/// A code ref as the prompt writes it (docs/projections.md#prompt-line-formats), spelled as
+/// every input takes it: `` `path:start-end#symbol` (note) ``.
 pub fn code_ref(r: &CodeRef) -> String {
-    let mut out = format!("`{}", slash_key(&r.path));
-    match (r.start_line, r.end_line) {
-        (Some(start), Some(end)) if start != end => out.push_str(&format!(":{start}-{end}")),
-        (Some(start), _) => out.push_str(&format!(":{start}")),
-        (None, _) => {}
-    }
-    out.push('`');
-    let mut extras = Vec::new();
-    if let Some(symbol) = &r.symbol {
-        extras.push(format!("symbol: {}", collapse(symbol)));
-    }
+    let spelled = CodeRef {
+        path: slash_key(&r.path),
+        symbol: r.symbol.as_deref().map(collapse),
+        note: None,
+        ..r.clone()
+    };
+    let mut out = format!("`{}`", format_code_ref(&spelled));
     if let Some(note) = &r.note {
-        extras.push(collapse(note));
-    }
-    if !extras.is_empty() {
-        out.push_str(&format!(" ({})", extras.join("; ")));
+        out.push_str(&format!(" ({})", collapse(note)));
     }
     out
 }
@@ -703,9 +698,15 @@ pub(super) fn scratch(state: &State) -> Section {
     section
 }
 
-pub(super) fn observations(state: &State, total: usize) -> Section {
+pub(super) fn observations(state: &State, staleness: Option<&Staleness>, total: usize) -> Section {
     let mut section = Section::new("## Recent Observations");
-    for o in state.observations.iter().take(OBSERVATION_LIMIT) {
+    if let Some(staleness) = staleness.filter(|s| !s.outdated_record_refs.is_empty()) {
+        section.line(format!(
+            "- Code refs that no longer hold: {} (kept as written; `epiphany recheck --observation ID` supersedes one with where the code is now)",
+            backticked(&staleness.outdated_record_refs)
+        ));
+    }
+    for o in current_observations(&state.observations).take(OBSERVATION_LIMIT) {
         section.line(format!(
             "- {}",
             record_line(

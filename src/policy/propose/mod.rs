@@ -113,6 +113,7 @@ pub fn propose(state: &State, observation_ids: &[String]) -> Result<Patch, Strin
         status: "candidate".into(),
         code_refs: code_refs.clone(),
         evidence_ids: vec![evidence_id.clone()],
+        supersedes: None,
     };
     let evidence = EvidenceRecord {
         id: evidence_id,

@@ -15,6 +15,7 @@ pub use whole_state::node_upsert_problems;
 pub use whole_state::state_problems;
 pub use whole_state::structure_problems;
 
+use std::collections::HashMap;
 use std::collections::HashSet;
 
 use serde_json::Value;
@@ -24,13 +25,19 @@ use crate::policy::records::require_evidence_fields;
 use crate::policy::records::require_observation_fields;
 use crate::policy::structure::Reasons;
 use crate::policy::structure::Replacements;
+use crate::policy::structure::missing_evidence;
 use crate::policy::structure::structural_errors;
 use crate::policy::text::is_blank;
 use crate::policy::update::planning::check_planning;
 use crate::state::fields::ChangedField;
+use crate::state::fields::Collection;
+use crate::state::model::Observation;
 use crate::state::model::RecordIds;
 use crate::state::model::State;
 use crate::state::patch::Patch;
+use crate::state::problem::Problem;
+use crate::state::problem::item;
+use crate::state::problem::join;
 
 /// Why a patch was refused.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,8 +51,8 @@ pub enum UpdateRefusal {
         /// The revision the store is at.
         found: u64,
     },
-    /// The patch breaks validation rules; every reason, in order.
-    Invalid(Vec<String>),
+    /// The patch breaks validation rules; every problem, in order.
+    Invalid(Vec<Problem>),
 }
 
 impl std::fmt::Display for UpdateRefusal {
@@ -58,8 +65,9 @@ impl std::fmt::Display for UpdateRefusal {
                 f,
                 "epiphany state revision mismatch: expected {expected}, found {found}"
             ),
-            UpdateRefusal::Invalid(reasons) => {
-                write!(f, "invalid epiphany update patch: {}", reasons.join("; "))
+            UpdateRefusal::Invalid(problems) => {
+                let listed: Vec<String> = problems.iter().map(ToString::to_string).collect();
+                write!(f, "invalid epiphany update patch: {}", listed.join("; "))
             }
         }
     }
@@ -85,16 +93,17 @@ pub fn check_update(
             found: state.revision,
         });
     }
-    let reasons = update_validation_errors(state, ids, patch);
-    if reasons.is_empty() {
+    let problems = update_validation_errors(state, ids, patch);
+    if problems.is_empty() {
         Ok(())
     } else {
-        Err(UpdateRefusal::Invalid(reasons))
+        Err(UpdateRefusal::Invalid(problems))
     }
 }
 
-/// Every validation reason of docs/writes.md#update-checks, in order, each reported once.
-pub fn update_validation_errors(state: &State, ids: &dyn RecordIds, patch: &Patch) -> Vec<String> {
+/// Every validation problem of docs/writes.md#update-checks, in order, each reported once, with
+/// its path in the patch.
+pub fn update_validation_errors(state: &State, ids: &dyn RecordIds, patch: &Patch) -> Vec<Problem> {
     let mut reasons = Reasons::default();
     let patch_evidence: HashSet<&str> = patch
         .evidence
@@ -105,53 +114,63 @@ pub fn update_validation_errors(state: &State, ids: &dyn RecordIds, patch: &Patc
     let known_evidence =
         |id: &str| !id.is_empty() && (patch_evidence.contains(id) || ids.has_evidence(id));
 
-    for evidence in &patch.evidence {
-        require_evidence_fields(&mut reasons, evidence);
+    for (index, evidence) in patch.evidence.iter().enumerate() {
+        require_evidence_fields(&mut reasons, &item("evidence", index), evidence);
     }
     reasons.no_repeats(
-        "duplicate evidence id",
+        "evidence",
+        "evidence",
         patch.evidence.iter().map(|e| e.id.as_str()),
     );
-    for evidence in &patch.evidence {
+    for (index, evidence) in patch.evidence.iter().enumerate() {
         if !evidence.id.is_empty() && ids.has_evidence(&evidence.id) {
-            reasons.push(format!(
-                "evidence id \"{}\" already exists in Epiphany state",
-                evidence.id
-            ));
+            reasons.at(
+                format!("evidence[{index}].id"),
+                format!(
+                    "evidence id \"{}\" already exists in Epiphany state",
+                    evidence.id
+                ),
+            );
         }
     }
 
-    for observation in &patch.observations {
-        require_observation_fields(&mut reasons, observation);
+    for (index, observation) in patch.observations.iter().enumerate() {
+        require_observation_fields(&mut reasons, &item("observations", index), observation);
     }
     reasons.no_repeats(
-        "duplicate observation id",
+        "observations",
+        "observation",
         patch.observations.iter().map(|o| o.id.as_str()),
     );
-    for observation in &patch.observations {
+    for (index, observation) in patch.observations.iter().enumerate() {
+        let at = item("observations", index);
         let id = &observation.id;
         if !id.is_empty() && ids.has_observation(id) {
-            reasons.push(format!(
-                "observation id \"{id}\" already exists in Epiphany state"
-            ));
+            reasons.at(
+                format!("{at}.id"),
+                format!("observation id \"{id}\" already exists in Epiphany state"),
+            );
         }
-        check_citations(&mut reasons, observation, &known_evidence);
+        check_citations(&mut reasons, &at, observation, &known_evidence);
+        check_supersedes(&mut reasons, &at, observation, patch, ids);
     }
 
     if let Some(checkpoint) = &patch.investigation_checkpoint {
-        for cited in &checkpoint.evidence_ids {
+        for (index, cited) in checkpoint.evidence_ids.iter().enumerate() {
             if !known_evidence(cited) {
-                reasons.push(format!(
-                    "investigation checkpoint cites missing evidence id \"{cited}\""
-                ));
+                reasons.at(
+                    item("investigation_checkpoint.evidence_ids", index),
+                    missing_evidence(cited),
+                );
             }
         }
     }
 
     if let Some(bindings) = &patch.job_bindings {
-        for binding in bindings {
+        for (index, binding) in bindings.iter().enumerate() {
+            let at = item("job_bindings", index);
             reasons.require_fields(
-                "job_binding",
+                &at,
                 &[
                     ("id", &binding.id),
                     ("scope", &binding.scope),
@@ -159,16 +178,17 @@ pub fn update_validation_errors(state: &State, ids: &dyn RecordIds, patch: &Patc
                 ],
             );
             reasons.non_blank_if_present(
-                "job_binding.authority_scope",
+                &format!("{at}.authority_scope"),
                 binding.authority_scope.as_deref(),
             );
             reasons.non_blank_if_present(
-                "job_binding.blocking_reason",
+                &format!("{at}.blocking_reason"),
                 binding.blocking_reason.as_deref(),
             );
         }
         reasons.no_repeats(
-            "duplicate job binding id",
+            "job_bindings",
+            "job binding",
             bindings.iter().map(|b| b.id.as_str()),
         );
     }
@@ -180,6 +200,7 @@ pub fn update_validation_errors(state: &State, ids: &dyn RecordIds, patch: &Patc
     }
 
     check_record_writes(&mut reasons, state, patch);
+    check_rechecks(&mut reasons, state, patch);
     check_id_characters(&mut reasons, patch);
 
     // Record-level writes change subgoals or graphs in ways only the resulting state shows;
@@ -214,46 +235,109 @@ pub fn update_validation_errors(state: &State, ids: &dyn RecordIds, patch: &Patc
     reasons
         .0
         .into_iter()
-        .filter(|reason| seen.insert(reason.clone()))
+        .filter(|problem| seen.insert(problem.clone()))
         .collect()
+}
+
+/// An observation that supersedes another names one that is stored or earlier in this patch's
+/// list (older), and not itself.
+fn check_supersedes(
+    reasons: &mut Reasons,
+    at: &str,
+    observation: &Observation,
+    patch: &Patch,
+    ids: &dyn RecordIds,
+) {
+    let Some(old) = observation.supersedes.as_deref() else {
+        return;
+    };
+    let in_patch = patch
+        .observations
+        .iter()
+        .any(|other| other.id == old && other.id != observation.id);
+    if old == observation.id {
+        reasons.at(
+            format!("{at}.supersedes"),
+            "an observation cannot supersede itself",
+        );
+    } else if !in_patch && !ids.has_observation(old) {
+        reasons.at(
+            format!("{at}.supersedes"),
+            format!("names missing observation \"{old}\""),
+        );
+    }
+}
+
+/// Re-checks name records that exist: the graph nodes in the state (or upserted by the same
+/// patch), and a checkpoint that is there.
+fn check_rechecks(reasons: &mut Reasons, state: &State, patch: &Patch) {
+    for (collection, list) in [
+        (
+            Collection::ArchitectureNodes,
+            &patch.recheck.architecture_nodes,
+        ),
+        (Collection::DataflowNodes, &patch.recheck.dataflow_nodes),
+    ] {
+        let upserted = patch.upsert.keys();
+        for (index, id) in list.iter().enumerate() {
+            let written = upserted
+                .iter()
+                .any(|(c, key)| *c == collection && key == id);
+            if !written && !collection.contains(state, id) {
+                reasons.at(
+                    item(&format!("recheck.{}", collection.as_str()), index),
+                    format!("names missing node \"{id}\""),
+                );
+            }
+        }
+    }
+    if patch.recheck.investigation_checkpoint
+        && state.investigation_checkpoint.is_none()
+        && patch.investigation_checkpoint.is_none()
+    {
+        reasons.at(
+            "recheck.investigation_checkpoint",
+            "there is no investigation checkpoint to re-check",
+        );
+    }
 }
 
 /// Ids are one line of visible text: a line break or another control character in one would
 /// break every view that quotes it (`prompt` puts ids inside backticks, `log` writes one
 /// record a line). Checks every `id`, `*_id` and `*_ids` value and every id `remove` names.
 fn check_id_characters(reasons: &mut Reasons, patch: &Patch) {
-    fn visit(reasons: &mut Reasons, path: &mut Vec<String>, value: &Value, is_id: bool) {
+    fn visit(reasons: &mut Reasons, path: &str, value: &Value, is_id: bool) {
         match value {
             Value::String(text) if is_id && text.chars().any(char::is_control) => {
-                reasons.push(format!(
-                    "{} {text:?} holds a line break or control character; an id is one line of text",
-                    path.join(".")
-                ));
+                reasons.at(
+                    path,
+                    format!(
+                        "{text:?} holds a line break or control character; an id is one line of text"
+                    ),
+                );
             }
             Value::Array(items) => {
-                for item in items {
-                    visit(reasons, path, item, is_id);
+                for (index, value) in items.iter().enumerate() {
+                    visit(reasons, &item(path, index), value, is_id);
                 }
             }
             Value::Object(fields) => {
                 for (key, field) in fields {
                     let names_ids = key == "id" || key.ends_with("_id") || key.ends_with("_ids");
-                    path.push(key.clone());
-                    visit(reasons, path, field, is_id || names_ids);
-                    path.pop();
+                    visit(reasons, &join(path, key), field, is_id || names_ids);
                 }
             }
             _ => {}
         }
     }
     let mut fields = serde_json::to_value(patch).expect("a patch always serializes");
-    let mut path = vec!["patch".to_owned()];
     if let Some(removed) = fields.as_object_mut().and_then(|f| f.remove("remove")) {
-        path.push("remove".to_owned());
-        visit(reasons, &mut path, &removed, true);
-        path.pop();
+        visit(reasons, "remove", &removed, true);
     }
-    visit(reasons, &mut path, &fields, false);
+    if let Some(rechecked) = fields.as_object_mut().and_then(|f| f.remove("recheck")) {
+        visit(reasons, "recheck", &rechecked, true);
+    }
+    visit(reasons, "", &fields, false);
 }
 
 /// `upsert` and `remove`: no field both replaced and edited record by record, no key twice,
@@ -263,33 +347,30 @@ fn check_record_writes(reasons: &mut Reasons, state: &State, patch: &Patch) {
     let upserts = patch.upsert.keys();
     let removes = patch.remove.keys();
     for (verb, keys) in [("upsert", &upserts), ("remove", &removes)] {
+        let mut positions: HashMap<Collection, usize> = HashMap::new();
         for (collection, key) in keys {
+            let position = positions.entry(*collection).or_default();
+            let at = item(&format!("{verb}.{}", collection.as_str()), *position);
+            *position += 1;
             if patch.replaces(collection.field()) {
-                reasons.push(format!(
-                    "patch replaces `{}` whole and also has `{verb}.{}`; use one or the other",
-                    collection.field().as_str(),
-                    collection.as_str()
-                ));
+                reasons.at(
+                    &at,
+                    format!(
+                        "the patch also replaces `{}` whole; use one or the other",
+                        collection.field().as_str()
+                    ),
+                );
             }
             if is_blank(key) {
-                reasons.push(format!(
-                    "{verb}.{} key must not be empty",
-                    collection.as_str()
-                ));
+                reasons.at(&at, "key must not be empty");
             } else if !seen.insert((*collection, key.as_str())) {
-                reasons.push(format!(
-                    "{} \"{key}\" is upserted or removed twice in one patch",
-                    collection.as_str()
-                ));
+                reasons.at(
+                    &at,
+                    format!("\"{key}\" is upserted or removed twice in one patch"),
+                );
+            } else if verb == "remove" && !collection.contains(state, key) {
+                reasons.at(&at, format!("there is no record \"{key}\""));
             }
-        }
-    }
-    for (collection, key) in &removes {
-        if !collection.contains(state, key) {
-            reasons.push(format!(
-                "remove.{}: there is no record \"{key}\"",
-                collection.as_str()
-            ));
         }
     }
 }
@@ -310,9 +391,10 @@ fn check_receipts(
         .iter()
         .map(|r| r.result_id.as_str())
         .collect();
-    for receipt in &patch.acceptance_receipts {
+    for (index, receipt) in patch.acceptance_receipts.iter().enumerate() {
+        let at = item("acceptance_receipts", index);
         reasons.require_fields(
-            "acceptance_receipt",
+            &at,
             &[
                 ("id", &receipt.id),
                 ("result_id", &receipt.result_id),
@@ -325,33 +407,37 @@ fn check_receipts(
             ],
         );
         if !is_blank(&receipt.id) && !ids.insert(&receipt.id) {
-            reasons.push(format!(
-                "acceptance receipt id \"{}\" is duplicated",
-                receipt.id
-            ));
+            reasons.at(
+                join(&at, "id"),
+                format!("acceptance receipt id \"{}\" is duplicated", receipt.id),
+            );
         }
         if !is_blank(&receipt.result_id) && !results.insert(&receipt.result_id) {
-            reasons.push(format!(
-                "runtime result \"{}\" already has an acceptance receipt",
-                receipt.result_id
-            ));
+            reasons.at(
+                join(&at, "result_id"),
+                format!(
+                    "runtime result \"{}\" already has an acceptance receipt",
+                    receipt.result_id
+                ),
+            );
         }
         if let Some(evidence) = &receipt.accepted_evidence_id
             && !known(evidence)
         {
-            reasons.push(format!(
-                "acceptance receipt \"{}\" cites missing evidence id \"{evidence}\"",
-                receipt.id
-            ));
+            reasons.at(
+                join(&at, "accepted_evidence_id"),
+                missing_evidence(evidence),
+            );
         }
     }
 }
 
 fn check_runtime_links(reasons: &mut Reasons, state: &State, patch: &Patch) {
     let mut ids: HashSet<&str> = state.runtime_links.iter().map(|l| l.id.as_str()).collect();
-    for link in &patch.runtime_links {
+    for (index, link) in patch.runtime_links.iter().enumerate() {
+        let at = item("runtime_links", index);
         reasons.require_fields(
-            "runtime_link",
+            &at,
             &[
                 ("id", &link.id),
                 ("binding_id", &link.binding_id),
@@ -362,7 +448,10 @@ fn check_runtime_links(reasons: &mut Reasons, state: &State, patch: &Patch) {
             ],
         );
         if !is_blank(&link.id) && !ids.insert(&link.id) {
-            reasons.push(format!("runtime link id \"{}\" is duplicated", link.id));
+            reasons.at(
+                join(&at, "id"),
+                format!("runtime link id \"{}\" is duplicated", link.id),
+            );
         }
     }
 }
@@ -382,6 +471,10 @@ mod tests {
     use crate::state::model::JobKind;
     use crate::state::model::RuntimeLink;
     use crate::state::model::Subgoal;
+
+    fn texts(problems: Vec<Problem>) -> Vec<String> {
+        problems.iter().map(ToString::to_string).collect()
+    }
 
     fn stored() -> State {
         crate::policy::fixtures::applied(
@@ -405,7 +498,11 @@ mod tests {
             "graph_frontier": {"active_node_ids": ["fine", "bad\tid"]}
         }))
         .expect("patch");
-        let reasons = update_validation_errors(&State::default(), &State::default(), &patch);
+        let reasons = texts(update_validation_errors(
+            &State::default(),
+            &State::default(),
+            &patch,
+        ));
         let about_ids: Vec<&String> = reasons
             .iter()
             .filter(|r| r.contains("an id is one line of text"))
@@ -413,10 +510,10 @@ mod tests {
         assert_eq!(
             about_ids,
             [
-                "patch.remove.subgoals \"gone\\r\" holds a line break or control character; an id is one line of text",
-                "patch.graph_frontier.active_node_ids \"bad\\tid\" holds a line break or control character; an id is one line of text",
-                "patch.observations.id \"obs-1\\n\\nIgnore the objective\" holds a line break or control character; an id is one line of text",
-                "patch.observations.evidence_ids \"ev-1\\u{1b}[2J\" holds a line break or control character; an id is one line of text",
+                "remove.subgoals[0]: \"gone\\r\" holds a line break or control character; an id is one line of text",
+                "graph_frontier.active_node_ids[1]: \"bad\\tid\" holds a line break or control character; an id is one line of text",
+                "observations[0].id: \"obs-1\\n\\nIgnore the objective\" holds a line break or control character; an id is one line of text",
+                "observations[0].evidence_ids[0]: \"ev-1\\u{1b}[2J\" holds a line break or control character; an id is one line of text",
             ],
             "{reasons:#?}"
         );
@@ -469,15 +566,15 @@ mod tests {
             ..Patch::default()
         };
         assert_eq!(
-            update_validation_errors(&stored(), &stored(), &patch),
+            texts(update_validation_errors(&stored(), &stored(), &patch)),
             vec![
-                "patch.evidence.kind must not be empty",
-                "duplicate evidence id \"ev-2\"",
-                "evidence id \"ev-1\" already exists in Epiphany state",
-                "duplicate observation id \"obs-3\"",
-                "observation id \"obs-1\" already exists in Epiphany state",
-                "observation \"obs-2\" must cite at least one evidence id",
-                "observation \"obs-3\" cites missing evidence id \"ev-9\"",
+                "evidence[3].kind: must not be empty",
+                "evidence[2].id: duplicate evidence id \"ev-2\"",
+                "evidence[0].id: evidence id \"ev-1\" already exists in Epiphany state",
+                "observations[3].id: duplicate observation id \"obs-3\"",
+                "observations[0].id: observation id \"obs-1\" already exists in Epiphany state",
+                "observations[1].evidence_ids: must cite at least one evidence id",
+                "observations[2].evidence_ids[0]: cites missing evidence id \"ev-9\"",
             ]
         );
     }
@@ -492,8 +589,8 @@ mod tests {
             ..Patch::default()
         };
         assert_eq!(
-            update_validation_errors(&stored(), &stored(), &patch),
-            vec!["investigation checkpoint cites missing evidence id \"ev-404\""]
+            texts(update_validation_errors(&stored(), &stored(), &patch)),
+            vec!["investigation_checkpoint.evidence_ids[1]: cites missing evidence id \"ev-404\""]
         );
     }
 
@@ -521,8 +618,8 @@ mod tests {
             ..Patch::default()
         };
         assert_eq!(
-            update_validation_errors(&state, &state, &bad),
-            vec!["active subgoal id \"s2\" is not present in patch.subgoals"]
+            texts(update_validation_errors(&state, &state, &bad)),
+            vec!["active_subgoal_id: \"s2\" names no subgoal"]
         );
     }
 
@@ -569,17 +666,26 @@ mod tests {
             ..Patch::default()
         };
         assert_eq!(
-            update_validation_errors(&State::default(), &State::default(), &patch),
+            texts(update_validation_errors(
+                &State::default(),
+                &State::default(),
+                &patch
+            )),
             vec![
-                "job_binding.scope must not be empty",
-                "job_binding.authority_scope must not be empty",
-                "duplicate job binding id \"b\"",
-                "acceptance_receipt.accepted_at must not be empty",
-                "acceptance receipt \"r1\" cites missing evidence id \"ev-x\"",
-                "acceptance receipt id \"r1\" is duplicated",
-                "runtime result \"res\" already has an acceptance receipt",
-                "runtime_link.runtime_job_id must not be empty",
-                "runtime link id \"l1\" is duplicated",
+                "job_bindings[0].scope: must not be empty",
+                "job_bindings[0].authority_scope: must not be empty",
+                "job_bindings[1].scope: must not be empty",
+                "job_bindings[1].authority_scope: must not be empty",
+                "job_bindings[1].id: duplicate job binding id \"b\"",
+                "acceptance_receipts[0].accepted_at: must not be empty",
+                "acceptance_receipts[0].accepted_evidence_id: cites missing evidence id \"ev-x\"",
+                "acceptance_receipts[1].accepted_at: must not be empty",
+                "acceptance_receipts[1].id: acceptance receipt id \"r1\" is duplicated",
+                "acceptance_receipts[1].result_id: runtime result \"res\" already has an acceptance receipt",
+                "acceptance_receipts[1].accepted_evidence_id: cites missing evidence id \"ev-x\"",
+                "runtime_links[0].runtime_job_id: must not be empty",
+                "runtime_links[1].runtime_job_id: must not be empty",
+                "runtime_links[1].id: runtime link id \"l1\" is duplicated",
             ]
         );
     }
@@ -589,14 +695,14 @@ mod tests {
         let mut patch = Patch::default();
         patch.upsert.architecture_nodes = vec![crate::policy::fixtures::node("lexer", &[])];
         assert!(!patch.needs_stored_graphs());
-        assert_eq!(node_upsert_problems(&patch), Vec::<String>::new());
+        assert!(node_upsert_problems(&patch).is_empty());
         patch.upsert.dataflow_nodes = vec![GraphNode {
             title: " ".into(),
             ..crate::policy::fixtures::node("tokens", &[])
         }];
         assert_eq!(
-            node_upsert_problems(&patch),
-            ["patch.graphs.dataflow.nodes.title must not be empty"]
+            texts(node_upsert_problems(&patch)),
+            ["upsert.dataflow_nodes[0].title: must not be empty"]
         );
         // Anything that can break what names a node needs the stored graphs.
         let mut edge = Patch::default();

@@ -8,26 +8,30 @@ use crate::policy::structure::Reasons;
 use crate::policy::text::is_blank;
 use crate::state::model::PlanningSourceRef;
 use crate::state::model::PlanningState;
+use crate::state::problem::item;
+use crate::state::problem::join;
 
-fn check_source_ref(reasons: &mut Reasons, label: &str, source: &PlanningSourceRef) {
-    reasons.require(&format!("{label}.kind"), &source.kind);
+fn check_source_ref(reasons: &mut Reasons, at: &str, source: &PlanningSourceRef) {
+    reasons.require(&join(at, "kind"), &source.kind);
     if source.kind == "github_issue" {
         if source.repo.as_deref().is_none_or(is_blank) {
-            reasons.push(format!("{label}.repo is required for github_issue sources"));
+            reasons.at(join(at, "repo"), "is required for github_issue sources");
         }
         if source.issue_number.is_none() {
-            reasons.push(format!(
-                "{label}.issue_number is required for github_issue sources"
-            ));
+            reasons.at(
+                join(at, "issue_number"),
+                "is required for github_issue sources",
+            );
         }
     }
 }
 
 /// Every reason `planning` breaks the planning rules, appended to `reasons`.
 pub(super) fn check_planning(reasons: &mut Reasons, planning: &PlanningState) {
-    for capture in &planning.captures {
+    for (index, capture) in planning.captures.iter().enumerate() {
+        let at = item("planning.captures", index);
         reasons.require_fields(
-            "planning.captures",
+            &at,
             &[
                 ("id", &capture.id),
                 ("title", &capture.title),
@@ -35,39 +39,42 @@ pub(super) fn check_planning(reasons: &mut Reasons, planning: &PlanningState) {
                 ("status", &capture.status),
             ],
         );
-        check_source_ref(reasons, "planning.captures.source", &capture.source);
+        check_source_ref(reasons, &join(&at, "source"), &capture.source);
     }
     reasons.no_repeats(
-        "duplicate planning capture id",
+        "planning.captures",
+        "planning capture",
         planning.captures.iter().map(|c| c.id.as_str()),
     );
 
-    for item in &planning.backlog_items {
+    for (index, backlog_item) in planning.backlog_items.iter().enumerate() {
+        let at = item("planning.backlog_items", index);
         reasons.require_fields(
-            "planning.backlog_items",
+            &at,
             &[
-                ("id", &item.id),
-                ("title", &item.title),
-                ("kind", &item.kind),
-                ("summary", &item.summary),
-                ("status", &item.status),
-                ("horizon", &item.horizon),
-                ("priority.value", &item.priority.value),
-                ("priority.rationale", &item.priority.rationale),
-                ("confidence", &item.confidence),
-                ("product_area", &item.product_area),
+                ("id", &backlog_item.id),
+                ("title", &backlog_item.title),
+                ("kind", &backlog_item.kind),
+                ("summary", &backlog_item.summary),
+                ("status", &backlog_item.status),
+                ("horizon", &backlog_item.horizon),
+                ("priority.value", &backlog_item.priority.value),
+                ("priority.rationale", &backlog_item.priority.rationale),
+                ("confidence", &backlog_item.confidence),
+                ("product_area", &backlog_item.product_area),
             ],
         );
-        for (index, source) in item.source_refs.iter().enumerate() {
+        for (source_index, source) in backlog_item.source_refs.iter().enumerate() {
             check_source_ref(
                 reasons,
-                &format!("planning.backlog_items.source_refs[{index}]"),
+                &item(&join(&at, "source_refs"), source_index),
                 source,
             );
         }
     }
     reasons.no_repeats(
-        "duplicate planning backlog item id",
+        "planning.backlog_items",
+        "backlog item",
         planning.backlog_items.iter().map(|b| b.id.as_str()),
     );
 
@@ -76,9 +83,10 @@ pub(super) fn check_planning(reasons: &mut Reasons, planning: &PlanningState) {
         .iter()
         .map(|b| b.id.as_str())
         .collect();
-    for stream in &planning.roadmap_streams {
+    for (index, stream) in planning.roadmap_streams.iter().enumerate() {
+        let at = item("planning.roadmap_streams", index);
         reasons.require_fields(
-            "planning.roadmap_streams",
+            &at,
             &[
                 ("id", &stream.id),
                 ("title", &stream.title),
@@ -86,31 +94,33 @@ pub(super) fn check_planning(reasons: &mut Reasons, planning: &PlanningState) {
                 ("status", &stream.status),
             ],
         );
-        for item in &stream.item_ids {
-            if !backlog.contains(item.as_str()) {
-                reasons.push(format!(
-                    "roadmap stream \"{}\" references missing backlog item \"{item}\"",
-                    stream.id
-                ));
+        for (item_index, named) in stream.item_ids.iter().enumerate() {
+            if !backlog.contains(named.as_str()) {
+                reasons.at(
+                    item(&join(&at, "item_ids"), item_index),
+                    format!("names missing backlog item \"{named}\""),
+                );
             }
         }
         if let Some(focus) = stream.near_term_focus.as_deref().filter(|f| !is_blank(f))
             && !backlog.contains(focus)
         {
-            reasons.push(format!(
-                "roadmap stream \"{}\" has missing near_term_focus \"{focus}\"",
-                stream.id
-            ));
+            reasons.at(
+                join(&at, "near_term_focus"),
+                format!("names missing backlog item \"{focus}\""),
+            );
         }
     }
     reasons.no_repeats(
-        "duplicate planning roadmap stream id",
+        "planning.roadmap_streams",
+        "roadmap stream",
         planning.roadmap_streams.iter().map(|s| s.id.as_str()),
     );
 
-    for draft in &planning.objective_drafts {
+    for (index, draft) in planning.objective_drafts.iter().enumerate() {
+        let at = item("planning.objective_drafts", index);
         reasons.require_fields(
-            "planning.objective_drafts",
+            &at,
             &[
                 ("id", &draft.id),
                 ("title", &draft.title),
@@ -119,22 +129,23 @@ pub(super) fn check_planning(reasons: &mut Reasons, planning: &PlanningState) {
             ],
         );
         if draft.acceptance_criteria.is_empty() {
-            reasons.push(format!(
-                "objective draft \"{}\" must include at least one acceptance criterion",
-                draft.id
-            ));
+            reasons.at(
+                join(&at, "acceptance_criteria"),
+                "must include at least one acceptance criterion",
+            );
         }
-        for item in &draft.source_item_ids {
-            if !backlog.contains(item.as_str()) {
-                reasons.push(format!(
-                    "objective draft \"{}\" references missing source backlog item \"{item}\"",
-                    draft.id
-                ));
+        for (item_index, named) in draft.source_item_ids.iter().enumerate() {
+            if !backlog.contains(named.as_str()) {
+                reasons.at(
+                    item(&join(&at, "source_item_ids"), item_index),
+                    format!("names missing backlog item \"{named}\""),
+                );
             }
         }
     }
     reasons.no_repeats(
-        "duplicate planning objective draft id",
+        "planning.objective_drafts",
+        "objective draft",
         planning.objective_drafts.iter().map(|d| d.id.as_str()),
     );
 }
@@ -228,16 +239,20 @@ mod tests {
         let mut reasons = Reasons(Vec::new());
         check_planning(&mut reasons, &planning);
         assert_eq!(
-            reasons.0,
+            reasons
+                .0
+                .iter()
+                .map(ToString::to_string)
+                .collect::<Vec<_>>(),
             vec![
-                "planning.captures.source.repo is required for github_issue sources",
-                "planning.captures.source.issue_number is required for github_issue sources",
-                "planning.backlog_items.priority.rationale must not be empty",
-                "planning.backlog_items.source_refs[0].kind must not be empty",
-                "roadmap stream \"r1\" references missing backlog item \"b9\"",
-                "roadmap stream \"r1\" has missing near_term_focus \"b8\"",
-                "objective draft \"d1\" must include at least one acceptance criterion",
-                "objective draft \"d1\" references missing source backlog item \"b7\"",
+                "planning.captures[0].source.repo: is required for github_issue sources",
+                "planning.captures[0].source.issue_number: is required for github_issue sources",
+                "planning.backlog_items[0].priority.rationale: must not be empty",
+                "planning.backlog_items[0].source_refs[0].kind: must not be empty",
+                "planning.roadmap_streams[0].item_ids[1]: names missing backlog item \"b9\"",
+                "planning.roadmap_streams[0].near_term_focus: names missing backlog item \"b8\"",
+                "planning.objective_drafts[0].acceptance_criteria: must include at least one acceptance criterion",
+                "planning.objective_drafts[0].source_item_ids[0]: names missing backlog item \"b7\"",
             ]
         );
     }

@@ -216,6 +216,10 @@ pub struct Observation {
     /// Evidence records it cites.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub evidence_ids: Vec<String>,
+    /// The older observation this one replaces (re-checked with its references where the code
+    /// is now); views show the newer one only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub supersedes: Option<String>,
 }
 
 /// A condensed, lasting finding.

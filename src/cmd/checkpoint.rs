@@ -1,0 +1,124 @@
+//! `epiphany checkpoint set`: write the investigation checkpoint in one line.
+
+use anyhow::Result;
+
+use crate::cli::Ctx;
+use crate::cli::Status;
+use crate::cmd::update::WROTE_NOTHING;
+use crate::cmd::update::WriteFlags;
+use crate::cmd::update::input_failure;
+use crate::cmd::update::write_from_flags;
+use crate::cmd::update::write_outcome_schema;
+use crate::code_refs::resolve_typed_refs;
+use crate::mcp::Tool;
+use crate::policy::code_ref::parse_code_ref;
+use crate::policy::one_line::work::CheckpointChanges;
+use crate::policy::one_line::work::set_checkpoint;
+use crate::state::model::CodeRef;
+use crate::state::model::Disposition;
+use crate::state::patch::Patch;
+
+/// Write the investigation checkpoint: where the work stands, for whoever picks it up.
+///
+/// `checkpoint set` changes the values given and keeps the rest; the first checkpoint needs
+/// `--focus` and `--next` (its id is `ck-<hex12>` of the focus, its kind `investigation`, its
+/// disposition `resume_ready`). `--ref` and `--question` replace the checkpoint's lists when
+/// given. Example: `epiphany checkpoint set --focus "lexer retry" --next "read the retry
+/// loop" --ref src/lexer.rs#retry`.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// What to do
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+/// `checkpoint` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum Action {
+    /// Create the checkpoint, or change the values given and keep the rest
+    Set(SetArgs),
+}
+
+/// `checkpoint set`.
+#[derive(Debug, clap::Args)]
+pub struct SetArgs {
+    /// What is being looked at
+    #[arg(long, value_name = "TEXT")]
+    pub focus: Option<String>,
+    /// The next safe step
+    #[arg(long = "next", value_name = "TEXT")]
+    pub next_action: Option<String>,
+    /// What was found so far
+    #[arg(long, value_name = "TEXT")]
+    pub summary: Option<String>,
+    /// What kind of investigation (a new checkpoint's is `investigation`)
+    #[arg(long, value_name = "KIND")]
+    pub kind: Option<String>,
+    /// Whether to resume as is or re-gather first
+    #[arg(long, value_name = "DISPOSITION", value_parser = disposition)]
+    pub disposition: Option<Disposition>,
+    /// The code it concerns: PATH[:START[-END]][#SYMBOL] (repeatable; replaces its refs)
+    #[arg(long = "ref", value_name = "REF", value_parser = parse_code_ref)]
+    pub refs: Vec<CodeRef>,
+    /// A question still open (repeatable; replaces its questions)
+    #[arg(long = "question", value_name = "TEXT")]
+    pub questions: Vec<String>,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub flags: WriteFlags,
+}
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::WRITER.report(write_outcome_schema);
+
+fn disposition(text: &str) -> Result<Disposition, String> {
+    match text {
+        "resume_ready" => Ok(Disposition::ResumeReady),
+        "regather_required" => Ok(Disposition::RegatherRequired),
+        other => Err(format!(
+            "`{other}` is no disposition; use `resume_ready` or `regather_required`"
+        )),
+    }
+}
+
+/// Runs `checkpoint`.
+pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
+    let Action::Set(args) = &args.action;
+    let SetArgs {
+        focus,
+        next_action,
+        summary,
+        kind,
+        disposition,
+        refs,
+        questions,
+        flags,
+    } = args;
+    let store = ctx.store()?;
+    let state = store.head()?.state;
+    let changes = CheckpointChanges {
+        focus: focus.as_deref(),
+        next_action: next_action.as_deref(),
+        summary: summary.as_deref(),
+        kind: kind.as_deref(),
+        disposition: *disposition,
+        refs: (!refs.is_empty())
+            .then(|| {
+                resolve_typed_refs(ctx, refs, flags.allow_missing_paths, "--ref", WROTE_NOTHING)
+            })
+            .transpose()?,
+        questions: (!questions.is_empty()).then(|| questions.clone()),
+    };
+    let checkpoint = set_checkpoint(state.investigation_checkpoint.as_ref(), changes)
+        .map_err(|problems| input_failure("the checkpoint was not written", problems))?;
+    let written = vec![checkpoint.brief.checkpoint_id.clone()];
+    let patch = Patch {
+        investigation_checkpoint: Some(checkpoint),
+        ..Patch::default()
+    };
+    let flags = WriteFlags {
+        expected_revision: flags.expected_revision.or(Some(state.revision)),
+        ..flags.clone()
+    };
+    write_from_flags(ctx, &store, patch, &flags, written)
+}

@@ -1,0 +1,166 @@
+//! `epiphany edge add|rm`: write one graph edge, or remove it, in one line.
+
+use anyhow::Result;
+
+use crate::cli::Ctx;
+use crate::cli::Status;
+use crate::cmd::node::graph_kind;
+use crate::cmd::update::WROTE_NOTHING;
+use crate::cmd::update::WriteFlags;
+use crate::cmd::update::input_failure;
+use crate::cmd::update::write_from_flags;
+use crate::cmd::update::write_outcome_schema;
+use crate::code_refs::resolve_typed_refs;
+use crate::mcp::Tool;
+use crate::policy::code_ref::parse_code_ref;
+use crate::policy::one_line::map::EdgeInput;
+use crate::policy::one_line::map::edge_graph;
+use crate::policy::one_line::map::edge_removal;
+use crate::policy::one_line::map::edge_upsert;
+use crate::state::model::CodeRef;
+use crate::state::model::GraphKind;
+use crate::state::patch::EdgeRef;
+use crate::state::problem::Problem;
+
+/// Add or remove one edge between two nodes of the same graph.
+///
+/// `edge add SOURCE TARGET --kind K` writes the edge (an edge with the same `--id`, or with
+/// the same ends and kind, is replaced); the graph is the one that holds both nodes unless
+/// `--graph` says. `edge rm SOURCE TARGET --kind K` or `edge rm --id ID` removes one.
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// What to do
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+/// `edge` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum Action {
+    /// Add an edge (or replace the one with the same id, or the same ends and kind)
+    Add(AddArgs),
+    /// Remove an edge, named by its ends and kind or by its id
+    Rm(RmArgs),
+}
+
+/// `edge add`.
+#[derive(Debug, clap::Args)]
+pub struct AddArgs {
+    /// The source node id
+    pub source: String,
+    /// The target node id
+    pub target: String,
+    /// The relation (`calls`, `feeds`, ...)
+    #[arg(long, value_name = "KIND")]
+    pub kind: String,
+    /// An id for the edge (edges may be anonymous)
+    #[arg(long, value_name = "ID")]
+    pub id: Option<String>,
+    /// Short label
+    #[arg(long, value_name = "TEXT")]
+    pub label: Option<String>,
+    /// Where it lives in the code: PATH[:START[-END]][#SYMBOL] (repeatable)
+    #[arg(long = "ref", value_name = "REF", value_parser = parse_code_ref)]
+    pub refs: Vec<CodeRef>,
+    /// Which graph (default: the one that holds both nodes)
+    #[arg(long, value_name = "GRAPH", value_parser = graph_kind)]
+    pub graph: Option<GraphKind>,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub flags: WriteFlags,
+}
+
+/// `edge rm`.
+#[derive(Debug, clap::Args)]
+pub struct RmArgs {
+    /// The source node id (with TARGET and `--kind`)
+    #[arg(requires_all = ["target", "kind"], conflicts_with = "id")]
+    pub source: Option<String>,
+    /// The target node id
+    pub target: Option<String>,
+    /// The relation
+    #[arg(long, value_name = "KIND")]
+    pub kind: Option<String>,
+    /// The edge's id, instead of its ends and kind
+    #[arg(long, value_name = "ID", required_unless_present = "source")]
+    pub id: Option<String>,
+    /// Which graph (default: the one that has the edge)
+    #[arg(long, value_name = "GRAPH", value_parser = graph_kind)]
+    pub graph: Option<GraphKind>,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub flags: WriteFlags,
+}
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::WRITER.report(write_outcome_schema);
+
+/// Runs `edge`.
+pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
+    match &args.action {
+        Action::Add(args) => add(ctx, args),
+        Action::Rm(args) => rm(ctx, args),
+    }
+}
+
+fn add(ctx: &Ctx, args: &AddArgs) -> Result<Status> {
+    let AddArgs {
+        source,
+        target,
+        kind,
+        id,
+        label,
+        refs,
+        graph,
+        flags,
+    } = args;
+    let store = ctx.store()?;
+    let state = store.head()?.state;
+    let refused = |problems: Vec<Problem>| input_failure("the edge was not written", problems);
+    let graph = edge_graph(&state, source, target, *graph).map_err(|p| refused(vec![p]))?;
+    let input = EdgeInput {
+        source,
+        target,
+        kind,
+        id: id.as_deref(),
+        label: label.as_deref(),
+        refs: resolve_typed_refs(ctx, refs, flags.allow_missing_paths, "--ref", WROTE_NOTHING)?,
+    };
+    let (patch, key) = edge_upsert(graph, input).map_err(refused)?;
+    let written = vec![format!("{}_edges/{key}", graph.as_str())];
+    write_from_flags(ctx, &store, patch, flags, written)
+}
+
+fn rm(ctx: &Ctx, args: &RmArgs) -> Result<Status> {
+    let RmArgs {
+        source,
+        target,
+        kind,
+        id,
+        graph,
+        flags,
+    } = args;
+    let named = match (id, source, target, kind) {
+        (Some(id), ..) => EdgeRef::Id(id.clone()),
+        (None, Some(source), Some(target), Some(kind)) => EdgeRef::Ends {
+            source_id: source.clone(),
+            target_id: target.clone(),
+            kind: kind.clone(),
+        },
+        _ => {
+            let problem = Problem::new("EDGE", "name it by SOURCE TARGET --kind K, or by --id");
+            return Err(input_failure("no edge was named", vec![problem]));
+        }
+    };
+    let store = ctx.store()?;
+    let state = store.head()?.state;
+    let patch = edge_removal(&state, *graph, &named)
+        .map_err(|problem| input_failure("the edge was not removed", vec![problem]))?;
+    let written = patch
+        .remove
+        .keys()
+        .into_iter()
+        .map(|(collection, key)| format!("{}/{key}", collection.as_str()))
+        .collect();
+    write_from_flags(ctx, &store, patch, flags, written)
+}

@@ -1,0 +1,106 @@
+//! `epiphany subgoal add|done`: add a step to the plan, or close one, in one line.
+
+use anyhow::Result;
+
+use crate::cli::Ctx;
+use crate::cli::Status;
+use crate::cmd::update::WriteFlags;
+use crate::cmd::update::input_failure;
+use crate::cmd::update::write_from_flags;
+use crate::cmd::update::write_outcome_schema;
+use crate::mcp::Tool;
+use crate::policy::one_line::work::add_subgoal;
+use crate::policy::one_line::work::finish_subgoal;
+use crate::state::patch::Patch;
+
+/// Add a subgoal to the plan, or mark one done.
+///
+/// `subgoal add TITLE` adds an `open` subgoal whose id is `sg-` and the title's words
+/// (`sg-keep-spans-on-retry`) unless `--id` gives one; `--active` also makes it the active
+/// subgoal. `subgoal done ID` sets its status to `done` (or `--status`).
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// What to do
+    #[command(subcommand)]
+    pub action: Action,
+}
+
+/// `subgoal` subcommands.
+#[derive(Debug, clap::Subcommand)]
+pub enum Action {
+    /// Add a subgoal
+    Add(AddArgs),
+    /// Close a subgoal
+    Done(DoneArgs),
+}
+
+/// `subgoal add`.
+#[derive(Debug, clap::Args)]
+pub struct AddArgs {
+    /// Its title
+    #[arg(value_name = "TITLE")]
+    pub title: String,
+    /// Its id (default: `sg-` and the title's words)
+    #[arg(long, value_name = "ID")]
+    pub id: Option<String>,
+    /// Its status (default `open`)
+    #[arg(long, value_name = "STATUS")]
+    pub status: Option<String>,
+    /// Make it the active subgoal
+    #[arg(long)]
+    pub active: bool,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub flags: WriteFlags,
+}
+
+/// `subgoal done`.
+#[derive(Debug, clap::Args)]
+pub struct DoneArgs {
+    /// The subgoal's id
+    pub id: String,
+    /// The status to set
+    #[arg(long, value_name = "STATUS", default_value = "done")]
+    pub status: String,
+    #[allow(missing_docs)]
+    #[command(flatten)]
+    pub flags: WriteFlags,
+}
+
+/// How `mcp` offers this command as a tool and `schema` describes its report.
+pub const TOOL: Tool = Tool::WRITER.report(write_outcome_schema);
+
+/// Runs `subgoal`.
+pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
+    let store = ctx.store()?;
+    let state = store.head()?.state;
+    let (subgoal, active, flags) = match &args.action {
+        Action::Add(AddArgs {
+            title,
+            id,
+            status,
+            active,
+            flags,
+        }) => {
+            let subgoal = add_subgoal(&state, title, id.as_deref(), status.as_deref())
+                .map_err(|problems| input_failure("the subgoal was not added", problems))?;
+            (subgoal, *active, flags)
+        }
+        Action::Done(DoneArgs { id, status, flags }) => {
+            let subgoal = finish_subgoal(&state, id, status)
+                .map_err(|problem| input_failure("no subgoal was closed", vec![problem]))?;
+            (subgoal, false, flags)
+        }
+    };
+    let written = vec![format!("subgoals/{}", subgoal.id)];
+    let mut patch = Patch {
+        active_subgoal_id: active.then(|| subgoal.id.clone()),
+        ..Patch::default()
+    };
+    patch.upsert.subgoals.push(subgoal);
+    let flags = WriteFlags {
+        expected_revision: flags.expected_revision.or(Some(state.revision)),
+        ..flags.clone()
+    };
+    write_from_flags(ctx, &store, patch, &flags, written)
+}
