@@ -367,7 +367,7 @@ mod tests {
         assert!(
             answers[0]["error"]["message"]
                 .as_str()
-                .unwrap()
+                .expect("a message")
                 .contains("64 MiB")
         );
         assert_eq!(answers[1]["id"], 7);

@@ -1035,12 +1035,17 @@ mod tests {
     fn paths_with_control_characters_or_in_git_are_refused() {
         for path in ["src/a\nb.rs", "a\0.rs", "tab\there.rs", "src/\u{1b}[2J.rs"] {
             assert!(
-                path_refusal(path).unwrap().contains("control character"),
+                path_refusal(path)
+                    .expect("refused")
+                    .contains("control character"),
                 "{path:?}"
             );
         }
         for path in [" ", "src/ /a.rs", "\u{3000}"] {
-            assert!(path_refusal(path).unwrap().contains("blank"), "{path:?}");
+            assert!(
+                path_refusal(path).expect("refused").contains("blank"),
+                "{path:?}"
+            );
         }
         for path in [
             ".git/config",
@@ -1048,7 +1053,10 @@ mod tests {
             ".GIT/hooks/pre-commit",
             ".git",
         ] {
-            assert!(path_refusal(path).unwrap().contains("`.git/`"), "{path}");
+            assert!(
+                path_refusal(path).expect("refused").contains("`.git/`"),
+                "{path}"
+            );
         }
         for path in [
             "src/lib.rs",

@@ -99,8 +99,8 @@ pub fn find_secrets(text: &str) -> Vec<Finding> {
         !markers
             .iter()
             .any(|marker| marker.start < range.end && range.start < marker.end)
-            && !(*generic
-                && named
+            && (!*generic
+                || !named
                     .iter()
                     .any(|shape| shape.start == range.start && shape.end < range.end))
     });
