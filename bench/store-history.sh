@@ -157,7 +157,7 @@ PY
   git pull -q --no-rebase --no-edit "$work/m-theirs" main
   # The cache as the writes left it before every run: each run is the first read after the merge.
   hyperfine -N --warmup 0 --runs 10 --export-json "$work/m2.json" \
-    --prepare "rm -rf $work/m/.epiphany/cache/snapshots && cp -a $work/m-cache $work/m/.epiphany/cache/snapshots" \
+    --prepare "sh -c 'rm -rf $work/m/.epiphany/cache/snapshots && cp -a $work/m-cache $work/m/.epiphany/cache/snapshots'" \
     --command-name "scene: the first read after the merge" "$bin scene" >&2
   ratio "first read after the merge / a read before it" "$(median "$work/m2.json")" "$(median "$work/m1.json")" 2
   "$bin" verify >&2
