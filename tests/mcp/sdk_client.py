@@ -140,6 +140,21 @@ async def every_tool():
                 }
             }
             await call("update", {"input": json.dumps(checkpoint)})
+            # The one-line writes, each with the arguments its flags name.
+            for name, arguments in [
+                ("note", {"text": "the lexer keeps the span on retry", "refs": ["src/lexer.rs:1-1#retry_keeps_span"], "kind": "finding"}),
+                ("node_set", {"id": "lexer", "title": "Lexer", "purpose": "tokens", "refs": ["src/lexer.rs"]}),
+                ("node_set", {"id": "parser", "purpose": "trees"}),
+                ("edge_add", {"source": "lexer", "target": "parser", "kind": "feeds"}),
+                ("recheck", {"nodes": ["lexer"]}),
+                ("edge_rm", {"source": "lexer", "target": "parser", "kind": "feeds"}),
+                ("node_rm", {"id": "parser"}),
+                ("subgoal_add", {"title": "keep spans", "id": "spans"}),
+                ("subgoal_done", {"id": "spans"}),
+                ("backlog_add", {"title": "measure the lexer"}),
+                ("checkpoint_set", {"focus": "lexer", "next_action": "reread", "refs": ["src/lexer.rs"]}),
+            ]:
+                await call(name, arguments)
             for name, arguments in [
                 ("show", {}),
                 ("show", {"revision": "1"}),
