@@ -115,7 +115,7 @@ impl Report for RetrieveReport {
                 writeln!(out)?;
             }
             match (hit.kind, hit.start_line, hit.end_line) {
-                (HitKind::SemanticChunk | HitKind::ExactFile, Some(start), Some(end)) => {
+                (HitKind::Chunk | HitKind::Definition, Some(start), Some(end)) => {
                     writeln!(out, "{}:{start}-{end}  ({:.2})", hit.path, hit.score)?;
                     let lines = hit.excerpt.iter().flat_map(|text| text.lines());
                     for (number, line) in (start..).zip(lines).take(HUMAN_EXCERPT_LINES) {
@@ -135,7 +135,7 @@ impl Report for RetrieveReport {
                         writeln!(out, "         {}", line.trim_end())?;
                     }
                 }
-                (HitKind::ExactDirectory, _, _) => {
+                (HitKind::Directory, _, _) => {
                     writeln!(out, "{}/  (directory name match)", hit.path)?;
                 }
                 _ => writeln!(out, "{}  (file name match)", hit.path)?,

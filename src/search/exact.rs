@@ -11,6 +11,7 @@ use std::path::Path;
 
 use crate::search::hit::Hit;
 use crate::search::hit::HitKind;
+use crate::search::hit::Ranking;
 use crate::search::symbols;
 use crate::state::walk::Listing;
 
@@ -54,7 +55,8 @@ pub fn directory_hits(listing: &Listing, identifiers: &[String], prefixes: &[Str
                 .filter(|identifier| symbols::normalizes_to(name, identifier))
                 .count();
             (matched > 0).then(|| Hit {
-                kind: HitKind::ExactDirectory,
+                kind: HitKind::Directory,
+                ranking: Ranking::Exact,
                 path: dir.path.clone(),
                 score: matched as f32,
                 start_line: None,
@@ -171,7 +173,7 @@ mod tests {
         assert_eq!(hits.len(), 1);
         assert_eq!(
             (hits[0].kind, hits[0].path.as_str()),
-            (HitKind::ExactDirectory, "src/walk")
+            (HitKind::Directory, "src/walk")
         );
     }
 

@@ -16,13 +16,14 @@ use serde::Serialize;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum HitKind {
-    /// A file whose name, or one of whose definitions, is an identifier of the query (a
-    /// definition's lines are given; a name match has no lines).
-    ExactFile,
-    /// A directory whose name is an identifier of the query.
-    ExactDirectory,
+    /// A file whose name is an identifier of the query (no lines).
+    File,
+    /// A directory whose name is an identifier of the query (no lines).
+    Directory,
+    /// The definition of an identifier of the query (its first lines).
+    Definition,
     /// A range of lines whose text matches the query.
-    SemanticChunk,
+    Chunk,
     /// A record of the state (`retrieve --scope state|all`).
     StateRecord,
 }
@@ -30,10 +31,22 @@ pub enum HitKind {
 impl HitKind {
     fn priority(self) -> u8 {
         match self {
-            HitKind::ExactFile | HitKind::SemanticChunk | HitKind::StateRecord => 2,
-            HitKind::ExactDirectory => 1,
+            HitKind::Directory => 1,
+            HitKind::File | HitKind::Definition | HitKind::Chunk | HitKind::StateRecord => 2,
         }
     }
+}
+
+/// The ranking that found a result.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Ranking {
+    /// A name or definition equal to an identifier of the query.
+    Exact,
+    /// BM25 over the words of the text.
+    Lexical,
+    /// Similarity of embedding vectors (`--mode semantic`).
+    Semantic,
 }
 
 /// One ranked result.
@@ -41,6 +54,8 @@ impl HitKind {
 pub struct Hit {
     /// What it points at.
     pub kind: HitKind,
+    /// The ranking that found it.
+    pub ranking: Ranking,
     /// Path relative to the workspace root, `/`-separated.
     pub path: String,
     /// Score within its kind (higher is better).
@@ -102,6 +117,7 @@ mod tests {
     fn hit(kind: HitKind, path: &str, score: f32, line: Option<u32>) -> Hit {
         Hit {
             kind,
+            ranking: Ranking::Lexical,
             path: path.to_owned(),
             score,
             start_line: line,
@@ -114,14 +130,14 @@ mod tests {
     #[test]
     fn files_then_score_then_path_then_line() {
         let mut hits = vec![
-            hit(HitKind::ExactDirectory, "src", 500.0, None),
-            hit(HitKind::SemanticChunk, "b.rs", 2.0, Some(9)),
-            hit(HitKind::SemanticChunk, "b.rs", 2.0, None),
-            hit(HitKind::SemanticChunk, "b.rs", 2.0, Some(1)),
-            hit(HitKind::SemanticChunk, "a.rs", 2.0, Some(5)),
-            hit(HitKind::SemanticChunk, "z.rs", f32::NAN, Some(1)),
-            hit(HitKind::SemanticChunk, "c.rs", 7.0, Some(1)),
-            hit(HitKind::ExactFile, "x/y.rs", 5.0, None),
+            hit(HitKind::Directory, "src", 500.0, None),
+            hit(HitKind::Chunk, "b.rs", 2.0, Some(9)),
+            hit(HitKind::Chunk, "b.rs", 2.0, None),
+            hit(HitKind::Chunk, "b.rs", 2.0, Some(1)),
+            hit(HitKind::Chunk, "a.rs", 2.0, Some(5)),
+            hit(HitKind::Chunk, "z.rs", f32::NAN, Some(1)),
+            hit(HitKind::Chunk, "c.rs", 7.0, Some(1)),
+            hit(HitKind::File, "x/y.rs", 5.0, None),
         ];
         sort(&mut hits);
         let order: Vec<(&str, Option<u32>)> = hits
@@ -145,8 +161,8 @@ mod tests {
 
     #[test]
     fn paths_compare_by_component() {
-        let a = hit(HitKind::ExactFile, "a/b", 1.0, None);
-        let b = hit(HitKind::ExactFile, "a-b", 1.0, None);
+        let a = hit(HitKind::File, "a/b", 1.0, None);
+        let b = hit(HitKind::File, "a-b", 1.0, None);
         assert_eq!(order(&a, &b), Ordering::Less);
     }
 }

@@ -29,6 +29,7 @@ use crate::search::excerpt;
 use crate::search::hit;
 use crate::search::hit::Hit;
 use crate::search::hit::HitKind;
+use crate::search::hit::Ranking;
 use crate::search::index;
 use crate::search::index::Opened;
 use crate::search::index::Persistent;
@@ -351,7 +352,19 @@ pub fn retrieve(
     };
     let found = found.unwrap_or_default();
     let ranked = rank_files(request, &listing, &identifiers, &found);
-    let mut results = hits(root, &found, &ranked, &terms, &identifiers, request.limit);
+    let chunk_ranking = match request.mode {
+        Mode::Semantic => Ranking::Semantic,
+        Mode::Hybrid | Mode::Exact | Mode::Lexical => Ranking::Lexical,
+    };
+    let mut results = hits(
+        root,
+        &found,
+        &ranked,
+        &terms,
+        &identifiers,
+        request.limit,
+        chunk_ranking,
+    );
     if matches!(request.mode, Mode::Hybrid | Mode::Exact) && results.len() < request.limit {
         results.extend(exact::directory_hits(
             &listing,
@@ -730,6 +743,7 @@ fn hits(
     terms: &[QueryTerm],
     identifiers: &[String],
     limit: usize,
+    chunk_ranking: Ranking,
 ) -> Vec<Hit> {
     let ranked = &ranked[..ranked.len().min(limit)];
     let terms: HashSet<&str> = terms.iter().map(|term| term.text.as_str()).collect();
@@ -742,14 +756,24 @@ fn hits(
     let parts = parallel::map_pieces(&parts, |part| {
         let mut analyzer = tokenize::analyzer();
         part.iter()
-            .map(|file| hit_of(root, texts, terms, identifiers, &mut analyzer, file))
+            .map(|file| {
+                hit_of(
+                    root,
+                    texts,
+                    terms,
+                    identifiers,
+                    &mut analyzer,
+                    file,
+                    chunk_ranking,
+                )
+            })
             .collect::<Vec<_>>()
     });
     parts.into_iter().flatten().collect()
 }
 
-/// The hit of one ranked file: its best chunk's best window, or the lines of its matching
-/// definition, or (a file-name match) no lines.
+/// The hit of one ranked file: its best chunk's best window (found by `chunk_ranking`), or
+/// the lines of its matching definition, or (a file-name match) no lines.
 fn hit_of(
     root: &Path,
     texts: &HashMap<String, String>,
@@ -757,9 +781,11 @@ fn hit_of(
     identifiers: &[String],
     analyzer: &mut TextAnalyzer,
     file: &RankedFile<'_>,
+    chunk_ranking: Ranking,
 ) -> Hit {
     let mut hit = Hit {
-        kind: HitKind::ExactFile,
+        kind: HitKind::File,
+        ranking: Ranking::Exact,
         path: file.path.to_owned(),
         score: file.score,
         start_line: None,
@@ -780,10 +806,12 @@ fn hit_of(
     };
     let (start_line, end_line) = match (file.chunk, file.definition) {
         (Some(chunk), _) => {
-            hit.kind = HitKind::SemanticChunk;
+            hit.kind = HitKind::Chunk;
+            hit.ranking = chunk_ranking;
             (chunk.start_line, chunk.end_line)
         }
         (None, Some(definition)) => {
+            hit.kind = HitKind::Definition;
             let line = symbols::definitions(file.path, text)
                 .into_iter()
                 .filter(|found| (definition.start_line..=definition.end_line).contains(&found.line))
@@ -863,7 +891,7 @@ mod tests {
         let hit = &answer.results[0];
         assert_eq!(
             (hit.kind, hit.path.as_str()),
-            (HitKind::SemanticChunk, "src/engine.rs")
+            (HitKind::Chunk, "src/engine.rs")
         );
         assert_eq!((hit.start_line, hit.end_line), (Some(1), Some(3)));
         assert_eq!(answer.index.index.indexed_file_count, Some(2));

@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use crate::search::hit::Hit;
 use crate::search::hit::HitKind;
+use crate::search::hit::Ranking;
 use crate::search::hit::RecordRef;
 use crate::search::index;
 use crate::search::rank;
@@ -239,6 +240,7 @@ pub fn hit(found: StateHit) -> Hit {
     let excerpt: String = doc.text.chars().take(EXCERPT_CHARS).collect();
     Hit {
         kind: HitKind::StateRecord,
+        ranking: Ranking::Lexical,
         path: doc
             .paths
             .first()
@@ -262,7 +264,7 @@ pub fn fuse(code: Vec<Hit>, state: Vec<Hit>, limit: usize) -> Vec<Hit> {
     let mut fused: Vec<Hit> = Vec::with_capacity(code.len() + state.len());
     for list in [code, state] {
         for (rank, mut hit) in list.into_iter().enumerate() {
-            if hit.kind != HitKind::ExactDirectory {
+            if hit.kind != HitKind::Directory {
                 hit.score = 1.0 / (10.0 + rank as f32 + 1.0);
             }
             fused.push(hit);

@@ -155,9 +155,10 @@ fn chunk_search_finds_a_concept_exact_name_search_misses() {
     let hybrid = env.json(&["retrieve", query]);
     assert_eq!(
         ranked(&hybrid),
-        [("semantic_chunk".to_owned(), "src/engine.rs".to_owned())]
+        [("chunk".to_owned(), "src/engine.rs".to_owned())]
     );
     let hit = &hybrid["results"][0];
+    assert_eq!(hit["ranking"], "lexical", "{hybrid}");
     assert_eq!(
         (hit["start_line"].as_u64(), hit["end_line"].as_u64()),
         (Some(3), Some(13))
@@ -201,11 +202,16 @@ fn exact_finds_identifiers_in_paths_and_definitions() {
         let hit = answer["results"][0].clone();
         (
             hit["kind"].as_str().unwrap_or_default().to_owned(),
+            hit["ranking"].as_str().unwrap_or_default().to_owned(),
             hit["path"].as_str().unwrap_or_default().to_owned(),
             hit["start_line"].as_u64(),
         )
     };
-    let file = |path: &str, line: Option<u64>| ("exact_file".to_owned(), path.to_owned(), line);
+    // A name match is a `file` without lines; a definition is a `definition` with its lines.
+    let file = |path: &str, line: Option<u64>| {
+        let kind = if line.is_some() { "definition" } else { "file" };
+        (kind.to_owned(), "exact".to_owned(), path.to_owned(), line)
+    };
     assert_eq!(first("SocketAddr"), file("src/net/socketaddr.rs", None));
     assert_eq!(first("socket_addr"), file("src/net/socketaddr.rs", None));
     assert_eq!(
@@ -220,7 +226,7 @@ fn exact_finds_identifiers_in_paths_and_definitions() {
     let directory = env.json(&["retrieve", "--mode", "exact", "render"]);
     assert_eq!(
         ranked(&directory).last(),
-        Some(&("exact_directory".to_owned(), "src/render".to_owned()))
+        Some(&("directory".to_owned(), "src/render".to_owned()))
     );
     let excerpt = env.json(&["retrieve", "--mode", "exact", "CancellationToken"]);
     assert!(
@@ -235,10 +241,14 @@ fn exact_finds_identifiers_in_paths_and_definitions() {
     let hybrid = env.json(&["retrieve", "CancellationToken"]);
     assert_eq!(paths(&hybrid)[0], "src/util/cancel.rs");
     let lexical = env.json(&["retrieve", "--mode", "lexical", "render"]);
+    assert!(ranked(&lexical).iter().all(|(kind, _)| kind == "chunk"));
     assert!(
-        ranked(&lexical)
+        lexical["results"]
+            .as_array()
+            .expect("results")
             .iter()
-            .all(|(kind, _)| kind == "semantic_chunk")
+            .all(|hit| hit["ranking"] == "lexical"),
+        "{lexical}"
     );
 }
 
@@ -338,9 +348,10 @@ fn semantic_mode_finds_files_by_meaning_with_a_model() {
     assert_eq!(answer["index"]["semantic_available"], true, "{answer}");
     assert_eq!(
         ranked(&answer)[0],
-        ("semantic_chunk".to_owned(), "src/garage.rs".to_owned()),
+        ("chunk".to_owned(), "src/garage.rs".to_owned()),
         "{answer}"
     );
+    assert_eq!(answer["results"][0]["ranking"], "semantic", "{answer}");
     assert_eq!(answer["results"][0]["start_line"], 1, "{answer}");
     let answer = env.json(&["retrieve", "--mode", "semantic", "money"]);
     assert_eq!(paths(&answer)[0], "src/ledger.rs", "{answer}");
@@ -750,7 +761,8 @@ fn retrieve_json_contract() {
       "search": "scan",
       "results": [
         {
-          "kind": "semantic_chunk",
+          "kind": "chunk",
+          "ranking": "lexical",
           "path": "src/render.rs",
           "score": 0.18181819,
           "start_line": 1,
@@ -758,7 +770,8 @@ fn retrieve_json_contract() {
           "excerpt": "pub fn render(frame: &Frame) -> String {\n    frame.lines.join(\"\\n\")\n}"
         },
         {
-          "kind": "semantic_chunk",
+          "kind": "chunk",
+          "ranking": "lexical",
           "path": "src/render/frame.rs",
           "score": 0.16666667,
           "start_line": 1,
@@ -766,7 +779,8 @@ fn retrieve_json_contract() {
           "excerpt": "pub struct Frame;"
         },
         {
-          "kind": "exact_directory",
+          "kind": "directory",
+          "ranking": "exact",
           "path": "src/render",
           "score": 1.0,
           "start_line": null,
@@ -930,7 +944,7 @@ fn scope_state_finds_a_rolled_back_observation() {
     let all = env.json(&["retrieve", "--scope", "all", "-n", "20", "render frame"]);
     let kinds: Vec<String> = ranked(&all).into_iter().map(|(kind, _)| kind).collect();
     assert!(kinds.contains(&"state_record".to_owned()), "{all}");
-    assert!(kinds.contains(&"semantic_chunk".to_owned()), "{all}");
+    assert!(kinds.contains(&"chunk".to_owned()), "{all}");
     let plain = TestEnv::plain();
     let output = plain.run(&["retrieve", "--scope", "state", "anything"]);
     assert_eq!(output.code, 2, "{output}");

@@ -59,7 +59,7 @@ fn a_prose_query_finds_the_file_that_answers_it() {
     assert_eq!(answer["search"], "scan", "{answer}");
     assert_eq!(paths(&answer)[0], "src/engine.rs", "{answer}");
     let hit = &answer["results"][0];
-    assert_eq!(hit["kind"], "semantic_chunk", "{answer}");
+    assert_eq!(hit["kind"], "chunk", "{answer}");
     assert!(
         hit["excerpt"]
             .as_str()
