@@ -15,9 +15,11 @@ use serde::Serialize;
 
 use crate::cli::Ctx;
 use crate::policy::code_ref::format_code_ref;
+use crate::policy::code_ref::line_list;
 use crate::policy::projection::GraphSlice;
 use crate::policy::prompt::code_ref;
 use crate::policy::prompt::inline_ids;
+use crate::policy::recheck::RefFinding;
 use crate::state::model::CodeRef;
 use crate::state::model::GraphEdge;
 use crate::state::model::GraphNode;
@@ -39,6 +41,31 @@ impl<T: Serialize> Report for Document<T> {
         serde_json::to_writer_pretty(&mut *out, &self.0)?;
         writeln!(out)
     }
+}
+
+/// A reference that no longer holds, as a line: what, where, and what a fix would do.
+pub fn describe_finding(finding: &RefFinding) -> String {
+    let mut line = format!(
+        "{} {} on {}",
+        finding.kind.as_str(),
+        format_code_ref(&finding.code_ref),
+        finding.owner
+    );
+    if let Some(to) = &finding.renamed_to {
+        line.push_str(&format!(": now `{to}`"));
+    }
+    if !finding.symbol_lines.is_empty() {
+        line.push_str(&format!(
+            ": the symbol is at {}",
+            line_list(&finding.symbol_lines)
+        ));
+    }
+    if !finding.blocking {
+        line.push_str(" (reported only)");
+    } else if let Some(fixed) = &finding.reanchored {
+        line.push_str(&format!(" -> fix: {}", format_code_ref(fixed)));
+    }
+    line
 }
 
 /// Every code ref, joined by `, `.

@@ -1,5 +1,6 @@
 //! `epiphany context`: the bounded part of the state around named records, with the ids that
-//! were not found. Read-only; works with or without git.
+//! were not found and the shown code references that no longer hold (the cited files are read
+//! from the work tree). Read-only; works with or without git.
 
 use std::io::Write;
 
@@ -7,11 +8,14 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::code_refs::read_cited_files;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
 use crate::policy::context::ContextRequest;
 use crate::policy::context::ContextShard;
+use crate::policy::context::cited_paths;
 use crate::policy::context::context_shard;
+use crate::policy::context::mark_refs_not_holding;
 use crate::policy::projection::StateStatus;
 use crate::policy::prompt::inline_ids;
 use crate::policy::prompt::record_line;
@@ -24,7 +28,9 @@ use crate::ui::Report;
 /// named observations (newest first) with the evidence they cite, and the named evidence. By
 /// default the active frontier's nodes and edges are included too, and the frontier itself.
 /// The graph and investigation checkpoints always come along. Ids that do not exist are
-/// listed under `missing`; they are not an error.
+/// listed under `missing`; they are not an error. Code references of the shown records that no
+/// longer hold (file gone, symbol gone, lines past the end) are listed under
+/// `refs_not_holding`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The graph records to show
@@ -139,7 +145,14 @@ impl Report for ContextShard {
         render::id_line(out, "missing nodes", &missing.graph_node_ids)?;
         render::id_line(out, "missing edges", &missing.graph_edge_ids)?;
         render::id_line(out, "missing observations", &missing.observation_ids)?;
-        render::id_line(out, "missing evidence", &missing.evidence_ids)
+        render::id_line(out, "missing evidence", &missing.evidence_ids)?;
+        if !self.refs_not_holding.is_empty() {
+            writeln!(out, "code refs that no longer hold:")?;
+            for finding in &self.refs_not_holding {
+                writeln!(out, "  {}", render::describe_finding(finding))?;
+            }
+        }
+        Ok(())
     }
 }
 
@@ -168,6 +181,9 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         store.head()?
     };
     let state = head.has_state().then_some(&head.state);
-    ctx.ui.emit(&context_shard(state, &request))?;
+    let mut shard = context_shard(state, &request);
+    let cited = read_cited_files(store.root(), &cited_paths(&shard));
+    mark_refs_not_holding(&mut shard, &cited);
+    ctx.ui.emit(&shard)?;
     Ok(Status::Ok)
 }

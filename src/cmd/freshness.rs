@@ -14,8 +14,6 @@ use crate::error::ErrorKind;
 use crate::error::Failure;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
-use crate::policy::code_ref::format_code_ref;
-use crate::policy::code_ref::line_list;
 use crate::policy::freshness::ChangeSource;
 use crate::policy::freshness::Freshness;
 use crate::policy::freshness::StaleReason;
@@ -23,6 +21,7 @@ use crate::policy::prompt::inline_ids;
 use crate::policy::recheck::RefFinding;
 use crate::policy::recheck::reanchor_patch;
 use crate::render::DraftReport;
+use crate::render::describe_finding;
 use crate::signals::Observed;
 use crate::signals::observe;
 use crate::state::git;
@@ -139,31 +138,6 @@ impl Report for Freshness {
             writeln!(out, "stale: {}", reasons.join(", "))
         }
     }
-}
-
-/// One finding as a line: what, where, and what a fix would do.
-fn describe_finding(finding: &RefFinding) -> String {
-    let mut line = format!(
-        "{} {} on {}",
-        finding.kind.as_str(),
-        format_code_ref(&finding.code_ref),
-        finding.owner
-    );
-    if let Some(to) = &finding.renamed_to {
-        line.push_str(&format!(": now `{to}`"));
-    }
-    if !finding.symbol_lines.is_empty() {
-        line.push_str(&format!(
-            ": the symbol is at {}",
-            line_list(&finding.symbol_lines)
-        ));
-    }
-    if !finding.blocking {
-        line.push_str(" (reported only)");
-    } else if let Some(fixed) = &finding.reanchored {
-        line.push_str(&format!(" -> fix: {}", format_code_ref(fixed)));
-    }
-    line
 }
 
 /// Runs `freshness`.

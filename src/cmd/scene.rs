@@ -177,6 +177,17 @@ impl Report for Scene {
             }
         }
         records(out, "observations", &self.observations)?;
+        if let Some(staleness) = self
+            .staleness
+            .as_ref()
+            .filter(|s| !s.outdated_record_refs.is_empty())
+        {
+            writeln!(
+                out,
+                "  code refs that no longer hold: {} (`epiphany recheck --observation ID` supersedes one)",
+                staleness.outdated_record_refs.join(", ")
+            )?;
+        }
         records(out, "evidence", &self.evidence)?;
         if let Some(churn) = &self.churn {
             writeln!(

@@ -2,19 +2,31 @@
 //! agent names — nodes with their edges and links, observations with the evidence they cite, the
 //! frontier and the checkpoints — plus the ids that were asked for and not found.
 //!
-//! Unknown ids are answers (`missing`), never errors. Never changes the state.
+//! Unknown ids are answers (`missing`), never errors. Never changes the state. The shard's
+//! code references that no longer hold are marked (`refs_not_holding`) from the cited files the
+//! caller read ([`cited_paths`], [`mark_refs_not_holding`]).
 
+use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::collections::HashSet;
 
 use serde::Serialize;
 
+use crate::policy::code_ref::CitedFile;
+use crate::policy::code_ref::OwnerRef;
 use crate::policy::projection::GraphSlice;
 use crate::policy::projection::StateStatus;
 use crate::policy::projection::not_found;
+use crate::policy::recheck::CitedFiles;
+use crate::policy::recheck::RefFinding;
+use crate::policy::recheck::RefFindingKind;
+use crate::policy::recheck::recheck_one;
 use crate::policy::text::uniq_append;
+use crate::state::model::CodeRef;
 use crate::state::model::EvidenceRecord;
 use crate::state::model::GraphCheckpoint;
 use crate::state::model::GraphFrontier;
+use crate::state::model::GraphKind;
 use crate::state::model::InvestigationCheckpoint;
 use crate::state::model::Observation;
 use crate::state::model::State;
@@ -81,6 +93,9 @@ pub struct ContextShard {
     pub context: ContextBody,
     /// Ids not found.
     pub missing: ContextMissing,
+    /// The shown code references that no longer hold (of graph records, the checkpoint and
+    /// observations; evidence is what was seen then and is never marked), in shard order.
+    pub refs_not_holding: Vec<RefFinding>,
 }
 
 fn uniq(ids: &[String]) -> Vec<String> {
@@ -102,6 +117,7 @@ pub fn context_shard(state: Option<&State>, request: &ContextRequest) -> Context
                 observation_ids: uniq(&request.observation_ids),
                 evidence_ids: uniq(&request.evidence_ids),
             },
+            refs_not_holding: Vec::new(),
         };
     };
     let frontier = state
@@ -156,7 +172,80 @@ pub fn context_shard(state: Option<&State>, request: &ContextRequest) -> Context
             evidence,
         },
         missing,
+        refs_not_holding: Vec::new(),
     }
+}
+
+/// Every code reference the shard shows that can stop holding, with the record carrying it.
+fn visit_refs<'a>(body: &'a ContextBody, mut visit: impl FnMut(OwnerRef<'a>, &'a CodeRef)) {
+    let graph = &body.graph;
+    for (kind, nodes, edges) in [
+        (
+            GraphKind::Architecture,
+            &graph.architecture_nodes,
+            &graph.architecture_edges,
+        ),
+        (
+            GraphKind::Dataflow,
+            &graph.dataflow_nodes,
+            &graph.dataflow_edges,
+        ),
+    ] {
+        for node in nodes {
+            node.code_refs
+                .iter()
+                .for_each(|code_ref| visit(OwnerRef::Node(kind, node), code_ref));
+        }
+        for edge in edges {
+            edge.code_refs
+                .iter()
+                .for_each(|code_ref| visit(OwnerRef::Edge(kind, edge), code_ref));
+        }
+    }
+    for link in &graph.links {
+        link.code_refs
+            .iter()
+            .for_each(|code_ref| visit(OwnerRef::Link(link), code_ref));
+    }
+    if let Some(checkpoint) = &body.investigation_checkpoint {
+        checkpoint.code_refs.iter().for_each(|code_ref| {
+            visit(OwnerRef::InvestigationCheckpoint(checkpoint), code_ref);
+        });
+    }
+    for observation in &body.observations {
+        observation
+            .code_refs
+            .iter()
+            .for_each(|code_ref| visit(OwnerRef::Observation(observation), code_ref));
+    }
+}
+
+/// The paths the shard's references cite, each with the symbols cited in it: what the caller
+/// reads for [`mark_refs_not_holding`].
+pub fn cited_paths(shard: &ContextShard) -> BTreeMap<String, BTreeSet<String>> {
+    let mut wanted: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    visit_refs(&shard.context, |_, code_ref| {
+        let symbols = wanted.entry(code_ref.path.clone()).or_default();
+        symbols.extend(code_ref.symbol.iter().cloned());
+    });
+    wanted
+}
+
+/// Re-checks the shard's references against `cited` and lists those that no longer hold. A
+/// reference to a planned file that does not exist yet is a plan, not a broken reference.
+pub fn mark_refs_not_holding(shard: &mut ContextShard, cited: &CitedFiles) {
+    let mut findings = Vec::new();
+    visit_refs(&shard.context, |owner, code_ref| {
+        let file = cited
+            .files
+            .get(&code_ref.path)
+            .unwrap_or(&CitedFile::Missing);
+        findings.extend(
+            recheck_one(&owner.to_owner(), code_ref, file, None)
+                .filter(|finding| finding.kind != RefFindingKind::Planned),
+        );
+    });
+    shard.refs_not_holding = findings;
 }
 
 #[cfg(test)]
@@ -232,6 +321,37 @@ mod tests {
         assert!(shard.context.frontier.is_none());
         assert!(shard.context.evidence.is_empty());
         assert!(shard.missing.evidence_ids.is_empty());
+    }
+
+    #[test]
+    fn shown_refs_that_no_longer_hold_are_marked_and_plans_are_not() {
+        let mut state = state();
+        state.graphs.architecture.nodes[0] = node("a", &["src/gone.rs", "src/here.rs"]);
+        let mut planned = CodeRef::to_path("src/later.rs");
+        planned.planned = true;
+        state.observations[0].code_refs = vec![planned, CodeRef::to_path("src/here.rs")];
+        let mut shard = context_shard(Some(&state), &request(&["a"], false, false));
+        let wanted: Vec<String> = cited_paths(&shard).into_keys().collect();
+        assert_eq!(wanted, ["src/gone.rs", "src/here.rs", "src/later.rs"]);
+        let here = CitedFile::File {
+            line_count: 3,
+            symbol_lines: BTreeMap::new(),
+        };
+        let cited = CitedFiles {
+            files: [("src/here.rs".to_owned(), here)].into_iter().collect(),
+        };
+        mark_refs_not_holding(&mut shard, &cited);
+        let marked: Vec<(RefFindingKind, String, &str)> = (shard.refs_not_holding.iter())
+            .map(|f| (f.kind, f.owner.to_string(), f.code_ref.path.as_str()))
+            .collect();
+        assert_eq!(
+            marked,
+            [(
+                RefFindingKind::Missing,
+                "architecture node \"a\"".to_owned(),
+                "src/gone.rs"
+            )]
+        );
     }
 
     #[test]

@@ -465,6 +465,38 @@ fn recheck_supersedes_an_observation_whose_refs_moved() {
             && outdated.to_string().contains("src/parser.rs (missing)"),
         "{scene}"
     );
+    let scene = env.ok(&["scene"]).stdout;
+    assert!(
+        scene.contains("code refs that no longer hold") && scene.contains(&marked),
+        "{scene}"
+    );
+    let context = env.json(&["context", "--observation", &old]);
+    let findings: Vec<(String, String, String)> = context["refs_not_holding"]
+        .as_array()
+        .expect("refs_not_holding")
+        .iter()
+        .map(|finding| {
+            let text = |value: &Value| value.as_str().unwrap_or_default().to_owned();
+            let owner = &finding["owner"];
+            (
+                text(&finding["kind"]),
+                text(&owner["id"]),
+                text(&finding["code_ref"]["path"]),
+            )
+        })
+        .collect();
+    let missing = |path: &str| ("missing".to_owned(), old.clone(), path.to_owned());
+    assert_eq!(
+        findings,
+        [missing("src/lexer.rs"), missing("src/parser.rs")],
+        "{context}"
+    );
+    let context = env.ok(&["context", "--observation", &old]).stdout;
+    assert!(
+        context.contains("code refs that no longer hold:")
+            && context.contains("missing src/lexer.rs#retry_keeps_span on observation"),
+        "{context}"
+    );
     let output = env.run(&["--json", "recheck", "--observation", &old]);
     assert_eq!(output.code, 0, "{output}");
     assert!(
@@ -494,6 +526,8 @@ fn recheck_supersedes_an_observation_whose_refs_moved() {
     );
     let scene = env.json(&["scene"]);
     assert!(!scene.to_string().contains(&old), "{scene}");
+    let context = env.json(&["context", "--observation", &new]);
+    assert_eq!(context["refs_not_holding"], json!([]), "{context}");
     let references = &env.json_allowing(&["freshness"], 0)["references"];
     assert!(
         !references
