@@ -56,7 +56,10 @@ fn any_object() -> Schema {
 /// What validation enforces beyond the shape, by patch field in `PATCH_FIELDS` order
 /// (docs/writes.md#update-checks, docs/writes.md#structural-validator).
 const PATCH_RULES: &[(&str, &str)] = &[
-    ("objective", "Cannot be cleared once set."),
+    (
+        "objective",
+        "Must be non-blank: it can be replaced, never cleared once set.",
+    ),
     (
         "active_subgoal_id",
         "Must be non-blank and name a subgoal (of this patch's `subgoals`, or the stored ones).",

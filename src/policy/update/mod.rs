@@ -105,6 +105,8 @@ pub fn check_update(
 /// its path in the patch.
 pub fn update_validation_errors(state: &State, ids: &dyn RecordIds, patch: &Patch) -> Vec<Problem> {
     let mut reasons = Reasons::default();
+    // A blank objective would clear it, which a patch cannot do.
+    reasons.non_blank_if_present("objective", patch.objective.as_deref());
     let patch_evidence: HashSet<&str> = patch
         .evidence
         .iter()
@@ -621,6 +623,21 @@ mod tests {
             texts(update_validation_errors(&state, &state, &bad)),
             vec!["active_subgoal_id: \"s2\" names no subgoal"]
         );
+    }
+
+    #[test]
+    fn a_blank_objective_would_clear_it_and_is_refused() {
+        let state = stored();
+        for blank in ["", " \t"] {
+            let patch = Patch {
+                objective: Some(blank.into()),
+                ..Patch::default()
+            };
+            assert_eq!(
+                texts(update_validation_errors(&state, &state, &patch)),
+                vec!["objective: must not be empty"]
+            );
+        }
     }
 
     #[test]
