@@ -139,13 +139,13 @@ fn distill_reads_tool_output_on_stdin() {
     assert_eq!(output.code, 0, "{output}");
     assert_eq!(
         output.json()["patch"]["observations"][0]["summary"],
-        "cargo test: test result: ok. 36 passed; 0 failed; 0 ignored"
+        "cargo test: test result: ok. 36 passed; 0 failed; 0 ignored | Finished `test` profile"
     );
     assert!(!output.stderr.contains("hint:"), "{output}");
     assert!(
         output
             .stderr
-            .contains("note: the summary (59 characters) leaves out part of the text's"),
+            .contains("note: the summary (85 characters) leaves out part of the text's"),
         "{output}"
     );
     let draft = output.json();

@@ -45,7 +45,14 @@ pub const SUMMARY_LIMIT: usize = 320;
 /// How much of the collapsed text the fingerprint hashes, in Unicode scalars.
 pub const FINGERPRINT_TEXT_LIMIT: usize = 4096;
 
-const HIGH_SIGNAL: [&str; 5] = ["exit code", "test result", "passed", "failed", "error"];
+const HIGH_SIGNAL: [&str; 6] = [
+    "exit code",
+    "test result",
+    "finished",
+    "passed",
+    "failed",
+    "error",
+];
 const WARNING: &str = "warning";
 /// The longest marker minus one: how much of a line to remember across chunk boundaries.
 const MARKER_OVERLAP: usize = 10;
@@ -389,7 +396,19 @@ impl TextDigest {
     fn finish(mut self) -> DigestedText {
         self.end_line();
         let totals = self.failing_totals.or(self.totals);
-        let results: Vec<String> = totals.into_iter().chain(self.failures).collect();
+        let mut results: Vec<String> = totals.into_iter().chain(self.failures).collect();
+        // What the results leave of the salient lines' three, the first salient lines that
+        // are neither totals nor failures fill (the specification's example keeps `Finished`
+        // after the totals).
+        if !results.is_empty() {
+            let others =
+                (self.high_signal.iter()).filter(|line| classify(line) == LineClass::Other);
+            for line in others {
+                if results.len() < SALIENT_LINES {
+                    results.push(line.clone());
+                }
+            }
+        }
         let selection = [self.high_signal, self.warnings, self.leading]
             .into_iter()
             .find(|lines| !lines.is_empty());

@@ -90,7 +90,7 @@ fn result_lines_outrank_the_rest() {
     let distilled = draft("shell-tool", Some("cargo test"), text);
     assert_eq!(
         distilled.observation.summary,
-        "cargo test: test result: ok. 36 passed; 0 failed; 0 ignored"
+        "cargo test: test result: ok. 36 passed; 0 failed; 0 ignored | Finished `test` profile"
     );
     assert_eq!(distilled.evidence.kind, "tool-output");
 }
@@ -378,7 +378,7 @@ fn captured_runner_and_compiler_outputs_keep_totals_and_failures() {
         ),
         (
             include_str!("../../../tests/fixtures/tool_output/cargo-test-passing.txt"),
-            "test result: ok. 3 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s",
+            "test result: ok. 3 passed; 0 failed; 0 ignored; 0 measured; 0 filtered out; finished in 0.00s | Finished `test` profile [unoptimized + debuginfo] target(s) in 0.31s",
         ),
         (
             include_str!("../../../tests/fixtures/tool_output/cargo-nextest-failing.txt"),
@@ -386,7 +386,7 @@ fn captured_runner_and_compiler_outputs_keep_totals_and_failures() {
         ),
         (
             include_str!("../../../tests/fixtures/tool_output/cargo-build-error.txt"),
-            "error[E0425]: cannot find value `c` in this scope | --> src/lib.rs:2:13",
+            "error[E0425]: cannot find value `c` in this scope | --> src/lib.rs:2:13 | For more information about this error, try `rustc --explain E0425`.",
         ),
         (
             include_str!("../../../tests/fixtures/tool_output/pytest-failing.txt"),
