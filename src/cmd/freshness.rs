@@ -7,6 +7,7 @@
 use std::io::Write;
 
 use anyhow::Result;
+use schemars::Schema;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
@@ -25,6 +26,7 @@ use crate::render::describe_finding;
 use crate::signals::Observed;
 use crate::signals::observe;
 use crate::state::git;
+use crate::state::patch::Patch;
 use crate::state::store::Head;
 use crate::state::store::Store;
 use crate::ui::Report;
@@ -58,7 +60,9 @@ use crate::ui::Report;
 /// With `--fix`, prints (and writes nothing) the `{"expected_revision", "patch"}` envelope
 /// that re-anchors what can be fixed mechanically — renamed paths, line ranges moved with
 /// their symbol — by upserting the graph records and replacing the checkpoint that carry them:
-/// `epiphany freshness --fix | epiphany update`. What needs a person is listed on stderr.
+/// `epiphany freshness --fix | epiphany update`. What needs a person is listed on stderr. When
+/// nothing can be re-anchored it prints nothing, or with `--json` the envelope with an empty
+/// patch.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Exit 1 when anything is stale
@@ -73,7 +77,25 @@ pub struct Args {
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
-pub const TOOL: Tool = Tool::READER.report(schema_of::<Freshness>);
+pub const TOOL: Tool = Tool::READER.report(output_schema);
+
+/// What `freshness --json` prints: the report, or with `--fix` the envelope.
+#[derive(serde::Serialize, schemars::JsonSchema)]
+#[serde(untagged)]
+#[allow(dead_code)] // only its schema is used: the two outputs are printed where they are made
+enum Output {
+    /// Without `--fix`.
+    Report(Box<Freshness>),
+    /// With `--fix`: the `{"expected_revision", "patch"}` envelope `update` reads.
+    Fix(Box<DraftReport>),
+}
+
+/// The schema of [`Output`], an object either way (MCP clients require an object schema).
+fn output_schema() -> Schema {
+    let mut schema = schema_of::<Output>();
+    schema.insert("type".to_owned(), "object".into());
+    schema
+}
 
 impl Report for Freshness {
     fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
@@ -241,8 +263,18 @@ fn print_fix(ctx: &Ctx, head: &Head, freshness: &Freshness) -> Result<Status> {
         .then(|| reanchor_patch(&head.state, findings))
         .flatten();
     let Some(patch) = patch else {
-        ctx.ui
-            .status("nothing to re-anchor mechanically; nothing printed");
+        if ctx.ui.json() {
+            // A script, or an MCP client, gets a document either way.
+            let report = DraftReport {
+                expected_revision: head.state.revision,
+                patch: Patch::default(),
+            };
+            ctx.ui
+                .emit_text(&(serde_json::to_string(&report)? + "\n"))?;
+        } else {
+            ctx.ui
+                .status("nothing to re-anchor mechanically; nothing printed");
+        }
         return Ok(Status::Ok);
     };
     ctx.ui.status(&format!(

@@ -162,6 +162,9 @@ fn value_schema(arg: &clap::Arg) -> Value {
     ];
     if integers.iter().any(|integer| type_id == *integer) {
         json!({"type": "integer"})
+    } else if type_id == TypeId::of::<crate::state::store::Revision>() {
+        // A revision is a number, `HEAD~N` or a record id: models send numbers as numbers.
+        json!({"type": ["integer", "string"]})
     } else {
         json!({"type": "string"})
     }
@@ -307,29 +310,35 @@ fn check_arguments(
 }
 
 fn check_value(key: &str, schema: &Value, value: &Value) -> Result<(), String> {
-    let expected = schema["type"].as_str().unwrap_or("string");
-    let fits = match (expected, value) {
+    let expected: Vec<&str> = match &schema["type"] {
+        Value::Array(types) => types.iter().filter_map(Value::as_str).collect(),
+        one => vec![one.as_str().unwrap_or("string")],
+    };
+    if expected == ["array"] {
+        return match value {
+            Value::Array(items) => {
+                (items.iter()).try_for_each(|item| check_value(key, &schema["items"], item))
+            }
+            // One value where several may be given is a list of one.
+            single => check_value(key, &schema["items"], single),
+        };
+    }
+    let fits = |expected: &str| match (expected, value) {
         ("boolean", Value::Bool(_)) | ("string", Value::String(_)) => true,
         ("integer", Value::Number(number)) => number.is_i64() || number.is_u64(),
         ("integer", Value::String(text)) => text.trim().parse::<i64>().is_ok(),
-        ("array", Value::Array(items)) => {
-            for item in items {
-                check_value(key, &schema["items"], item)?;
-            }
-            return Ok(());
-        }
-        // One value where several may be given is a list of one.
-        ("array", single) => return check_value(key, &schema["items"], single),
         _ => false,
     };
-    if !fits {
-        let article = if expected == "integer" || expected == "array" {
-            "an"
-        } else {
-            "a"
-        };
+    if !expected.iter().any(|one| fits(one)) {
+        let named: Vec<String> = (expected.iter())
+            .map(|one| match *one {
+                "integer" | "array" => format!("an {one}"),
+                _ => format!("a {one}"),
+            })
+            .collect();
         return Err(format!(
-            "argument `{key}` must be {article} {expected}, not {}",
+            "argument `{key}` must be {}, not {}",
+            named.join(" or "),
             json_type_name(value)
         ));
     }
@@ -589,6 +598,28 @@ mod tests {
     }
 
     #[test]
+    fn revisions_are_numbers_or_names() {
+        for (name, key) in [("show", "revision"), ("diff", "from"), ("diff", "to")] {
+            let command = subcommand(name);
+            let tool = crate::cmd::tool(name).expect("declared");
+            let schema = input_schema(&command, &tool);
+            assert_eq!(
+                schema["properties"][key]["type"],
+                json!(["integer", "string"])
+            );
+            for value in [json!(3), json!("3"), json!("HEAD~1"), json!("5d2f")] {
+                let arguments = json!({ key: value });
+                let arguments = arguments.as_object().expect("object");
+                assert_eq!(check_arguments(&command, &schema, arguments), Ok(()));
+            }
+        }
+        let command = subcommand("rollback");
+        let arguments = json!({"to_revision": 2});
+        let argv = command_line(&command, arguments.as_object().expect("object"));
+        assert_eq!(argv, ["epiphany", "--json", "rollback", "--to-revision=2"]);
+    }
+
+    #[test]
     fn arguments_become_a_command_line() {
         let command = subcommand("update");
         let arguments = json!({"expected_revision": 3, "file": "-", "turn_id": "t", "input": "{}"});
@@ -626,6 +657,11 @@ mod tests {
         );
         let wrong = check("pressure", json!({"used": "three"}));
         assert_eq!(wrong, "argument `used` must be an integer, not a string");
+        let revision = check("show", json!({"revision": true}));
+        assert_eq!(
+            revision,
+            "argument `revision` must be an integer or a string, not a boolean"
+        );
         let choice = check("retrieve", json!({"query": "q", "mode": "fuzzy-hunter2"}));
         assert!(
             choice.starts_with("argument `mode` must be one of"),

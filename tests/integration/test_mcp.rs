@@ -112,7 +112,7 @@ fn a_client_lists_and_calls_the_tools() {
     assert_eq!(show["annotations"]["readOnlyHint"], true);
     assert_eq!(
         show["inputSchema"]["properties"]["revision"]["type"],
-        "string"
+        json!(["integer", "string"])
     );
     let update = tools
         .iter()

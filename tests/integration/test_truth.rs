@@ -461,9 +461,13 @@ fn regression_10_fix_piped_into_update_re_anchors_renames_and_moved_lines() {
     let check = env.run(&["--json", "freshness", "--check"]);
     assert_eq!(check.code, 0, "{check}");
     assert_eq!(check.json()["references"]["findings"], json!([]));
-    // Nothing left to fix: nothing printed.
+    // Nothing left to fix: nothing printed, or for a script (and an MCP client) the envelope
+    // with an empty patch.
     let again = env.run(&["freshness", "--fix"]);
     assert_eq!((again.code, again.stdout.as_str()), (0, ""), "{again}");
+    let revision = env.json(&["show"])["revision"].clone();
+    let again = env.json(&["freshness", "--fix"]);
+    assert_eq!(again, json!({"expected_revision": revision, "patch": {}}));
 }
 
 #[test]

@@ -158,6 +158,8 @@ async def every_tool():
             for name, arguments in [
                 ("show", {}),
                 ("show", {"revision": "1"}),
+                ("show", {"revision": 1}),
+                ("diff", {"from": 1, "to": 2}),
                 ("log", {}),
                 ("diff", {}),
                 ("verify", {}),
@@ -166,6 +168,7 @@ async def every_tool():
                 ("graph", {"frontier": True, "depth": 2}),
                 ("planning", {}),
                 ("freshness", {}),
+                ("freshness", {"fix": True}),
                 ("pressure", {"used": 82, "auto_compact_limit": 100}),
                 ("reorient", {"used": 10, "context_window": 100}),
                 ("prompt", {}),
@@ -173,7 +176,7 @@ async def every_tool():
                 ("retrieve", {"query": ["keeps span on retry"]}),
                 ("retrieve", {"query": "lexer", "mode": "exact"}),
                 ("schema", {}),
-                ("rollback", {"to_revision": "1"}),
+                ("rollback", {"to_revision": 1}),
             ]:
                 await call(name, arguments)
             check(called == set(tools), f"tools never called successfully: {sorted(set(tools) - called)}")
