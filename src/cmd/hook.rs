@@ -1,4 +1,10 @@
-//! `epiphany hook session-start|pre-compact`: the entry points agent hosts call.
+//! `epiphany hook session-start|pre-compact|pre-push`: the entry points agent hosts and git
+//! call.
+//!
+//! `pre-push` is git's: it refuses a push (exit 1) only when the map is stale, by the rule of
+//! `freshness --check` without the retrieval index, and says so; without a store it passes;
+//! when it cannot check (an error, a history git cannot see) it warns and passes, or with
+//! `--strict` refuses. The rest of this module is the agent hosts':
 //!
 //! A hook must never break its host: whatever goes wrong (a corrupt store, a git failure, even a
 //! panic) exits 0, and the problem reaches the user through the one channel both hosts show
@@ -27,6 +33,7 @@ use crate::cli::Status;
 use crate::error::ErrorKind;
 use crate::error::classify;
 use crate::mcp::Tool;
+use crate::policy::freshness::PushVerdict;
 use crate::policy::hooks::Host;
 use crate::policy::pressure::assess_pressure;
 use crate::policy::reorient::plan_reorientation;
@@ -78,6 +85,22 @@ impl From<HostArg> for Host {
 /// The hook events.
 #[derive(Debug, clap::Subcommand)]
 pub enum Event {
+    /// The agent hosts' events
+    #[command(flatten)]
+    Host(HostEvent),
+    /// Before `git push` (`hooks install --pre-push` writes it): exits 1, refusing the push,
+    /// only when the map is stale by the rule of `freshness --check` without the retrieval
+    /// index; passes without a store; when the check cannot run, warns and passes
+    PrePush {
+        /// Refuse the push when the check cannot run, too
+        #[arg(long)]
+        strict: bool,
+    },
+}
+
+/// The events of the agent hosts.
+#[derive(Debug, clap::Subcommand)]
+pub enum HostEvent {
     /// At session start (also right after a compaction): a compaction note when there was
     /// one, the reorientation verdict and the bounded `<epiphany_state>` block, as
     /// `hookSpecificOutput.additionalContext`
@@ -109,36 +132,81 @@ const COMPACTIONS_LIMIT: u64 = 1024 * 1024;
 
 /// Runs `hook`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
+    match &args.event {
+        Event::Host(event) => host_hook(ctx, event),
+        Event::PrePush { strict } => pre_push(ctx, *strict),
+    }
+}
+
+/// An agent host's hook: never fails the host (see the module docs).
+fn host_hook(ctx: &Ctx, event: &HostEvent) -> Result<Status> {
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| respond(ctx, &args.event)));
+    let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| respond(ctx, event)));
     std::panic::set_hook(previous);
     let problem = match outcome {
         Ok(Ok(Some(output))) => return print(ctx, &output),
         Ok(Ok(None)) => return Ok(Status::Ok),
-        Ok(Err(err)) => {
-            let failure = classify(&err);
-            let causes: Vec<String> = err.chain().skip(1).map(ToString::to_string).collect();
-            let mut problem = failure.message;
-            for cause in causes {
-                problem = format!("{problem}: {cause}");
-            }
-            problem
-        }
+        Ok(Err(err)) => problem_of(&err),
         Err(_) => "an internal error (a bug in epiphany)".to_owned(),
     };
     ctx.ui.warn(&format!("epiphany hook: {problem}"));
-    let output = match &args.event {
-        Event::SessionStart { .. } => {
+    let output = match event {
+        HostEvent::SessionStart { .. } => {
             let (user, model) = session_start_problem(&problem);
             json!({
                 "systemMessage": user,
                 "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": model}
             })
         }
-        Event::PreCompact { .. } => json!({ "systemMessage": pre_compact_problem(&problem) }),
+        HostEvent::PreCompact { .. } => json!({ "systemMessage": pre_compact_problem(&problem) }),
     };
     print(ctx, &output)
+}
+
+/// An error and its causes, in one line.
+fn problem_of(err: &anyhow::Error) -> String {
+    let mut problem = classify(err).message;
+    for cause in err.chain().skip(1) {
+        problem = format!("{problem}: {cause}");
+    }
+    problem
+}
+
+/// `hook pre-push`: exit 1 refuses the push; everything it says goes to stderr, which git
+/// shows the user.
+fn pre_push(ctx: &Ctx, strict: bool) -> Result<Status> {
+    let verdict = (|| -> Result<PushVerdict> {
+        let store = match ctx.store() {
+            Ok(store) => store,
+            Err(err) if classify(&err).kind == ErrorKind::NoStore => return Ok(PushVerdict::Pass),
+            Err(err) => return Err(err),
+        };
+        let head = store.head()?;
+        Ok(observe(ctx, &store, &head, None)?.freshness.push_verdict())
+    })();
+    let why = match verdict {
+        Ok(PushVerdict::Pass) => return Ok(Status::Ok),
+        Ok(PushVerdict::Stale(note)) => {
+            ctx.ui.warn(&format!(
+                "epiphany: the push is refused: the map is {note}; see `epiphany freshness` (skip the check with `git push --no-verify`)"
+            ));
+            return Ok(Status::No);
+        }
+        Ok(PushVerdict::Unknown(note)) => note,
+        Err(err) => problem_of(&err),
+    };
+    if strict {
+        ctx.ui.warn(&format!(
+            "epiphany: the push is refused: the map could not be checked ({why}); `--pre-push=strict` refuses it (skip the check with `git push --no-verify`)"
+        ));
+        Ok(Status::No)
+    } else {
+        ctx.ui.warn(&format!(
+            "epiphany: the map could not be checked ({why}); the push goes ahead unchecked"
+        ));
+        Ok(Status::Ok)
+    }
 }
 
 fn print(ctx: &Ctx, output: &Value) -> Result<Status> {
@@ -147,7 +215,7 @@ fn print(ctx: &Ctx, output: &Value) -> Result<Status> {
 }
 
 /// The hook's stdout as JSON, or `None` when there is nothing to say.
-fn respond(ctx: &Ctx, event: &Event) -> Result<Option<Value>> {
+fn respond(ctx: &Ctx, event: &HostEvent) -> Result<Option<Value>> {
     let input = read_host_input(ctx)?;
     let dir = input
         .get("cwd")
@@ -160,7 +228,7 @@ fn respond(ctx: &Ctx, event: &Event) -> Result<Option<Value>> {
     };
     let head = store.head()?;
     match event {
-        Event::SessionStart { host, max_chars } => {
+        HostEvent::SessionStart { host, max_chars } => {
             let freshness = observe(ctx, &store, &head, None)?.freshness;
             let state = head.has_state().then_some(&head.state);
             let verdict = plan_reorientation(state, &freshness, &assess_pressure(None));
@@ -182,7 +250,7 @@ fn respond(ctx: &Ctx, event: &Event) -> Result<Option<Value>> {
                 "hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": context}
             })))
         }
-        Event::PreCompact { .. } => {
+        HostEvent::PreCompact { .. } => {
             record_compaction(ctx, &store, &input)?;
             Ok(None)
         }

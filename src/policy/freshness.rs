@@ -320,7 +320,33 @@ pub struct Staleness {
     pub note: String,
 }
 
+/// What a `pre-push` check makes of a freshness reading (docs/freshness.md#before-a-push).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PushVerdict {
+    /// Nothing in the map is stale: the push goes ahead.
+    Pass,
+    /// The map is stale: the verdict in a sentence.
+    Stale(String),
+    /// Nothing is stale that git can see, but git cannot say what changed since the map was
+    /// written (a shallow clone): why.
+    Unknown(String),
+}
+
 impl Freshness {
+    /// The verdict of `freshness --check` without the retrieval index, which never blocks a
+    /// push: it is rebuilt in the background after every commit and the map cites none of it.
+    pub fn push_verdict(&self) -> PushVerdict {
+        let mut map = self.clone();
+        map.stale_reasons
+            .retain(|reason| *reason != StaleReason::IndexStale);
+        map.fresh = map.stale_reasons.is_empty();
+        match map.stale_reasons.as_slice() {
+            [] => PushVerdict::Pass,
+            [StaleReason::HistoryUnknown] => PushVerdict::Unknown(map.staleness().note),
+            _ => PushVerdict::Stale(map.staleness().note),
+        }
+    }
+
     /// The staleness every view shows.
     pub fn staleness(&self) -> Staleness {
         let node_changed_paths: Vec<String> = self
@@ -1000,6 +1026,37 @@ mod tests {
         assert_eq!(freshness.stale_reasons, vec![StaleReason::IndexStale]);
         assert_eq!(freshness.state_status, StateStatus::Missing);
         assert_eq!(freshness.graph.status, GraphFreshnessStatus::Missing);
+        // A stale index never holds up a push.
+        assert_eq!(freshness.push_verdict(), PushVerdict::Pass);
+    }
+
+    #[test]
+    fn a_push_is_refused_for_a_stale_map_and_unknown_history_is_not_a_verdict() {
+        let mut freshness = assess_freshness(
+            None,
+            &BTreeMap::new(),
+            None,
+            &WatcherInput::Unavailable("no state".into()),
+            None,
+        );
+        freshness.watcher.checkpoint_changed_paths = vec!["src/a.rs".into()];
+        freshness.stale_reasons = vec![
+            StaleReason::CitedFilesChanged,
+            StaleReason::IndexStale,
+            StaleReason::HistoryUnknown,
+        ];
+        let PushVerdict::Stale(note) = freshness.push_verdict() else {
+            panic!("stale");
+        };
+        assert!(
+            note.starts_with("stale: cited files changed since written: src/a.rs"),
+            "{note}"
+        );
+        assert!(!note.contains("index"), "{note}");
+        freshness.stale_reasons = vec![StaleReason::IndexStale, StaleReason::HistoryUnknown];
+        assert!(
+            matches!(freshness.push_verdict(), PushVerdict::Unknown(note) if note.contains("cannot tell"))
+        );
     }
 
     #[test]

@@ -175,8 +175,14 @@ pub fn hooks_dir(dir: &Path) -> Result<PathBuf, git2::Error> {
     Ok(match configured {
         Some(path) if path.is_absolute() => path,
         Some(path) => repo.workdir().unwrap_or(repo.path()).join(path),
-        None => repo.path().join("hooks"),
+        // A linked worktree runs the common directory's hooks, not its own git directory's.
+        None => repo.commondir().join("hooks"),
     })
+}
+
+/// The git directory every worktree of the repository containing `dir` shares (`.git`).
+pub fn common_dir(dir: &Path) -> Result<PathBuf, git2::Error> {
+    Ok(open(dir)?.commondir().to_path_buf())
 }
 
 /// The git directory of the repository that contains `dir` (a worktree's own one in a worktree).

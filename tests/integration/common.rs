@@ -187,8 +187,13 @@ impl TestEnv {
 
     /// The binary with a clean environment and a clock that advances one second per run.
     pub fn std_command(&self, args: &[&str]) -> StdCommand {
+        self.std_command_of(&assert_cmd::cargo::cargo_bin("epiphany"), args)
+    }
+
+    /// [`TestEnv::std_command`] running `program`, a copy of the binary elsewhere.
+    pub fn std_command_of(&self, program: &Path, args: &[&str]) -> StdCommand {
         let tick = self.clock.fetch_add(1, Ordering::Relaxed);
-        let mut command = StdCommand::new(assert_cmd::cargo::cargo_bin("epiphany"));
+        let mut command = StdCommand::new(program);
         command
             .env_clear()
             .env("PATH", std::env::var_os("PATH").unwrap_or_default())

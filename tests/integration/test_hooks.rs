@@ -768,7 +768,7 @@ fn a_hook_in_another_language_is_refused_with_the_command_to_call_from_it() {
                 "runs with `python3`: have it run `{exe} -q index` in the background"
             )},
             {"path": "[ROOT]/.git/hooks/pre-push", "message": format!(
-                "runs with `python3`: have it run `{exe} -q freshness --check` and refuse the push when that exits non-zero"
+                "runs with `python3`: have it run `{exe} hook pre-push` and refuse the push when that exits 1"
             )},
         ]),
         "{refused}"
@@ -821,4 +821,147 @@ fn a_hook_in_another_language_is_refused_with_the_command_to_call_from_it() {
         String::from_utf8_lossy(&pushed.stderr).contains("bash hook"),
         "{pushed:?}"
     );
+}
+
+/// Pushes `HEAD` to `remote` as git does from the command line, running the pre-push hook.
+fn push(env: &TestEnv, remote: &TestEnv) -> std::process::Output {
+    let url = remote.root().display().to_string();
+    env.git_output(&["push", "-q", &url, "HEAD:main"])
+}
+
+/// A bare repository beside `env` to push to.
+fn remote_of(env: &TestEnv) -> TestEnv {
+    let remote = env.sibling("remote.git");
+    env.git(&["init", "-q", "--bare", &remote.root().display().to_string()]);
+    remote
+}
+
+/// See: issue 30. Through git's own `push` and the installed hook: an uncited edit committed
+/// and pushed at once (the index behind it, being rebuilt) goes through; an edit of a cited
+/// file is refused with the reason; re-checking the node lets the push go; a repository
+/// without a store pushes as if nothing were installed.
+#[test]
+fn regression_30_pre_push_refuses_only_a_stale_map() {
+    let env = TestEnv::new();
+    env.write("src/lib.rs", "pub fn cited() {}\n");
+    env.write("README.md", "read me\n");
+    env.commit_all("code");
+    env.ok(&[
+        "node",
+        "set",
+        "lib",
+        "--purpose",
+        "the library",
+        "--ref",
+        "src/lib.rs",
+    ]);
+    env.ok(&["index"]);
+    env.ok(&["hooks", "install", "--git", "--pre-push"]);
+    env.commit_all("map");
+    let remote = remote_of(&env);
+    env.write("README.md", "read me again\n");
+    env.commit_all("docs");
+    let pushed = push(&env, &remote);
+    assert!(pushed.status.success(), "{pushed:?}");
+    assert!(pushed.stderr.is_empty(), "{pushed:?}");
+
+    env.write("src/lib.rs", "pub fn cited() { let _ = 1; }\n");
+    env.commit_all("change what the map cites");
+    let refused = push(&env, &remote);
+    let stderr = String::from_utf8_lossy(&refused.stderr);
+    assert!(!refused.status.success(), "{refused:?}");
+    assert!(
+        stderr.contains(
+            "the push is refused: the map is stale: cited files changed since written: src/lib.rs"
+        ) && stderr.contains("git push --no-verify"),
+        "{stderr}"
+    );
+    env.ok(&["recheck", "lib"]);
+    env.commit_all("re-read");
+    let pushed = push(&env, &remote);
+    assert!(pushed.status.success(), "{pushed:?}");
+
+    let plain = TestEnv::bare();
+    plain.write("a.txt", "a\n");
+    plain.commit_all("no store");
+    plain.ok(&["hooks", "install", "--git", "--pre-push"]);
+    let remote = remote_of(&plain);
+    let pushed = push(&plain, &remote);
+    assert!(pushed.status.success(), "{pushed:?}");
+    assert!(pushed.stderr.is_empty(), "{pushed:?}");
+}
+
+/// See: issue 30. A hook whose binary moved away (exit 127 before) lets the push go with a
+/// warning that says so, or, installed with `--pre-push=strict`, refuses it.
+#[test]
+fn regression_30_a_moved_binary_is_said_and_fails_open_unless_strict() {
+    for (mode, allowed, said) in [
+        (
+            "--pre-push",
+            true,
+            "is missing; the push goes ahead unchecked",
+        ),
+        (
+            "--pre-push=strict",
+            false,
+            "is missing; the push is refused",
+        ),
+    ] {
+        let env = TestEnv::new();
+        let copy = env.root().join(".git/epiphany-copy");
+        std::fs::copy(assert_cmd::cargo::cargo_bin("epiphany"), &copy).expect("copy");
+        let installed = env
+            .std_command_of(&copy, &["hooks", "install", "--git", mode])
+            .output()
+            .expect("install");
+        assert!(installed.status.success(), "{installed:?}");
+        std::fs::remove_file(&copy).expect("move the binary away");
+        env.commit_all("store");
+        let pushed = push(&env, &remote_of(&env));
+        assert_eq!(pushed.status.success(), allowed, "{mode}: {pushed:?}");
+        let stderr = String::from_utf8_lossy(&pushed.stderr);
+        assert!(stderr.contains(said), "{mode}: {stderr}");
+    }
+}
+
+/// See: issue 30. A `core.hooksPath` outside the repository (a global one, shared by every
+/// repository) is refused without `--global`, nothing written there; from a linked worktree
+/// the hooks go to the common `hooks/` git runs, and uninstall there takes them out again.
+#[test]
+fn regression_30_hooks_go_where_git_runs_them_and_never_outside_unasked() {
+    let env = TestEnv::new();
+    env.commit_all("store");
+    let shared = env.sibling("shared-hooks");
+    std::fs::create_dir_all(shared.root()).expect("mkdir");
+    let hooks_path = shared.root().display().to_string();
+    env.git(&["config", "core.hooksPath", &hooks_path]);
+    let refused = env.run(&["--json", "hooks", "install", "--git"]);
+    assert_eq!(refused.code, 2, "{refused}");
+    assert!(
+        refused.json()["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("outside the repository")),
+        "{refused}"
+    );
+    assert_eq!(std::fs::read_dir(shared.root()).expect("list").count(), 0);
+    env.ok(&["hooks", "install", "--git", "--global"]);
+    assert!(shared.root().join("post-commit").exists());
+    env.ok(&["hooks", "uninstall", "--git", "--global"]);
+    assert!(!shared.root().join("post-commit").exists());
+    env.git(&["config", "--unset", "core.hooksPath"]);
+
+    let worktree = env.sibling("linked");
+    env.git(&[
+        "worktree",
+        "add",
+        "-q",
+        &worktree.root().display().to_string(),
+        "-b",
+        "side",
+    ]);
+    worktree.ok(&["hooks", "install", "--git"]);
+    assert!(env.root().join(".git/hooks/post-commit").exists());
+    assert!(!env.root().join(".git/worktrees/linked/hooks").exists());
+    worktree.ok(&["hooks", "uninstall", "--git"]);
+    assert!(!env.root().join(".git/hooks/post-commit").exists());
 }

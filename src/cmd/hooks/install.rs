@@ -13,6 +13,7 @@ use crate::cmd::hooks::Plan;
 use crate::cmd::hooks::Targets;
 use crate::cmd::hooks::backups_dir;
 use crate::cmd::hooks::carry_out;
+use crate::cmd::hooks::git_hooks_dir;
 use crate::cmd::hooks::legacy_attribute_lines;
 use crate::cmd::hooks::read_host_file;
 use crate::cmd::hooks::read_optional;
@@ -37,8 +38,12 @@ use crate::state::problem::Problem;
 /// `post-checkout` hooks that refresh the retrieval index in the background without slowing
 /// git, sets the diff textconv that shows snapshots as text (local git config; the store's
 /// own `.gitattributes` needs no merge driver: git merges it in any clone without set-up), and
-/// with `--pre-push` a freshness check that
-/// blocks a push while the map is stale. Existing hooks are kept: epiphany's block is chained
+/// with `--pre-push` a check that refuses a push while the map is stale (the rule of
+/// `freshness --check`, without the retrieval index): when the check cannot run (an error, or
+/// the binary moved) it warns and lets the push go, and with `--pre-push=strict` it refuses.
+/// Hooks go where git runs them: the repository's common `hooks/` (from a linked worktree
+/// too) or `core.hooksPath`, refused outside the repository without `--global`. Existing
+/// hooks are kept: epiphany's block is chained
 /// in, marked, and removed again by `hooks uninstall`; a hook that is not a shell script is
 /// refused, with the command line to call from it. `--claude` (in
 /// `.claude/settings.local.json`) and `--codex` (in `.codex/hooks.json`) register
@@ -51,9 +56,57 @@ pub struct Args {
     /// Which integrations to install
     #[command(flatten)]
     pub targets: Targets,
-    /// With git: also check freshness before every push
-    #[arg(long)]
-    pub pre_push: bool,
+    /// With git: also check the map before every push; `strict` refuses the push when the
+    /// check cannot run
+    #[arg(
+        long,
+        value_enum,
+        value_name = "MODE",
+        num_args = 0..=1,
+        require_equals = true,
+        default_missing_value = "open"
+    )]
+    pub pre_push: Option<PrePush>,
+}
+
+/// What the pre-push hook does when the check cannot run (an error, a moved binary).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum PrePush {
+    /// Warn and let the push go
+    Open,
+    /// Refuse the push
+    Strict,
+}
+
+/// The pre-push hook's lines: the check, and what a missing binary means.
+fn pre_push_body(exe: &str, mode: PrePush) -> (String, String) {
+    let (command, missing, flag) = match mode {
+        PrePush::Open => (
+            format!("{exe} hook pre-push"),
+            "the push goes ahead unchecked",
+            "--pre-push",
+        ),
+        PrePush::Strict => (
+            format!("{exe} hook pre-push --strict"),
+            "the push is refused (skip the check with git push --no-verify)",
+            "--pre-push=strict",
+        ),
+    };
+    // Inside double quotes: the path loses what the shell would expand there.
+    let gone = format!(
+        "echo \"epiphany: {} is missing; {missing}; rerun \\`epiphany hooks install {flag}\\`\" >&2",
+        exe.replace(['"', '\\', '$', '`'], "")
+    );
+    let body = match mode {
+        // Exit 1 is the check's verdict; any other failure was warned about by the check.
+        PrePush::Open => {
+            format!("if [ -x {exe} ]; then {command} || [ $? -ne 1 ] || exit 1; else {gone}; fi")
+        }
+        PrePush::Strict => {
+            format!("if [ -x {exe} ]; then {command} || exit 1; else {gone}; exit 1; fi")
+        }
+    };
+    (command, body)
 }
 
 /// Runs `hooks install`.
@@ -65,18 +118,15 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     if targets.git || nothing_named {
         let exe = std::env::current_exe().context("failed to locate the epiphany binary")?;
         let exe = shell_quote(&exe.display().to_string());
-        let hooks = git::hooks_dir(&root)?;
+        let hooks = git_hooks_dir(&root, targets.global)?;
         let mut scripts = Vec::new();
         for name in INDEX_HOOKS {
             let command = format!("{exe} -q index");
             let body = format!("( {command} >/dev/null 2>&1 & )");
             scripts.push((hooks.join(name), command, body));
         }
-        if *pre_push {
-            let command = format!("{exe} -q freshness --check");
-            let body = format!(
-                "{command} || {{ echo 'epiphany: the map is stale; see `epiphany freshness` (skip with git push --no-verify)' >&2; exit 1; }}"
-            );
+        if let Some(mode) = pre_push {
+            let (command, body) = pre_push_body(&exe, *mode);
             scripts.push((hooks.join(PRE_PUSH_HOOK), command, body));
         }
         let mut foreign = Vec::new();
@@ -88,7 +138,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
                     format!(
                         "runs with `{interpreter}`: have it run `{command}`{}",
                         match path.ends_with(PRE_PUSH_HOOK) {
-                            true => " and refuse the push when that exits non-zero",
+                            true => " and refuse the push when that exits 1",
                             false => " in the background",
                         }
                     ),
@@ -146,7 +196,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             ));
         }
         if hosts.contains(&Host::Codex) {
-            ctx.ui.hint("Codex runs `.codex/hooks.json` once you trust the project; hooks are on by default (`[features] hooks = true` in config.toml if they were turned off)");
+            ctx.ui.hint("Codex runs these hooks only after you review and trust them: open Codex in this project and approve them when it asks (a new binary path is a new command, to be approved again); hooks are on by default (`[features] hooks = true` in config.toml if they were turned off)");
         }
     }
     carry_out(ctx, &root, plan, targets.dry_run)

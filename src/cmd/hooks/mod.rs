@@ -71,6 +71,10 @@ pub struct Targets {
     /// `.codex/hooks.json`
     #[arg(long)]
     pub codex: bool,
+    /// Git: also when `core.hooksPath` names a folder outside this repository, whose hooks
+    /// run for every repository that uses it
+    #[arg(long)]
+    pub global: bool,
     /// Print what would change and write nothing
     #[arg(long)]
     pub dry_run: bool,
@@ -271,6 +275,23 @@ fn checked_from<'a>(root: &'a Path, path: &'a Path) -> &'a Path {
 /// Whether `path` lies in the work tree at `root`, outside its `.git`.
 fn in_work_tree(root: &Path, path: &Path) -> bool {
     path.starts_with(root) && !path.starts_with(root.join(".git"))
+}
+
+/// The folder git runs this repository's hooks from: the common `hooks/` of every worktree, or
+/// `core.hooksPath`. A folder outside the repository (a `core.hooksPath` in the global git
+/// config, shared by every repository) is refused unless `global`.
+pub fn git_hooks_dir(root: &Path, global: bool) -> Result<PathBuf> {
+    let hooks = git::hooks_dir(root)?;
+    let inside = hooks.starts_with(root) || hooks.starts_with(git::common_dir(root)?);
+    if !inside && !global {
+        return Err(Failure::input(format!(
+            "git runs this repository's hooks from `{}` (core.hooksPath), outside the repository: hooks there run for every repository that uses that folder",
+            hooks.display()
+        ))
+        .with_hint("pass --global to change that folder anyway, or give this repository its own: `git config --local core.hooksPath .git/hooks`; nothing was changed")
+        .into());
+    }
+    Ok(hooks)
 }
 
 /// The repository root hooks apply to: the git work tree that contains the working directory.

@@ -12,6 +12,7 @@ use crate::cmd::hooks::Plan;
 use crate::cmd::hooks::Targets;
 use crate::cmd::hooks::backups_dir;
 use crate::cmd::hooks::carry_out;
+use crate::cmd::hooks::git_hooks_dir;
 use crate::cmd::hooks::legacy_attribute_lines;
 use crate::cmd::hooks::read_host_file;
 use crate::cmd::hooks::read_optional;
@@ -23,7 +24,6 @@ use crate::policy::hooks::Host;
 use crate::policy::hooks::plan_host_uninstall;
 use crate::policy::hooks::without_hook_block;
 use crate::policy::hooks::without_lines;
-use crate::state::git;
 
 /// Remove what `hooks install` added, and nothing else.
 ///
@@ -46,7 +46,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let all = !(targets.git || targets.claude || targets.codex);
     let mut plan = Plan::default();
     if targets.git || all {
-        let hooks = git::hooks_dir(&root)?;
+        let hooks = git_hooks_dir(&root, targets.global)?;
         for name in INDEX_HOOKS.into_iter().chain([PRE_PUSH_HOOK]) {
             let path = hooks.join(name);
             if let Some(before) = read_optional(&root, &path)? {
