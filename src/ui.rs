@@ -7,7 +7,6 @@
 //! Progress bars appear only when stderr is a terminal and neither `--json` nor `--quiet` is
 //! set. Writes to a closed stdout surface as `BrokenPipe` errors, which the top level turns
 //! into a quiet exit 0.
-#![allow(clippy::print_stderr)]
 
 use std::collections::BTreeMap;
 use std::io::IsTerminal;
@@ -127,6 +126,23 @@ impl Ui {
         Ok(())
     }
 
+    /// Prints the report of a write that already landed (`landed` says what is in the store).
+    /// A report that cannot be printed (a full disk) is then a warning, not a failure: an
+    /// exit status of 2 would have the caller retry a write that is there. A closed pipe is
+    /// not worth a word, as everywhere.
+    pub fn emit_landed<R: Report>(&self, report: &R, landed: &str) {
+        if let Err(err) = self.emit(report) {
+            let io = err
+                .downcast_ref::<std::io::Error>()
+                .map(std::io::Error::kind);
+            if io != Some(std::io::ErrorKind::BrokenPipe) {
+                self.warn(&format!(
+                    "{landed}, but its report could not be printed: {err:#}"
+                ));
+            }
+        }
+    }
+
     /// Writes text to stdout (for payloads such as `completions` or `textconv`).
     pub fn emit_text(&self, text: &str) -> Result<()> {
         self.with_stdout(|out| out.write_all(printable(text).as_bytes()))?;
@@ -135,22 +151,25 @@ impl Ui {
 
     /// A status line on stderr.
     pub fn status(&self, message: &str) {
-        if !self.quiet {
-            eprintln!("{}", printable(message));
-        }
+        self.note("", message);
     }
 
     /// A warning on stderr.
     pub fn warn(&self, message: &str) {
-        if !self.quiet {
-            eprintln!("warning: {}", printable(message));
-        }
+        self.note("warning: ", message);
     }
 
     /// A hint on stderr.
     pub fn hint(&self, message: &str) {
+        self.note("hint: ", message);
+    }
+
+    /// A line on stderr unless `--quiet`. A stderr that cannot be written (closed, a full
+    /// disk) loses the line: it never fails the command or panics, as `eprintln!` would.
+    fn note(&self, label: &str, message: &str) {
         if !self.quiet {
-            eprintln!("hint: {}", printable(message));
+            let line = format!("{label}{}\n", printable(message));
+            let _ = std::io::stderr().lock().write_all(line.as_bytes());
         }
     }
 

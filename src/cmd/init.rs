@@ -100,11 +100,16 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
                 .status("the store already existed without an objective; it is set now");
         }
     }
-    ctx.ui.emit(&InitReport {
+    let landed = format!(
+        "the store in `{}` is at revision {revision}",
+        root.display()
+    );
+    let report = InitReport {
         root: root.display().to_string(),
         revision,
         created,
-    })?;
+    };
+    ctx.ui.emit_landed(&report, &landed);
     Ok(Status::Ok)
 }
 
@@ -130,7 +135,12 @@ fn create_with_objective(ctx: &Ctx, root: &Path, objective: &str) -> Result<(Sto
     let _ = std::fs::remove_file(staged.dir().join("lock"));
     match std::fs::rename(staged.dir(), &dir) {
         Ok(()) => {
-            fs::sync_dir(root)?;
+            // The store is in place: a failing sync no longer refuses it.
+            if let Err(err) = fs::sync_dir(root) {
+                ctx.ui.warn(&format!(
+                    "the store is created, but it may not survive a crash: {err:#}"
+                ));
+            }
             let (store, _) = Store::create(root)?;
             Ok((store, true))
         }

@@ -216,7 +216,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     }
     let redactions = redactions(found);
     warn_redactions(ctx, &redactions);
-    ctx.ui.emit(&PromoteReport {
+    let landed = committed.committed.landed();
+    let report = PromoteReport {
         accepted: true,
         reasons: Vec::new(),
         revision: Some(committed.committed.revision),
@@ -224,7 +225,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         redactions,
         settled_dirty_paths: promotion.settled_paths,
         open_dirty_paths,
-    })?;
+    };
+    ctx.ui.emit_landed(&report, &landed);
     Ok(Status::Ok)
 }
 

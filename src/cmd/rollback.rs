@@ -89,6 +89,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     for warning in &committed.warnings {
         ctx.ui.warn(warning);
     }
-    ctx.ui.emit(&WriteReport::of(&committed))?;
+    ctx.ui
+        .emit_landed(&WriteReport::of(&committed), &committed.landed());
     Ok(Status::Ok)
 }

@@ -257,10 +257,11 @@ fn write_patch(
         return Ok(Status::Ok);
     }
     let committed = commit_patch(ctx, store, write)?;
-    ctx.ui.emit(&WriteReport {
+    let report = WriteReport {
         written,
         ..committed.report()
-    })?;
+    };
+    ctx.ui.emit_landed(&report, &committed.committed.landed());
     Ok(Status::Ok)
 }
 

@@ -561,6 +561,14 @@ pub struct Committed {
     pub warnings: Vec<String>,
 }
 
+impl Committed {
+    /// What landed, in words: for a report that could not be printed.
+    pub fn landed(&self) -> String {
+        let id = self.record.id.get(..12).unwrap_or(&self.record.id);
+        format!("revision {} is written (record {id})", self.revision)
+    }
+}
+
 impl Store {
     /// Finds the store: `.epiphany/` in `start` or the nearest parent that has one, as git finds
     /// `.git`, never looking past the root of the repository `start` is in. A `.epiphany/`
@@ -1968,6 +1976,7 @@ impl Transaction<'_> {
         let git_head = record.git_head.as_deref();
         let open = self.open_segment(git_head);
         cut_torn_tails(&dir, &self.head.read.segments)?;
+        let mut warnings = Vec::new();
         let name = match open {
             Some((name, complete)) => {
                 append_line(&dir.join(name), complete, &line)?;
@@ -1977,12 +1986,23 @@ impl Transaction<'_> {
                 std::fs::create_dir_all(&dir)
                     .with_context(|| format!("failed to create `{}`", dir.display()))?;
                 let name = segment_name(&record);
-                fs::write_atomic(&dir.join(&name), line.as_bytes())?;
+                let path = dir.join(&name);
+                if let Err(err) = fs::write_atomic(&path, line.as_bytes()) {
+                    // The rename may have made the record visible before the directory sync
+                    // failed: a refused write takes it back; one that cannot be taken back
+                    // landed, and says so.
+                    match std::fs::symlink_metadata(&path) {
+                        Ok(_) if std::fs::remove_file(&path).is_err() => warnings.push(format!(
+                            "the write is saved, but it may not survive a crash: {err:#}"
+                        )),
+                        _ => return Err(err),
+                    }
+                }
                 name
             }
         };
         store.note_open_segment(&name, git_head);
-        let mut warnings = store.upgrade_layout();
+        warnings.extend(store.upgrade_layout());
         let due = self.head.read.legacy
             || self.head.read.tail_ids.len() + 1 >= store.snapshot_every
             || self.head.read.tail_bytes + line.len() as u64 >= SNAPSHOT_AFTER_BYTES;
