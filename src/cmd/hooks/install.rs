@@ -14,10 +14,13 @@ use crate::cmd::hooks::Targets;
 use crate::cmd::hooks::backups_dir;
 use crate::cmd::hooks::carry_out;
 use crate::cmd::hooks::git_hooks_dir;
+use crate::cmd::hooks::hook_script;
+use crate::cmd::hooks::in_work_tree;
 use crate::cmd::hooks::legacy_attribute_lines;
 use crate::cmd::hooks::read_host_file;
 use crate::cmd::hooks::read_optional;
 use crate::cmd::hooks::repository_root;
+use crate::cmd::hooks::runs;
 use crate::cmd::hooks::settings_error;
 use crate::cmd::hooks::textconv_entry;
 use crate::error::Failure;
@@ -78,8 +81,34 @@ pub enum PrePush {
     Strict,
 }
 
+/// How a hook script calls epiphany.
+struct Caller {
+    /// The command: this binary's absolute path, or `epiphany` on `PATH` in a hooks folder
+    /// the repository tracks (every clone runs it, on machines where epiphany lives elsewhere).
+    exe: String,
+    /// A shell test that the command is there.
+    present: String,
+}
+
+impl Caller {
+    fn of(exe: &std::path::Path, tracked: bool) -> Caller {
+        match tracked {
+            true => Caller {
+                exe: "epiphany".to_owned(),
+                present: "command -v epiphany >/dev/null 2>&1".to_owned(),
+            },
+            false => {
+                let exe = shell_quote(&exe.display().to_string());
+                let present = format!("[ -x {exe} ]");
+                Caller { exe, present }
+            }
+        }
+    }
+}
+
 /// The pre-push hook's lines: the check, and what a missing binary means.
-fn pre_push_body(exe: &str, mode: PrePush) -> (String, String) {
+fn pre_push_body(caller: &Caller, mode: PrePush) -> (String, String) {
+    let Caller { exe, present } = caller;
     let (command, missing, flag) = match mode {
         PrePush::Open => (
             format!("{exe} hook pre-push"),
@@ -100,10 +129,10 @@ fn pre_push_body(exe: &str, mode: PrePush) -> (String, String) {
     let body = match mode {
         // Exit 1 is the check's verdict; any other failure was warned about by the check.
         PrePush::Open => {
-            format!("if [ -x {exe} ]; then {command} || [ $? -ne 1 ] || exit 1; else {gone}; fi")
+            format!("if {present}; then {command} || [ $? -ne 1 ] || exit 1; else {gone}; fi")
         }
         PrePush::Strict => {
-            format!("if [ -x {exe} ]; then {command} || exit 1; else {gone}; exit 1; fi")
+            format!("if {present}; then {command} || exit 1; else {gone}; exit 1; fi")
         }
     };
     (command, body)
@@ -117,18 +146,27 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let mut plan = Plan::default();
     if targets.git || nothing_named {
         let exe = std::env::current_exe().context("failed to locate the epiphany binary")?;
-        let exe = shell_quote(&exe.display().to_string());
         let hooks = git_hooks_dir(&root, targets.global)?;
+        let tracked = in_work_tree(&root, &hooks);
+        if tracked {
+            ctx.ui.warn(&format!(
+                "the hooks are in `{}`, which the repository tracks: they call `epiphany` from PATH, not this machine's `{}`, so every clone runs them wherever epiphany is installed",
+                hooks.display(),
+                exe.display()
+            ));
+        }
+        let caller = Caller::of(&exe, tracked);
         let mut scripts = Vec::new();
         for name in INDEX_HOOKS {
-            let command = format!("{exe} -q index");
+            let command = format!("{} -q index", caller.exe);
             let body = format!("( {command} >/dev/null 2>&1 & )");
-            scripts.push((hooks.join(name), command, body));
+            scripts.push((hook_script(&root, &hooks, name)?, command, body));
         }
         if let Some(mode) = pre_push {
-            let (command, body) = pre_push_body(&exe, *mode);
-            scripts.push((hooks.join(PRE_PUSH_HOOK), command, body));
+            let (command, body) = pre_push_body(&caller, *mode);
+            scripts.push((hook_script(&root, &hooks, PRE_PUSH_HOOK)?, command, body));
         }
+        let exe = shell_quote(&exe.display().to_string());
         let mut foreign = Vec::new();
         for (path, command, body) in scripts {
             let before = read_optional(&root, &path)?;
@@ -137,7 +175,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
                     path.display().to_string(),
                     format!(
                         "runs with `{interpreter}`: have it run `{command}`{}",
-                        match path.ends_with(PRE_PUSH_HOOK) {
+                        match path.ends_with(PRE_PUSH_HOOK) || path.ends_with("pre-push.legacy") {
                             true => " and refuse the push when that exits 1",
                             false => " in the background",
                         }
@@ -204,5 +242,10 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
 
 fn script_change(path: std::path::PathBuf, before: Option<String>, body: &str) -> FileChange {
     let after = with_hook_block(before.as_deref(), body);
-    FileChange::new(path, before, Some(after)).executable()
+    let runs = runs(&path);
+    let change = FileChange::new(path, before, Some(after));
+    match runs {
+        true => change.executable(),
+        false => change,
+    }
 }

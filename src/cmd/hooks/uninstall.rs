@@ -17,6 +17,7 @@ use crate::cmd::hooks::legacy_attribute_lines;
 use crate::cmd::hooks::read_host_file;
 use crate::cmd::hooks::read_optional;
 use crate::cmd::hooks::repository_root;
+use crate::cmd::hooks::runs;
 use crate::cmd::hooks::settings_error;
 use crate::cmd::hooks::textconv_entry;
 use crate::policy::hooks::FileChange;
@@ -48,11 +49,17 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     if targets.git || all {
         let hooks = git_hooks_dir(&root, targets.global)?;
         for name in INDEX_HOOKS.into_iter().chain([PRE_PUSH_HOOK]) {
-            let path = hooks.join(name);
-            if let Some(before) = read_optional(&root, &path)? {
-                let after = without_hook_block(&before);
-                plan.files
-                    .push(FileChange::new(path, Some(before), after).executable());
+            // The block is in the hook, or in the `.legacy` script the pre-commit framework
+            // moved it to (or `install` put it in).
+            for path in [hooks.join(name), hooks.join(format!("{name}.legacy"))] {
+                if let Some(before) = read_optional(&root, &path)? {
+                    let after = without_hook_block(&before);
+                    let change = FileChange::new(path.clone(), Some(before), after);
+                    plan.files.push(match runs(&path) {
+                        true => change.executable(),
+                        false => change,
+                    });
+                }
             }
         }
         let attributes = root.join(".gitattributes");
