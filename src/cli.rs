@@ -7,6 +7,9 @@
 use std::path::Path;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::AtomicBool;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use anyhow::Context;
@@ -92,6 +95,25 @@ pub struct Ctx {
     pub stdin: Stdin,
     /// The embedding model directory `EPIPHANY_MODEL` names (absolute), for `index`.
     pub model_dir: Option<PathBuf>,
+    /// Set when the caller gave up on the command (an MCP client's `notifications/cancelled`):
+    /// long work (`index`) stops at the next file.
+    pub cancel: Cancel,
+}
+
+/// A flag a caller sets to stop a command's long work; never set on the command line.
+#[derive(Debug, Clone, Default)]
+pub struct Cancel(Arc<AtomicBool>);
+
+impl Cancel {
+    /// Asks the command to stop.
+    pub fn set(&self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether the command was asked to stop.
+    pub fn is_set(&self) -> bool {
+        self.0.load(Ordering::Relaxed)
+    }
 }
 
 /// Where a command's standard input comes from.
@@ -126,8 +148,15 @@ impl Ctx {
 
     /// A context for one command run in-process (by `mcp`): output captured by `ui`, standard
     /// input given, the clock read afresh, relative to this context's directory.
-    pub fn for_call(&self, directory: Option<&Path>, ui: Ui, stdin: Vec<u8>) -> Result<Ctx> {
-        Ctx::build(&self.cwd, directory, ui, Stdin::Given(stdin))
+    pub fn for_call(
+        &self,
+        directory: Option<&Path>,
+        ui: Ui,
+        stdin: Vec<u8>,
+        cancel: Cancel,
+    ) -> Result<Ctx> {
+        let ctx = Ctx::build(&self.cwd, directory, ui, Stdin::Given(stdin))?;
+        Ok(Ctx { cancel, ..ctx })
     }
 
     #[allow(clippy::disallowed_methods)]
@@ -180,6 +209,7 @@ impl Ctx {
             snapshot_every,
             stdin,
             model_dir,
+            cancel: Cancel::default(),
         })
     }
 

@@ -217,6 +217,12 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let mut progress = |done: u64, total: u64| {
         bar.set_length(total);
         bar.set_position(done);
+        match ctx.cancel.is_set() {
+            true => Err(anyhow::anyhow!(
+                "indexing was cancelled; the index is as it was"
+            )),
+            false => Ok(()),
+        }
     };
     let update = search::update_index(
         store.root(),

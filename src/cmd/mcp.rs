@@ -10,7 +10,8 @@ use crate::mcp::protocol::Server;
 /// Serve the commands as Model Context Protocol tools over stdio.
 ///
 /// Speaks JSON-RPC 2.0, one message (or one batch) per line, on stdin and stdout: `initialize`
-/// (protocol revisions 2024-11-05 to 2025-11-25), `tools/list`, `tools/call` and `ping`. Each
+/// (protocol revisions 2024-11-05 to 2025-11-25), `tools/list`, `tools/call` and `ping`, with
+/// `ping` answered and `notifications/cancelled` heeded while a tool runs. Each
 /// tool is a command; its arguments are the command's flags and positionals by their field
 /// names (`expected_revision`, `path_prefixes`, `query`, ...), plus `input` for text the
 /// command reads on stdin and `directory` to run elsewhere than the server's directory. Every tool declares whether it writes and the
@@ -24,8 +25,9 @@ pub const TOOL: Tool = Tool::PLUMBING;
 
 /// Runs `mcp`.
 pub fn run(ctx: &Ctx, _args: &Args) -> Result<Status> {
-    let stdin = std::io::stdin();
+    // Read on a thread of its own while tools run: an unlocked, buffered stdin.
+    let stdin = std::io::BufReader::new(std::io::stdin());
     let stdout = std::io::stdout();
-    Server::new(ctx).serve(stdin.lock(), stdout.lock())?;
+    Server::new(ctx).serve(stdin, stdout.lock())?;
     Ok(Status::Ok)
 }

@@ -6,15 +6,24 @@
 //! a request gets an invalid-request error (-32600), as does a request without a `method`.
 //! Notifications and responses from the client are never answered. `params` must be an object
 //! (-32602 otherwise).
+//!
+//! Tool calls run one at a time on a worker thread, in the order they came, while the server
+//! goes on reading: `ping`, `tools/list` and the rest are answered at once, and
+//! `notifications/cancelled` stops the call it names (a waiting one never starts, a running
+//! one is asked to stop) and that call gets no answer, as the specification asks. A batch is
+//! answered whole, its calls run in place.
 
+use std::collections::HashMap;
 use std::io::BufRead;
 use std::io::Write;
+use std::sync::mpsc;
 
 use anyhow::Result;
 use serde_json::Map;
 use serde_json::Value;
 use serde_json::json;
 
+use crate::cli::Cancel;
 use crate::cli::Ctx;
 use crate::mcp::tools;
 
@@ -127,10 +136,36 @@ impl Revision {
     }
 }
 
-/// One client connection: the negotiated revision and the context tools run in.
+/// One client connection: the negotiated revision, the context tools run in, and the tool
+/// calls sent to the worker and not answered yet (by their id's JSON text).
 pub struct Server<'a> {
     ctx: &'a Ctx,
     revision: Revision,
+    pending: HashMap<String, Cancel>,
+}
+
+/// What the server does with one message.
+enum Reply {
+    /// Answer now, or say nothing (a notification).
+    Now(Option<Value>),
+    /// A tool call, for the worker.
+    Call(Box<Call>),
+}
+
+/// A tool call on its way to the worker.
+struct Call {
+    id: Value,
+    prepared: tools::Prepared,
+    revision: Revision,
+    cancel: Cancel,
+}
+
+/// What the server loop waits for.
+enum Event {
+    /// A line the reader read (`None`: too long, read past), or the end of the input.
+    Line(std::io::Result<Option<Option<Vec<u8>>>>),
+    /// The worker's answer to a call.
+    Answered(Value, Value),
 }
 
 impl<'a> Server<'a> {
@@ -139,80 +174,137 @@ impl<'a> Server<'a> {
         Server {
             ctx,
             revision: Revision::LATEST,
+            pending: HashMap::new(),
         }
     }
 
     /// Serves `input` until it ends, writing every answer to `output` as one line. A line
     /// longer than [`MAX_LINE_BYTES`] is not kept: it is read past and answered with a parse
     /// error.
-    pub fn serve(&mut self, mut input: impl BufRead, mut output: impl Write) -> Result<()> {
-        let mut line = Vec::new();
-        loop {
-            let answer = match read_line(&mut input, &mut line, MAX_LINE_BYTES)? {
-                None => return Ok(()),
-                Some(Line::TooLong) => Some(error_response(
-                    Value::Null,
-                    &RpcError::new(
-                        code::PARSE_ERROR,
-                        format!(
-                            "the message is longer than {} MiB; it was not read",
-                            MAX_LINE_BYTES / (1024 * 1024)
+    /// Tool calls run on a worker (see the module docs); the input's end waits for the calls
+    /// still running.
+    pub fn serve(&mut self, input: impl BufRead + Send, mut output: impl Write) -> Result<()> {
+        let ctx = self.ctx;
+        let (events, received) = mpsc::channel::<Event>();
+        let (calls, to_run) = mpsc::channel::<Call>();
+        std::thread::scope(|scope| {
+            let lines = events.clone();
+            scope.spawn(move || read_lines(input, &lines));
+            scope.spawn(move || {
+                for call in to_run {
+                    if call.cancel.is_set() {
+                        continue;
+                    }
+                    let result = tools::call(ctx, &call.prepared, call.revision, &call.cancel);
+                    let answer = reply(Some(call.id.clone()), result).unwrap_or(Value::Null);
+                    if events.send(Event::Answered(call.id, answer)).is_err() {
+                        break;
+                    }
+                }
+            });
+            let mut ended = false;
+            while !(ended && self.pending.is_empty()) {
+                let Ok(event) = received.recv() else { break };
+                let answer = match event {
+                    Event::Line(Ok(None)) => {
+                        ended = true;
+                        None
+                    }
+                    Event::Line(Ok(Some(None))) => Some(error_response(
+                        Value::Null,
+                        &RpcError::new(
+                            code::PARSE_ERROR,
+                            format!(
+                                "the message is longer than {} MiB; it was not read",
+                                MAX_LINE_BYTES / (1024 * 1024)
+                            ),
                         ),
-                    ),
-                )),
-                Some(Line::Whole) if line.iter().all(u8::is_ascii_whitespace) => continue,
-                Some(Line::Whole) => self.answer_line(&line),
-            };
-            if let Some(answer) = answer {
-                writeln!(output, "{answer}")?;
-                output.flush()?;
+                    )),
+                    Event::Line(Ok(Some(Some(line)))) => match self.reply_to_line(&line) {
+                        Reply::Now(answer) => answer,
+                        Reply::Call(call) => {
+                            self.pending
+                                .insert(call.id.to_string(), call.cancel.clone());
+                            // The worker lives as long as this loop.
+                            let _ = calls.send(*call);
+                            None
+                        }
+                    },
+                    Event::Line(Err(err)) => return Err(err.into()),
+                    // A cancelled call was forgotten: its answer is not sent.
+                    Event::Answered(id, answer) => {
+                        self.pending.remove(&id.to_string()).map(|_| answer)
+                    }
+                };
+                if let Some(answer) = answer {
+                    writeln!(output, "{answer}")?;
+                    output.flush()?;
+                }
             }
+            drop(calls);
+            Ok(())
+        })
+    }
+
+    /// The answer to one line, its tool calls run in place: a response, an array of responses
+    /// for a batch, or nothing.
+    pub fn answer_line(&mut self, line: &[u8]) -> Option<Value> {
+        match self.reply_to_line(line) {
+            Reply::Now(answer) => answer,
+            Reply::Call(call) => run(self.ctx, *call),
         }
     }
 
-    /// The answer to one line: a response, an array of responses for a batch, or nothing.
-    pub fn answer_line(&mut self, line: &[u8]) -> Option<Value> {
+    /// What to do with one line: a single tool call goes to the worker.
+    fn reply_to_line(&mut self, line: &[u8]) -> Reply {
+        if line.iter().all(u8::is_ascii_whitespace) {
+            return Reply::Now(None);
+        }
         let message = match parse(line) {
             Ok(message) => message,
             Err(message) => {
-                return Some(error_response(
+                return Reply::Now(Some(error_response(
                     Value::Null,
                     &RpcError::new(code::PARSE_ERROR, message),
-                ));
+                )));
             }
         };
         match message {
-            Value::Array(batch) if batch.is_empty() => Some(error_response(
+            Value::Array(batch) if batch.is_empty() => Reply::Now(Some(error_response(
                 Value::Null,
                 &RpcError::new(code::INVALID_REQUEST, "an empty batch is not a request"),
-            )),
+            ))),
             Value::Array(batch) => {
-                let answers: Vec<Value> = batch
-                    .iter()
-                    .filter_map(|message| self.answer(message, true))
+                let answers: Vec<Value> = (batch.iter())
+                    .filter_map(|message| match self.answer(message, true) {
+                        Reply::Now(answer) => answer,
+                        Reply::Call(call) => run(self.ctx, *call),
+                    })
                     .collect();
-                (!answers.is_empty()).then_some(Value::Array(answers))
+                Reply::Now((!answers.is_empty()).then_some(Value::Array(answers)))
             }
             message => self.answer(&message, false),
         }
     }
 
-    /// The answer to one message, or `None` for a notification or a client's response.
-    fn answer(&mut self, message: &Value, in_batch: bool) -> Option<Value> {
+    /// What to do with one message: answer it (nothing for a notification or a client's
+    /// response), or run it as a tool call.
+    fn answer(&mut self, message: &Value, in_batch: bool) -> Reply {
+        let now = Reply::Now;
         let Some(object) = message.as_object() else {
-            return Some(error_response(
+            return now(Some(error_response(
                 Value::Null,
                 &RpcError::new(code::INVALID_REQUEST, "a message must be a JSON object"),
-            ));
+            )));
         };
         let id = match object.get("id") {
             None => None,
             Some(id @ (Value::String(_) | Value::Number(_))) => Some(id.clone()),
             Some(_) => {
-                return Some(error_response(
+                return now(Some(error_response(
                     Value::Null,
                     &RpcError::new(code::INVALID_REQUEST, "`id` must be a string or a number"),
-                ));
+                )));
             }
         };
         let method = match object.get("method") {
@@ -221,31 +313,43 @@ impl<'a> Server<'a> {
             _ if id.is_some()
                 && (object.contains_key("result") || object.contains_key("error")) =>
             {
-                return None;
+                return now(None);
             }
             Some(_) => {
-                return reply(id, Err(invalid_request("`method` must be a string")));
+                return now(reply(id, Err(invalid_request("`method` must be a string"))));
             }
-            None => return reply(id, Err(invalid_request("the request has no `method`"))),
+            None => {
+                return now(reply(
+                    id,
+                    Err(invalid_request("the request has no `method`")),
+                ));
+            }
         };
         if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
-            return reply(id, Err(invalid_request("`jsonrpc` must be \"2.0\"")));
+            return now(reply(id, Err(invalid_request("`jsonrpc` must be \"2.0\""))));
         }
-        // Notifications (`notifications/initialized`, `notifications/cancelled`, ...) need no
-        // answer, and tool calls finish before the next line is read, so none needs handling.
-        let id = id?;
+        // Notifications need no answer; a cancellation stops the call it names.
+        let Some(id) = id else {
+            if method == "notifications/cancelled"
+                && let Some(named) = object.get("params").and_then(|p| p.get("requestId"))
+                && let Some(cancel) = self.pending.remove(&named.to_string())
+            {
+                cancel.set();
+            }
+            return now(None);
+        };
         let empty = Map::new();
         let params = match object.get("params") {
             None | Some(Value::Null) => &empty,
             Some(Value::Object(params)) => params,
             Some(_) => {
-                return reply(
+                return now(reply(
                     Some(id),
                     Err(RpcError::new(
                         code::INVALID_PARAMS,
                         "`params` must be an object",
                     )),
-                );
+                ));
             }
         };
         let result = match method {
@@ -255,13 +359,23 @@ impl<'a> Server<'a> {
             "initialize" => Ok(self.initialize(params)),
             "ping" => Ok(json!({})),
             "tools/list" => Ok(json!({ "tools": tools::list(self.revision) })),
-            "tools/call" => tools::call(self.ctx, params, self.revision),
+            "tools/call" => match tools::prepare(params) {
+                Ok(prepared) => {
+                    return Reply::Call(Box::new(Call {
+                        id,
+                        prepared,
+                        revision: self.revision,
+                        cancel: Cancel::default(),
+                    }));
+                }
+                Err(err) => Err(err),
+            },
             other => Err(RpcError::new(
                 code::METHOD_NOT_FOUND,
                 format!("method not found: `{other}`"),
             )),
         };
-        reply(Some(id), result)
+        now(reply(Some(id), result))
     }
 
     fn initialize(&mut self, params: &Map<String, Value>) -> Value {
@@ -278,6 +392,30 @@ impl<'a> Server<'a> {
             "serverInfo": {"name": "epiphany", "version": env!("CARGO_PKG_VERSION")},
             "instructions": "epiphany keeps this repository's typed understanding (objective, graphs, observations, evidence, checkpoint) in .epiphany/. Start with `reorient` and `prompt`; record findings with `distill` then `update`; search code with `retrieve`."
         })
+    }
+}
+
+/// Runs a tool call in place and answers it.
+fn run(ctx: &Ctx, call: Call) -> Option<Value> {
+    let result = tools::call(ctx, &call.prepared, call.revision, &call.cancel);
+    reply(Some(call.id), result)
+}
+
+/// Reads `input` line by line onto `events` until it ends (a `None` line) or fails, or the
+/// server stops listening.
+fn read_lines(mut input: impl BufRead, events: &mpsc::Sender<Event>) {
+    let mut line = Vec::new();
+    loop {
+        let read = read_line(&mut input, &mut line, MAX_LINE_BYTES).map(|kind| {
+            kind.map(|kind| match kind {
+                Line::Whole => Some(std::mem::take(&mut line)),
+                Line::TooLong => None,
+            })
+        });
+        let last = !matches!(read, Ok(Some(_)));
+        if events.send(Event::Line(read)).is_err() || last {
+            return;
+        }
     }
 }
 
@@ -317,6 +455,7 @@ mod tests {
             snapshot_every: crate::state::store::DEFAULT_SNAPSHOT_EVERY,
             stdin: crate::cli::Stdin::Given(Vec::new()),
             model_dir: None,
+            cancel: Cancel::default(),
         }
     }
 

@@ -20,6 +20,7 @@ use serde_json::Map;
 use serde_json::Value;
 use serde_json::json;
 
+use crate::cli::Cancel;
 use crate::cli::Cli;
 use crate::cli::Ctx;
 use crate::cli::Status;
@@ -170,8 +171,16 @@ fn value_schema(arg: &clap::Arg) -> Value {
     }
 }
 
-/// Runs one `tools/call` through the command line's own parser and dispatch.
-pub fn call(ctx: &Ctx, params: &Map<String, Value>, revision: Revision) -> Result<Value, RpcError> {
+/// A `tools/call` whose tool exists and whose arguments are an object: ready to run.
+pub struct Prepared {
+    command: clap::Command,
+    tool: Tool,
+    arguments: Map<String, Value>,
+}
+
+/// Checks what the protocol itself requires of a `tools/call` (a known tool, an object of
+/// arguments): a request that fails it is a protocol error (-32602), answered at once.
+pub fn prepare(params: &Map<String, Value>) -> Result<Prepared, RpcError> {
     let name = match params.get("name") {
         Some(Value::String(name)) => name.as_str(),
         _ => {
@@ -187,10 +196,9 @@ pub fn call(ctx: &Ctx, params: &Map<String, Value>, revision: Revision) -> Resul
             format!("unknown tool `{name}`"),
         ));
     };
-    let empty = Map::new();
     let arguments = match params.get("arguments") {
-        None | Some(Value::Null) => &empty,
-        Some(Value::Object(arguments)) => arguments,
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(arguments)) => arguments.clone(),
         Some(other) => {
             return Err(RpcError::new(
                 code::INVALID_PARAMS,
@@ -201,17 +209,37 @@ pub fn call(ctx: &Ctx, params: &Map<String, Value>, revision: Revision) -> Resul
             ));
         }
     };
-    let schema = input_schema(&command, &tool);
-    if let Err(message) = check_arguments(&command, &schema, arguments) {
+    Ok(Prepared {
+        command,
+        tool,
+        arguments,
+    })
+}
+
+/// Runs a prepared call through the command line's own parser and dispatch; `cancel`, once
+/// set, stops the command's long work.
+pub fn call(
+    ctx: &Ctx,
+    prepared: &Prepared,
+    revision: Revision,
+    cancel: &Cancel,
+) -> Result<Value, RpcError> {
+    let Prepared {
+        command,
+        tool,
+        arguments,
+    } = prepared;
+    let schema = input_schema(command, tool);
+    if let Err(message) = check_arguments(command, &schema, arguments) {
         return Ok(tool_error(&message));
     }
-    let argv = command_line(&command, arguments);
+    let argv = command_line(command, arguments);
     let parsed = Cli::command()
         .try_get_matches_from(&argv)
         .and_then(|matches| Cli::from_arg_matches(&matches));
     let cli = match parsed {
         Ok(cli) => cli,
-        Err(err) => return Ok(tool_error(&clap_message(&command, &err, &argv))),
+        Err(err) => return Ok(tool_error(&clap_message(command, &err, &argv))),
     };
     let stdin = arguments
         .get(INPUT)
@@ -224,7 +252,7 @@ pub fn call(ctx: &Ctx, params: &Map<String, Value>, revision: Revision) -> Resul
         .and_then(Value::as_str)
         .map(PathBuf::from);
     let (ui, captured) = Ui::capturing();
-    let code = match ctx.for_call(directory.as_deref(), ui, stdin) {
+    let code = match ctx.for_call(directory.as_deref(), ui, stdin, cancel.clone()) {
         Ok(call) => match crate::cmd::run(&call, &cli.command) {
             Ok(Status::Ok) => 0,
             Ok(Status::No) => 1,
@@ -240,7 +268,7 @@ pub fn call(ctx: &Ctx, params: &Map<String, Value>, revision: Revision) -> Resul
     let mut text = String::from_utf8_lossy(&captured.take()).into_owned();
     if code >= 2 {
         // The command's own complaints name its flags; the tool's caller knows arguments.
-        text = renamed_flags(&command, &text);
+        text = renamed_flags(command, &text);
     }
     // Exit 1 is an answer ("stale", "rejected"), not a failure: its report is the result.
     let structured = (code < 2 && revision >= Revision::STRUCTURED)

@@ -515,8 +515,9 @@ impl<'m> Embedding<'m> {
     }
 }
 
-/// Reports indexing progress: files done, files to do.
-pub type Progress<'a> = &'a mut dyn FnMut(u64, u64);
+/// Reports indexing progress: files done, files to do. An error stops the build (its caller
+/// gave up on it) and leaves the index as it was.
+pub type Progress<'a> = &'a mut dyn FnMut(u64, u64) -> Result<()>;
 
 /// One file to (re)index.
 struct Job<'a> {
@@ -935,7 +936,7 @@ fn write_jobs(
             Err(skip) => entry.skipped = Some(skip),
         }
         entries.push(entry);
-        progress(done as u64 + 1, total);
+        progress(done as u64 + 1, total)?;
     }
     Ok(entries)
 }

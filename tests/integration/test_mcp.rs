@@ -320,3 +320,35 @@ fn the_official_python_sdk_accepts_the_server() {
         String::from_utf8_lossy(&output.stderr)
     );
 }
+
+/// See: issue 30. A `ping` sent while `index` runs is answered before the index is done (it
+/// waited about 4 s behind one), and `notifications/cancelled` stops the call it names: no
+/// answer comes for it, and the index it was building is never committed. What comes after is
+/// served as usual.
+#[test]
+fn regression_30_ping_answers_while_a_tool_runs_and_cancel_stops_it() {
+    let env = TestEnv::new();
+    for n in 0..2000 {
+        env.write(
+            &format!("src/m{n}.rs"),
+            format!("pub fn step_{n}(x: u32) -> u32 {{\n    x + {n}\n}}\n"),
+        );
+    }
+    let mut session = Session::start(&env);
+    session.request(1, "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}));
+    let index = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "index", "arguments": {"full": true}}});
+    let ping = json!({"jsonrpc": "2.0", "id": 3, "method": "ping"});
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2, "reason": "the user moved on"}});
+    // One write: the server has all three before the index can be done.
+    session.send_line(format!("{index}\n{ping}\n{cancel}").as_bytes());
+    assert_eq!(
+        session.receive(),
+        json!({"jsonrpc": "2.0", "id": 3, "result": {}})
+    );
+    // Calls run in order: once the next one is answered, the cancelled one is over.
+    let log = session.call(4, "log", json!({}));
+    assert_eq!(log["isError"], false, "{log}");
+    drop(session);
+    let status = env.run(&["--json", "index", "--check"]).json();
+    assert_eq!(status["indexed_file_count"], json!(null), "{status}");
+}
