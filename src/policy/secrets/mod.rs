@@ -25,6 +25,7 @@
 pub mod gitleaks;
 pub mod rules;
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 use std::ops::Range;
 use std::sync::LazyLock;
@@ -297,28 +298,44 @@ pub fn redact_value(value: &mut Value, found: &mut BTreeMap<&'static str, usize>
 /// Every secret inside `value`, with the path of the string that holds it, in document order.
 pub fn locate_secrets(value: &Value, prefix: &str) -> Vec<Located> {
     let mut found = Vec::new();
-    locate(value, prefix.to_owned(), &mut found);
+    let mut path = Vec::new();
+    if !prefix.is_empty() {
+        path.push(Step::Key(Cow::Borrowed(prefix)));
+    }
+    locate(value, &mut path, &mut found);
     found
 }
 
-fn locate(value: &Value, path: String, found: &mut Vec<Located>) {
-    let join = |key: &str| {
-        if path.is_empty() {
-            key.to_owned()
-        } else {
-            format!("{path}.{key}")
-        }
-    };
+/// One step of a path into a JSON document: spelled out only for a secret found (a scan of
+/// every record visits millions of strings and finds next to nothing).
+enum Step<'v> {
+    Key(Cow<'v, str>),
+    Index(usize),
+}
+
+fn spelled(path: &[Step<'_>]) -> String {
+    let steps: Vec<String> = (path.iter())
+        .map(|step| match step {
+            Step::Key(key) => key.to_string(),
+            Step::Index(index) => index.to_string(),
+        })
+        .collect();
+    steps.join(".")
+}
+
+fn locate<'v>(value: &'v Value, path: &mut Vec<Step<'v>>, found: &mut Vec<Located>) {
     match value {
         Value::String(text) => {
             found.extend(find_secrets(text).into_iter().map(|finding| Located {
-                path: path.clone(),
+                path: spelled(path),
                 kind: finding.kind,
             }))
         }
         Value::Array(items) => {
             for (index, item) in items.iter().enumerate() {
-                locate(item, join(&index.to_string()), found);
+                path.push(Step::Index(index));
+                locate(item, path, found);
+                path.pop();
             }
         }
         Value::Object(fields) => {
@@ -326,17 +343,15 @@ fn locate(value: &Value, path: String, found: &mut Vec<Located>) {
                 // A path names where a secret is, never the secret: a key that holds one is
                 // shown redacted.
                 let mut key_secrets = BTreeMap::new();
-                let shown = redact_text(key, &mut key_secrets).unwrap_or_else(|| key.clone());
-                found.extend(key_secrets.into_iter().flat_map(|(kind, count)| {
-                    std::iter::repeat_n(
-                        Located {
-                            path: join(&shown),
-                            kind,
-                        },
-                        count,
-                    )
-                }));
-                locate(field, join(&shown), found);
+                let shown = redact_text(key, &mut key_secrets)
+                    .map_or(Cow::Borrowed(key.as_str()), Cow::Owned);
+                path.push(Step::Key(shown));
+                for (kind, count) in key_secrets {
+                    let at = spelled(path);
+                    found.extend(std::iter::repeat_n(Located { path: at, kind }, count));
+                }
+                locate(field, path, found);
+                path.pop();
             }
         }
         _ => {}
