@@ -36,6 +36,9 @@ pub struct Tool {
     pub input: Option<&'static str>,
     /// The JSON Schema of the command's `--json` report (also printed by `epiphany schema`).
     pub report: Option<fn() -> Schema>,
+    /// An argument the tool takes when the caller leaves it out, where the command line's
+    /// default would not do for an agent (`show` pages its lists: hosts cap a tool's result).
+    pub default_argument: Option<(&'static str, u64)>,
 }
 
 impl Tool {
@@ -46,6 +49,7 @@ impl Tool {
         idempotent: true,
         input: None,
         report: None,
+        default_argument: None,
     };
     /// A command that writes the store or the cache.
     pub const WRITER: Tool = Tool {
@@ -54,6 +58,7 @@ impl Tool {
         idempotent: false,
         input: None,
         report: None,
+        default_argument: None,
     };
     /// Plumbing for git and agent hosts, not a tool for an agent.
     pub const PLUMBING: Tool = Tool {
@@ -62,6 +67,7 @@ impl Tool {
         idempotent: false,
         input: None,
         report: None,
+        default_argument: None,
     };
 
     /// The same, with the schema of its report.
@@ -73,6 +79,12 @@ impl Tool {
     /// The same, reading `what` on standard input.
     pub const fn input(mut self, what: &'static str) -> Tool {
         self.input = Some(what);
+        self
+    }
+
+    /// The same, taking `value` for the argument `name` when the caller leaves it out.
+    pub const fn default_argument(mut self, name: &'static str, value: u64) -> Tool {
+        self.default_argument = Some((name, value));
         self
     }
 

@@ -122,6 +122,11 @@ fn input_schema(command: &clap::Command, tool: &Tool) -> Value {
         if arg.is_required_set() {
             required.push(json!(id));
         }
+        if let Some((name, value)) = tool.default_argument
+            && name == id
+        {
+            schema["default"] = json!(value);
+        }
         properties.insert(id.to_owned(), schema);
     }
     if let Some(what) = tool.input {
@@ -196,7 +201,7 @@ pub fn prepare(params: &Map<String, Value>) -> Result<Prepared, RpcError> {
             format!("unknown tool `{name}`"),
         ));
     };
-    let arguments = match params.get("arguments") {
+    let mut arguments = match params.get("arguments") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(arguments)) => arguments.clone(),
         Some(other) => {
@@ -209,6 +214,11 @@ pub fn prepare(params: &Map<String, Value>) -> Result<Prepared, RpcError> {
             ));
         }
     };
+    if let Some((name, value)) = tool.default_argument
+        && arguments.get(name).is_none_or(Value::is_null)
+    {
+        arguments.insert(name.to_owned(), json!(value));
+    }
     Ok(Prepared {
         command,
         tool,

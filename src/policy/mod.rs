@@ -13,6 +13,7 @@ pub mod freshness;
 pub mod graph_query;
 pub mod hooks;
 pub mod one_line;
+pub mod page;
 pub mod planning;
 pub mod pressure;
 pub mod projection;

@@ -352,3 +352,51 @@ fn regression_30_ping_answers_while_a_tool_runs_and_cancel_stops_it() {
     let status = env.run(&["--json", "index", "--check"]).json();
     assert_eq!(status["indexed_file_count"], json!(null), "{status}");
 }
+
+/// See: issue 30. `show` of a 400-node state returned 424k characters, past what hosts take
+/// from a tool. Over MCP it pages by 50 unless told otherwise, each page naming where the next
+/// starts; walking the pages with `--limit`/`--offset` gives every node once.
+#[test]
+fn regression_30_show_is_paged_for_hosts_and_the_pages_cover_the_state() {
+    let env = TestEnv::new();
+    let nodes: Vec<Value> = (0..400)
+        .map(|n| {
+            json!({"id": format!("node-{n:03}"), "title": format!("Node {n}"),
+            "purpose": "handles one concern of the system ".repeat(20)})
+        })
+        .collect();
+    env.update(&json!({"graphs": {"architecture": {"nodes": nodes}}}));
+    let whole = env.ok(&["--json", "show"]).stdout;
+    assert!(whole.len() > 250_000, "{}", whole.len());
+    assert!(!whole.contains("\"page\""));
+
+    let mut session = Session::start(&env);
+    session.request(1, "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}));
+    let shown = session.call(2, "show", json!({}));
+    let text = shown["content"][0]["text"].as_str().expect("text");
+    assert!(
+        text.len() < 60_000,
+        "an MCP page is {} characters",
+        text.len()
+    );
+    let page = &shown["structuredContent"]["page"];
+    assert_eq!(page["next_offset"], 50, "{page}");
+    assert_eq!(page["longest_list"], 400, "{page}");
+
+    let mut seen = Vec::new();
+    let mut offset = Some(0);
+    while let Some(at) = offset {
+        let shown = env.json(&["show", "--limit", "150", "--offset", &at.to_string()]);
+        for node in shown["graphs"]["architecture"]["nodes"]
+            .as_array()
+            .expect("nodes")
+        {
+            seen.push(node["id"].as_str().expect("id").to_owned());
+        }
+        offset = shown["page"]["next_offset"].as_u64();
+    }
+    let expected: Vec<String> = (0..400).map(|n| format!("node-{n:03}")).collect();
+    assert_eq!(seen, expected);
+    let refused = env.run(&["show", "--limit", "0"]);
+    assert_eq!(refused.code, 2, "{refused}");
+}
