@@ -836,15 +836,9 @@ fn remote_of(env: &TestEnv) -> TestEnv {
     remote
 }
 
-/// See: issue 30. Through git's own `push` and the installed hook: an uncited edit committed
-/// and pushed at once (the index behind it, being rebuilt) goes through; an edit of a cited
-/// file is refused with the reason; re-checking the node lets the push go; a repository
-/// without a store pushes as if nothing were installed.
-#[test]
-fn regression_30_pre_push_refuses_only_a_stale_map() {
-    let env = TestEnv::new();
+/// Commits `src/lib.rs` and maps it as the node `lib`.
+fn map_a_file(env: &TestEnv) {
     env.write("src/lib.rs", "pub fn cited() {}\n");
-    env.write("README.md", "read me\n");
     env.commit_all("code");
     env.ok(&[
         "node",
@@ -855,6 +849,17 @@ fn regression_30_pre_push_refuses_only_a_stale_map() {
         "--ref",
         "src/lib.rs",
     ]);
+}
+
+/// See: issue 30. Through git's own `push` and the installed hook: an uncited edit committed
+/// and pushed at once (the index behind it, being rebuilt) goes through; an edit of a cited
+/// file is refused with the reason; re-checking the node lets the push go; a repository
+/// without a store pushes as if nothing were installed.
+#[test]
+fn regression_30_pre_push_refuses_only_a_stale_map() {
+    let env = TestEnv::new();
+    env.write("README.md", "read me\n");
+    map_a_file(&env);
     env.ok(&["index"]);
     env.ok(&["hooks", "install", "--git", "--pre-push"]);
     env.commit_all("map");
@@ -1069,17 +1074,7 @@ fn regression_30_the_block_survives_pre_commit_install() {
     }
     let env = TestEnv::new();
     env.write(".pre-commit-config.yaml", "repos: []\n");
-    env.write("src/lib.rs", "pub fn cited() {}\n");
-    env.commit_all("code");
-    env.ok(&[
-        "node",
-        "set",
-        "lib",
-        "--purpose",
-        "the library",
-        "--ref",
-        "src/lib.rs",
-    ]);
+    map_a_file(&env);
     env.ok(&["hooks", "install", "--git", "--pre-push"]);
     pre_commit_install(&env, "pre-push");
     let legacy = || String::from_utf8(env.read(".git/hooks/pre-push.legacy")).expect("utf8");
