@@ -186,8 +186,10 @@ impl<'a> Server<'a> {
     pub fn serve(&mut self, input: impl BufRead + Send, mut output: impl Write) -> Result<()> {
         let ctx = self.ctx;
         let (events, received) = mpsc::channel::<Event>();
-        let (calls, to_run) = mpsc::channel::<Call>();
         std::thread::scope(|scope| {
+            // Made here, so that however the loop ends, the worker's queue closes with it and
+            // the worker stops after the call it runs.
+            let (calls, to_run) = mpsc::channel::<Call>();
             let lines = events.clone();
             scope.spawn(move || read_lines(input, &lines));
             scope.spawn(move || {
@@ -241,7 +243,6 @@ impl<'a> Server<'a> {
                     output.flush()?;
                 }
             }
-            drop(calls);
             Ok(())
         })
     }
