@@ -262,25 +262,22 @@ fn print_fix(ctx: &Ctx, head: &Head, freshness: &Freshness) -> Result<Status> {
         .has_state()
         .then(|| reanchor_patch(&head.state, findings))
         .flatten();
-    let Some(patch) = patch else {
-        if ctx.ui.json() {
-            // A script, or an MCP client, gets a document either way.
-            let report = DraftReport {
-                expected_revision: head.state.revision,
-                patch: Patch::default(),
-            };
-            ctx.ui
-                .emit_text(&(serde_json::to_string(&report)? + "\n"))?;
-        } else {
+    let patch = match patch {
+        Some(patch) => {
+            ctx.ui.status(&format!(
+                "re-anchors {} code reference(s); apply it with `epiphany update`",
+                freshness.references.fixable_count
+            ));
+            patch
+        }
+        // A script, or an MCP client, gets a document either way.
+        None if ctx.ui.json() => Patch::default(),
+        None => {
             ctx.ui
                 .status("nothing to re-anchor mechanically; nothing printed");
+            return Ok(Status::Ok);
         }
-        return Ok(Status::Ok);
     };
-    ctx.ui.status(&format!(
-        "re-anchors {} code reference(s); apply it with `epiphany update`",
-        freshness.references.fixable_count
-    ));
     let report = DraftReport {
         expected_revision: head.state.revision,
         patch,

@@ -173,19 +173,21 @@ fn problem_of(err: &anyhow::Error) -> String {
     problem
 }
 
+/// The map's verdict on a push: it passes without a store.
+fn push_verdict(ctx: &Ctx) -> Result<PushVerdict> {
+    let store = match ctx.store() {
+        Ok(store) => store,
+        Err(err) if classify(&err).kind == ErrorKind::NoStore => return Ok(PushVerdict::Pass),
+        Err(err) => return Err(err),
+    };
+    let head = store.head()?;
+    Ok(observe(ctx, &store, &head, None)?.freshness.push_verdict())
+}
+
 /// `hook pre-push`: exit 1 refuses the push; everything it says goes to stderr, which git
 /// shows the user.
 fn pre_push(ctx: &Ctx, strict: bool) -> Result<Status> {
-    let verdict = (|| -> Result<PushVerdict> {
-        let store = match ctx.store() {
-            Ok(store) => store,
-            Err(err) if classify(&err).kind == ErrorKind::NoStore => return Ok(PushVerdict::Pass),
-            Err(err) => return Err(err),
-        };
-        let head = store.head()?;
-        Ok(observe(ctx, &store, &head, None)?.freshness.push_verdict())
-    })();
-    let why = match verdict {
+    let why = match push_verdict(ctx) {
         Ok(PushVerdict::Pass) => return Ok(Status::Ok),
         Ok(PushVerdict::Stale(note)) => {
             ctx.ui.warn(&format!(

@@ -493,40 +493,77 @@ impl OwnerRef<'_> {
 /// Visits every code reference the state holds, with the record that carries it: graphs (as
 /// in [`graph_code_refs_mut`]), the investigation checkpoint, observations, evidence. A visit,
 /// not a list: a large state has tens of thousands of references.
-pub fn visit_state_code_refs<'a>(
-    state: &'a State,
-    mut visit: impl FnMut(OwnerRef<'a>, &'a CodeRef),
-) {
-    for (kind, graph) in state.graphs.each() {
-        for node in &graph.nodes {
-            for code_ref in &node.code_refs {
-                visit(OwnerRef::Node(kind, node), code_ref);
+pub fn visit_state_code_refs<'a>(state: &'a State, visit: impl FnMut(OwnerRef<'a>, &'a CodeRef)) {
+    let [
+        (architecture, architecture_graph),
+        (dataflow, dataflow_graph),
+    ] = state.graphs.each();
+    RefCarriers {
+        graphs: [
+            (
+                architecture,
+                &architecture_graph.nodes,
+                &architecture_graph.edges,
+            ),
+            (dataflow, &dataflow_graph.nodes, &dataflow_graph.edges),
+        ],
+        links: &state.graphs.links,
+        checkpoint: state.investigation_checkpoint.as_ref(),
+        observations: &state.observations,
+        evidence: &state.recent_evidence,
+    }
+    .visit(visit);
+}
+
+/// The records a walk over code references visits: the whole state's, or the part of them a
+/// projection shows.
+pub struct RefCarriers<'a> {
+    /// Each graph's nodes and edges.
+    pub graphs: [(GraphKind, &'a [GraphNode], &'a [GraphEdge]); 2],
+    /// Links between the graphs.
+    pub links: &'a [GraphLink],
+    /// The investigation checkpoint.
+    pub checkpoint: Option<&'a InvestigationCheckpoint>,
+    /// Observations.
+    pub observations: &'a [Observation],
+    /// Evidence records.
+    pub evidence: &'a [EvidenceRecord],
+}
+
+impl<'a> RefCarriers<'a> {
+    /// Visits every code reference of the records, in this order, with the record carrying it.
+    pub fn visit(self, mut visit: impl FnMut(OwnerRef<'a>, &'a CodeRef)) {
+        for (kind, nodes, edges) in self.graphs {
+            for node in nodes {
+                for code_ref in &node.code_refs {
+                    visit(OwnerRef::Node(kind, node), code_ref);
+                }
+            }
+            for edge in edges {
+                for code_ref in &edge.code_refs {
+                    visit(OwnerRef::Edge(kind, edge), code_ref);
+                }
             }
         }
-        for edge in &graph.edges {
-            for code_ref in &edge.code_refs {
-                visit(OwnerRef::Edge(kind, edge), code_ref);
+        for link in self.links {
+            for code_ref in &link.code_refs {
+                visit(OwnerRef::Link(link), code_ref);
             }
         }
-    }
-    for link in &state.graphs.links {
-        for code_ref in &link.code_refs {
-            visit(OwnerRef::Link(link), code_ref);
+        if let Some(checkpoint) = self.checkpoint {
+            for code_ref in &checkpoint.code_refs {
+                visit(OwnerRef::InvestigationCheckpoint(checkpoint), code_ref);
+            }
         }
-    }
-    if let Some(checkpoint) = &state.investigation_checkpoint {
-        for code_ref in &checkpoint.code_refs {
-            visit(OwnerRef::InvestigationCheckpoint(checkpoint), code_ref);
+        for observation in self.observations {
+            for code_ref in &observation.code_refs {
+                visit(OwnerRef::Observation(observation), code_ref);
+            }
         }
-    }
-    for observation in &state.observations {
-        for code_ref in &observation.code_refs {
-            visit(OwnerRef::Observation(observation), code_ref);
-        }
-    }
-    for record in &state.recent_evidence {
-        for code_ref in &record.code_refs {
-            visit(OwnerRef::Evidence(record), code_ref);
+        for record in self.evidence {
+            for code_ref in &record.code_refs {
+                visit(OwnerRef::Evidence(record), code_ref);
+            }
         }
     }
 }

@@ -13,7 +13,7 @@ use std::collections::HashSet;
 use serde::Serialize;
 
 use crate::policy::code_ref::CitedFile;
-use crate::policy::code_ref::OwnerRef;
+use crate::policy::code_ref::RefCarriers;
 use crate::policy::projection::GraphSlice;
 use crate::policy::projection::StateStatus;
 use crate::policy::projection::not_found;
@@ -22,7 +22,6 @@ use crate::policy::recheck::RefFinding;
 use crate::policy::recheck::RefFindingKind;
 use crate::policy::recheck::recheck_one;
 use crate::policy::text::uniq_append;
-use crate::state::model::CodeRef;
 use crate::state::model::EvidenceRecord;
 use crate::state::model::GraphCheckpoint;
 use crate::state::model::GraphFrontier;
@@ -176,47 +175,27 @@ pub fn context_shard(state: Option<&State>, request: &ContextRequest) -> Context
     }
 }
 
-/// Every code reference the shard shows that can stop holding, with the record carrying it.
-fn visit_refs<'a>(body: &'a ContextBody, mut visit: impl FnMut(OwnerRef<'a>, &'a CodeRef)) {
+/// The shard's records whose code references can stop holding: evidence is what was seen then
+/// and is never marked.
+fn carriers(body: &ContextBody) -> RefCarriers<'_> {
     let graph = &body.graph;
-    for (kind, nodes, edges) in [
-        (
-            GraphKind::Architecture,
-            &graph.architecture_nodes,
-            &graph.architecture_edges,
-        ),
-        (
-            GraphKind::Dataflow,
-            &graph.dataflow_nodes,
-            &graph.dataflow_edges,
-        ),
-    ] {
-        for node in nodes {
-            node.code_refs
-                .iter()
-                .for_each(|code_ref| visit(OwnerRef::Node(kind, node), code_ref));
-        }
-        for edge in edges {
-            edge.code_refs
-                .iter()
-                .for_each(|code_ref| visit(OwnerRef::Edge(kind, edge), code_ref));
-        }
-    }
-    for link in &graph.links {
-        link.code_refs
-            .iter()
-            .for_each(|code_ref| visit(OwnerRef::Link(link), code_ref));
-    }
-    if let Some(checkpoint) = &body.investigation_checkpoint {
-        checkpoint.code_refs.iter().for_each(|code_ref| {
-            visit(OwnerRef::InvestigationCheckpoint(checkpoint), code_ref);
-        });
-    }
-    for observation in &body.observations {
-        observation
-            .code_refs
-            .iter()
-            .for_each(|code_ref| visit(OwnerRef::Observation(observation), code_ref));
+    RefCarriers {
+        graphs: [
+            (
+                GraphKind::Architecture,
+                &graph.architecture_nodes,
+                &graph.architecture_edges,
+            ),
+            (
+                GraphKind::Dataflow,
+                &graph.dataflow_nodes,
+                &graph.dataflow_edges,
+            ),
+        ],
+        links: &graph.links,
+        checkpoint: body.investigation_checkpoint.as_ref(),
+        observations: &body.observations,
+        evidence: &[],
     }
 }
 
@@ -224,7 +203,7 @@ fn visit_refs<'a>(body: &'a ContextBody, mut visit: impl FnMut(OwnerRef<'a>, &'a
 /// reads for [`mark_refs_not_holding`].
 pub fn cited_paths(shard: &ContextShard) -> BTreeMap<String, BTreeSet<String>> {
     let mut wanted: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
-    visit_refs(&shard.context, |_, code_ref| {
+    carriers(&shard.context).visit(|_, code_ref| {
         let symbols = wanted.entry(code_ref.path.clone()).or_default();
         symbols.extend(code_ref.symbol.iter().cloned());
     });
@@ -235,13 +214,13 @@ pub fn cited_paths(shard: &ContextShard) -> BTreeMap<String, BTreeSet<String>> {
 /// reference to a planned file that does not exist yet is a plan, not a broken reference.
 pub fn mark_refs_not_holding(shard: &mut ContextShard, cited: &CitedFiles) {
     let mut findings = Vec::new();
-    visit_refs(&shard.context, |owner, code_ref| {
+    carriers(&shard.context).visit(|owner, code_ref| {
         let file = cited
             .files
             .get(&code_ref.path)
             .unwrap_or(&CitedFile::Missing);
         findings.extend(
-            recheck_one(&owner.to_owner(), code_ref, file, None)
+            recheck_one(owner, code_ref, file, None)
                 .filter(|finding| finding.kind != RefFindingKind::Planned),
         );
     });
@@ -253,6 +232,7 @@ mod tests {
     use super::*;
     use crate::policy::fixtures::edge;
     use crate::policy::fixtures::node;
+    use crate::state::model::CodeRef;
 
     fn state() -> State {
         let mut state = State {

@@ -183,10 +183,7 @@ pub fn recheck_references(
             matches!(target, CitedFile::File { .. } | CitedFile::Directory)
                 .then_some((to.as_str(), target))
         });
-        // Most references hold; the owner is named (copied) only for those that do not.
-        if let Some(verdict) = assess_ref(code_ref, file, renamed) {
-            findings.push(verdict.into_finding(owner.to_owner(), code_ref));
-        }
+        findings.extend(recheck_one(owner, code_ref, file, renamed));
     });
     let blocking_count = findings.iter().filter(|f| f.blocking).count();
     let fixable_count = findings
@@ -237,13 +234,14 @@ impl Verdict {
 }
 
 /// The finding for one reference, if it no longer holds.
+/// The owner is named (copied) only for a reference that does not hold.
 pub fn recheck_one(
-    owner: &RefOwner,
+    owner: OwnerRef<'_>,
     code_ref: &CodeRef,
     file: &CitedFile,
     renamed: Option<(&str, &CitedFile)>,
 ) -> Option<RefFinding> {
-    assess_ref(code_ref, file, renamed).map(|v| v.into_finding(owner.clone(), code_ref))
+    assess_ref(code_ref, file, renamed).map(|v| v.into_finding(owner.to_owner(), code_ref))
 }
 
 fn assess_ref(
@@ -609,12 +607,10 @@ mod tests {
 
     #[test]
     fn lines_past_the_end_are_cut_only_when_a_symbol_vouches() {
-        let owner = RefOwner::Node {
-            graph: GraphKind::Architecture,
-            id: "a".into(),
-        };
+        let node = crate::policy::fixtures::node("a", &[]);
+        let owner = OwnerRef::Node(GraphKind::Architecture, &node);
         let text = file(SOURCE, &["beta"]);
-        let with_symbol = recheck_one(&owner, &located("x", 4, 9, "beta"), &text, None);
+        let with_symbol = recheck_one(owner, &located("x", 4, 9, "beta"), &text, None);
         let with_symbol = with_symbol.expect("finding");
         assert_eq!(with_symbol.kind, RefFindingKind::LinesPastEnd);
         assert_eq!(with_symbol.reanchored.map(|r| r.end_line), Some(Some(4)));
@@ -622,9 +618,9 @@ mod tests {
             symbol: None,
             ..located("x", 2, 9, "")
         };
-        let without = recheck_one(&owner, &bare, &text, None).expect("finding");
+        let without = recheck_one(owner, &bare, &text, None).expect("finding");
         assert!(without.reanchored.is_none());
-        assert!(recheck_one(&owner, &located("x", 3, 4, "beta"), &text, None).is_none());
-        assert!(recheck_one(&owner, &CodeRef::to_path("x"), &text, None).is_none());
+        assert!(recheck_one(owner, &located("x", 3, 4, "beta"), &text, None).is_none());
+        assert!(recheck_one(owner, &CodeRef::to_path("x"), &text, None).is_none());
     }
 }

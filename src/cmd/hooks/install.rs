@@ -14,13 +14,13 @@ use crate::cmd::hooks::Targets;
 use crate::cmd::hooks::backups_dir;
 use crate::cmd::hooks::carry_out;
 use crate::cmd::hooks::git_hooks_dir;
+use crate::cmd::hooks::hook_change;
 use crate::cmd::hooks::hook_script;
 use crate::cmd::hooks::in_work_tree;
 use crate::cmd::hooks::legacy_attribute_lines;
 use crate::cmd::hooks::read_host_file;
 use crate::cmd::hooks::read_optional;
 use crate::cmd::hooks::repository_root;
-use crate::cmd::hooks::runs;
 use crate::cmd::hooks::settings_error;
 use crate::cmd::hooks::textconv_entry;
 use crate::error::Failure;
@@ -242,10 +242,5 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
 
 fn script_change(path: std::path::PathBuf, before: Option<String>, body: &str) -> FileChange {
     let after = with_hook_block(before.as_deref(), body);
-    let runs = runs(&path);
-    let change = FileChange::new(path, before, Some(after));
-    match runs {
-        true => change.executable(),
-        false => change,
-    }
+    hook_change(path, before, Some(after))
 }

@@ -314,9 +314,19 @@ pub fn hook_script(root: &Path, dir: &Path, name: &str) -> Result<PathBuf> {
     })
 }
 
-/// Whether git would run the hook script at `path` once written: a new script is made
-/// executable, an existing one keeps its mode (a hook someone disabled stays disabled).
-pub fn runs(path: &Path) -> bool {
+/// A change of the hook script at `path`: a new script is made executable, an existing one
+/// keeps its mode (a hook someone disabled stays disabled).
+pub fn hook_change(path: PathBuf, before: Option<String>, after: Option<String>) -> FileChange {
+    let runs = runs(&path);
+    let change = FileChange::new(path, before, after);
+    match runs {
+        true => change.executable(),
+        false => change,
+    }
+}
+
+/// Whether git runs the script at `path` (a missing one will be made to).
+fn runs(path: &Path) -> bool {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

@@ -13,11 +13,11 @@ use crate::cmd::hooks::Targets;
 use crate::cmd::hooks::backups_dir;
 use crate::cmd::hooks::carry_out;
 use crate::cmd::hooks::git_hooks_dir;
+use crate::cmd::hooks::hook_change;
 use crate::cmd::hooks::legacy_attribute_lines;
 use crate::cmd::hooks::read_host_file;
 use crate::cmd::hooks::read_optional;
 use crate::cmd::hooks::repository_root;
-use crate::cmd::hooks::runs;
 use crate::cmd::hooks::settings_error;
 use crate::cmd::hooks::textconv_entry;
 use crate::policy::hooks::FileChange;
@@ -54,11 +54,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             for path in [hooks.join(name), hooks.join(format!("{name}.legacy"))] {
                 if let Some(before) = read_optional(&root, &path)? {
                     let after = without_hook_block(&before);
-                    let change = FileChange::new(path.clone(), Some(before), after);
-                    plan.files.push(match runs(&path) {
-                        true => change.executable(),
-                        false => change,
-                    });
+                    plan.files.push(hook_change(path, Some(before), after));
                 }
             }
         }
