@@ -103,19 +103,105 @@ struct Plan<'a> {
     theirs: Vec<&'a [u32]>,
     tails: &'a [&'a Record],
     folded: Vec<Origin>,
+    /// Ours' lists hold only their newest items.
+    cut: bool,
 }
 
 /// The fold of `ours`, `theirs` and `tails` (the records past both snapshots, distinct and
 /// in neither), or `None` when it cannot be had without replaying them. Both sides' ids and
 /// metas move into the result; nothing of theirs is copied.
 pub fn join(ours: Side, theirs: Side, tails: &[&Record]) -> Option<Joined> {
-    if ours.metas.len() != ours.order.len() || theirs.metas.len() != theirs.order.len() {
+    if theirs.metas.len() != theirs.order.len() {
         return None;
     }
     let shared = (ours.order.iter())
         .zip(&theirs.order)
         .take_while(|(a, b)| a == b)
         .count();
+    join_from(shared, ours, Some(theirs), tails, false)
+}
+
+/// Where `tails`, the records past the snapshot `ours` (its records' ids in fold order and
+/// their metas), fork from its history when some do not descend from it (the first read after
+/// git merged a branch this clone holds no snapshot of): the most of ours' first records that
+/// every tail folds after, because it names the last of them (or a record past them, or a
+/// tail that does). `None` when a tail names a record neither holds, starts a history of its
+/// own, or ours holds a tail.
+pub fn fork(order: &[String], metas: &[RecordMeta<u32>], tails: &[&Record]) -> Option<usize> {
+    let tail_ids: HashSet<&str> = tails.iter().map(|record| record.id.as_str()).collect();
+    let mut positions: HashMap<&str, usize> = (tails.iter())
+        .flat_map(|record| record.parents.iter().map(String::as_str))
+        .filter(|id| !tail_ids.contains(id))
+        .map(|id| (id, usize::MAX))
+        .collect();
+    for (at, id) in order.iter().enumerate() {
+        if tail_ids.contains(id.as_str()) {
+            return None;
+        }
+        if let Some(position) = positions.get_mut(id.as_str()) {
+            *position = at;
+        }
+    }
+    if metas.len() != order.len() || positions.values().any(|at| *at == usize::MAX) {
+        return None;
+    }
+    // A tail whose parents are all ours' folds after its newest parent at the earliest.
+    (tails.iter())
+        .filter(|record| {
+            record
+                .parents
+                .iter()
+                .all(|p| !tail_ids.contains(p.as_str()))
+        })
+        .map(|record| {
+            (record.parents.iter())
+                .map(|parent| positions[parent.as_str()] + 1)
+                .max()
+        })
+        .min()?
+}
+
+/// Whether a side's whole lists hold any of some observation ids (first) or evidence ids.
+pub type HoldsAny<'a> = dyn Fn(&[&str], &[&str]) -> bool + 'a;
+
+/// The fold of `ours` and `tails`, records past ours that fork from its history after its
+/// first `shared` records ([`fork`]): the join of ours with a branch of which only records
+/// past any snapshot exist. With `cut`, ours' observation and evidence lists hold only their
+/// newest items, and `cut` tells whether the whole lists hold any of some observation or
+/// evidence ids; the result's lists are then as long as ours' loaded items make certain.
+pub fn graft(
+    ours: Side,
+    shared: usize,
+    tails: &[&Record],
+    cut: Option<&HoldsAny<'_>>,
+) -> Option<Joined> {
+    if let Some(holds_any) = cut {
+        let patches = tails.iter().filter_map(|record| record.patch.as_ref());
+        let observations: Vec<&str> = (patches.clone())
+            .flat_map(|patch| patch.observations.iter().map(|o| o.id.as_str()))
+            .collect();
+        let evidence: Vec<&str> = patches
+            .flat_map(|patch| patch.evidence.iter().map(|e| e.id.as_str()))
+            .collect();
+        if holds_any(&observations, &evidence) {
+            return None;
+        }
+    }
+    join_from(shared, ours, None, tails, cut.is_some())
+}
+
+/// The join of the records past the first `shared` of `ours` with `theirs`'s (none when there
+/// is no other snapshot) and `tails`; `cut` when ours' lists hold only their newest items.
+fn join_from(
+    shared: usize,
+    ours: Side,
+    theirs: Option<Side>,
+    tails: &[&Record],
+    cut: bool,
+) -> Option<Joined> {
+    if ours.metas.len() != ours.order.len() || shared > ours.order.len() {
+        return None;
+    }
     let mut tail_counts = (tails.iter())
         .map(|record| appended_counts(record))
         .collect::<Option<Vec<Vec<u32>>>>()?;
@@ -123,42 +209,49 @@ pub fn join(ours: Side, theirs: Side, tails: &[&Record]) -> Option<Joined> {
         origins,
         tips,
         mut tail_parents,
-    } = place(shared, &ours, &theirs, tails)?;
+    } = place(shared, &ours, theirs.as_ref(), tails)?;
     let Side {
         folded: mut joined,
         order: mut ours_order,
         metas: mut ours_metas,
     } = ours;
-    let Side {
-        folded: mut theirs,
-        order: mut theirs_order,
-        metas: mut theirs_metas,
-    } = theirs;
+    let (mut theirs, mut theirs_order, mut theirs_metas) = match theirs {
+        Some(side) => (Some(side.folded), side.order, side.metas),
+        None => (None, Vec::new(), Vec::new()),
+    };
+    fn appended(metas: &[RecordMeta<u32>], shared: usize) -> Vec<&[u32]> {
+        (metas.get(shared..).unwrap_or_default().iter())
+            .map(|meta| meta.appended.as_deref().unwrap_or_default())
+            .collect()
+    }
     let plan = Plan {
-        ours: (ours_metas[shared..].iter())
-            .map(|meta| meta.appended.as_deref().unwrap_or_default())
-            .collect(),
-        theirs: (theirs_metas[shared..].iter())
-            .map(|meta| meta.appended.as_deref().unwrap_or_default())
-            .collect(),
+        ours: appended(&ours_metas, shared),
+        theirs: appended(&theirs_metas, shared),
         tails,
         folded: origins,
+        cut,
     };
-    let theirs_state = &mut theirs.state;
-    if joined.state.conflicts != theirs_state.conflicts
-        || (joined.state.conflicts.iter()).any(|conflict| is_append_key(&conflict.key))
+    if (joined.state.conflicts.iter()).any(|conflict| is_append_key(&conflict.key))
+        || theirs
+            .as_ref()
+            .is_some_and(|theirs| theirs.state.conflicts != joined.state.conflicts)
     {
         return None;
     }
-    join_lists(&mut joined.state, theirs_state, &plan)?;
+    join_lists(
+        &mut joined.state,
+        theirs.as_mut().map(|theirs| &mut theirs.state),
+        &plan,
+    )?;
     let origins = plan.folded;
     match origins.last()? {
         Origin::Ours(_) => {}
         Origin::Theirs(_) => {
+            let theirs = theirs.as_ref()?;
             joined
                 .state
                 .last_updated_turn_id
-                .clone_from(&theirs_state.last_updated_turn_id);
+                .clone_from(&theirs.state.last_updated_turn_id);
             joined.last_git_head.clone_from(&theirs.last_git_head);
         }
         Origin::Tail(n) => {
@@ -244,22 +337,28 @@ struct Placement {
 }
 
 /// The fold order of the records past the `shared` history, or `None` when the sides share
-/// nothing past it to join (one side holds all, or a record on both), a side's record did
-/// more than append, or the order would not keep each side's own.
-fn place(shared: usize, ours: &Side, theirs: &Side, tails: &[&Record]) -> Option<Placement> {
-    let (ours_past, theirs_past) = (&ours.order[shared..], &theirs.order[shared..]);
+/// nothing past it to join (a side holds all, or a record on both), a side's record did more
+/// than append, a record past both could fold among the shared ones, or the order would not
+/// keep each side's own. Without `theirs`, the tails are the other branch.
+fn place(
+    shared: usize,
+    ours: &Side,
+    theirs: Option<&Side>,
+    tails: &[&Record],
+) -> Option<Placement> {
+    let ours_past = &ours.order[shared..];
+    let theirs_past = theirs.map_or(&[][..], |theirs| {
+        theirs.order.get(shared..).unwrap_or_default()
+    });
     let theirs_ids: HashSet<&str> = theirs_past.iter().map(String::as_str).collect();
-    if ours_past.is_empty()
-        || theirs_past.is_empty()
+    if theirs.is_some() && (ours_past.is_empty() || theirs_past.is_empty())
         || ours_past.iter().any(|id| theirs_ids.contains(id.as_str()))
     {
         return None;
     }
     let mut pending = Vec::with_capacity(ours_past.len() + theirs_past.len() + tails.len());
-    for (side, from) in [
-        (ours, Origin::Ours as fn(usize) -> Origin),
-        (theirs, Origin::Theirs),
-    ] {
+    let sides = [Some(ours), theirs].into_iter().flatten();
+    for (side, from) in sides.zip([Origin::Ours as fn(usize) -> Origin, Origin::Theirs]) {
         for (n, (id, meta)) in (side.order[shared..].iter())
             .zip(&side.metas[shared..])
             .enumerate()
@@ -288,12 +387,26 @@ fn place(shared: usize, ours: &Side, theirs: &Side, tails: &[&Record]) -> Option
             from: Origin::Tail(n),
         });
     }
-    // A record past both snapshots whose parents are all shared could fold among the shared
-    // records, which neither snapshot's order says anything about.
+    // A record past both snapshots folds after every shared record when it names one past
+    // them, or the last shared one and that one descends from all the others; otherwise it
+    // could fold among them, which neither snapshot's order says anything about.
     let past: HashSet<&str> = pending.iter().map(|p| p.id).collect();
+    let fork_tip = (shared.checked_sub(1))
+        .map(|last| (last, ours.order[last].as_str()))
+        .filter(|_| {
+            tails
+                .iter()
+                .any(|record| record.parents.iter().all(|p| !past.contains(p.as_str())))
+        });
+    let fork_tip = fork_tip
+        .filter(|(last, _)| descends_from_all_before(&ours.metas, *last))
+        .map(|(_, id)| id);
     let tails_placed = (pending.iter())
         .filter(|p| matches!(p.from, Origin::Tail(_)))
-        .all(|p| p.parents().any(|id| past.contains(id)));
+        .all(|p| {
+            p.parents()
+                .any(|id| past.contains(id) || Some(id) == fork_tip)
+        });
     if !tails_placed || past.len() != pending.len() {
         return None;
     }
@@ -304,7 +417,7 @@ fn place(shared: usize, ours: &Side, theirs: &Side, tails: &[&Record]) -> Option
     }
     let named: HashSet<&str> = pending.iter().flat_map(|p| p.parents()).collect();
     let tips = (ours.folded.tips.iter())
-        .chain(&theirs.folded.tips)
+        .chain(theirs.into_iter().flat_map(|theirs| &theirs.folded.tips))
         .map(String::as_str)
         .chain(tails.iter().map(|t| t.id.as_str()))
         .filter(|id| !named.contains(id))
@@ -319,6 +432,7 @@ fn place(shared: usize, ours: &Side, theirs: &Side, tails: &[&Record]) -> Option
             (record.parents.iter())
                 .filter_map(|id| {
                     (position.get(id.as_str()).copied())
+                        .or_else(|| (Some(id.as_str()) == fork_tip).then(|| shared as u32 - 1))
                         .or_else(|| (shared_ids.iter().position(|s| s == id)).map(|at| at as u32))
                 })
                 .collect()
@@ -329,6 +443,25 @@ fn place(shared: usize, ours: &Side, theirs: &Side, tails: &[&Record]) -> Option
         tips,
         tail_parents,
     })
+}
+
+/// Whether every record before position `at` of a fold order is an ancestor of the record at
+/// `at` (`metas` name parents by position, always earlier ones).
+fn descends_from_all_before(metas: &[RecordMeta<u32>], at: usize) -> bool {
+    let mut seen = vec![false; at + 1];
+    seen[at] = true;
+    let (mut stack, mut count) = (vec![at], 1);
+    while let Some(record) = stack.pop() {
+        for parent in &metas[record].parents {
+            let parent = *parent as usize;
+            if parent < record && !seen[parent] {
+                seen[parent] = true;
+                count += 1;
+                stack.push(parent);
+            }
+        }
+    }
+    count == at + 1
 }
 
 /// Whether `pending`, in fold order, keeps each side's records in that side's order, as it
@@ -354,7 +487,7 @@ fn keeps_sides_order(pending: &[Pending]) -> bool {
 /// side's items in the order they lie.
 fn join_list<'a, T: Clone + Keyed + 'a>(
     ours: Vec<T>,
-    theirs: Vec<T>,
+    theirs: Option<Vec<T>>,
     plan: &Plan<'_>,
     list: usize,
     tail_items: impl Fn(usize) -> &'a [T],
@@ -362,17 +495,28 @@ fn join_list<'a, T: Clone + Keyed + 'a>(
     let count = |counts: &[u32]| counts.get(list).map(|n| *n as usize);
     let placed = |counts: &[&[u32]]| counts.iter().map(|c| count(c)).sum::<Option<usize>>();
     let (ours_placed, theirs_placed) = (placed(&plan.ours)?, placed(&plan.theirs)?);
-    if ours_placed > ours.len()
-        || theirs_placed > theirs.len()
-        || ours.len() - ours_placed != theirs.len() - theirs_placed
+    // Both sides hold the same shared items; without theirs, ours may hold only the newest.
+    let shared_fits = |theirs: &Vec<T>| {
+        theirs_placed <= theirs.len() && ours.len() - ours_placed == theirs.len() - theirs_placed
+    };
+    if ours_placed > ours.len() && !plan.cut
+        || theirs.as_ref().is_some_and(|theirs| !shared_fits(theirs))
     {
         return None;
     }
+    let theirs = theirs.unwrap_or_default();
     let mut joined = Vec::with_capacity(ours.len() + theirs_placed);
     let (mut ours, mut theirs) = (ours.into_iter(), theirs.into_iter());
     for from in plan.folded.iter().rev() {
         match *from {
-            Origin::Ours(n) => joined.extend(ours.by_ref().take(count(plan.ours[n])?)),
+            Origin::Ours(n) => {
+                let (wanted, before) = (count(plan.ours[n])?, joined.len());
+                joined.extend(ours.by_ref().take(wanted));
+                // Ours' cut list ends here: what the join would place next is not known.
+                if joined.len() - before < wanted {
+                    break;
+                }
+            }
             Origin::Theirs(n) => joined.extend(theirs.by_ref().take(count(plan.theirs[n])?)),
             Origin::Tail(n) => joined.extend_from_slice(tail_items(n)),
         }
@@ -394,7 +538,7 @@ fn join_list<'a, T: Clone + Keyed + 'a>(
 macro_rules! join_append_lists {
     (@one append $state:ident $theirs:ident $plan:ident $list:ident $name:ident $slot:ident) => {
         let ours = std::mem::take(&mut $state.$slot);
-        let theirs = std::mem::take(&mut $theirs.$slot);
+        let theirs = $theirs.as_mut().map(|theirs| std::mem::take(&mut theirs.$slot));
         $state.$slot = join_list(ours, theirs, $plan, $list, |n| {
             $plan.tails[n].patch.as_ref().map_or(&[][..], |patch| &patch.$name[..])
         })?;
@@ -408,7 +552,11 @@ macro_rules! join_append_lists {
         /// Joins each append list of `state` (ours) with `theirs`'s (taken), as `plan` places
         /// them.
         #[allow(unused_assignments)]
-        fn join_lists(state: &mut State, theirs: &mut State, plan: &Plan<'_>) -> Option<()> {
+        fn join_lists(
+            state: &mut State,
+            mut theirs: Option<&mut State>,
+            plan: &Plan<'_>,
+        ) -> Option<()> {
             let mut list = 0;
             $(join_append_lists!(@one $kind state theirs plan list $name $slot);)*
             Some(())
@@ -508,8 +656,22 @@ mod tests {
     }
 
     fn assert_same(joined: &Joined, all: &[Record]) {
+        assert_same_newest(joined, all, false);
+    }
+
+    /// With `cut`, the joined lists may hold only the replay's newest items.
+    fn assert_same_newest(joined: &Joined, all: &[Record], cut: bool) {
         let ordered = topological(all.to_vec());
-        let replayed = fold_all(&ordered, true);
+        let mut replayed = fold_all(&ordered, true);
+        if cut {
+            let state = &mut replayed.state;
+            state
+                .observations
+                .truncate(joined.folded.state.observations.len());
+            state
+                .recent_evidence
+                .truncate(joined.folded.state.recent_evidence.len());
+        }
         let order: Vec<String> = ordered.iter().map(|r| r.id.clone()).collect();
         assert_eq!(joined.order, order);
         assert_eq!(joined.folded.state, replayed.state);
@@ -596,5 +758,88 @@ mod tests {
             .cloned()
             .collect();
         assert_same(&joined, &all);
+    }
+
+    /// A branch that forks from ours' history, of which only records exist (no snapshot),
+    /// grafted onto ours' snapshot with ours' own records past it equals the replay of every
+    /// record, whichever record it forks from; so does a graft onto lists holding only their
+    /// newest items, up to those.
+    #[test]
+    fn grafting_a_branch_onto_a_snapshot_equals_the_replay() {
+        for seed in 1..=300u64 {
+            let mut rng = Rng(seed * 0x2545_F491);
+            let shared = shared_history(&mut rng);
+            let tip = shared.last().expect("shared");
+            // The branch forks from the tip or from the record before it.
+            let fork_from = &shared[shared.len() - 1 - rng.below(2) as usize];
+            let (a_len, b_len) = (1 + rng.below(6) as usize, 1 + rng.below(6) as usize);
+            let ours_branch = branch(&mut rng, "a", tip, a_len);
+            let theirs_branch = branch(&mut rng, "b", fork_from, b_len);
+            let held = rng.below(a_len as u64 + 1) as usize;
+            let ours: Vec<Record> = shared.iter().chain(&ours_branch[..held]).cloned().collect();
+            let on_both = (rng.below(2) == 0).then(|| {
+                let tips = [ours_branch.last(), theirs_branch.last()].map(|r| r.expect("tip"));
+                appending(&mut rng, "merged", &tips, 1)
+            });
+            let tails: Vec<&Record> = (ours_branch[held..].iter())
+                .chain(&theirs_branch)
+                .chain(&on_both)
+                .collect();
+            let mut side = side(&ours);
+            let all_ids = crate::state::snapshot::StoredIds::of(&side.folded.state).owned();
+            let holds_any = |o: &[&str], e: &[&str]| all_ids.holds_any(o, e);
+            let cut = rng.below(2) == 0;
+            let loaded = match cut {
+                true => rng.below(2 * held as u64 + 4) as usize,
+                false => usize::MAX,
+            };
+            side.folded.state.observations.truncate(loaded);
+            side.folded.state.recent_evidence.truncate(loaded);
+            let loaded = side.folded.state.observations.len();
+            let shared_len = fork(&side.order, &side.metas, &tails)
+                .unwrap_or_else(|| panic!("seed {seed}: the branch forks from ours"));
+            let joined = graft(side, shared_len, &tails, cut.then_some(&holds_any))
+                .unwrap_or_else(|| panic!("seed {seed}: appends must graft"));
+            let all: Vec<Record> = (shared.iter())
+                .chain(&ours_branch)
+                .chain(&theirs_branch)
+                .chain(&on_both)
+                .cloned()
+                .collect();
+            // A cut join holds at least as many items as ours' loaded list.
+            assert!(
+                joined.folded.state.observations.len() >= loaded,
+                "seed {seed}"
+            );
+            assert_same_newest(&joined, &all, cut);
+        }
+    }
+
+    /// A branch naming a record ours lacks, or appending an id ours holds (among the items
+    /// its cut lists left out too), is left to the replay.
+    #[test]
+    fn a_graft_that_cannot_be_placed_is_left_to_the_replay() {
+        let mut rng = Rng(11);
+        let shared = shared_history(&mut rng);
+        let tip = shared.last().expect("shared");
+        let ours_branch = branch(&mut rng, "a", tip, 2);
+        let ours: Vec<Record> = shared.iter().chain(&ours_branch).cloned().collect();
+        let side_of = || side(&ours);
+        let stranger = record(9, &[], json!({"objective": "elsewhere"}));
+        let orphan = appending(&mut rng, "b", &[&stranger], 1);
+        assert_eq!(fork(&side_of().order, &side_of().metas, &[&orphan]), None);
+        // `shared_history` appended `shared-0` and `shared-1`: a branch appends one again.
+        let repeat = appending(&mut rng, "shared", &[&shared[1]], 1);
+        let at = fork(&side_of().order, &side_of().metas, &[&repeat]).expect("forks");
+        assert_eq!(at, 2);
+        let all_ids = crate::state::snapshot::StoredIds::of(&side_of().folded.state).owned();
+        let holds_any = |o: &[&str], e: &[&str]| all_ids.holds_any(o, e);
+        assert!(graft(side_of(), at, &[&repeat], Some(&holds_any)).is_none());
+        // With the lists whole the join itself sees the repeat.
+        assert!(graft(side_of(), at, &[&repeat], None).is_none());
+        // A branch that rewrote the objective is not appends.
+        let objective = record(4, &[tip], json!({"objective": "theirs"}));
+        let at = fork(&side_of().order, &side_of().metas, &[&objective]).expect("forks");
+        assert!(graft(side_of(), at, &[&objective], None).is_none());
     }
 }

@@ -170,6 +170,16 @@ pub struct StoredIds<S = String> {
     pub evidence: Vec<S>,
 }
 
+impl<S: AsRef<str>> StoredIds<S> {
+    /// Whether any of `observations` is an observation id, or of `evidence` an evidence id.
+    pub fn holds_any(&self, observations: &[&str], evidence: &[&str]) -> bool {
+        let held =
+            |ids: &[S], id: &&str| ids.binary_search_by(|held| held.as_ref().cmp(id)).is_ok();
+        (observations.iter()).any(|id| held(&self.observations, id))
+            || (evidence.iter()).any(|id| held(&self.evidence, id))
+    }
+}
+
 impl<'a> StoredIds<&'a str> {
     /// The ids of `state`'s lists, sorted.
     pub fn of(state: &'a State) -> StoredIds<&'a str> {
@@ -640,6 +650,21 @@ impl SnapshotFile {
     /// The ids of every observation and evidence record, as the `ids` section keeps them.
     pub fn stored_ids(&self) -> Result<StoredIds> {
         self.value(names::IDS)
+    }
+
+    /// Whether the snapshot holds any of `observations` among its observation ids or of
+    /// `evidence` among its evidence ids, told from the `ids` section without copying an id.
+    pub fn holds_any(&self, observations: &[&str], evidence: &[&str]) -> Result<bool> {
+        if observations.is_empty() && evidence.is_empty() {
+            return Ok(false);
+        }
+        let section = self.section(names::IDS)?;
+        let block = (section.blocks.first())
+            .ok_or_else(|| anyhow::anyhow!("the `ids` section is empty"))?;
+        let bytes = self.block(block)?;
+        let ids: StoredIds<&str> = rmp_serde::from_slice(&bytes)
+            .map_err(|err| anyhow::anyhow!("the `ids` section does not decode: {err}"))?;
+        Ok(ids.holds_any(observations, evidence))
     }
 
     /// How many observations and evidence records the snapshot holds.

@@ -803,11 +803,15 @@ impl Store {
                 {
                     return Ok(head);
                 }
-                // The newest snapshot cannot serve: the other branch's may be further down.
-                if at == 0
-                    && let Some(head) = join(&mut segments, candidates.len())?
-                {
-                    return Ok(head);
+                // The newest snapshot cannot serve: the records past it may be a branch git
+                // merged in, or the other branch's snapshot may be further down.
+                if at == 0 && within.is_none() {
+                    if let Some(head) = self.head_from_graft(&mut segments, candidate, parts)? {
+                        return Ok(head);
+                    }
+                    if let Some(head) = join(&mut segments, candidates.len())? {
+                        return Ok(head);
+                    }
                 }
             }
         }
@@ -1285,6 +1289,109 @@ impl Store {
         };
         let remember = remember == Remember::Fold;
         Ok(Some(self.whole_head(joined.folded, read, parts, remember)))
+    }
+
+    /// The head read from the snapshot at `path` and the records past it that fork from its
+    /// history instead of descending from it: a branch git merged in, of which this clone has
+    /// no snapshot. `state::merge::graft` places the branch's records among the snapshot's
+    /// own, so the read costs what the merge brought in, and as for any read from a snapshot
+    /// only the newest list items are decoded. `None` when they cannot be placed that way
+    /// (anything but appends past the fork) or the snapshot cannot serve these segments.
+    fn head_from_graft(
+        &self,
+        segments: &mut Segments,
+        path: &Path,
+        parts: Parts,
+    ) -> Result<Option<Head>> {
+        let Ok(ours) = SnapshotFile::open(path) else {
+            return Ok(None);
+        };
+        let marks = &ours.header.marks;
+        for mark in marks {
+            if !segments.mark_holds(mark)? {
+                return Ok(None);
+            }
+        }
+        let start = |name: &str| {
+            (marks.iter())
+                .find(|mark| mark.segment == name)
+                .map_or(0, |mark| mark.end)
+        };
+        for (name, len) in &segments.lengths().clone() {
+            if *len > start(name) && !segments.parse_from(name, start(name))? {
+                // A damaged line: the replay names it.
+                return Ok(None);
+            }
+        }
+        let (tails, tail_bytes) = segments.records_past(start);
+        let (Ok(order), Ok(Some(metas))) = (ours.order(), ours.metas()) else {
+            return Ok(None);
+        };
+        let Some(shared) = merge::fork(&order, &metas, &tails) else {
+            return Ok(None);
+        };
+        let cut = parts.lists.is_some();
+        let (Ok(loaded), Ok((observations, evidence))) = (ours.load(parts), ours.list_counts())
+        else {
+            return Ok(None);
+        };
+        let known = loaded.ids;
+        // A tail appending an id ours holds folds as a repeat: left to the replay.
+        let holds_any = |observations: &[&str], evidence: &[&str]| match &known {
+            Some(known) => known.holds_any(observations, evidence),
+            None => (ours.holds_any(observations, evidence)).unwrap_or(true),
+        };
+        let side = merge::Side {
+            folded: Folded {
+                state: loaded.state,
+                anchors: loaded.anchors,
+                writers: loaded.writers,
+                tips: loaded.tips,
+                last_git_head: loaded.last_git_head,
+                metas: Vec::new(),
+            },
+            order,
+            metas,
+        };
+        let cut_lists = cut.then_some(&holds_any as &merge::HoldsAny);
+        let Some(joined) = merge::graft(side, shared, &tails, cut_lists) else {
+            return Ok(None);
+        };
+        let read = HeadRead {
+            base: None,
+            tail_ids: joined.order,
+            tail_metas: TailMetas::Placed(joined.metas),
+            tail_bytes,
+            segments: segments.ends(marks)?,
+            legacy: false,
+        };
+        if !cut {
+            return Ok(Some(self.whole_head(joined.folded, read, parts, false)));
+        }
+        // The join refused repeated ids: the tails' items are new.
+        let patches = || tails.iter().filter_map(|record| record.patch.as_ref());
+        let added_observations: HashSet<String> = patches()
+            .flat_map(|patch| patch.observations.iter().map(|o| o.id.clone()))
+            .collect();
+        let added_evidence: HashSet<String> = patches()
+            .flat_map(|patch| patch.evidence.iter().map(|e| e.id.clone()))
+            .collect();
+        let totals = ListTotals {
+            observations: observations as usize + added_observations.len(),
+            evidence: evidence as usize + added_evidence.len(),
+        };
+        let ids = known.map(|stored| KnownIds {
+            stored,
+            observations: added_observations,
+            evidence: added_evidence,
+        });
+        Ok(Some(Head::folded(
+            joined.folded,
+            parts.lists,
+            ids,
+            totals,
+            read,
+        )))
     }
 
     /// Every record of the store in fold order, read from every segment.

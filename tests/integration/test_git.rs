@@ -484,6 +484,63 @@ fn a_merge_of_appends_is_read_from_both_branches_snapshots() {
     );
 }
 
+/// After git merges a branch from another clone, of which this clone cached no fold, the
+/// first read starts from its own newest fold and places the branch's records among its own
+/// (both sides only appended) instead of replaying the history from before the fork: a line
+/// that fold covers is not read again (an edit of it goes unseen until `verify`), and what
+/// every read prints, whole or only the newest items, is the replay's.
+#[test]
+fn a_merge_of_a_branch_without_a_cached_fold_is_placed_onto_the_newest_fold() {
+    let env = repository();
+    let theirs = env.sibling("theirs");
+    let theirs_path = theirs.root().display().to_string();
+    env.git(&["clone", "-q", "--no-local", ".", &theirs_path]);
+    for id in ["t1", "t2", "t3"] {
+        observe(&theirs, id);
+    }
+    // Two records in one segment: the first is covered by the mark on the second.
+    env.update(&observation_patch("m1"));
+    for id in ["m2", "m3", "m4"] {
+        observe(&env, id);
+    }
+    env.git(&["fetch", "-q", &theirs_path, "main:theirs"]);
+    git_clean(&env, &["merge", "--no-edit", "theirs"]);
+    let ours = env
+        .rollout_segments()
+        .into_iter()
+        .find(|path| std::fs::read_to_string(path).is_ok_and(|text| text.contains("obs-m1")))
+        .expect("our branch's segment");
+    let text = std::fs::read_to_string(&ours).expect("read");
+    std::fs::write(
+        &ours,
+        text.replacen(r#""summary":"m1""#, r#""summary":"M1""#, 1),
+    )
+    .expect("edit a line our newest fold covers");
+    let shown = env.json(&["show"]);
+    let summaries: Vec<&str> = (shown["observations"]
+        .as_array()
+        .expect("observations")
+        .iter())
+    .map(|o| o["summary"].as_str().expect("summary"))
+    .collect();
+    assert!(
+        summaries.contains(&"m1"),
+        "read from the fold: {summaries:?}"
+    );
+    assert_eq!(summaries.len(), 7, "{summaries:?}");
+    let verify = env.json_allowing(&["verify"], 1);
+    assert!(
+        verify["problems"].to_string().contains("edited"),
+        "{verify}"
+    );
+    std::fs::write(&ours, text).expect("undo the edit");
+    let views = |env: &TestEnv| ["show", "scene", "prompt", "log"].map(|view| env.json(&[view]));
+    let placed = views(&env);
+    std::fs::remove_dir_all(env.root().join(".epiphany/cache/snapshots")).expect("drop the folds");
+    assert_eq!(placed, views(&env), "the placed head is the replay's");
+    assert_whole(&env, &["m1", "m2", "m3", "m4", "t1", "t2", "t3"]);
+}
+
 /// The cached folds of all `records` records.
 fn folds_of(env: &TestEnv, records: u64) -> Vec<String> {
     let mut names = snapshot_names(&env.root().join(".epiphany/cache/snapshots"));
