@@ -332,6 +332,15 @@ impl Head {
     }
 }
 
+/// What a snapshot can do for the records past its marks.
+enum Past {
+    /// Every one descends from it: they fold on top of it.
+    Descends(SnapshotFile, PastSnapshot),
+    /// Some fork from its history instead (a branch git merged in): they can only be placed
+    /// among its records ([`Store::head_from_graft`]).
+    Forks(SnapshotFile),
+}
+
 /// The records past a snapshot's marks.
 struct PastSnapshot {
     /// In fold order.
@@ -803,15 +812,11 @@ impl Store {
                 {
                     return Ok(head);
                 }
-                // The newest snapshot cannot serve: the records past it may be a branch git
-                // merged in, or the other branch's snapshot may be further down.
-                if at == 0 && within.is_none() {
-                    if let Some(head) = self.head_from_graft(&mut segments, candidate, parts)? {
-                        return Ok(head);
-                    }
-                    if let Some(head) = join(&mut segments, candidates.len())? {
-                        return Ok(head);
-                    }
+                // The newest snapshot cannot serve: the other branch's may be further down.
+                if at == 0
+                    && let Some(head) = join(&mut segments, candidates.len())?
+                {
+                    return Ok(head);
                 }
             }
         }
@@ -926,14 +931,14 @@ impl Store {
         Ok(name)
     }
 
-    /// One snapshot and the records past its marks in fold order, or `None` when the snapshot
-    /// cannot serve these segments (damaged, records gone, or concurrent with records past it).
+    /// One snapshot and what it can do for the records past its marks, or `None` when it
+    /// cannot serve these segments (damaged, or records it holds are gone).
     fn past_snapshot(
         &self,
         segments: &mut Segments,
         path: &Path,
         within: Option<&[String]>,
-    ) -> Result<Option<(SnapshotFile, PastSnapshot)>> {
+    ) -> Result<Option<Past>> {
         let snapshot = match SnapshotFile::open(path) {
             Ok(snapshot) => snapshot,
             Err(err) if is_not_found(&err) => return Err(err),
@@ -991,11 +996,14 @@ impl Store {
             let inside = record.parents.iter().any(|p| in_tail.contains(p.as_str()));
             inside || tips.iter().all(|tip| record.parents.contains(tip))
         });
-        if !usable || tail.iter().any(|r| tips.contains(&r.id)) {
+        if tail.iter().any(|r| tips.contains(&r.id)) {
             return Ok(None);
         }
+        if !usable {
+            return Ok(Some(Past::Forks(snapshot)));
+        }
         let records = topological(tail.into_iter().cloned().collect());
-        Ok(Some((
+        Ok(Some(Past::Descends(
             snapshot,
             PastSnapshot {
                 records,
@@ -1080,8 +1088,12 @@ impl Store {
             ids: want_ids,
             ..
         } = parts;
-        let Some((snapshot, past)) = self.past_snapshot(segments, path, within)? else {
-            return Ok(None);
+        let (snapshot, past) = match self.past_snapshot(segments, path, within)? {
+            Some(Past::Descends(snapshot, past)) => (snapshot, past),
+            Some(Past::Forks(snapshot)) if within.is_none() => {
+                return self.head_from_graft(segments, snapshot, parts);
+            }
+            _ => return Ok(None),
         };
         let PastSnapshot {
             records: ordered,
@@ -1291,38 +1303,25 @@ impl Store {
         Ok(Some(self.whole_head(joined.folded, read, parts, remember)))
     }
 
-    /// The head read from the snapshot at `path` and the records past it that fork from its
-    /// history instead of descending from it: a branch git merged in, of which this clone has
-    /// no snapshot. `state::merge::graft` places the branch's records among the snapshot's
-    /// own, so the read costs what the merge brought in, and as for any read from a snapshot
-    /// only the newest list items are decoded. `None` when they cannot be placed that way
-    /// (anything but appends past the fork) or the snapshot cannot serve these segments.
+    /// The head read from the snapshot `ours` (its marks checked and the lines past them
+    /// parsed) and the records past it, some of which fork from its history instead of
+    /// descending from it: a branch git merged in, of which this clone has no snapshot.
+    /// `state::merge::graft` places the branch's records among the snapshot's own, so the
+    /// read costs what the merge brought in, and as for any read from a snapshot only the
+    /// newest list items are decoded. `None` when they cannot be placed that way (anything but
+    /// appends past the fork).
     fn head_from_graft(
         &self,
         segments: &mut Segments,
-        path: &Path,
+        ours: SnapshotFile,
         parts: Parts,
     ) -> Result<Option<Head>> {
-        let Ok(ours) = SnapshotFile::open(path) else {
-            return Ok(None);
-        };
         let marks = &ours.header.marks;
-        for mark in marks {
-            if !segments.mark_holds(mark)? {
-                return Ok(None);
-            }
-        }
         let start = |name: &str| {
             (marks.iter())
                 .find(|mark| mark.segment == name)
                 .map_or(0, |mark| mark.end)
         };
-        for (name, len) in &segments.lengths().clone() {
-            if *len > start(name) && !segments.parse_from(name, start(name))? {
-                // A damaged line: the replay names it.
-                return Ok(None);
-            }
-        }
         let (tails, tail_bytes) = segments.records_past(start);
         let (Ok(order), Ok(Some(metas))) = (ours.order(), ours.metas()) else {
             return Ok(None);
@@ -1464,7 +1463,8 @@ impl Store {
         if !self.is_legacy() {
             let mut segments = self.segments()?;
             for candidate in self.snapshot_candidates()? {
-                let Some((snapshot, past)) = self.past_snapshot(&mut segments, &candidate, None)?
+                let Some(Past::Descends(snapshot, past)) =
+                    self.past_snapshot(&mut segments, &candidate, None)?
                 else {
                     continue;
                 };
@@ -1510,7 +1510,7 @@ impl Store {
         path: &Path,
         limit: usize,
     ) -> Result<Option<Vec<(u64, RecordHead)>>> {
-        let Some((snapshot, past)) = self.past_snapshot(segments, path, None)? else {
+        let Some(Past::Descends(snapshot, past)) = self.past_snapshot(segments, path, None)? else {
             return Ok(None);
         };
         let before = snapshot.header.records;
