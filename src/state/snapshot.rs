@@ -37,8 +37,8 @@ use crate::state::model::Observation;
 use crate::state::model::State;
 
 /// The snapshot format this binary writes. Format 1 was a single `state.msgpack`; format 2
-/// files (not veiled) are still read.
-pub const FORMAT_VERSION: u32 = 3;
+/// files (not veiled) and format 3 files (the ids in one `ids` section) are still read.
+pub const FORMAT_VERSION: u32 = 4;
 
 const MAGIC: &[u8; 8] = b"EPISNAP3";
 const MAGIC_UNVEILED: &[u8; 8] = b"EPISNAP2";
@@ -156,7 +156,12 @@ mod names {
     pub const EVIDENCE: &str = "evidence";
     pub const ORDER: &str = "order";
     pub const RECORDS: &str = "records";
+    /// Format 3 kept every id in one block.
     pub const IDS: &str = "ids";
+    pub const OBSERVATION_IDS: &str = "observation_ids";
+    pub const EVIDENCE_IDS: &str = "evidence_ids";
+    /// The first id of each block of the two id lists.
+    pub const ID_BOUNDS: &str = "id_bounds";
 }
 
 /// The ids of the stored observations and evidence records, sorted: what a write checks new
@@ -234,11 +239,19 @@ pub fn encode(contents: Contents<'_>) -> Result<(String, Vec<u8>)> {
     if let Some(metas) = contents.metas {
         sections.push(list(&mut body, names::RECORDS, metas)?);
     }
-    sections.push(single(
-        &mut body,
-        names::IDS,
-        &StoredIds::of(&folded.state),
-    )?);
+    // The ids lie sorted in blocks, and the first of each block is kept apart, so that a
+    // reader asking after a few ids decodes only the blocks they would be in.
+    let ids = StoredIds::of(&folded.state);
+    let firsts = |ids: &[&'_ str]| -> Vec<String> {
+        (ids.chunks(BLOCK_ITEMS).map(|block| block[0].to_owned())).collect()
+    };
+    let bounds = StoredIds {
+        observations: firsts(&ids.observations),
+        evidence: firsts(&ids.evidence),
+    };
+    sections.push(list(&mut body, names::OBSERVATION_IDS, &ids.observations)?);
+    sections.push(list(&mut body, names::EVIDENCE_IDS, &ids.evidence)?);
+    sections.push(single(&mut body, names::ID_BOUNDS, &bounds)?);
     let header = Header {
         format_version: FORMAT_VERSION,
         records: contents.records,
@@ -616,7 +629,7 @@ impl SnapshotFile {
             tips: self.header.tips.iter().cloned().collect(),
             last_git_head: self.header.last_git_head.clone(),
             ids: match parts.lists {
-                Some(_) if parts.ids => Some(self.value(names::IDS)?),
+                Some(_) if parts.ids => Some(self.stored_ids()?),
                 _ => None,
             },
         })
@@ -647,55 +660,57 @@ impl SnapshotFile {
         Ok(())
     }
 
-    /// The ids of every observation and evidence record, as the `ids` section keeps them.
+    /// The ids of every observation and evidence record.
     pub fn stored_ids(&self) -> Result<StoredIds> {
-        self.value(names::IDS)
+        if self.has_section(names::IDS) {
+            return self.value(names::IDS);
+        }
+        Ok(StoredIds {
+            observations: self.items(names::OBSERVATION_IDS, None)?,
+            evidence: self.items(names::EVIDENCE_IDS, None)?,
+        })
     }
 
     /// Whether the snapshot holds any of `observations` among its observation ids or of
-    /// `evidence` among its evidence ids: one pass over the `ids` section's bytes beside the
-    /// sorted ids asked for, no id copied (decoding it would cost more than the rest of a read).
+    /// `evidence` among its evidence ids, decoding only the blocks of ids they would lie in.
     pub fn holds_any(&self, observations: &[&str], evidence: &[&str]) -> Result<bool> {
         if observations.is_empty() && evidence.is_empty() {
             return Ok(false);
         }
-        let section = self.section(names::IDS)?;
-        let block = (section.blocks.first())
-            .ok_or_else(|| anyhow::anyhow!("the `ids` section is empty"))?;
-        let bytes = self.block(block)?;
-        let damaged = || anyhow::anyhow!("the `ids` section does not decode");
-        let mut rest: &[u8] = &bytes;
-        let fields = rmp::decode::read_map_len(&mut rest).map_err(|_| damaged())?;
-        for _ in 0..fields {
-            let (field, after) = rmp::decode::read_str_from_slice(rest).map_err(|_| damaged())?;
-            rest = after;
-            let mut wanted = match field {
-                "observations" => observations.to_vec(),
-                "evidence" => evidence.to_vec(),
-                _ => return Err(damaged()),
-            };
-            wanted.sort_unstable();
-            let (mut wanted, mut previous) =
-                (wanted.into_iter().map(str::as_bytes).peekable(), &[][..]);
-            for _ in 0..rmp::decode::read_array_len(&mut rest).map_err(|_| damaged())? {
-                let len = rmp::decode::read_str_len(&mut rest).map_err(|_| damaged())?;
-                let (id, after) = (rest.split_at_checked(len as usize)).ok_or_else(damaged)?;
-                rest = after;
-                // The ids are written sorted; out of order, the walk could miss one.
-                if id < previous {
-                    return Err(damaged());
-                }
-                previous = id;
-                while let Some(want) = wanted.peek() {
-                    match (*want).cmp(id) {
-                        std::cmp::Ordering::Less => _ = wanted.next(),
-                        std::cmp::Ordering::Equal => return Ok(true),
-                        std::cmp::Ordering::Greater => break,
-                    }
+        if self.has_section(names::IDS) {
+            return Ok(self.stored_ids()?.holds_any(observations, evidence));
+        }
+        let bounds: StoredIds = self.value(names::ID_BOUNDS)?;
+        for (wanted, name, firsts) in [
+            (observations, names::OBSERVATION_IDS, &bounds.observations),
+            (evidence, names::EVIDENCE_IDS, &bounds.evidence),
+        ] {
+            let blocks = &self.section(name)?.blocks;
+            if blocks.len() != firsts.len() {
+                bail!("the `{name}` section does not match its bounds (the file is damaged)");
+            }
+            let at: BTreeSet<usize> = (wanted.iter())
+                .filter_map(|id| {
+                    firsts
+                        .partition_point(|first| first.as_str() <= *id)
+                        .checked_sub(1)
+                })
+                .collect();
+            for block in at.into_iter().map(|at| &blocks[at]) {
+                let bytes = self.block(block)?;
+                let ids: Vec<&str> = rmp_serde::from_slice(&bytes).map_err(|err| {
+                    anyhow::anyhow!("the `{name}` section does not decode: {err}")
+                })?;
+                if wanted.iter().any(|id| ids.binary_search(id).is_ok()) {
+                    return Ok(true);
                 }
             }
         }
         Ok(false)
+    }
+
+    fn has_section(&self, name: &str) -> bool {
+        self.header.sections.iter().any(|s| s.name == name)
     }
 
     /// How many observations and evidence records the snapshot holds.

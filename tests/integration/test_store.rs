@@ -784,14 +784,14 @@ fn old_snapshot_formats_keep_decoding() {
 }
 
 /// A snapshot's bytes depend on its records alone: clones that store the snapshot of the same
-/// records must write the same file, or git meets two different files at one path. The
-/// `records` section changed the bytes (and so the name) of what this version writes; files
-/// without it (`v3`) still serve reads as they are.
+/// records must write the same file. Format 4 (ids in blocks) changed the bytes (and so the
+/// name) of what this version writes; format 3 files, with and without the `records` section,
+/// still serve reads, `verify` and a write (which checks new ids against theirs) as they are.
 #[test]
-fn format_3_snapshots_are_byte_stable() {
+fn snapshots_are_byte_stable_and_older_formats_still_serve() {
     let env = TestEnv::new();
     let formats = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/formats");
-    let fixture = formats.join("v3-records");
+    let fixture = formats.join("v4");
     let store = env.root().join(".epiphany");
     let copy = |from: &std::path::Path, dir: &str| {
         let target = store.join(dir);
@@ -810,7 +810,7 @@ fn format_3_snapshots_are_byte_stable() {
     let replayed = env
         .ok_with(&["--json", "show"], &[("EPIPHANY_SNAPSHOT_EVERY", "1")], "")
         .json();
-    let name = "000000000004-d6ff37a0e3cd5eaa.snapshot";
+    let name = "000000000004-e57aff812eb90906.snapshot";
     assert_eq!(snapshot_names(&store.join("cache/snapshots")), [name]);
     let written = std::fs::read(store.join("cache/snapshots").join(name)).expect("fold");
     let pinned = std::fs::read(fixture.join("snapshots").join(name)).expect("fixture");
@@ -823,12 +823,23 @@ fn format_3_snapshots_are_byte_stable() {
         replayed["investigation_checkpoint"]["focus"], "the seam",
         "{replayed}"
     );
-    // And the pinned files, with and without the section, serve reads as they are.
+    // And the pinned files of every format serve reads as they are.
     std::fs::remove_dir_all(store.join("cache/snapshots")).expect("clear");
-    for pinned in [fixture, formats.join("v3")] {
+    let observed = replayed["observations"][0]["id"]
+        .as_str()
+        .expect("an observation");
+    for pinned in [fixture, formats.join("v3-records"), formats.join("v3")] {
         copy(&pinned, "snapshots");
         assert_eq!(env.json(&["show"]), replayed);
         assert_eq!(env.json(&["verify"])["ok"], true);
+        let again = json!({"observations": [{"id": observed, "summary": "again",
+            "source_kind": "t", "status": "ok", "evidence_ids": ["e1"]}]});
+        let refused = env.run_with_stdin(&["--json", "update"], again.to_string());
+        assert!(
+            refused.code != 0 && refused.stdout.contains("already exists"),
+            "{}: a known id is refused: {refused}",
+            pinned.display()
+        );
     }
 }
 
