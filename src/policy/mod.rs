@@ -4,6 +4,7 @@
 //! checks that mechanically.
 
 pub mod churn;
+pub mod code_map;
 pub mod code_ref;
 pub mod context;
 pub mod distill;
