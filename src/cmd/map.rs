@@ -26,6 +26,10 @@ use crate::ui::Report;
 pub const DEFAULT_MAX_CHARS: usize = 4000;
 /// How long parsing may take without an index.
 pub const SCAN_BUDGET: Duration = Duration::from_millis(200);
+/// The most characters of map `prompt` and the session-start hook carry.
+pub const COMPACT_MAX_CHARS: usize = 1500;
+/// How long they may parse without an index: they run at every session start.
+const COMPACT_SCAN_BUDGET: Duration = Duration::from_millis(100);
 
 /// Show the most central files with their key definitions' signature lines.
 ///
@@ -97,14 +101,15 @@ impl Report for MapReport {
     }
 }
 
-/// The map of the tree at `root`: outlines from the index in `cache_dir` or parsed now, seeded
-/// by `seeds`; also the files a focus names, for [`run`] to check. Shared with `prompt` and
-/// the session-start hook.
+/// The outlines of the tree at `root` (from the index in `cache_dir`, or parsed now for at
+/// most `budget`) and the seeds of its ranking: what `state` cites and every focus. A focus
+/// that names nothing is a usage error.
 pub fn build(
     root: &std::path::Path,
     cache_dir: Option<&std::path::Path>,
     state: Option<&State>,
     focus: &[String],
+    budget: Duration,
 ) -> Result<(outlines::Gathered, Seeds)> {
     let mut seeds = state.map(Seeds::from_state).unwrap_or_default();
     let wanted: HashSet<String> = seeds.paths.keys().cloned().collect();
@@ -123,7 +128,7 @@ pub fn build(
                 .iter()
                 .any(|focus| path == focus || is_under(path, focus))
     };
-    let gathered = outlines::gather(root, cache_dir, &is_wanted, SCAN_BUDGET);
+    let gathered = outlines::gather(root, cache_dir, &is_wanted, budget);
     for (raw, focus) in focus.iter().zip(&focus_paths) {
         let before = seeds.clone();
         let nodes = state
@@ -162,6 +167,24 @@ fn is_under(path: &str, dir: &str) -> bool {
         .is_some_and(|rest| rest.starts_with('/'))
 }
 
+/// The compact map `prompt` and the session-start hook carry: the file blocks (path line and
+/// definition lines, best first) of at most [`COMPACT_MAX_CHARS`], seeded by the state.
+pub fn compact_blocks(store: &Store, state: &State) -> Vec<String> {
+    let Ok((gathered, seeds)) = build(
+        store.root(),
+        Some(&store.cache_dir()),
+        Some(state),
+        &[],
+        COMPACT_SCAN_BUDGET,
+    ) else {
+        return Vec::new();
+    };
+    code_map::select(ranked(&gathered, &seeds), COMPACT_MAX_CHARS)
+        .iter()
+        .map(|file| code_map::render(std::slice::from_ref(file)))
+        .collect()
+}
+
 /// The ranked files of gathered outlines.
 pub fn ranked(gathered: &outlines::Gathered, seeds: &Seeds) -> Vec<MapFile> {
     code_map::ranked(&inputs(gathered), seeds)
@@ -187,7 +210,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         .filter(|head| head.has_state())
         .map(|head| &head.state);
     let cache_dir = store.as_ref().map(Store::cache_dir);
-    let (gathered, seeds) = build(root, cache_dir.as_deref(), state, &args.focus)?;
+    let (gathered, seeds) = build(root, cache_dir.as_deref(), state, &args.focus, SCAN_BUDGET)?;
     if gathered.left_out > 0 {
         ctx.ui.status(&format!(
             "note: no index; {} file(s) parsed within the time bound, {} left out (run `epiphany index` for the whole tree)",
