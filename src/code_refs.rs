@@ -244,7 +244,7 @@ pub fn audit_refs(
         }
         settled.push((label, code_ref, Some(exists)));
     }
-    let files = read_files(&resolver.root, &wanted);
+    let files = read_files(&resolver.root, &wanted, None);
     for (label, code_ref, exists) in settled {
         match exists {
             None => {}
@@ -350,16 +350,23 @@ pub fn warn_planned(ctx: &Ctx, planned: &[String]) {
 
 /// Reads every wanted path under `root`: what is there, its line count, and where each
 /// symbol occurs. Paths that would leave the root read as missing, and links that lead out of
-/// it as [`CitedFile::Elsewhere`].
-pub fn read_cited_files(root: &Path, wanted: &BTreeMap<String, BTreeSet<String>>) -> CitedFiles {
+/// it as [`CitedFile::Elsewhere`]. Only the paths in `changed` (all, when `None`) are parsed
+/// for their definitions: a file unchanged since every record citing it was written still has
+/// the definitions its write was checked against, and its occurrences say where they are.
+pub fn read_cited_files(
+    root: &Path,
+    wanted: &BTreeMap<String, BTreeSet<String>>,
+    changed: Option<&BTreeSet<String>>,
+) -> CitedFiles {
     CitedFiles {
-        files: read_files(root, wanted),
+        files: read_files(root, wanted, changed),
     }
 }
 
 fn read_files(
     root: &Path,
     wanted: &BTreeMap<String, BTreeSet<String>>,
+    changed: Option<&BTreeSet<String>>,
 ) -> HashMap<String, CitedFile> {
     // Links are resolved against the root as the file system has it (it may lie below a link).
     let Ok(real_root) = root.canonicalize() else {
@@ -370,23 +377,28 @@ fn read_files(
     };
     // Files citing a symbol in a parsed language are parsed: spread over the cores, with one
     // buffer per thread (hundreds of cited files cost no more allocations than one).
-    let entries: Vec<(&String, &BTreeSet<String>)> = wanted.iter().collect();
-    let parsed = entries
+    let entries: Vec<(&String, &BTreeSet<String>, bool)> = wanted
         .iter()
-        .filter(|(path, symbols)| !symbols.is_empty() && syntax::grammar(path).is_some())
-        .count();
+        .map(|(path, symbols)| {
+            let parse = !symbols.is_empty()
+                && syntax::grammar(path).is_some()
+                && changed.is_none_or(|changed| changed.contains(path));
+            (path, symbols, parse)
+        })
+        .collect();
+    let parsed = entries.iter().filter(|(_, _, parse)| *parse).count();
     let threads = std::thread::available_parallelism()
         .map_or(1, std::num::NonZero::get)
         .min(parsed.div_ceil(8).max(1));
-    let pieces: Vec<&[(&String, &BTreeSet<String>)]> = entries
+    let pieces: Vec<&[(&String, &BTreeSet<String>, bool)]> = entries
         .chunks(entries.len().div_ceil(threads).max(1))
         .collect();
     crate::parallel::map_pieces(&pieces, |piece| {
         let mut buffer = Vec::new();
         piece
             .iter()
-            .map(|(path, symbols)| {
-                let cited = read_file(&real_root, path, symbols, &mut buffer);
+            .map(|(path, symbols, parse)| {
+                let cited = read_file(&real_root, path, symbols, *parse, &mut buffer);
                 ((*path).clone(), cited)
             })
             .collect::<Vec<_>>()
@@ -403,6 +415,7 @@ fn read_file(
     real_root: &Path,
     path: &str,
     symbols: &BTreeSet<String>,
+    parse: bool,
     buffer: &mut Vec<u8>,
 ) -> CitedFile {
     if escape_reason(path).is_some() {
@@ -432,7 +445,7 @@ fn read_file(
         return CitedFile::Missing;
     }
     let scanned = scan_bytes(buffer, symbols);
-    if symbols.is_empty() {
+    if !parse {
         return scanned;
     }
     // Where the language is parsed, a symbol means its definition.

@@ -16,6 +16,7 @@ use crate::policy::code_map;
 use crate::policy::code_map::MapFile;
 use crate::policy::code_map::MapInput;
 use crate::policy::code_map::Seeds;
+use crate::policy::picture::Language;
 use crate::search::outlines;
 use crate::search::outlines::Source;
 use crate::state::model::State;
@@ -25,7 +26,7 @@ use crate::ui::Report;
 /// The default budget of the map, in characters.
 pub const DEFAULT_MAX_CHARS: usize = 4000;
 /// How long parsing may take without an index.
-pub const SCAN_BUDGET: Duration = Duration::from_millis(200);
+pub const SCAN_BUDGET: Duration = Duration::from_millis(150);
 /// The most characters of map `prompt` and the session-start hook carry.
 pub const COMPACT_MAX_CHARS: usize = 1500;
 /// How long they may parse without an index: they run at every session start.
@@ -40,7 +41,7 @@ const COMPACT_SCAN_BUDGET: Duration = Duration::from_millis(100);
 /// cites) or a definition's name (the files defining it). Each file shows its definitions most
 /// referenced first; the whole map fits in `--max-chars`. Uses the outlines `epiphany index`
 /// stored, parsing files changed since; without an index it parses the work tree for at most
-/// 200 ms, focused and cited files first, and says how many files it left out. Works with or
+/// 150 ms, focused and cited files first, and says how many files it left out. Works with or
 /// without a store; never writes anything.
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -55,15 +56,26 @@ pub struct Args {
     pub format: Format,
 }
 
-/// How the map is shown.
+/// How the map (or the graph) is shown.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Format {
-    /// Files and their definitions' signature lines
+    /// Text
     Text,
-    /// A Mermaid flowchart of the shown files
+    /// A Mermaid flowchart
     Mermaid,
-    /// A Graphviz digraph of the shown files
+    /// A Graphviz digraph
     Dot,
+}
+
+impl Format {
+    /// The picture language, for a picture.
+    pub fn language(self) -> Option<Language> {
+        match self {
+            Format::Text => None,
+            Format::Mermaid => Some(Language::Mermaid),
+            Format::Dot => Some(Language::Dot),
+        }
+    }
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
@@ -219,14 +231,10 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         ));
     }
     let files = code_map::select(ranked(&gathered, &seeds), args.max_chars);
-    let picture = match args.format {
-        Format::Text => None,
-        Format::Mermaid | Format::Dot => Some(code_map::picture(
-            &files,
-            &inputs(&gathered),
-            args.format == Format::Dot,
-        )),
-    };
+    let picture = args
+        .format
+        .language()
+        .map(|language| code_map::picture(&files, &inputs(&gathered), language));
     ctx.ui.emit(&MapReport {
         source: gathered.source,
         ranked_files: gathered.files.len(),

@@ -16,11 +16,12 @@
 use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::collections::HashSet;
-use std::fmt::Write as _;
 
 use serde::Deserialize;
 use serde::Serialize;
 
+use crate::policy::picture::Language;
+use crate::policy::picture::Picture;
 use crate::state::model::State;
 
 /// PageRank's damping factor.
@@ -359,58 +360,28 @@ pub fn render(files: &[MapFile]) -> String {
     out
 }
 
-/// Graph text for a picture: `mermaid` (a `flowchart`) or `dot` (a `digraph`), files as
-/// nodes and an edge where one shown file references a name another defines.
-pub fn picture(files: &[MapFile], inputs: &[MapInput<'_>], dot: bool) -> String {
+/// The shown files as a picture: files as nodes, an edge where one shown file references a
+/// name another defines.
+pub fn picture(files: &[MapFile], inputs: &[MapInput<'_>], language: Language) -> String {
     let index: HashMap<&str, usize> = inputs
         .iter()
         .enumerate()
         .map(|(at, file)| (file.path, at))
         .collect();
-    let shown: HashMap<usize, usize> = files
-        .iter()
-        .enumerate()
-        .filter_map(|(id, file)| Some((*index.get(file.path.as_str())?, id)))
-        .collect();
+    let mut picture = Picture::new(language);
+    for file in files {
+        picture.node(&file.path, &file.path, false);
+    }
     let all = edges(inputs);
-    let mut out = String::new();
-    if dot {
-        out.push_str("digraph map {\n  rankdir=LR;\n  node [shape=box];\n");
-    } else {
-        out.push_str("flowchart LR\n");
-    }
-    for (id, file) in files.iter().enumerate() {
-        if dot {
-            let _ = writeln!(out, "  f{id} [label=\"{}\"];", dot_escape(&file.path));
-        } else {
-            let _ = writeln!(out, "  f{id}[\"{}\"]", mermaid_escape(&file.path));
+    for file in files {
+        let Some(&from) = index.get(file.path.as_str()) else {
+            continue;
+        };
+        for &(to, _) in &all[from] {
+            picture.edge(&file.path, inputs[to].path, None, false);
         }
     }
-    for (from, &from_id) in shown.iter().collect::<BTreeMap<_, _>>() {
-        for &(to, _) in &all[*from] {
-            if let Some(to_id) = shown.get(&to) {
-                if dot {
-                    let _ = writeln!(out, "  f{from_id} -> f{to_id};");
-                } else {
-                    let _ = writeln!(out, "  f{from_id} --> f{to_id}");
-                }
-            }
-        }
-    }
-    if dot {
-        out.push_str("}\n");
-    }
-    out
-}
-
-/// Text inside a DOT double-quoted string.
-pub fn dot_escape(text: &str) -> String {
-    text.replace('\\', "\\\\").replace('"', "\\\"")
-}
-
-/// Text inside a Mermaid double-quoted label (quotes become `#quot;`).
-pub fn mermaid_escape(text: &str) -> String {
-    text.replace('"', "#quot;")
+    picture.finish()
 }
 
 #[cfg(test)]
@@ -528,12 +499,12 @@ mod tests {
     }
 
     #[test]
-    fn pictures_escape_labels_and_draw_edges() {
+    fn the_picture_draws_the_shown_files_and_their_edges() {
         let callee = outline(&["go"], &[]);
         let caller = outline(&[], &["go"]);
         let files = [
             MapInput {
-                path: "we\"ird.rs",
+                path: "lib.rs",
                 outline: &callee,
             },
             MapInput {
@@ -542,12 +513,13 @@ mod tests {
             },
         ];
         let map = ranked(&files, &Seeds::default());
-        let dot = picture(&map, &files, true);
-        assert!(dot.contains("label=\"we\\\"ird.rs\""), "{dot}");
-        assert!(dot.contains("f1 -> f0;"), "{dot}");
-        let mermaid = picture(&map, &files, false);
-        assert!(mermaid.starts_with("flowchart LR\n"), "{mermaid}");
-        assert!(mermaid.contains("f0[\"we#quot;ird.rs\"]"), "{mermaid}");
-        assert!(mermaid.contains("f1 --> f0"), "{mermaid}");
+        let mermaid = picture(&map, &files, Language::Mermaid);
+        assert_eq!(
+            mermaid,
+            "flowchart LR\n  n0[\"lib.rs\"]\n  n1[\"main.rs\"]\n  n1 --> n0\n"
+        );
+        // A file not shown takes no edge.
+        let dot = picture(&map[..1], &files, Language::Dot);
+        assert!(!dot.contains("->"), "{dot}");
     }
 }

@@ -168,7 +168,7 @@ pub fn gather(
 
 /// Files each thread parses whatever the time bound: a grammar's first use compiles its
 /// query, which must not leave a small tree half mapped.
-const ALWAYS_PARSED: usize = 32;
+const ALWAYS_PARSED: usize = 16;
 
 /// Reads and parses `files` on every core, in their order on each; with a deadline, files not
 /// begun by then (past the first [`ALWAYS_PARSED`] of each thread) are left out and counted.

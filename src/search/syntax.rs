@@ -5,9 +5,11 @@
 //! names it references (calls, types, implementations).
 //!
 //! A few patterns of our own are put before a crate's query where it misses what a code map
-//! needs ([`supplement`]): Rust constants and statics and path calls, whole C/C++ function
-//! definitions (the crates tag the declarator line only), and references in C and C++ (their
-//! queries have none). A pattern put first wins over a crate's pattern for the same name.
+//! needs ([`supplement`]): Rust constants and statics and the types of path calls
+//! (`Store::open()` references `Store`), whole C/C++ function definitions (the crates tag the
+//! declarator line only), and calls in C and C++ (their queries have no references). A pattern
+//! put first wins over a crate's pattern for the same name. References are kept to calls,
+//! implementations and path calls, to keep the parsing cost of a full index down.
 //!
 //! Other languages have no outline here; [`crate::search::symbols`] keeps their line
 //! patterns. Pure: no I/O. A parser and a query cursor are kept per thread.
@@ -81,7 +83,6 @@ fn supplement(grammar: Grammar) -> (&'static [&'static str], &'static str) {
 "#];
     const C_REFERENCES: &str = r#"
 (call_expression function: (identifier) @name) @reference.call
-((type_identifier) @name @reference.type)
 "#;
     match grammar {
         Grammar::Rust => (
@@ -90,9 +91,7 @@ fn supplement(grammar: Grammar) -> (&'static [&'static str], &'static str) {
 (static_item name: (identifier) @name) @definition.constant
 "#],
             r#"
-(call_expression function: (scoped_identifier name: (identifier) @name)) @reference.call
-(scoped_identifier path: (identifier) @name) @reference.type
-((type_identifier) @name @reference.type)
+(call_expression function: (scoped_identifier path: (identifier) @name)) @reference.type
 "#,
         ),
         Grammar::C => (C_DEFINITIONS, C_REFERENCES),
@@ -101,8 +100,9 @@ fn supplement(grammar: Grammar) -> (&'static [&'static str], &'static str) {
             &[],
             "(call function: (attribute attribute: (identifier) @name)) @reference.call\n",
         ),
-        Grammar::Java => (&[], "((type_identifier) @name @reference.type)\n"),
-        Grammar::JavaScript | Grammar::TypeScript | Grammar::Tsx | Grammar::Go => (&[], ""),
+        Grammar::Java | Grammar::JavaScript | Grammar::TypeScript | Grammar::Tsx | Grammar::Go => {
+            (&[], "")
+        }
     }
 }
 
@@ -287,7 +287,7 @@ mod tests {
             outline.definitions[0].signature,
             "pub fn add(a: u8) -> u8 {"
         );
-        for name in ["helper", "Walk", "Vec", "new", "go", "Point"] {
+        for name in ["helper", "Vec", "go", "Point"] {
             assert!(outline.references.iter().any(|r| r == name), "{name}");
         }
         assert!(!outline.references.iter().any(|r| r == "ghost"));
