@@ -58,7 +58,7 @@ PY
 git add -A && git commit -qm state
 for i in $(seq 0 9); do sed -i '1i // changed' "src/module_$i.rs"; done
 git commit -qam "change ten cited files"
-ls -l .epiphany/state.msgpack .epiphany/rollout.jsonl | awk '{print $5, $9}'
+du -sh .epiphany
 
 cat > append-one.sh <<SH
 #!/usr/bin/env bash

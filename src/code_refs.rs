@@ -6,7 +6,9 @@
 //! root; it must exist unless the write allows missing paths (then it is marked `planned`),
 //! and its lines and symbol must hold against the file. References already in the state are
 //! not checked again: a write never fails for what it did not change. `freshness` reads the
-//! cited files through [`read_cited_files`]. The rules themselves are `policy::code_ref`'s;
+//! cited files through [`read_cited_files`]. A file citing a symbol in a parsed language is
+//! parsed ([`syntax`]): there the symbol must have a definition, and a symbol cited without
+//! lines is stored with its definition's span. The rules themselves are `policy::code_ref`'s;
 //! this module only reads files.
 
 use std::collections::BTreeMap;
@@ -22,6 +24,7 @@ use crate::error::Failure;
 use crate::policy::code_ref::CODE_REF_SYNTAX;
 use crate::policy::code_ref::CitedFile;
 use crate::policy::code_ref::RefOwner;
+use crate::policy::code_ref::anchor_span;
 use crate::policy::code_ref::code_ref_key;
 use crate::policy::code_ref::escape_reason;
 use crate::policy::code_ref::format_code_ref;
@@ -36,6 +39,7 @@ use crate::policy::code_ref::strip_root;
 use crate::policy::code_ref::visit_state_code_refs;
 use crate::policy::recheck::CitedFiles;
 use crate::policy::update::UpdateRefusal;
+use crate::search::syntax;
 use crate::state::git;
 use crate::state::model::CodeRef;
 use crate::state::model::State;
@@ -240,7 +244,7 @@ pub fn audit_refs(
         }
         settled.push((label, code_ref, Some(exists)));
     }
-    let files = read_files(&resolver.root, &wanted);
+    let files = read_files(&resolver.root, &wanted, None);
     for (label, code_ref, exists) in settled {
         match exists {
             None => {}
@@ -255,11 +259,24 @@ pub fn audit_refs(
             Some(true) => {
                 code_ref.planned = false;
                 let file = files.get(&code_ref.path).unwrap_or(&CitedFile::Missing);
-                for problem in located_problems(code_ref, file) {
+                let problems = located_problems(code_ref, file);
+                for problem in &problems {
                     audit.problems.push(Problem::new(
                         &label,
                         format!("`{}`: {problem}", format_code_ref(code_ref)),
                     ));
+                }
+                // A symbol without lines cites its definition: its span is stored.
+                if problems.is_empty()
+                    && code_ref.start_line.is_none()
+                    && let Some(spans) = code_ref
+                        .symbol
+                        .as_deref()
+                        .and_then(|symbol| file.definitions_of(symbol))
+                    && let Some((first, last)) = anchor_span(spans, None)
+                {
+                    code_ref.start_line = Some(first);
+                    code_ref.end_line = Some(last);
                 }
             }
         }
@@ -333,16 +350,23 @@ pub fn warn_planned(ctx: &Ctx, planned: &[String]) {
 
 /// Reads every wanted path under `root`: what is there, its line count, and where each
 /// symbol occurs. Paths that would leave the root read as missing, and links that lead out of
-/// it as [`CitedFile::Elsewhere`].
-pub fn read_cited_files(root: &Path, wanted: &BTreeMap<String, BTreeSet<String>>) -> CitedFiles {
+/// it as [`CitedFile::Elsewhere`]. Only the paths in `changed` (all, when `None`) are parsed
+/// for their definitions: a file unchanged since every record citing it was written still has
+/// the definitions its write was checked against, and its occurrences say where they are.
+pub fn read_cited_files(
+    root: &Path,
+    wanted: &BTreeMap<String, BTreeSet<String>>,
+    changed: Option<&BTreeSet<String>>,
+) -> CitedFiles {
     CitedFiles {
-        files: read_files(root, wanted),
+        files: read_files(root, wanted, changed),
     }
 }
 
 fn read_files(
     root: &Path,
     wanted: &BTreeMap<String, BTreeSet<String>>,
+    changed: Option<&BTreeSet<String>>,
 ) -> HashMap<String, CitedFile> {
     // Links are resolved against the root as the file system has it (it may lie below a link).
     let Ok(real_root) = root.canonicalize() else {
@@ -351,15 +375,37 @@ fn read_files(
             .map(|path| (path.clone(), CitedFile::Missing))
             .collect();
     };
-    // One buffer for every file: hundreds of cited files cost no more allocations than one.
-    let mut buffer = Vec::new();
-    wanted
+    // Files citing a symbol in a parsed language are parsed: spread over the cores, with one
+    // buffer per thread (hundreds of cited files cost no more allocations than one).
+    let entries: Vec<(&String, &BTreeSet<String>, bool)> = wanted
         .iter()
         .map(|(path, symbols)| {
-            let cited = read_file(&real_root, path, symbols, &mut buffer);
-            (path.clone(), cited)
+            let parse = !symbols.is_empty()
+                && syntax::grammar(path).is_some()
+                && changed.is_none_or(|changed| changed.contains(path));
+            (path, symbols, parse)
         })
-        .collect()
+        .collect();
+    let parsed = entries.iter().filter(|(_, _, parse)| *parse).count();
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .min(parsed.div_ceil(8).max(1));
+    let pieces: Vec<&[(&String, &BTreeSet<String>, bool)]> = entries
+        .chunks(entries.len().div_ceil(threads).max(1))
+        .collect();
+    crate::parallel::map_pieces(&pieces, |piece| {
+        let mut buffer = Vec::new();
+        piece
+            .iter()
+            .map(|(path, symbols, parse)| {
+                let cited = read_file(&real_root, path, symbols, *parse, &mut buffer);
+                ((*path).clone(), cited)
+            })
+            .collect::<Vec<_>>()
+    })
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 /// Reads `path` below `real_root` (itself resolved). A path is followed through symbolic links
@@ -369,6 +415,7 @@ fn read_file(
     real_root: &Path,
     path: &str,
     symbols: &BTreeSet<String>,
+    parse: bool,
     buffer: &mut Vec<u8>,
 ) -> CitedFile {
     if escape_reason(path).is_some() {
@@ -394,8 +441,19 @@ fn read_file(
         return CitedFile::Elsewhere;
     }
     buffer.clear();
-    match file.read_to_end(buffer) {
-        Ok(_) => scan_bytes(buffer, symbols),
-        Err(_) => CitedFile::Missing,
+    if file.read_to_end(buffer).is_err() {
+        return CitedFile::Missing;
+    }
+    let scanned = scan_bytes(buffer, symbols);
+    if !parse {
+        return scanned;
+    }
+    // Where the language is parsed, a symbol means its definition.
+    match std::str::from_utf8(buffer)
+        .ok()
+        .and_then(|text| syntax::outline(path, text))
+    {
+        Some(outline) => scanned.with_definitions(&outline.definitions),
+        None => scanned,
     }
 }

@@ -53,11 +53,17 @@ pub fn observe(ctx: &Ctx, store: &Store, head: &Head, since: Option<u64>) -> Res
     let (watcher, unknown_commits) = watcher_input(ctx, store, head, Some(&retrieval), since)?;
     let state = head.has_state().then_some(&head.state);
     let cited = state.map(|state| {
-        let renames = match &watcher {
-            WatcherInput::Observed(changes) => changes.renames.clone(),
+        let (renames, changed) = match &watcher {
+            WatcherInput::Observed(changes) => {
+                (changes.renames.clone(), Some(changed_paths(changes)))
+            }
             WatcherInput::Unavailable(_) | WatcherInput::Unknown(_) => Default::default(),
         };
-        read_cited_files(store.root(), &paths_to_read(state, &renames))
+        read_cited_files(
+            store.root(),
+            &paths_to_read(state, &renames),
+            changed.as_ref(),
+        )
     });
     let freshness = assess_freshness(
         state,
@@ -71,6 +77,18 @@ pub fn observe(ctx: &Ctx, store: &Store, head: &Head, since: Option<u64>) -> Res
         freshness,
         unknown_commits,
     })
+}
+
+/// Every path changed since any anchor or the base, renamed paths' new names included: the
+/// cited files whose definitions may have moved since they were checked.
+fn changed_paths(changes: &WorkTreeChanges) -> BTreeSet<String> {
+    changes
+        .since_base
+        .iter()
+        .chain(changes.since_commit.values().flatten())
+        .chain(changes.renames.values())
+        .cloned()
+        .collect()
 }
 
 /// The retrieval index summary (docs/retrieval.md#retrieval-summary) for this store's work tree.

@@ -8,14 +8,17 @@ use anyhow::Result;
 use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::cmd::context::GraphIds;
+use crate::cmd::map::Format;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
 use crate::policy::graph_query::Direction;
 use crate::policy::graph_query::GraphQuery;
 use crate::policy::graph_query::GraphQueryResult;
+use crate::policy::graph_query::draw;
 use crate::policy::graph_query::query_graph;
 use crate::policy::projection::StateStatus;
 use crate::render;
+use crate::signals::observe;
 use crate::ui::Report;
 
 /// Walk the graphs from named nodes, edges, paths, symbols, edge kinds or the frontier.
@@ -25,7 +28,8 @@ use crate::ui::Report;
 /// path components) and `--symbol`, the edges of each `--edge-kind`, and with `--frontier` the
 /// active frontier. Then follows edges `--depth` hops (1 to 3; 0 reads as 1) in `--direction`,
 /// and each architecture/dataflow link one step. Ids that lead nowhere are listed under
-/// `missing`; they are not an error.
+/// `missing`; they are not an error. `--format mermaid|dot` draws what was reached (nodes
+/// whose cited files changed since they were written are marked).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Start from these nodes and these edges' endpoints
@@ -49,6 +53,9 @@ pub struct Args {
     /// How many hops to walk (clamped to 1-3)
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub depth: u64,
+    /// How to show it: text, or a Mermaid or DOT picture (stale nodes marked)
+    #[arg(long, value_enum, default_value_t = Format::Text)]
+    pub format: Format,
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
@@ -69,6 +76,9 @@ pub enum DirectionArg {
 
 impl Report for GraphQueryResult {
     fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
+        if let Some(picture) = &self.picture {
+            return out.write_all(picture.as_bytes());
+        }
         if self.state_status == StateStatus::Missing {
             writeln!(out, "no state yet")?;
         } else if self.graph.is_empty() {
@@ -94,6 +104,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         frontier,
         direction,
         depth,
+        format,
     } = args;
     let query = GraphQuery {
         node_ids: nodes.clone(),
@@ -110,8 +121,18 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         depth: *depth,
     };
     // The graph query reads the graphs only: no observation or evidence record is decoded.
-    let head = ctx.store()?.head_with_newest(0)?;
+    let store = ctx.store()?;
+    let head = store.head_with_newest(0)?;
     let state = head.has_state().then_some(&head.state);
-    ctx.ui.emit(&query_graph(state, &query))?;
+    let mut result = query_graph(state, &query);
+    if let Some(language) = format.language() {
+        // Stale nodes are marked when freshness can be read (it needs git).
+        let stale = observe(ctx, &store, &head, None)
+            .map(|observed| observed.freshness.staleness().stale_node_ids)
+            .unwrap_or_default();
+        let stale = stale.iter().map(String::as_str).collect();
+        result.picture = Some(draw(&result.graph, &stale, language));
+    }
+    ctx.ui.emit(&result)?;
     Ok(Status::Ok)
 }

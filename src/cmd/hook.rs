@@ -241,11 +241,15 @@ fn respond(ctx: &Ctx, event: &HostEvent) -> Result<Option<Value>> {
             }
             let compaction = (input.get("source").and_then(Value::as_str) == Some("compact"))
                 .then(|| compaction_facts(&store, &head, &input));
+            let code_map = state
+                .map(|state| crate::cmd::map::compact_blocks(&store, state))
+                .unwrap_or_default();
             let context = session_start_context(
                 state,
                 &verdict,
                 Some(&staleness),
                 compaction.as_ref().map(|compaction| (compaction, ctx.now)),
+                &code_map,
                 budget,
             );
             Ok(Some(json!({

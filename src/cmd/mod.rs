@@ -24,6 +24,7 @@ pub mod hooks;
 pub mod index;
 pub mod init;
 pub mod log;
+pub mod map;
 pub mod mcp;
 pub mod merge_driver;
 pub mod node;
@@ -69,6 +70,7 @@ pub enum Command {
     Scene(scene::Args),
     Context(context::Args),
     Graph(graph::Args),
+    Map(map::Args),
     Planning(planning::Args),
     Freshness(freshness::Args),
     Pressure(pressure::Args),
@@ -108,6 +110,7 @@ pub fn run(ctx: &Ctx, command: &Command) -> Result<Status> {
         Command::Scene(args) => scene::run(ctx, args),
         Command::Context(args) => context::run(ctx, args),
         Command::Graph(args) => graph::run(ctx, args),
+        Command::Map(args) => map::run(ctx, args),
         Command::Planning(args) => planning::run(ctx, args),
         Command::Freshness(args) => freshness::run(ctx, args),
         Command::Pressure(args) => pressure::run(ctx, args),
@@ -149,6 +152,7 @@ pub fn tool(name: &str) -> Option<Tool> {
         "scene" => scene::TOOL,
         "context" => context::TOOL,
         "graph" => graph::TOOL,
+        "map" => map::TOOL,
         "planning" => planning::TOOL,
         "freshness" => freshness::TOOL,
         "pressure" => pressure::TOOL,

@@ -8,6 +8,7 @@ use serde::Serialize;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
+use crate::cmd::map;
 use crate::mcp::Tool;
 use crate::mcp::schema_of;
 use crate::policy::projection::StateStatus;
@@ -16,6 +17,7 @@ use crate::policy::prompt::MIN_MAX_CHARS;
 use crate::policy::prompt::RECORDS_SHOWN;
 use crate::policy::prompt::Rendered;
 use crate::policy::prompt::render_counted;
+use crate::policy::prompt::with_code_map;
 use crate::signals::observe;
 use crate::ui::Report;
 
@@ -29,6 +31,10 @@ use crate::ui::Report;
 /// planning, mode, scratch, churn, invariants, subgoals, graph detail), the objective,
 /// checkpoint and frontier last, and the block ends with a line naming what was left out and
 /// the command that fetches it. Lines are never cut. Prints nothing before the first write.
+///
+/// When room is left, a code map section follows: the most central files with their key
+/// definitions (`epiphany map`, ranked around the frontier and the checkpoint), at most
+/// 1,500 characters, never at the expense of anything else.
 ///
 /// When the work tree contradicts the map — a cited file changed since the node or checkpoint
 /// citing it was written, or a code reference no longer holds — the graph and checkpoint
@@ -78,9 +84,10 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let head = store.head_with_newest(RECORDS_SHOWN)?;
     let report = if head.has_state() {
         let staleness = observe(ctx, &store, &head, None)?.freshness.staleness();
+        let rendered = render_counted(&head.state, head.totals, Some(&staleness), *max_chars);
         PromptReport {
             state_status: StateStatus::Ready,
-            rendered: render_counted(&head.state, head.totals, Some(&staleness), *max_chars),
+            rendered: with_code_map(rendered, &map::compact_blocks(&store, &head.state)),
         }
     } else {
         ctx.ui.status(

@@ -586,8 +586,15 @@ pub enum CitedFile {
         line_count: u32,
         /// Symbol → the lines it occurs on, ascending; symbols that do not occur map to `[]`.
         symbol_lines: BTreeMap<String, Vec<u32>>,
+        /// For a file of a parsed language: symbol → the spans of its definitions, in file
+        /// order (`[]`: none, even if the name occurs). `None` where the language is not
+        /// parsed, and occurrences are all there is.
+        definitions: Option<BTreeMap<String, Vec<Span>>>,
     },
 }
+
+/// A definition's first and last line.
+pub type Span = (u32, u32);
 
 impl CitedFile {
     /// The lines `symbol` occurs on (empty when it does not, or when this is not a file).
@@ -598,6 +605,75 @@ impl CitedFile {
             }
             _ => &[],
         }
+    }
+
+    /// The spans of `symbol`'s definitions when the file's language is parsed; `None` when it
+    /// is not (or this is not a file).
+    pub fn definitions_of(&self, symbol: &str) -> Option<&[Span]> {
+        match self {
+            CitedFile::File {
+                definitions: Some(definitions),
+                ..
+            } => Some(definitions.get(symbol).map_or(&[][..], Vec::as_slice)),
+            _ => None,
+        }
+    }
+
+    /// This file with the definitions of a parse: for each symbol asked about, the spans of
+    /// the definitions named like it (its last segment: `Store::commit` → `commit`).
+    pub fn with_definitions(self, definitions: &[crate::policy::code_map::Definition]) -> Self {
+        let CitedFile::File {
+            line_count,
+            symbol_lines,
+            ..
+        } = self
+        else {
+            return self;
+        };
+        let found = symbol_lines
+            .keys()
+            .map(|symbol| {
+                let (needle, _) = symbol_needle(symbol);
+                let spans = definitions
+                    .iter()
+                    .filter(|definition| definition.name == needle)
+                    .map(|definition| (definition.start_line, definition.end_line))
+                    .collect();
+                (symbol.clone(), spans)
+            })
+            .collect();
+        CitedFile::File {
+            line_count,
+            symbol_lines,
+            definitions: Some(found),
+        }
+    }
+}
+
+/// Whether a reference's lines hold against its symbol's definitions: they are a definition's
+/// whole span, a part of one that starts after it does, or a window around one that starts
+/// before it does. A range that starts where the definition starts but ends elsewhere cited
+/// all of it before it grew or shrank, and no longer holds.
+pub fn range_holds(start: u32, end: u32, spans: &[Span]) -> bool {
+    spans.iter().any(|&(first, last)| {
+        (start, end) == (first, last)
+            || (first < start && end <= last)
+            || (start < first && last <= end)
+    })
+}
+
+/// The span a reference to `symbol` anchors to: of its definitions, the one nearest `near`
+/// (the longest when there is nothing to be near: a body over a declaration).
+pub fn anchor_span(spans: &[Span], near: Option<u32>) -> Option<Span> {
+    match near {
+        Some(line) => spans
+            .iter()
+            .copied()
+            .min_by_key(|&(first, _)| first.abs_diff(line)),
+        None => spans
+            .iter()
+            .copied()
+            .max_by_key(|&(first, last)| (last - first, std::cmp::Reverse(first))),
     }
 }
 
@@ -726,6 +802,7 @@ pub fn scan_bytes(bytes: &[u8], symbols: &BTreeSet<String>) -> CitedFile {
     CitedFile::File {
         line_count: if terminated { line - 1 } else { line },
         symbol_lines: symbols.into_iter().cloned().zip(found).collect(),
+        definitions: None,
     }
 }
 
@@ -759,7 +836,8 @@ pub fn shape_problems(code_ref: &CodeRef) -> Vec<String> {
 
 /// What is wrong with a reference against its file as the work tree has it: the file must
 /// exist, the range must lie inside it, and the symbol must occur in it (inside the range when
-/// there is one). A missing file is one problem; the caller decides whether a plan may cite it.
+/// there is one); where the language is parsed, the symbol must have a definition, and a
+/// range must be its span or lie inside it ([`range_holds`]), as `freshness` will check. A missing file is one problem; the caller decides whether a plan may cite it.
 pub fn located_problems(code_ref: &CodeRef, file: &CitedFile) -> Vec<String> {
     let (line_count, symbol) = match file {
         CitedFile::Missing => return vec!["no such file in the work tree".to_owned()],
@@ -785,6 +863,25 @@ pub fn located_problems(code_ref: &CodeRef, file: &CitedFile) -> Vec<String> {
     }
     if let Some(symbol) = symbol.filter(|s| !is_blank(s)) {
         let lines = file.lines_of(symbol);
+        if let Some(spans) = file.definitions_of(symbol) {
+            match range {
+                _ if spans.is_empty() && lines.is_empty() => {
+                    problems.push(format!("symbol `{symbol}` does not occur in the file"));
+                }
+                _ if spans.is_empty() => problems.push(format!(
+                    "symbol `{symbol}` has no definition in the file (a mention is not one; it occurs at {})",
+                    line_list(lines)
+                )),
+                Some((start, end)) if !range_holds(start, end, spans) => {
+                    problems.push(format!(
+                        "lines {start}-{end} are not the definition of `{symbol}`, a part of it or a window around it (it is at {}; cite the symbol without lines to take its span)",
+                        span_list(spans)
+                    ));
+                }
+                _ => {}
+            }
+            return problems;
+        }
         match range {
             _ if lines.is_empty() => {
                 problems.push(format!("symbol `{symbol}` does not occur in the file"));
@@ -801,6 +898,15 @@ pub fn located_problems(code_ref: &CodeRef, file: &CitedFile) -> Vec<String> {
     problems
 }
 
+/// `lines 5-9`, `lines 5-9, 20-31`.
+pub fn span_list(spans: &[Span]) -> String {
+    let shown: Vec<String> = spans
+        .iter()
+        .map(|(first, last)| format!("{first}-{last}"))
+        .collect();
+    format!("lines {}", shown.join(", "))
+}
+
 /// `5`, `5, 9`, or the first few and a count: `5, 9, 12, ... (7 in all)`.
 pub fn line_list(lines: &[u32]) -> String {
     const SHOWN: usize = 5;
@@ -813,15 +919,25 @@ pub fn line_list(lines: &[u32]) -> String {
     }
 }
 
-/// The reference moved onto the occurrence of its symbol nearest to where its range was,
-/// keeping the range's length inside the file; `None` when it has no range or symbol, or the
-/// symbol does not occur.
+/// The reference moved onto its symbol's definition nearest to where its range was, with the
+/// definition's span, where the language is parsed; elsewhere onto the occurrence nearest to
+/// where its range was, keeping the range's length inside the file. `None` when it has no
+/// range or symbol, or the symbol is not defined (parsed) or does not occur.
 pub fn follow_symbol(code_ref: &CodeRef, file: &CitedFile) -> Option<CodeRef> {
     let (start, end) = ref_lines(code_ref)?;
     let CitedFile::File { line_count, .. } = file else {
         return None;
     };
-    let lines = file.lines_of(code_ref.symbol.as_deref()?);
+    let symbol = code_ref.symbol.as_deref()?;
+    if let Some(spans) = file.definitions_of(symbol) {
+        let (first, last) = anchor_span(spans, Some(start))?;
+        return Some(CodeRef {
+            start_line: Some(first),
+            end_line: Some(last),
+            ..code_ref.clone()
+        });
+    }
+    let lines = file.lines_of(symbol);
     let nearest = *lines.iter().min_by_key(|line| line.abs_diff(start))?;
     let span = end - start;
     let new_end = nearest.saturating_add(span).min(*line_count).max(nearest);
@@ -875,6 +991,46 @@ mod tests {
             note: None,
             planned: false,
         }
+    }
+
+    #[test]
+    fn ranges_hold_as_the_span_a_part_or_a_window_and_anchor_to_the_nearest() {
+        let spans = [(10, 20), (40, 41)];
+        for (start, end, holds) in [
+            (10, 20, true),  // the span
+            (12, 15, true),  // a part, starting inside
+            (8, 22, true),   // a window around it
+            (10, 15, false), // started with it, now longer: it grew
+            (10, 25, false), // started with it, now shorter: it shrank
+            (5, 12, false),  // it moved down
+            (30, 35, false), // elsewhere
+        ] {
+            assert_eq!(range_holds(start, end, &spans), holds, "{start}-{end}");
+        }
+        assert_eq!(anchor_span(&spans, Some(38)), Some((40, 41)));
+        assert_eq!(anchor_span(&spans, None), Some((10, 20)));
+        assert_eq!(anchor_span(&[], None), None);
+        let file = scan_text("// helper\nfn helper() {}\n", &["helper".to_owned()].into());
+        let parsed = file
+            .clone()
+            .with_definitions(&[crate::policy::code_map::Definition {
+                name: "helper".into(),
+                kind: "function".into(),
+                line: 2,
+                start_line: 2,
+                end_line: 2,
+                signature: "fn helper() {}".into(),
+            }]);
+        assert_eq!(file.definitions_of("helper"), None);
+        assert_eq!(parsed.definitions_of("helper"), Some(&[(2, 2)][..]));
+        let mention = code_ref("a.rs", Some(1), None, Some("helper"));
+        assert!(located_problems(&mention, &file).is_empty());
+        assert_eq!(
+            located_problems(&mention, &parsed),
+            [
+                "lines 1-1 are not the definition of `helper`, a part of it or a window around it (it is at lines 2-2; cite the symbol without lines to take its span)"
+            ]
+        );
     }
 
     #[test]

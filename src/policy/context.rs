@@ -316,6 +316,7 @@ mod tests {
         let here = CitedFile::File {
             line_count: 3,
             symbol_lines: BTreeMap::new(),
+            definitions: None,
         };
         let cited = CitedFiles {
             files: [("src/here.rs".to_owned(), here)].into_iter().collect(),

@@ -11,6 +11,8 @@ use std::path::Path;
 
 use serde::Serialize;
 
+use crate::policy::picture::Language;
+use crate::policy::picture::Picture;
 use crate::policy::projection::GraphSlice;
 use crate::policy::projection::StateStatus;
 use crate::policy::projection::not_found;
@@ -108,6 +110,9 @@ pub struct GraphQueryResult {
     pub matched: Matched,
     /// What was not found.
     pub missing: Missing,
+    /// The reached nodes, edges and links drawn (`--format mermaid|dot`), stale nodes marked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub picture: Option<String>,
 }
 
 /// `depth` clamped to 1–3 (0 reads as 1).
@@ -159,6 +164,7 @@ pub fn query_graph(state: Option<&State>, query: &GraphQuery) -> GraphQueryResul
                 node_ids: nodes.order,
                 edge_ids: edges.order,
             },
+            picture: None,
         };
     };
     let graphs = &state.graphs;
@@ -275,7 +281,53 @@ pub fn query_graph(state: Option<&State>, query: &GraphQuery) -> GraphQueryResul
         graph,
         matched,
         missing,
+        picture: None,
     }
+}
+
+/// A slice of the graphs drawn: architecture and dataflow nodes (dataflow labels marked),
+/// edges labelled with their kind, links dashed; the nodes in `stale` marked.
+pub fn draw(slice: &GraphSlice, stale: &HashSet<&str>, language: Language) -> String {
+    let mut picture = Picture::new(language);
+    for (kind, nodes) in [
+        ("architecture", &slice.architecture_nodes),
+        ("dataflow", &slice.dataflow_nodes),
+    ] {
+        for node in nodes {
+            let label = if kind == "dataflow" {
+                format!("{} (dataflow)", node.title)
+            } else {
+                node.title.clone()
+            };
+            picture.node(
+                &format!("{kind}:{}", node.id),
+                &label,
+                stale.contains(node.id.as_str()),
+            );
+        }
+    }
+    for (kind, edges) in [
+        ("architecture", &slice.architecture_edges),
+        ("dataflow", &slice.dataflow_edges),
+    ] {
+        for edge in edges {
+            picture.edge(
+                &format!("{kind}:{}", edge.source_id),
+                &format!("{kind}:{}", edge.target_id),
+                Some(&edge.kind),
+                false,
+            );
+        }
+    }
+    for link in &slice.links {
+        picture.edge(
+            &format!("dataflow:{}", link.dataflow_node_id),
+            &format!("architecture:{}", link.architecture_node_id),
+            link.relationship.as_deref(),
+            true,
+        );
+    }
+    picture.finish()
 }
 
 fn add_edge(edge: &GraphEdge, nodes: &mut Ids, edges: &mut Ids) {

@@ -4,6 +4,7 @@
 //! checks that mechanically.
 
 pub mod churn;
+pub mod code_map;
 pub mod code_ref;
 pub mod context;
 pub mod distill;
@@ -14,6 +15,7 @@ pub mod graph_query;
 pub mod hooks;
 pub mod one_line;
 pub mod page;
+pub mod picture;
 pub mod planning;
 pub mod pressure;
 pub mod projection;

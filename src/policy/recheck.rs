@@ -2,6 +2,10 @@
 //! as it is now. A reference can point at a file that is gone (`missing`), that git saw renamed
 //! (`renamed`), a symbol that no longer occurs (`symbol_missing`), a symbol that now occurs at
 //! other lines (`moved_lines`), or lines past the end of a file that shrank (`lines_past_end`).
+//! Where the file's language is parsed, a symbol means its definition: `symbol_missing` when
+//! no definition is left (a mention in a comment does not count), `moved_lines` when the
+//! reference's lines are no longer the definition's span ([`range_holds`]), and re-anchoring
+//! takes the definition's span.
 //!
 //! Renames and moved lines can be repaired mechanically; [`reanchor_patch`] drafts the patch
 //! that does it (it writes nothing: re-anchoring happens only through a write that rewrites the
@@ -25,6 +29,7 @@ use crate::policy::code_ref::OwnerRef;
 use crate::policy::code_ref::RefOwner;
 use crate::policy::code_ref::follow_symbol;
 use crate::policy::code_ref::graph_code_refs_mut;
+use crate::policy::code_ref::range_holds;
 use crate::policy::code_ref::ref_lines;
 use crate::policy::code_ref::visit_state_code_refs;
 use crate::state::model::CodeRef;
@@ -78,7 +83,8 @@ pub struct RefFinding {
     /// Where git followed the file, for `renamed`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub renamed_to: Option<String>,
-    /// Where the symbol occurs now, for `moved_lines`.
+    /// Where the symbol occurs now, for `moved_lines` (where its definitions start, where the
+    /// language is parsed).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub symbol_lines: Vec<u32>,
     /// The reference re-anchored mechanically, when that is possible.
@@ -258,8 +264,14 @@ fn assess_ref(
                     ..code_ref.clone()
                 };
                 // Follow the symbol into the renamed file when it moved there too.
+                let holds = |symbol: &str| match target.definitions_of(symbol) {
+                    Some(spans) => {
+                        ref_lines(&moved).is_none_or(|(start, end)| range_holds(start, end, spans))
+                    }
+                    None => in_range(&moved, target.lines_of(symbol)),
+                };
                 let reanchored = match &moved.symbol {
-                    Some(symbol) if !in_range(&moved, target.lines_of(symbol)) => {
+                    Some(symbol) if !holds(symbol) => {
                         follow_symbol(&moved, target).unwrap_or(moved)
                     }
                     _ => moved,
@@ -277,6 +289,24 @@ fn assess_ref(
         CitedFile::Elsewhere => Verdict::of(RefFindingKind::Missing),
         CitedFile::Directory => None,
         CitedFile::File { line_count, .. } => {
+            if let Some(symbol) = &code_ref.symbol
+                && let Some(spans) = file.definitions_of(symbol)
+            {
+                if spans.is_empty() {
+                    return Verdict::of(RefFindingKind::SymbolMissing);
+                }
+                let holds =
+                    ref_lines(code_ref).is_none_or(|(start, end)| range_holds(start, end, spans));
+                if holds {
+                    return None;
+                }
+                return Some(Verdict {
+                    kind: RefFindingKind::MovedLines,
+                    renamed_to: None,
+                    symbol_lines: spans.iter().map(|&(first, _)| first).collect(),
+                    reanchored: follow_symbol(code_ref, file),
+                });
+            }
             if let Some(symbol) = &code_ref.symbol {
                 let lines = file.lines_of(symbol);
                 if lines.is_empty() {

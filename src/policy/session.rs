@@ -13,6 +13,7 @@ use crate::policy::freshness::Staleness;
 use crate::policy::hooks::Host;
 use crate::policy::prompt::MIN_MAX_CHARS;
 use crate::policy::prompt::render;
+use crate::policy::prompt::with_code_map;
 use crate::policy::reorient::ReorientAction;
 use crate::policy::reorient::Reorientation;
 use crate::policy::text::for_agent;
@@ -85,13 +86,15 @@ pub struct Compaction {
 }
 
 /// The text to inject at session start: after a compaction the compaction note, then the
-/// verdict (it says what to do now), then as much of the state block as the budget leaves.
-/// Without a state, the notes alone.
+/// verdict (it says what to do now), then as much of the state block as the budget leaves,
+/// with the blocks of `code_map` that fit in the room it leaves ([`with_code_map`]). Without a
+/// state, the notes alone.
 pub fn session_start_context(
     state: Option<&State>,
     verdict: &Reorientation,
     staleness: Option<&Staleness>,
     compaction: Option<(&Compaction, Timestamp)>,
+    code_map: &[String],
     budget: Budget,
 ) -> String {
     let mut head = String::new();
@@ -105,7 +108,10 @@ pub fn session_start_context(
     let Some(state) = state else {
         return head;
     };
-    let with_state = |room: usize| format!("{head}\n{}", render(state, staleness, room).text);
+    let with_state = |room: usize| {
+        let rendered = with_code_map(render(state, staleness, room), code_map);
+        format!("{head}\n{}", rendered.text)
+    };
     let ceiling = budget
         .char_ceiling()
         .saturating_sub(head.chars().count() + 1);
@@ -281,12 +287,26 @@ mod tests {
         compaction: Option<(&Compaction, Timestamp)>,
         budget: Budget,
     ) -> String {
-        session_start_context(Some(state), &verdict(Some(state)), None, compaction, budget)
+        session_start_context(
+            Some(state),
+            &verdict(Some(state)),
+            None,
+            compaction,
+            &[],
+            budget,
+        )
     }
 
     #[test]
     fn without_state_only_the_verdict_is_injected() {
-        let text = session_start_context(None, &verdict(None), None, None, Budget::for_host(None));
+        let text = session_start_context(
+            None,
+            &verdict(None),
+            None,
+            None,
+            &[],
+            Budget::for_host(None),
+        );
         assert!(
             text.starts_with("<epiphany_reorient>\nVerdict: regather."),
             "{text}"

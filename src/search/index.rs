@@ -60,7 +60,10 @@ use crate::search::manifest::FileEntry;
 use crate::search::manifest::Loaded;
 use crate::search::manifest::Manifest;
 use crate::search::manifest::SemanticIndex;
+use crate::search::outlines::FileOutline;
+use crate::search::outlines::Outlines;
 use crate::search::symbols;
+use crate::search::syntax;
 use crate::search::tokenize;
 use crate::search::vectors;
 use crate::state::error::StoreError;
@@ -177,6 +180,17 @@ impl Layout {
     /// The manifest file of a generation.
     pub fn manifest_path(&self, generation: u64) -> PathBuf {
         self.generation_dir(generation).join("manifest.msgpack")
+    }
+
+    /// The outlines of a generation's parsed files.
+    pub fn outlines_path(&self, generation: u64) -> PathBuf {
+        self.generation_dir(generation)
+            .join(crate::search::outlines::FILE_NAME)
+    }
+
+    /// The outlines of generation `generation`; `None` when they cannot be read.
+    pub fn load_outlines(&self, generation: u64) -> Option<Outlines> {
+        Outlines::load(&self.store_dir, &self.outlines_path(generation))
     }
 
     /// The chunk vectors of a generation.
@@ -568,7 +582,7 @@ pub fn build(
         .map(|semantic| semantic.fingerprint.as_str());
     let fingerprint = model.as_ref().map(vectors_fingerprint);
     let same_model = previous_fingerprint == fingerprint.as_deref();
-    let mut plan = match previous.as_ref().filter(|_| !full) {
+    let plan = match previous.as_ref().filter(|_| !full) {
         Some(persistent) => {
             let manifest = &persistent.manifest;
             let changes = manifest::compare(manifest, &listing.files, root);
@@ -599,9 +613,30 @@ pub fn build(
     if let (Some(embedding), Some(from)) = (embedding.as_mut(), forked_from) {
         carry_vectors(root, layout, from, same_model, &plan.carried, embedding)?;
     }
+    // Outlines are reused by path and content hash, so a full rebuild parses only what changed.
+    let previous_outlines = previous
+        .as_ref()
+        .and_then(|persistent| layout.load_outlines(persistent.manifest.generation))
+        .unwrap_or_default();
+    let mut outlines: Vec<FileOutline> = plan
+        .carried
+        .iter()
+        .filter_map(|entry| previous_outlines.find(&entry.path, &entry.content_hash))
+        .cloned()
+        .collect();
     let writer = writer_for(&index, plan.jobs.len()).with_context(in_dir)?;
-    let entries =
-        write_jobs(root, &writer, &mut plan, embedding.as_mut(), progress).with_context(in_dir)?;
+    let (entries, parsed) = write_jobs(
+        root,
+        &writer,
+        &plan,
+        &previous_outlines,
+        embedding.as_mut(),
+        progress,
+    )
+    .with_context(in_dir)?;
+    outlines.extend(parsed);
+    outlines.sort_by(|a, b| a.path.cmp(&b.path));
+    Outlines { files: outlines }.save(&layout.outlines_path(generation))?;
     commit(writer, generation).with_context(in_dir)?;
     let semantic = match (&model, &embedding) {
         (Some(model), Some(embedding)) => {
@@ -892,14 +927,29 @@ fn writer_for(index: &Index, jobs: usize) -> Result<IndexWriter> {
         .context("failed to open the index for writing")
 }
 
-/// Deletes what the plan replaces and indexes every job; returns the new manifest entries.
+/// Files prepared at a time: enough to keep every thread busy, few enough to bound memory.
+const BATCH_FILES: usize = 256;
+
+/// One job's file, read, outlined and cut into documents.
+struct Prepared {
+    entry: FileEntry,
+    docs: Vec<TantivyDocument>,
+    outline: Option<FileOutline>,
+    /// The text, kept only for embedding.
+    text: Option<String>,
+}
+
+/// Deletes what the plan replaces and indexes every job; returns the new manifest entries and
+/// the jobs' outlines. Files are read, parsed and cut into documents on every core, a batch
+/// at a time; the documents go to the writer in job order.
 fn write_jobs(
     root: &Path,
     writer: &IndexWriter,
-    plan: &mut Plan<'_>,
+    plan: &Plan<'_>,
+    previous_outlines: &Outlines,
     mut embedding: Option<&mut Embedding<'_>>,
     progress: Progress<'_>,
-) -> Result<Vec<FileEntry>> {
+) -> Result<(Vec<FileEntry>, Vec<FileOutline>)> {
     let (_, fields) = schema();
     if plan.mode == BuildMode::Full {
         writer.delete_all_documents()?;
@@ -908,37 +958,92 @@ fn write_jobs(
         writer.delete_term(Term::from_field_u64(fields.file_id, file_id));
     }
     let total = plan.jobs.len() as u64;
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let keep_text = embedding.is_some();
     let mut entries = Vec::with_capacity(plan.jobs.len());
-    for (done, job) in plan.jobs.iter_mut().enumerate() {
-        let fetched = job
-            .fetched
-            .take()
-            .unwrap_or_else(|| manifest::fetch(root, job.stat));
-        let mut entry = FileEntry {
-            path: job.stat.path.clone(),
+    let mut outlines = Vec::new();
+    for batch in plan.jobs.chunks(BATCH_FILES) {
+        let pieces: Vec<&[Job<'_>]> = batch.chunks(batch.len().div_ceil(threads)).collect();
+        let prepared = crate::parallel::map_pieces(&pieces, |piece| {
+            piece
+                .iter()
+                .map(|job| prepare(root, &fields, job, previous_outlines, keep_text))
+                .collect::<Vec<_>>()
+        });
+        for prepared in prepared.into_iter().flatten() {
+            for doc in prepared.docs {
+                writer.add_document(doc)?;
+            }
+            if let (Some(embedding), Some(text)) = (embedding.as_deref_mut(), &prepared.text) {
+                embedding.add_file(prepared.entry.file_id, &prepared.entry.path, text);
+            }
+            outlines.extend(prepared.outline);
+            entries.push(prepared.entry);
+            progress(entries.len() as u64, total)?;
+        }
+    }
+    Ok((entries, outlines))
+}
+
+/// Reads one job's file (unless the comparison already did), takes its outline from the
+/// previous generation when its contents are the same or parses it, and cuts it into chunk
+/// documents.
+fn prepare(
+    root: &Path,
+    fields: &Fields,
+    job: &Job<'_>,
+    previous_outlines: &Outlines,
+    keep_text: bool,
+) -> Prepared {
+    let fetched_now;
+    let fetched = match &job.fetched {
+        Some(fetched) => fetched,
+        None => {
+            fetched_now = manifest::fetch(root, job.stat);
+            &fetched_now
+        }
+    };
+    let path = &job.stat.path;
+    let mut prepared = Prepared {
+        entry: FileEntry {
+            path: path.clone(),
             size_bytes: job.stat.size_bytes,
             modified_unix_nanos: job.stat.modified_unix_nanos,
-            content_hash: fetched.content_hash,
+            content_hash: fetched.content_hash.clone(),
             file_id: job.file_id,
             chunk_count: 0,
             skipped: None,
-        };
-        match fetched.text {
-            Ok(text) => {
-                for doc in chunk_documents(&fields, job.file_id, &job.stat.path, &text) {
-                    writer.add_document(doc)?;
-                    entry.chunk_count += 1;
-                }
-                if let Some(embedding) = embedding.as_deref_mut() {
-                    embedding.add_file(job.file_id, &job.stat.path, &text);
-                }
-            }
-            Err(skip) => entry.skipped = Some(skip),
+        },
+        docs: Vec::new(),
+        outline: None,
+        text: None,
+    };
+    let text = match &fetched.text {
+        Ok(text) => text,
+        Err(skip) => {
+            prepared.entry.skipped = Some(*skip);
+            return prepared;
         }
-        entries.push(entry);
-        progress(done as u64 + 1, total)?;
+    };
+    let outline = match previous_outlines.find(path, &fetched.content_hash) {
+        Some(found) => Some(found.outline.clone()),
+        None => syntax::outline(path, text),
+    };
+    let definitions = match &outline {
+        Some(outline) => symbols::outlined(outline),
+        None => symbols::definitions(path, text),
+    };
+    prepared.docs = chunk_documents(fields, job.file_id, path, text, &definitions).collect();
+    prepared.entry.chunk_count = count(prepared.docs.len());
+    prepared.outline = outline.map(|outline| FileOutline {
+        path: path.clone(),
+        content_hash: fetched.content_hash.clone(),
+        outline,
+    });
+    if keep_text {
+        prepared.text = Some(text.clone());
     }
-    Ok(entries)
+    prepared
 }
 
 /// The documents of one file's chunks.
@@ -947,8 +1052,8 @@ pub fn chunk_documents<'a>(
     file_id: u64,
     path: &'a str,
     text: &'a str,
+    definitions: &'a [symbols::Definition],
 ) -> impl Iterator<Item = TantivyDocument> + 'a {
-    let definitions = symbols::definitions(path, text);
     chunk::chunks(text, CHUNK_SHAPE)
         .into_iter()
         .map(move |chunk| {
@@ -995,7 +1100,8 @@ pub fn in_memory(files: &[(String, String)]) -> Result<InMemory> {
     let mut writer = writer_for(&index, files.len())?;
     let mut chunk_count = 0;
     for ((path, text), file_id) in files.iter().zip(0..) {
-        for doc in chunk_documents(&fields, file_id, path, text) {
+        let definitions = symbols::definitions(path, text);
+        for doc in chunk_documents(&fields, file_id, path, text, &definitions) {
             writer.add_document(doc)?;
             chunk_count += 1;
         }

@@ -30,12 +30,14 @@ pub mod excerpt;
 pub mod hit;
 pub mod index;
 pub mod manifest;
+pub mod outlines;
 pub mod rank;
 pub mod retrieve;
 pub mod semantic;
 pub mod state;
 pub mod stream;
 pub mod symbols;
+pub mod syntax;
 pub mod tokenize;
 pub mod vectors;
 
@@ -61,9 +63,10 @@ pub const VECTOR_CHUNK_SHAPE: ChunkShape = ChunkShape {
     overlap: 2,
 };
 
-/// Names the index configuration (schema, tokenizer, chunking); an index built by another
-/// configuration is rebuilt. Change it whenever any of them changes.
-pub const INDEX_REVISION: &str = "tantivy-bm25-v4:code-tokens:defs:chunks-120x30";
+/// Names the index configuration (schema, tokenizer, chunking, definition finder, outlines);
+/// an index built by another configuration is rebuilt. Change it whenever any of them
+/// changes.
+pub const INDEX_REVISION: &str = "tantivy-bm25-v5:code-tokens:parsed-defs:outlines:chunks-120x30";
 
 /// The revision reported when results come from a query-time scan.
 pub const QUERY_TIME_REVISION: &str = "query-time-bm25-v1";

@@ -364,10 +364,12 @@ impl Worker {
         let text = std::str::from_utf8(bytes).ok()?;
         // Per matched line with a hit: its number, term counts and definition counts.
         let find_definitions = !context.identifiers.is_empty()
-            && symbols::language(&stat.path).is_some()
+            && symbols::has_definitions(&stat.path)
             && (context.query.text || context.query.definitions);
         let mut hits: Vec<(u32, Vec<u32>, Vec<u32>)> = Vec::new();
         let mut sample = Sample::default();
+        // The file's definitions, found once, when a matched line names a query identifier.
+        let mut definitions: Option<Vec<symbols::Definition>> = None;
         for (number, range) in lines.0 {
             let Some(line) = text.get(range) else {
                 continue;
@@ -390,7 +392,9 @@ impl Worker {
                     .keys()
                     .any(|name| self.normalized.contains(name))
                 {
-                    for definition in symbols::definitions(&stat.path, line) {
+                    let definitions =
+                        definitions.get_or_insert_with(|| symbols::definitions(&stat.path, text));
+                    for definition in definitions.iter().filter(|found| found.line == number) {
                         let name = symbols::normalize(&definition.name);
                         if let Some(&index) = context.identifiers.get(name.as_str()) {
                             defs[index] += 1;

@@ -1,16 +1,19 @@
 //! Symbol definitions: the names a file defines (functions, methods, types, traits, classes,
-//! interfaces, constants, macros), found line by line with one pattern set per language
-//! family, and identifier normalisation, so that `SocketAddr`, `socket_addr`, `socket-addr`
-//! and `socketaddr` are one name.
+//! interfaces, constants, macros) as retrieval uses them, and identifier normalisation, so
+//! that `SocketAddr`, `socket_addr`, `socket-addr` and `socketaddr` are one name.
 //!
-//! Patterns, not parsers: a definition is a line that starts (after indentation, visibility
-//! and modifiers) with a definition keyword and a name, or for C-like languages a line-start
-//! signature that opens a body. Good enough to answer "where is X defined" in the languages
-//! listed in [`language`]; a miss only costs the exact boost. Pure: no I/O.
+//! Files of a parsed language ([`crate::search::syntax`]) take their definitions from the
+//! parser. The other languages listed in [`language`] (Kotlin, C#, Scala, Objective-C) keep
+//! line patterns: a definition is a line that starts (after indentation, visibility and
+//! modifiers) with a definition keyword and a name, or for C-like languages a line-start
+//! signature that opens a body; a miss only costs the exact boost. Pure: no I/O.
 
 use std::sync::LazyLock;
 
 use regex::Regex;
+
+use crate::search::syntax;
+use crate::search::syntax::Outline;
 
 /// One definition.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,63 +24,32 @@ pub struct Definition {
     pub line: u32,
 }
 
-/// Language families with their own definition patterns.
+/// Language families that are not parsed and have definition patterns of their own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Language {
-    /// Rust.
-    Rust,
-    /// Python.
-    Python,
-    /// JavaScript and TypeScript.
-    Script,
-    /// Go.
-    Go,
-    /// Java, Kotlin, C#, Scala.
+enum PatternLanguage {
+    /// Kotlin, C#, Scala.
     Jvm,
-    /// C and C++.
-    C,
+    /// Objective-C.
+    ObjectiveC,
 }
 
-/// The language of a path, by extension.
-pub fn language(path: &str) -> Option<Language> {
+/// Whether definitions are found in files at `path` (parsed or by pattern).
+pub fn has_definitions(path: &str) -> bool {
+    syntax::grammar(path).is_some() || pattern_language(path).is_some()
+}
+
+/// The pattern language of a path, by extension.
+fn pattern_language(path: &str) -> Option<PatternLanguage> {
     let name = path.rsplit('/').next().unwrap_or(path);
     let extension = name.rsplit_once('.')?.1.to_ascii_lowercase();
     Some(match extension.as_str() {
-        "rs" => Language::Rust,
-        "py" | "pyi" => Language::Python,
-        "js" | "jsx" | "mjs" | "cjs" | "ts" | "tsx" | "mts" | "cts" => Language::Script,
-        "go" => Language::Go,
-        "java" | "kt" | "kts" | "cs" | "scala" => Language::Jvm,
-        "c" | "h" | "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" | "m" | "mm" => Language::C,
+        "kt" | "kts" | "cs" | "scala" => PatternLanguage::Jvm,
+        "m" | "mm" => PatternLanguage::ObjectiveC,
         _ => return None,
     })
 }
 
-fn patterns(language: Language) -> &'static [Regex] {
-    static RUST: LazyLock<Vec<Regex>> = LazyLock::new(|| {
-        compile(&[
-            r"^\s*(?:pub(?:\([^)]*\))?\s+)?(?:(?:async|const|unsafe|extern(?:\s+\x22[^\x22]*\x22)?|default)\s+)*(?:fn|struct|enum|trait|type|mod|union|static|const)\s+(?:mut\s+)?([A-Za-z_][A-Za-z0-9_]*)",
-            r"^\s*macro_rules!\s*([A-Za-z_][A-Za-z0-9_]*)",
-        ])
-    });
-    static PYTHON: LazyLock<Vec<Regex>> = LazyLock::new(|| {
-        compile(&[
-            r"^\s*(?:async\s+)?(?:def|class)\s+([A-Za-z_][A-Za-z0-9_]*)",
-            r"^([A-Z][A-Z0-9_]+)\s*(?::[^=]*)?=",
-        ])
-    });
-    static SCRIPT: LazyLock<Vec<Regex>> = LazyLock::new(|| {
-        compile(&[
-            r"^\s*(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?(?:async\s+)?(?:function\*?|class|interface|type|enum|namespace|const|let|var)\s+([A-Za-z_$][A-Za-z0-9_$]*)",
-            r"^\s+(?:(?:public|private|protected|static|readonly|async|override|get|set)\s+)*([A-Za-z_$][A-Za-z0-9_$]*)\s*(?:<[^>]*>)?\([^)]*\)\s*(?::\s*[^={;]+)?\{\s*$",
-        ])
-    });
-    static GO: LazyLock<Vec<Regex>> = LazyLock::new(|| {
-        compile(&[
-            r"^func\s+(?:\([^)]*\)\s*)?([A-Za-z_][A-Za-z0-9_]*)",
-            r"^\s*(?:type|const|var)\s+([A-Za-z_][A-Za-z0-9_]*)",
-        ])
-    });
+fn patterns(language: PatternLanguage) -> &'static [Regex] {
     static JVM: LazyLock<Vec<Regex>> = LazyLock::new(|| {
         compile(&[
             r"^\s*(?:(?:public|private|protected|internal|static|final|abstract|sealed|open|data|partial|override|readonly)\s+)*(?:class|interface|enum|record|struct|object|fun|trait|@interface)\s+([A-Za-z_][A-Za-z0-9_]*)",
@@ -92,12 +64,8 @@ fn patterns(language: Language) -> &'static [Regex] {
         ])
     });
     match language {
-        Language::Rust => &RUST,
-        Language::Python => &PYTHON,
-        Language::Script => &SCRIPT,
-        Language::Go => &GO,
-        Language::Jvm => &JVM,
-        Language::C => &C,
+        PatternLanguage::Jvm => &JVM,
+        PatternLanguage::ObjectiveC => &C,
     }
 }
 
@@ -113,9 +81,30 @@ const NOT_NAMES: &[&str] = &[
     "if", "for", "while", "switch", "return", "else", "do", "catch", "sizeof", "new", "delete",
 ];
 
-/// The definitions in `text`, a file at `path`, in line order.
+/// The definitions in `text`, a file at `path`: the parser's for a parsed language, the
+/// patterns' otherwise.
 pub fn definitions(path: &str, text: &str) -> Vec<Definition> {
-    let Some(language) = language(path) else {
+    match syntax::outline(path, text) {
+        Some(outline) => outlined(&outline),
+        None => pattern_definitions(path, text),
+    }
+}
+
+/// The definitions of a parsed file's outline.
+pub fn outlined(outline: &Outline) -> Vec<Definition> {
+    outline
+        .definitions
+        .iter()
+        .map(|definition| Definition {
+            name: definition.name.clone(),
+            line: definition.line,
+        })
+        .collect()
+}
+
+/// The definitions the line patterns find in `text`, in line order.
+fn pattern_definitions(path: &str, text: &str) -> Vec<Definition> {
+    let Some(language) = pattern_language(path) else {
         return Vec::new();
     };
     let patterns = patterns(language);
@@ -197,50 +186,31 @@ mod tests {
     }
 
     #[test]
-    fn finds_definitions_in_each_language() {
+    fn unparsed_languages_keep_their_patterns_and_parsed_ones_parse() {
         assert_eq!(
             names(
-                "a.rs",
-                "pub(crate) async fn run_it() {}\nstruct SocketAddr;\n  pub trait Walk {}\nconst MAX: u8 = 1;\nmacro_rules! hello {\nlet x = 1;\n"
-            ),
-            ["run_it", "SocketAddr", "Walk", "MAX", "hello"]
-        );
-        assert_eq!(
-            names(
-                "a.py",
-                "class HTTPTransport:\n    async def handle_request(self):\nDEFAULT_TIMEOUT = 5\nx = 1\n"
-            ),
-            ["HTTPTransport", "handle_request", "DEFAULT_TIMEOUT"]
-        );
-        assert_eq!(
-            names(
-                "a.ts",
-                "export const safeEncodeURI = () => {}\nexport default class Hono {\n  async fetch(request: Request): Promise<Response> {\nexport interface Env {}\nif (x) {\n"
-            ),
-            ["safeEncodeURI", "Hono", "fetch", "Env"]
-        );
-        assert_eq!(
-            names(
-                "a.go",
-                "func (s *Server) ServeHTTP(w W, r *R) {\nfunc main() {\ntype Handler interface {\n"
-            ),
-            ["ServeHTTP", "main", "Handler"]
-        );
-        assert_eq!(
-            names(
-                "A.java",
-                "public final class CancellationToken {\n    public static int parseCount(String s) {\n    return x(1);\n"
+                "A.kt",
+                "data class CancellationToken(val a: Int)\n    public static int parseCount(String s) {\n    return x(1);\n"
             ),
             ["CancellationToken", "parseCount"]
         );
         assert_eq!(
             names(
-                "a.c",
+                "a.m",
                 "struct socket_addr {\n#define MAX_LEN 4\nstatic int parse_header(const char *s)\n    if (x) {\nint x;\n"
             ),
             ["socket_addr", "MAX_LEN", "parse_header"]
         );
+        // A definition in a comment is no definition once the file is parsed.
+        assert_eq!(
+            names(
+                "a.rs",
+                "// fn ghost() {}\npub(crate) async fn run_it() {}\n"
+            ),
+            ["run_it"]
+        );
         assert!(names("a.md", "fn x() {}").is_empty());
+        assert!(has_definitions("a.rs") && has_definitions("a.scala") && !has_definitions("a.md"));
     }
 
     #[test]

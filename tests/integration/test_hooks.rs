@@ -494,6 +494,60 @@ fn claude_code_gets_context_for_every_session_start_source() {
 }
 
 #[test]
+fn session_start_carries_the_code_map_around_the_checkpoint_within_the_budget() {
+    let env = TestEnv::new();
+    env.write("src/core.rs", "pub fn parse() {}\n");
+    env.write("src/cited.rs", "pub fn cited_here() { parse(); }\n");
+    env.update(&json!({"objective": "keep spans across retries"}));
+    env.ok(&[
+        "checkpoint",
+        "set",
+        "--focus",
+        "spans",
+        "--next",
+        "read",
+        "--ref",
+        "src/cited.rs",
+    ]);
+    let input = claude_session_start(&env, "startup");
+    let output = env.run_with_stdin(
+        &["hook", "session-start", "--host", "claude"],
+        input.to_string(),
+    );
+    let context = additional_context(&output);
+    let map = context
+        .split("## Code map")
+        .nth(1)
+        .expect("a code map section");
+    assert!(
+        map.contains("src/cited.rs\n      1  pub fn cited_here() {"),
+        "{context}"
+    );
+    assert!(
+        map.find("src/cited.rs") < map.find("src/core.rs"),
+        "{context}"
+    );
+    // A tight budget keeps the state and drops the map first.
+    let output = env.run_with_stdin(
+        &[
+            "hook",
+            "session-start",
+            "--host",
+            "claude",
+            "--max-chars",
+            "3000",
+        ],
+        input.to_string(),
+    );
+    let context = additional_context(&output);
+    assert!(context.chars().count() <= 3000, "{context}");
+    assert!(
+        context.contains("Objective: keep spans across retries"),
+        "{context}"
+    );
+}
+
+#[test]
 fn codex_gets_context_in_the_shape_its_schema_allows() {
     let env = TestEnv::new();
     env.update(&json!({"objective": "keep spans across retries"}));

@@ -596,7 +596,7 @@ fn regression_29_every_rule_the_patch_schema_states_is_enforced() {
         ),
         (
             "CodeRef",
-            "observations/o2.code_refs: `src/a.rs:1#beta`: symbol `beta` does not occur in lines 1-1",
+            "observations/o2.code_refs: `src/a.rs:1#beta`: lines 1-1 are not the definition of `beta`",
             cited(json!({"path": "src/a.rs", "start_line": 1, "end_line": 1, "symbol": "beta"})),
         ),
         (

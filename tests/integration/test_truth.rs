@@ -138,7 +138,11 @@ fn regression_10_bad_references_are_refused_and_nothing_is_written() {
         ),
         (
             json!({"path": "src/lib.rs", "start_line": 6, "end_line": 8, "symbol": "alpha"}),
-            "symbol `alpha` does not occur in lines 6-8 (it does at line 2)",
+            "lines 6-8 are not the definition of `alpha`, a part of it or a window around it (it is at lines 2-2;",
+        ),
+        (
+            json!({"path": "src/lib.rs", "symbol": "lib"}),
+            "symbol `lib` has no definition in the file (a mention is not one; it occurs at line 1)",
         ),
         (
             json!({"path": "src/lib.rs", "end_line": 4}),
@@ -239,7 +243,7 @@ fn regression_10_references_typed_in_a_subdirectory_are_stored_at_their_real_pat
             "-C",
             "src",
             "--code-ref",
-            "line_buffer.rs:2#LineBuffer",
+            "line_buffer.rs:1#LineBuffer",
             "--text",
             "seen from src/",
         ],
@@ -247,7 +251,7 @@ fn regression_10_references_typed_in_a_subdirectory_are_stored_at_their_real_pat
     assert_eq!(draft.code, 0, "{draft}");
     assert_eq!(
         draft.json()["patch"]["observations"][0]["code_refs"],
-        json!([{"path": "src/line_buffer.rs", "start_line": 2, "symbol": "LineBuffer"}])
+        json!([{"path": "src/line_buffer.rs", "start_line": 1, "symbol": "LineBuffer"}])
     );
     env.ok_with(&["-C", "src", "update"], &[], draft.stdout.clone());
     // A patch written in the subdirectory: the root reading does not exist, the local one does.
@@ -358,7 +362,7 @@ fn regression_10_freshness_finds_what_git_changes_broke() {
         ),
         (
             "lines inserted above",
-            json!({"path": "src/a.rs", "start_line": 2, "end_line": 3, "symbol": "alpha"}),
+            json!({"path": "src/a.rs", "start_line": 2, "end_line": 2, "symbol": "alpha"}),
             |env| env.write("src/a.rs", format!("// new\n// lines\n{AB}")),
             "moved_lines",
         ),
@@ -393,7 +397,7 @@ fn regression_10_freshness_finds_what_git_changes_broke() {
             "moved_lines" => {
                 assert_eq!(finding["symbol_lines"], json!([4]));
                 assert_eq!(finding["reanchored"]["start_line"], 4);
-                assert_eq!(finding["reanchored"]["end_line"], 5);
+                assert_eq!(finding["reanchored"]["end_line"], 4);
             }
             _ => assert!(finding.get("reanchored").is_none(), "{name}: {finding}"),
         }
@@ -414,7 +418,7 @@ fn regression_10_fix_piped_into_update_re_anchors_renames_and_moved_lines() {
     ]);
     env.update(&json!({
         "graphs": {"architecture": {"nodes": [
-            {"id": "moved", "title": "M", "purpose": "p", "code_refs": [{"path": "src/a.rs", "start_line": 2, "end_line": 3, "symbol": "alpha"}]},
+            {"id": "moved", "title": "M", "purpose": "p", "code_refs": [{"path": "src/a.rs", "start_line": 2, "end_line": 2, "symbol": "alpha"}]},
             {"id": "renamed", "title": "R", "purpose": "p", "code_refs": [{"path": "src/old.rs", "start_line": 1, "symbol": "kept"}]},
             {"id": "steady", "title": "S", "purpose": "p", "code_refs": [{"path": "src/steady.rs"}]}
         ]}},
@@ -442,7 +446,7 @@ fn regression_10_fix_piped_into_update_re_anchors_renames_and_moved_lines() {
     );
     assert_eq!(
         nodes[0]["code_refs"][0],
-        json!({"path": "src/a.rs", "start_line": 5, "end_line": 6, "symbol": "alpha"})
+        json!({"path": "src/a.rs", "start_line": 5, "end_line": 5, "symbol": "alpha"})
     );
     assert_eq!(
         nodes[1]["code_refs"][0],
@@ -474,7 +478,7 @@ fn regression_10_fix_piped_into_update_re_anchors_renames_and_moved_lines() {
 fn a_fix_merges_with_a_branch_that_mapped_something_else() {
     let env = repo(&[("src/a.rs", AB), ("src/b.rs", "pub fn other() {}\n")]);
     env.update(&json!({"graphs": {"architecture": {"nodes": [
-        {"id": "moved", "title": "M", "purpose": "p", "code_refs": [{"path": "src/a.rs", "start_line": 2, "end_line": 3, "symbol": "alpha"}]}
+        {"id": "moved", "title": "M", "purpose": "p", "code_refs": [{"path": "src/a.rs", "start_line": 2, "end_line": 2, "symbol": "alpha"}]}
     ]}}}));
     env.commit_all("map");
     env.git(&["checkout", "-q", "-b", "feature"]);
@@ -523,7 +527,7 @@ fn a_fix_keeps_the_refs_of_its_nodes_that_need_a_person() {
     let node = &fix.json()["patch"]["upsert"]["architecture_nodes"][0];
     assert_eq!(
         node["code_refs"],
-        json!([{"path": "src/new.rs", "symbol": "kept"}, {"path": "src/gone.rs"}])
+        json!([{"path": "src/new.rs", "start_line": 1, "end_line": 1, "symbol": "kept"}, {"path": "src/gone.rs"}])
     );
     env.ok_with(&["update"], &[], fix.stdout.clone());
     let findings =
@@ -749,6 +753,106 @@ fn restated_map_refs_pass_but_a_new_observation_cites_only_what_exists() {
             .stderr
             .contains("upsert.architecture_nodes[0].title: must not be empty"),
         "{refused}"
+    );
+    assert_eq!(env.store_bytes(), before);
+}
+
+/// See: issue 28. Where the language is parsed, a ref's symbol means its definition: written
+/// without lines it takes the definition's span; `freshness` follows the definition when lines
+/// are inserted above it or it grows, calls it `symbol_missing` when only a comment still
+/// names it, and `--fix | update` re-anchors to the definition, never to a mention.
+#[test]
+fn refs_to_a_symbol_follow_its_definition_through_git() {
+    const CODE: &str =
+        "// helper is documented below\npub fn helper() {\n    one();\n}\n\npub fn other() {}\n";
+    type Change = fn(&TestEnv);
+    type Span = Option<(u32, u32)>;
+    let cases: [(&str, Change, &str, Span); 3] = [
+        (
+            "lines inserted above",
+            |env| env.write("src/a.rs", format!("// 1\n// 2\n// 3\n// 4\n// 5\n{CODE}")),
+            "moved_lines",
+            Some((7, 9)),
+        ),
+        (
+            "the function grew",
+            |env| {
+                env.write(
+                    "src/a.rs",
+                    CODE.replace("    one();\n", "    one();\n    two();\n"),
+                )
+            },
+            "moved_lines",
+            Some((2, 5)),
+        ),
+        (
+            "deleted, named in a comment",
+            |env| {
+                env.write(
+                    "src/a.rs",
+                    "// helper is documented below\npub fn other() {}\n",
+                )
+            },
+            "symbol_missing",
+            None,
+        ),
+    ];
+    for (name, change, kind, span) in cases {
+        let env = repo(&[("src/a.rs", CODE)]);
+        env.ok(&[
+            "node",
+            "set",
+            "n",
+            "--purpose",
+            "helps",
+            "--ref",
+            "src/a.rs#helper",
+        ]);
+        let stored = &env.json(&["show"])["graphs"]["architecture"]["nodes"][0]["code_refs"][0];
+        assert_eq!(
+            stored,
+            &json!({"path": "src/a.rs", "start_line": 2, "end_line": 4, "symbol": "helper"}),
+            "{name}"
+        );
+        env.commit_all("map");
+        assert_eq!(env.run(&["freshness", "--check"]).code, 0, "{name}");
+        change(&env);
+        env.commit_all(name);
+        let report = env.json_allowing(&["freshness", "--check"], 1);
+        let finding = &report["references"]["findings"][0];
+        assert_eq!(finding["kind"], kind, "{name}: {report}");
+        let Some((start, end)) = span else {
+            assert!(finding.get("reanchored").is_none(), "{name}: {finding}");
+            continue;
+        };
+        assert_eq!(
+            finding["reanchored"]["start_line"], start,
+            "{name}: {finding}"
+        );
+        assert_eq!(finding["reanchored"]["end_line"], end, "{name}: {finding}");
+        let fix = env.ok(&["freshness", "--fix"]);
+        env.ok_with(&["update"], &[], fix.stdout.clone());
+        assert_eq!(env.run(&["freshness", "--check"]).code, 0, "{name}");
+    }
+    // A symbol only a comment names is refused where the language is parsed, and nothing is
+    // written.
+    let env = repo(&[("src/a.rs", CODE)]);
+    env.update(&json!({"objective": "map"}));
+    let before = env.store_bytes();
+    let out = env.run(&[
+        "node",
+        "set",
+        "m",
+        "--purpose",
+        "p",
+        "--ref",
+        "src/a.rs#documented",
+    ]);
+    assert_eq!(out.code, 2, "{out}");
+    assert!(
+        out.stderr
+            .contains("symbol `documented` has no definition in the file"),
+        "{out}"
     );
     assert_eq!(env.store_bytes(), before);
 }

@@ -132,7 +132,7 @@ fn regression_29_an_investigation_written_with_flags_alone_reads_back_exactly() 
             "focus": "lexer retry",
             "next_action": "read the retry loop",
             "open_questions": ["who resets the start?"],
-            "code_refs": [{"path": "src/lexer.rs", "symbol": "retry_keeps_span"}]
+            "code_refs": [{"path": "src/lexer.rs", "start_line": 1, "end_line": 3, "symbol": "retry_keeps_span"}]
         },
         "observations": [{
             "id": observation,
@@ -494,7 +494,7 @@ fn recheck_supersedes_an_observation_whose_refs_moved() {
     let context = env.ok(&["context", "--observation", &old]).stdout;
     assert!(
         context.contains("code refs that no longer hold:")
-            && context.contains("missing src/lexer.rs#retry_keeps_span on observation"),
+            && context.contains("missing src/lexer.rs:1-3#retry_keeps_span on observation"),
         "{context}"
     );
     let output = env.run(&["--json", "recheck", "--observation", &old]);
@@ -516,7 +516,7 @@ fn recheck_supersedes_an_observation_whose_refs_moved() {
     assert_eq!(superseding["summary"], "retry drops the span");
     assert_eq!(
         superseding["code_refs"],
-        json!([{"path": "src/lex.rs", "symbol": "retry_keeps_span"}])
+        json!([{"path": "src/lex.rs", "start_line": 1, "end_line": 3, "symbol": "retry_keeps_span"}])
     );
     let prompt = env.ok(&["prompt"]).stdout;
     assert!(prompt.contains(&new) && !prompt.contains(&old), "{prompt}");

@@ -166,6 +166,7 @@ async def every_tool():
                 ("scene", {}),
                 ("context", {"nodes": ["missing-node"]}),
                 ("graph", {"frontier": True, "depth": 2}),
+                ("map", {"focus": ["lexer", "retry_keeps_span"], "max_chars": 800, "format": "mermaid"}),
                 ("planning", {}),
                 ("freshness", {}),
                 ("freshness", {"fix": True}),

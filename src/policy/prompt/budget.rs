@@ -212,6 +212,39 @@ pub fn render_counted(
     }
 }
 
+/// The heading of the code map section.
+const CODE_MAP_HEADING: &str = "## Code map (most central files first; more: `epiphany map`)";
+
+/// `rendered` with a code map section before its closing tag holding as many of `code_map`'s
+/// file blocks (best first, each a path line and its definitions' lines) as fit in the room
+/// its ceiling leaves. The map only takes room nothing else wanted: when anything was left
+/// out, or not even one block fits, `rendered` stays as it is.
+pub fn with_code_map(mut rendered: Rendered, code_map: &[String]) -> Rendered {
+    if !rendered.left_out.is_empty() || rendered.text.is_empty() {
+        return rendered;
+    }
+    let closing = "\n</epiphany_state>";
+    let Some(body) = rendered.text.strip_suffix(closing) else {
+        return rendered;
+    };
+    let mut section = format!("\n\n{CODE_MAP_HEADING}");
+    let mut blocks = 0;
+    for block in code_map {
+        let grown = format!("{section}\n{}", block.trim_end());
+        if rendered.chars + char_count(&grown) > rendered.max_chars {
+            break;
+        }
+        section = grown;
+        blocks += 1;
+    }
+    if blocks == 0 {
+        return rendered;
+    }
+    rendered.text = format!("{body}{section}{closing}");
+    rendered.chars = char_count(&rendered.text);
+    rendered
+}
+
 fn finish(
     state: &State,
     totals: ListTotals,

@@ -19,6 +19,7 @@ pub use budget::PromptPart;
 pub use budget::Rendered;
 pub use budget::render;
 pub use budget::render_counted;
+pub use budget::with_code_map;
 pub use sections::RECORDS_SHOWN;
 pub use sections::code_ref;
 pub use sections::inline_ids;
@@ -159,6 +160,46 @@ mod tests {
 
     fn has_line(text: &str, line: &str) -> bool {
         text.lines().any(|l| l == line)
+    }
+
+    #[test]
+    fn the_code_map_takes_only_the_room_left() {
+        let blocks = vec![
+            "src/core.rs\n      1  pub fn parse() {\n".to_owned(),
+            "src/main.rs\n      3  fn main() {\n".to_owned(),
+        ];
+        let plain = render(&State::default(), None, DEFAULT_MAX_CHARS);
+        let mapped = with_code_map(plain.clone(), &blocks);
+        assert!(mapped.text.ends_with(
+            "src/core.rs\n      1  pub fn parse() {\nsrc/main.rs\n      3  fn main() {\n</epiphany_state>"
+        ));
+        assert_eq!(mapped.chars, mapped.text.chars().count());
+        // Room for the heading and the first block only.
+        let room = mapped.chars - "src/main.rs\n      3  fn main() {\n".len();
+        let tight = with_code_map(
+            Rendered {
+                max_chars: room,
+                ..plain.clone()
+            },
+            &blocks,
+        );
+        assert!(tight.text.contains("src/core.rs") && !tight.text.contains("src/main.rs"));
+        assert!(tight.chars <= room);
+        // No room, or something left out: unchanged.
+        let full = Rendered {
+            max_chars: plain.chars,
+            ..plain.clone()
+        };
+        assert_eq!(with_code_map(full.clone(), &blocks), full);
+        let cut = Rendered {
+            left_out: vec![LeftOut {
+                part: PromptPart::Planning,
+                count: 1,
+                fetch: "epiphany planning".into(),
+            }],
+            ..plain
+        };
+        assert_eq!(with_code_map(cut.clone(), &blocks), cut);
     }
 
     #[test]

@@ -1,0 +1,525 @@
+//! The ranked repository map: which files and definitions matter most, from the graph of
+//! which file references names another file defines, personalised by what the state cites
+//! and by a focus. Pure: the files' outlines come in, a ranked and budgeted map goes out.
+//!
+//! - Edges: file A → file B for every name A references that B defines, weighted by
+//!   `1 / (number of files defining it)`; names defined in more than [`MAX_DEFINERS`] files
+//!   (`new`, `run`) say nothing about structure and are left out.
+//! - Rank: PageRank with damping [`DAMPING`], teleporting to the seeds ([`Seeds`]) in
+//!   proportion to their weights (uniformly when there are none); rank that reaches a file
+//!   with no outgoing edge teleports the same way.
+//! - Definitions of a file are ordered by how many other files reference their name, seeded
+//!   symbols first, then by line.
+//! - [`select`] keeps the best files, each with its key definitions' signature lines, within a
+//!   character budget; [`render`] prints that selection as text.
+
+use std::collections::BTreeMap;
+use std::collections::HashMap;
+use std::collections::HashSet;
+
+use serde::Deserialize;
+use serde::Serialize;
+
+use crate::policy::picture::Language;
+use crate::policy::picture::Picture;
+use crate::state::model::State;
+
+/// PageRank's damping factor.
+pub const DAMPING: f64 = 0.85;
+/// A name defined in more files than this makes no edges.
+pub const MAX_DEFINERS: usize = 8;
+/// PageRank iterations at most (it stops earlier once it has converged).
+const ITERATIONS: usize = 50;
+/// Definitions shown per file at most.
+pub const DEFINITIONS_PER_FILE: usize = 8;
+/// Seed weight of a focus.
+pub const FOCUS_WEIGHT: f64 = 10.0;
+/// Seed weight of what the frontier and the investigation checkpoint cite.
+pub const FRONTIER_WEIGHT: f64 = 4.0;
+/// Seed weight of what any graph node cites.
+pub const NODE_WEIGHT: f64 = 1.0;
+
+/// One definition in a parsed file (found by `search::syntax`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
+pub struct Definition {
+    /// The name as written.
+    pub name: String,
+    /// What the tags query calls it: `function`, `method`, `class`, `interface`, `module`,
+    /// `macro`, `constant` or `type`.
+    pub kind: String,
+    /// The line of the name (1-based).
+    pub line: u32,
+    /// The first line of the definition.
+    pub start_line: u32,
+    /// The last line of the definition.
+    pub end_line: u32,
+    /// The line holding the name, trimmed (at most 180 bytes).
+    pub signature: String,
+}
+
+/// What a parsed file defines and references.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outline {
+    /// Definitions in the order of their names in the file.
+    pub definitions: Vec<Definition>,
+    /// The distinct names the file references, sorted.
+    pub references: Vec<String>,
+}
+
+impl Outline {
+    /// The definitions named `name`, outermost first.
+    pub fn named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Definition> + 'a {
+        self.definitions
+            .iter()
+            .filter(move |definition| definition.name == name)
+    }
+}
+
+/// One file of the map's input.
+#[derive(Debug, Clone, Copy)]
+pub struct MapInput<'a> {
+    /// Path relative to the root.
+    pub path: &'a str,
+    /// Its definitions and references.
+    pub outline: &'a Outline,
+}
+
+/// What the ranking is personalised by: weights per path and symbols to put first.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Seeds {
+    /// Weight per path (summed when a path is seeded twice).
+    pub paths: BTreeMap<String, f64>,
+    /// Symbols whose definitions come first in their files.
+    pub symbols: HashSet<String>,
+}
+
+impl Seeds {
+    /// Adds `weight` to `path`.
+    pub fn add_path(&mut self, path: &str, weight: f64) {
+        *self.paths.entry(path.to_owned()).or_default() += weight;
+    }
+
+    /// The seeds from what the state cites: every graph node's code references, and more
+    /// heavily the frontier's (its active nodes' references and dirty paths) and the
+    /// investigation checkpoint's.
+    pub fn from_state(state: &State) -> Seeds {
+        let mut seeds = Seeds::default();
+        let frontier = state.graph_frontier.as_ref();
+        let active: HashSet<&str> = frontier
+            .map(|frontier| {
+                frontier
+                    .active_node_ids
+                    .iter()
+                    .map(String::as_str)
+                    .collect()
+            })
+            .unwrap_or_default();
+        for (_, graph) in state.graphs.each() {
+            for node in &graph.nodes {
+                let weight = if active.contains(node.id.as_str()) {
+                    FRONTIER_WEIGHT
+                } else {
+                    NODE_WEIGHT
+                };
+                for code_ref in &node.code_refs {
+                    seeds.add_path(&code_ref.path, weight);
+                    seeds.symbols.extend(code_ref.symbol.clone());
+                }
+            }
+        }
+        for path in frontier.iter().flat_map(|frontier| &frontier.dirty_paths) {
+            seeds.add_path(path, FRONTIER_WEIGHT);
+        }
+        for code_ref in state
+            .investigation_checkpoint
+            .iter()
+            .flat_map(|checkpoint| &checkpoint.code_refs)
+        {
+            seeds.add_path(&code_ref.path, FRONTIER_WEIGHT);
+            seeds.symbols.extend(code_ref.symbol.clone());
+        }
+        seeds
+    }
+}
+
+/// A definition as the map shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct MapDefinition {
+    /// The name.
+    pub name: String,
+    /// Its kind (`function`, `class`, `method`, ...).
+    pub kind: String,
+    /// First line of the definition.
+    pub start_line: u32,
+    /// Last line of the definition.
+    pub end_line: u32,
+    /// The line holding its name.
+    pub signature: String,
+    /// Other files referencing its name.
+    pub referenced_by: u32,
+}
+
+/// A file as the map shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
+pub struct MapFile {
+    /// Path relative to the root.
+    pub path: String,
+    /// Its rank (the ranks of all files sum to 1).
+    pub rank: f64,
+    /// Its key definitions, most referenced first.
+    pub definitions: Vec<MapDefinition>,
+}
+
+/// A file's edges: (target file, weight).
+type Edges = Vec<Vec<(usize, f64)>>;
+
+/// The file graph: for each file, the files it references names of, with weights.
+fn edges(files: &[MapInput<'_>]) -> Edges {
+    let mut definers: HashMap<&str, Vec<usize>> = HashMap::new();
+    for (at, file) in files.iter().enumerate() {
+        for definition in &file.outline.definitions {
+            let entry = definers.entry(definition.name.as_str()).or_default();
+            if entry.last() != Some(&at) {
+                entry.push(at);
+            }
+        }
+    }
+    files
+        .iter()
+        .enumerate()
+        .map(|(from, file)| {
+            let mut out: BTreeMap<usize, f64> = BTreeMap::new();
+            for name in &file.outline.references {
+                let Some(targets) = definers.get(name.as_str()) else {
+                    continue;
+                };
+                if targets.len() > MAX_DEFINERS {
+                    continue;
+                }
+                let weight = 1.0 / targets.len() as f64;
+                for &to in targets.iter().filter(|&&to| to != from) {
+                    *out.entry(to).or_default() += weight;
+                }
+            }
+            out.into_iter().collect()
+        })
+        .collect()
+}
+
+/// Personalised PageRank over the file graph; the ranks sum to 1.
+pub fn rank(files: &[MapInput<'_>], seeds: &Seeds) -> Vec<f64> {
+    let count = files.len();
+    if count == 0 {
+        return Vec::new();
+    }
+    let mut teleport: Vec<f64> = files
+        .iter()
+        .map(|file| seeds.paths.get(file.path).copied().unwrap_or(0.0))
+        .collect();
+    let total: f64 = teleport.iter().sum();
+    if total > 0.0 {
+        teleport.iter_mut().for_each(|weight| *weight /= total);
+    } else {
+        teleport.fill(1.0 / count as f64);
+    }
+    let edges = edges(files);
+    let out_weight: Vec<f64> = edges
+        .iter()
+        .map(|out| out.iter().map(|(_, weight)| weight).sum())
+        .collect();
+    let mut ranks = teleport.clone();
+    for _ in 0..ITERATIONS {
+        let mut next: Vec<f64> = vec![0.0; count];
+        let mut dangling = 0.0;
+        for (from, out) in edges.iter().enumerate() {
+            if out.is_empty() {
+                dangling += ranks[from];
+                continue;
+            }
+            for &(to, weight) in out {
+                next[to] += DAMPING * ranks[from] * weight / out_weight[from];
+            }
+        }
+        let spread = 1.0 - DAMPING + DAMPING * dangling;
+        for (value, share) in next.iter_mut().zip(&teleport) {
+            *value += spread * share;
+        }
+        let change: f64 = next.iter().zip(&ranks).map(|(a, b)| (a - b).abs()).sum();
+        ranks = next;
+        if change < 1e-9 {
+            break;
+        }
+    }
+    ranks
+}
+
+/// The ranked map: files by rank (then path), each with its definitions in map order.
+pub fn ranked(files: &[MapInput<'_>], seeds: &Seeds) -> Vec<MapFile> {
+    let ranks = rank(files, seeds);
+    let mut referrers: HashMap<&str, u32> = HashMap::new();
+    for file in files {
+        for name in &file.outline.references {
+            *referrers.entry(name.as_str()).or_default() += 1;
+        }
+    }
+    let mut map: Vec<MapFile> = files
+        .iter()
+        .zip(&ranks)
+        .map(|(file, &rank)| {
+            let own: HashSet<&str> = file.outline.references.iter().map(String::as_str).collect();
+            let mut definitions: Vec<MapDefinition> = file
+                .outline
+                .definitions
+                .iter()
+                .map(|definition| {
+                    let referenced_by = referrers
+                        .get(definition.name.as_str())
+                        .copied()
+                        .unwrap_or(0)
+                        - u32::from(own.contains(definition.name.as_str()));
+                    shown(definition, referenced_by)
+                })
+                .collect();
+            definitions.sort_by(|a, b| {
+                seeds
+                    .symbols
+                    .contains(&b.name)
+                    .cmp(&seeds.symbols.contains(&a.name))
+                    .then(b.referenced_by.cmp(&a.referenced_by))
+                    .then(a.start_line.cmp(&b.start_line))
+            });
+            MapFile {
+                path: file.path.to_owned(),
+                rank,
+                definitions,
+            }
+        })
+        .collect();
+    map.sort_by(|a, b| b.rank.total_cmp(&a.rank).then(a.path.cmp(&b.path)));
+    map
+}
+
+fn shown(definition: &Definition, referenced_by: u32) -> MapDefinition {
+    MapDefinition {
+        name: definition.name.clone(),
+        kind: definition.kind.clone(),
+        start_line: definition.start_line,
+        end_line: definition.end_line,
+        signature: definition.signature.clone(),
+        referenced_by,
+    }
+}
+
+/// The rendered line of a file.
+fn file_line(file: &MapFile) -> String {
+    format!("{}\n", file.path)
+}
+
+/// The rendered line of a definition.
+fn definition_line(definition: &MapDefinition) -> String {
+    format!("  {:>5}  {}\n", definition.start_line, definition.signature)
+}
+
+/// The best files of `map`, each with at most [`DEFINITIONS_PER_FILE`] definitions, as many
+/// as fit in `max_chars` rendered ([`render`]); a file is shown only with at least its first
+/// definition (or alone when it has none).
+pub fn select(map: Vec<MapFile>, max_chars: usize) -> Vec<MapFile> {
+    let mut used = 0;
+    let mut kept = Vec::new();
+    for mut file in map {
+        let mut cost = file_line(&file).len();
+        let mut definitions = Vec::new();
+        for definition in file.definitions.drain(..).take(DEFINITIONS_PER_FILE) {
+            let line = definition_line(&definition).len();
+            if used + cost + line > max_chars {
+                break;
+            }
+            cost += line;
+            definitions.push(definition);
+        }
+        let fits_alone = definitions.is_empty() && used + cost <= max_chars;
+        if definitions.is_empty() && !fits_alone {
+            break;
+        }
+        used += cost;
+        file.definitions = definitions;
+        kept.push(file);
+    }
+    kept
+}
+
+/// The selection as text: each file's path, then its definitions' first lines and signatures.
+pub fn render(files: &[MapFile]) -> String {
+    let mut out = String::new();
+    for file in files {
+        out.push_str(&file_line(file));
+        for definition in &file.definitions {
+            out.push_str(&definition_line(definition));
+        }
+    }
+    out
+}
+
+/// The shown files as a picture: files as nodes, an edge where one shown file references a
+/// name another defines.
+pub fn picture(files: &[MapFile], inputs: &[MapInput<'_>], language: Language) -> String {
+    let index: HashMap<&str, usize> = inputs
+        .iter()
+        .enumerate()
+        .map(|(at, file)| (file.path, at))
+        .collect();
+    let mut picture = Picture::new(language);
+    for file in files {
+        picture.node(&file.path, &file.path, false);
+    }
+    let all = edges(inputs);
+    for file in files {
+        let Some(&from) = index.get(file.path.as_str()) else {
+            continue;
+        };
+        for &(to, _) in &all[from] {
+            picture.edge(&file.path, inputs[to].path, None, false);
+        }
+    }
+    picture.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn outline(defs: &[&str], refs: &[&str]) -> Outline {
+        Outline {
+            definitions: defs
+                .iter()
+                .zip(1..)
+                .map(|(name, line)| Definition {
+                    name: (*name).to_owned(),
+                    kind: "function".to_owned(),
+                    line,
+                    start_line: line,
+                    end_line: line,
+                    signature: format!("fn {name}()"),
+                })
+                .collect(),
+            references: refs.iter().map(|name| (*name).to_owned()).collect(),
+        }
+    }
+
+    fn paths(map: &[MapFile]) -> Vec<&str> {
+        map.iter().map(|file| file.path.as_str()).collect()
+    }
+
+    #[test]
+    fn referenced_files_rank_first_and_seeds_pull_rank() {
+        let core = outline(&["parse", "Store"], &[]);
+        let a = outline(&["run"], &["parse", "Store"]);
+        let b = outline(&["serve"], &["parse"]);
+        let leaf = outline(&["lonely"], &["serve"]);
+        let files = [
+            MapInput {
+                path: "a.rs",
+                outline: &a,
+            },
+            MapInput {
+                path: "b.rs",
+                outline: &b,
+            },
+            MapInput {
+                path: "core.rs",
+                outline: &core,
+            },
+            MapInput {
+                path: "leaf.rs",
+                outline: &leaf,
+            },
+        ];
+        let map = ranked(&files, &Seeds::default());
+        assert_eq!(paths(&map)[0], "core.rs");
+        let sum: f64 = map.iter().map(|file| file.rank).sum();
+        assert!((sum - 1.0).abs() < 1e-6, "{sum}");
+        let core = &map[0];
+        assert_eq!(core.definitions[0].name, "parse");
+        assert_eq!(core.definitions[0].referenced_by, 2);
+
+        let mut seeds = Seeds::default();
+        seeds.add_path("leaf.rs", FOCUS_WEIGHT);
+        seeds.symbols.insert("Store".to_owned());
+        let map = ranked(&files, &seeds);
+        assert_eq!(paths(&map)[..2], ["leaf.rs", "b.rs"]);
+        let core = map
+            .iter()
+            .find(|file| file.path == "core.rs")
+            .expect("core");
+        assert_eq!(core.definitions[0].name, "Store");
+    }
+
+    #[test]
+    fn common_names_make_no_edges() {
+        let definers: Vec<Outline> = (0..=MAX_DEFINERS).map(|_| outline(&["new"], &[])).collect();
+        let caller = outline(&[], &["new"]);
+        let mut files: Vec<MapInput<'_>> = definers
+            .iter()
+            .map(|outline| MapInput {
+                path: "x.rs",
+                outline,
+            })
+            .collect();
+        files.push(MapInput {
+            path: "caller.rs",
+            outline: &caller,
+        });
+        assert!(edges(&files).iter().all(Vec::is_empty));
+    }
+
+    #[test]
+    fn selection_stays_within_the_budget() {
+        let big = outline(&["a", "b", "c", "d"], &[]);
+        let files = [
+            MapInput {
+                path: "one.rs",
+                outline: &big,
+            },
+            MapInput {
+                path: "two.rs",
+                outline: &big,
+            },
+        ];
+        let map = ranked(&files, &Seeds::default());
+        for budget in [0, 10, 30, 60, 120, 1000] {
+            let text = render(&select(map.clone(), budget));
+            assert!(text.len() <= budget, "{budget}: {text}");
+        }
+        assert_eq!(
+            render(&select(map.clone(), 1000)).lines().count(),
+            10,
+            "two files with four definitions each"
+        );
+        assert!(select(map, 5).is_empty());
+    }
+
+    #[test]
+    fn the_picture_draws_the_shown_files_and_their_edges() {
+        let callee = outline(&["go"], &[]);
+        let caller = outline(&[], &["go"]);
+        let files = [
+            MapInput {
+                path: "lib.rs",
+                outline: &callee,
+            },
+            MapInput {
+                path: "main.rs",
+                outline: &caller,
+            },
+        ];
+        let map = ranked(&files, &Seeds::default());
+        let mermaid = picture(&map, &files, Language::Mermaid);
+        assert_eq!(
+            mermaid,
+            "flowchart LR\n  n0[\"lib.rs\"]\n  n1[\"main.rs\"]\n  n1 --> n0\n"
+        );
+        // A file not shown takes no edge.
+        let dot = picture(&map[..1], &files, Language::Dot);
+        assert!(!dot.contains("->"), "{dot}");
+    }
+}

@@ -1,0 +1,212 @@
+//! The outlines of an index generation: per parsed file, its definitions and referenced
+//! names ([`crate::search::syntax::Outline`]) with the content hash they were parsed from,
+//! kept in `gen-<N>/outlines.msgpack` beside the manifest. A separate file, so that a query
+//! that only searches never decodes them; the map and the freshness check read them.
+//!
+//! A build carries the outlines of unchanged files from the previous generation and reuses
+//! any whose path and content hash match (a full rebuild parses only what changed); only the
+//! rest are parsed, spread over threads ([`crate::parallel`]).
+//!
+//! [`gather`] gives the outlines of the work tree as it is now, for the map: the index's for
+//! unchanged files and files changed since parsed now; without an index, the work tree's
+//! parsed files parsed now, the wanted ones first, until a time bound.
+
+use std::path::Path;
+use std::time::Duration;
+use std::time::Instant;
+
+use anyhow::Result;
+use serde::Deserialize;
+use serde::Serialize;
+
+use crate::search::index;
+use crate::search::index::Opened;
+use crate::search::manifest;
+use crate::search::syntax;
+use crate::search::syntax::Outline;
+use crate::state::fs;
+use crate::state::walk;
+use crate::state::walk::FileStat;
+
+/// The file name in a generation directory.
+pub const FILE_NAME: &str = "outlines.msgpack";
+/// The most of an outlines file that is read (256 MiB).
+const LIMIT: u64 = 256 * 1024 * 1024;
+
+/// One parsed file's outline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileOutline {
+    /// Path relative to the root.
+    pub path: String,
+    /// SHA-256 of the contents it was parsed from, hex.
+    pub content_hash: String,
+    /// What the file defines and references.
+    pub outline: Outline,
+}
+
+/// The outlines of a generation, sorted by path.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Outlines {
+    /// One entry per parsed file.
+    pub files: Vec<FileOutline>,
+}
+
+impl Outlines {
+    /// Reads the outlines at `path`, below `store_dir` (no link is followed); `None` when
+    /// there are none or they do not decode.
+    pub fn load(store_dir: &Path, path: &Path) -> Option<Outlines> {
+        let bytes = fs::read_below(store_dir, path, LIMIT).ok()??;
+        rmp_serde::from_slice(&bytes).ok()
+    }
+
+    /// Writes them atomically.
+    pub fn save(&self, path: &Path) -> Result<()> {
+        fs::write_atomic(path, &rmp_serde::to_vec(self)?)
+    }
+
+    /// The outline of `path` if it was parsed from contents with hash `content_hash`.
+    pub fn find(&self, path: &str, content_hash: &str) -> Option<&FileOutline> {
+        let at = self
+            .files
+            .binary_search_by(|file| file.path.as_str().cmp(path))
+            .ok()?;
+        let file = &self.files[at];
+        (file.content_hash == content_hash).then_some(file)
+    }
+}
+
+/// Where the outlines of a map came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Source {
+    /// The index, and nothing changed since it was built.
+    Index,
+    /// The index, with the files changed since parsed now.
+    IndexOverlay,
+    /// No usable index: the work tree, parsed now.
+    Scan,
+}
+
+/// The outlines of the work tree as it is now.
+#[derive(Debug)]
+pub struct Gathered {
+    /// Parsed files with their outlines, sorted by path.
+    pub files: Vec<(String, Outline)>,
+    /// Where they came from.
+    pub source: Source,
+    /// Parsed files left out because the time bound ran out (only without an index).
+    pub left_out: usize,
+}
+
+/// The outlines of the parsed files under `root` as they are now: from the index in
+/// `cache_dir` when it is usable, files changed since parsed now; otherwise every parsed
+/// file, those `wanted` says first, then shallower paths first, parsed on every core until
+/// `budget` has passed (see [`ALWAYS_PARSED`]).
+pub fn gather(
+    root: &Path,
+    cache_dir: Option<&Path>,
+    wanted: &(dyn Fn(&str) -> bool + Sync),
+    budget: Duration,
+) -> Gathered {
+    let started = Instant::now();
+    if let Some(layout) = cache_dir.map(index::Layout::new)
+        && let Opened::Ready(persistent) = index::open(&layout)
+        && let Some(stored) = layout.load_outlines(persistent.manifest.generation)
+    {
+        let manifest = &persistent.manifest;
+        let listing = super::current_listing(root, manifest);
+        let changes = manifest::compare(manifest, &listing.files, root);
+        let mut files: Vec<(String, Outline)> = changes
+            .unchanged
+            .iter()
+            .filter_map(|(entry, _)| stored.find(&entry.path, &entry.content_hash))
+            .map(|file| (file.path.clone(), file.outline.clone()))
+            .collect();
+        let mut changed: Vec<&FileStat> = changes
+            .modified
+            .iter()
+            .map(|(_, stat, _)| *stat)
+            .chain(changes.added.iter().copied())
+            .filter(|stat| syntax::grammar(&stat.path).is_some())
+            .collect();
+        let source = if changed.is_empty() && changes.removed.is_empty() {
+            Source::Index
+        } else {
+            Source::IndexOverlay
+        };
+        changed.sort_by(|a, b| a.path.cmp(&b.path));
+        let (parsed, _) = parse_all(root, &changed, None);
+        files.extend(parsed);
+        files.sort_by(|a, b| a.0.cmp(&b.0));
+        return Gathered {
+            files,
+            source,
+            left_out: 0,
+        };
+    }
+    let listing = walk::list(root);
+    let mut parseable: Vec<&FileStat> = listing
+        .files
+        .iter()
+        .filter(|stat| syntax::grammar(&stat.path).is_some())
+        .collect();
+    parseable.sort_by_key(|stat| {
+        (
+            !wanted(&stat.path),
+            stat.path.matches('/').count(),
+            stat.path.clone(),
+        )
+    });
+    let (mut files, left_out) = parse_all(root, &parseable, Some(started + budget));
+    files.sort_by(|a, b| a.0.cmp(&b.0));
+    Gathered {
+        files,
+        source: Source::Scan,
+        left_out,
+    }
+}
+
+/// Files each thread parses whatever the time bound: a grammar's first use compiles its
+/// query, which must not leave a small tree half mapped.
+const ALWAYS_PARSED: usize = 16;
+
+/// Reads and parses `files` on every core, in their order on each; with a deadline, files not
+/// begun by then (past the first [`ALWAYS_PARSED`] of each thread) are left out and counted.
+fn parse_all(
+    root: &Path,
+    files: &[&FileStat],
+    deadline: Option<Instant>,
+) -> (Vec<(String, Outline)>, usize) {
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .min(files.len().div_ceil(16).max(1));
+    // Interleaved, so that every thread starts with the first files.
+    let pieces: Vec<Vec<&FileStat>> = (0..threads)
+        .map(|first| files.iter().skip(first).step_by(threads).copied().collect())
+        .collect();
+    let results = crate::parallel::map_pieces(&pieces, |piece| {
+        let mut parsed = Vec::new();
+        let mut left_out = 0;
+        for (done, stat) in piece.iter().enumerate() {
+            if done >= ALWAYS_PARSED && deadline.is_some_and(|deadline| Instant::now() >= deadline)
+            {
+                left_out += 1;
+                continue;
+            }
+            let Ok(text) = walk::read_text(root, stat) else {
+                continue;
+            };
+            if let Some(outline) = syntax::outline(&stat.path, &text) {
+                parsed.push((stat.path.clone(), outline));
+            }
+        }
+        (parsed, left_out)
+    });
+    let mut all = Vec::new();
+    let mut left_out = 0;
+    for (parsed, left) in results {
+        all.extend(parsed);
+        left_out += left;
+    }
+    (all, left_out)
+}

@@ -1,0 +1,371 @@
+//! Definitions and references from real parsers: each file of a parsed language (Rust,
+//! Python, JavaScript, TypeScript/TSX, Go, Java, C, C++) is parsed with its tree-sitter
+//! grammar and tagged with the grammar crate's own tags query (`tree-sitter-tags`), giving
+//! its [`Outline`]: the definitions (name, kind, line span, signature line) and the distinct
+//! names it references (calls, types, implementations).
+//!
+//! A few patterns of our own are put before a crate's query where it misses what a code map
+//! needs ([`supplement`]): Rust constants and statics and the types of path calls
+//! (`Store::open()` references `Store`), whole C/C++ function definitions (the crates tag the
+//! declarator line only), and calls in C and C++ (their queries have no references). A pattern
+//! put first wins over a crate's pattern for the same name. References are kept to calls,
+//! implementations and path calls, to keep the parsing cost of a full index down.
+//!
+//! Other languages have no outline here; [`crate::search::symbols`] keeps their line
+//! patterns. Pure: no I/O. A parser and a query cursor are kept per thread.
+
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::sync::LazyLock;
+
+use tree_sitter_tags::TagsConfiguration;
+use tree_sitter_tags::TagsContext;
+
+pub use crate::policy::code_map::Definition;
+pub use crate::policy::code_map::Outline;
+
+/// The grammars this module parses with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Grammar {
+    /// Rust.
+    Rust,
+    /// Python.
+    Python,
+    /// JavaScript (JSX included).
+    JavaScript,
+    /// TypeScript.
+    TypeScript,
+    /// TypeScript with JSX.
+    Tsx,
+    /// Go.
+    Go,
+    /// Java.
+    Java,
+    /// C.
+    C,
+    /// C++.
+    Cpp,
+}
+
+/// The grammar of a path, by extension; `None` for a language that is not parsed.
+pub fn grammar(path: &str) -> Option<Grammar> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let extension = name.rsplit_once('.')?.1.to_ascii_lowercase();
+    Some(match extension.as_str() {
+        "rs" => Grammar::Rust,
+        "py" | "pyi" => Grammar::Python,
+        "js" | "jsx" | "mjs" | "cjs" => Grammar::JavaScript,
+        "ts" | "mts" | "cts" => Grammar::TypeScript,
+        "tsx" => Grammar::Tsx,
+        "go" => Grammar::Go,
+        "java" => Grammar::Java,
+        "c" | "h" => Grammar::C,
+        "cc" | "cpp" | "cxx" | "hpp" | "hh" | "hxx" => Grammar::Cpp,
+        _ => return None,
+    })
+}
+
+/// Our patterns for a grammar: definitions put before the crate's tags query (they win over
+/// its patterns for the same name), references after it (they never take a name the crate's
+/// query tags).
+fn supplement(grammar: Grammar) -> (&'static [&'static str], &'static str) {
+    const CPP_DEFINITIONS: &[&str] = &[
+        r#"
+(function_definition declarator: (function_declarator declarator: (field_identifier) @name)) @definition.function
+(function_definition declarator: (function_declarator declarator: (qualified_identifier name: (identifier) @name))) @definition.method
+(function_definition declarator: (reference_declarator (function_declarator declarator: (identifier) @name))) @definition.function
+"#,
+        C_DEFINITIONS[0],
+    ];
+    const C_DEFINITIONS: &[&str] = &[r#"
+(function_definition declarator: (function_declarator declarator: (identifier) @name)) @definition.function
+(function_definition declarator: (pointer_declarator declarator: (function_declarator declarator: (identifier) @name))) @definition.function
+"#];
+    const C_REFERENCES: &str = r#"
+(call_expression function: (identifier) @name) @reference.call
+"#;
+    match grammar {
+        Grammar::Rust => (
+            &[r#"
+(const_item name: (identifier) @name) @definition.constant
+(static_item name: (identifier) @name) @definition.constant
+"#],
+            r#"
+(call_expression function: (scoped_identifier path: (identifier) @name)) @reference.type
+"#,
+        ),
+        Grammar::C => (C_DEFINITIONS, C_REFERENCES),
+        Grammar::Cpp => (CPP_DEFINITIONS, C_REFERENCES),
+        Grammar::Python => (
+            &[],
+            "(call function: (attribute attribute: (identifier) @name)) @reference.call\n",
+        ),
+        Grammar::Java | Grammar::JavaScript | Grammar::TypeScript | Grammar::Tsx | Grammar::Go => {
+            (&[], "")
+        }
+    }
+}
+
+/// The tags configuration of a grammar: our definitions, the crate's query, our references
+/// (TypeScript's query covers only what it adds to JavaScript, so the JavaScript query comes
+/// with it).
+fn configure(grammar: Grammar) -> TagsConfiguration {
+    let (language, queries): (tree_sitter::Language, &[&str]) = match grammar {
+        Grammar::Rust => (
+            tree_sitter_rust::LANGUAGE.into(),
+            &[tree_sitter_rust::TAGS_QUERY],
+        ),
+        Grammar::Python => (
+            tree_sitter_python::LANGUAGE.into(),
+            &[tree_sitter_python::TAGS_QUERY],
+        ),
+        Grammar::JavaScript => (
+            tree_sitter_javascript::LANGUAGE.into(),
+            &[tree_sitter_javascript::TAGS_QUERY],
+        ),
+        Grammar::TypeScript => (
+            tree_sitter_typescript::LANGUAGE_TYPESCRIPT.into(),
+            &[
+                tree_sitter_typescript::TAGS_QUERY,
+                tree_sitter_javascript::TAGS_QUERY,
+            ],
+        ),
+        Grammar::Tsx => (
+            tree_sitter_typescript::LANGUAGE_TSX.into(),
+            &[
+                tree_sitter_typescript::TAGS_QUERY,
+                tree_sitter_javascript::TAGS_QUERY,
+            ],
+        ),
+        Grammar::Go => (
+            tree_sitter_go::LANGUAGE.into(),
+            &[tree_sitter_go::TAGS_QUERY],
+        ),
+        Grammar::Java => (
+            tree_sitter_java::LANGUAGE.into(),
+            &[tree_sitter_java::TAGS_QUERY],
+        ),
+        Grammar::C => (tree_sitter_c::LANGUAGE.into(), &[tree_sitter_c::TAGS_QUERY]),
+        Grammar::Cpp => (
+            tree_sitter_cpp::LANGUAGE.into(),
+            &[tree_sitter_cpp::TAGS_QUERY],
+        ),
+    };
+    let (before, after) = supplement(grammar);
+    let mut query = before.concat();
+    for part in queries {
+        query.push('\n');
+        query.push_str(part);
+    }
+    query.push_str(after);
+    // The queries ship with the crates and the supplement is ours: both are fixed at build
+    // time, and a unit test compiles every grammar's configuration.
+    #[allow(clippy::expect_used)]
+    TagsConfiguration::new(language, &query, "").expect("the tags queries compile")
+}
+
+fn configuration(grammar: Grammar) -> &'static TagsConfiguration {
+    macro_rules! configured {
+        ($($variant:ident),*) => {
+            match grammar {
+                $(Grammar::$variant => {
+                    static CONFIG: LazyLock<TagsConfiguration> =
+                        LazyLock::new(|| configure(Grammar::$variant));
+                    &CONFIG
+                })*
+            }
+        };
+    }
+    configured!(Rust, Python, JavaScript, TypeScript, Tsx, Go, Java, C, Cpp)
+}
+
+thread_local! {
+    static CONTEXT: RefCell<TagsContext> = RefCell::new(TagsContext::new());
+}
+
+/// The outline of `text`, a file at `path`; `None` when its language is not parsed.
+pub fn outline(path: &str, text: &str) -> Option<Outline> {
+    let grammar = grammar(path)?;
+    let config = configuration(grammar);
+    let source = text.as_bytes();
+    let line_starts: Vec<usize> = std::iter::once(0)
+        .chain(memchr::memchr_iter(b'\n', source).map(|at| at + 1))
+        .collect();
+    let line_of = |byte: usize| -> u32 {
+        u32::try_from(line_starts.partition_point(|&start| start <= byte)).unwrap_or(u32::MAX)
+    };
+    let mut outline = Outline::default();
+    let mut references = BTreeSet::new();
+    CONTEXT.with(|context| {
+        let mut context = context.borrow_mut();
+        let Ok((tags, _)) = context.generate_tags(config, source, None) else {
+            return;
+        };
+        for tag in tags.flatten() {
+            let Some(name) = text.get(tag.name_range.clone()) else {
+                continue;
+            };
+            if !tag.is_definition {
+                references.insert(name);
+                continue;
+            }
+            let kind = config.syntax_type_name(tag.syntax_type_id);
+            let signature = text.get(tag.line_range.clone()).unwrap_or_default().trim();
+            // `mod name;` declares a module defined elsewhere (its own file).
+            if kind == "module" && signature.ends_with(';') {
+                continue;
+            }
+            let end = tag.range.end.saturating_sub(1).max(tag.range.start);
+            outline.definitions.push(Definition {
+                name: name.to_owned(),
+                kind: kind.to_owned(),
+                line: line_of(tag.name_range.start),
+                start_line: line_of(tag.range.start),
+                end_line: line_of(end),
+                signature: signature.to_owned(),
+            });
+        }
+    });
+    outline.references = references.into_iter().map(str::to_owned).collect();
+    Some(outline)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn defs(path: &str, text: &str) -> Vec<(String, String, u32, u32)> {
+        outline(path, text)
+            .expect("parsed")
+            .definitions
+            .into_iter()
+            .map(|d| (d.name, d.kind, d.start_line, d.end_line))
+            .collect()
+    }
+
+    fn def(name: &str, kind: &str, start: u32, end: u32) -> (String, String, u32, u32) {
+        (name.to_owned(), kind.to_owned(), start, end)
+    }
+
+    #[test]
+    fn every_grammar_configures() {
+        for grammar in [
+            Grammar::Rust,
+            Grammar::Python,
+            Grammar::JavaScript,
+            Grammar::TypeScript,
+            Grammar::Tsx,
+            Grammar::Go,
+            Grammar::Java,
+            Grammar::C,
+            Grammar::Cpp,
+        ] {
+            configuration(grammar);
+        }
+        assert!(outline("README.md", "fn x() {}").is_none());
+    }
+
+    #[test]
+    fn rust_definitions_span_their_items_and_references_are_names() {
+        let text = "mod store;\n/// Adds.\npub fn add(a: u8) -> u8 {\n    helper(a)\n}\n\nconst MAX: u8 = 1;\nstruct Point {\n    x: Walk,\n}\nimpl Point {\n    fn norm(&self) -> u8 {\n        Vec::new(); self.x.go()\n    }\n}\n// fn ghost() {}\n";
+        let outline = outline("src/a.rs", text).expect("parsed");
+        let found: Vec<_> = outline
+            .definitions
+            .iter()
+            .map(|d| (d.name.as_str(), d.kind.as_str(), d.start_line, d.end_line))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                ("add", "function", 3, 5),
+                ("MAX", "constant", 7, 7),
+                ("Point", "class", 8, 10),
+                ("norm", "method", 12, 14)
+            ]
+        );
+        assert_eq!(
+            outline.definitions[0].signature,
+            "pub fn add(a: u8) -> u8 {"
+        );
+        for name in ["helper", "Vec", "go", "Point"] {
+            assert!(outline.references.iter().any(|r| r == name), "{name}");
+        }
+        assert!(!outline.references.iter().any(|r| r == "ghost"));
+    }
+
+    #[test]
+    fn each_language_yields_definitions_with_spans() {
+        assert_eq!(
+            defs(
+                "a.py",
+                "class Transport:\n    def send(self):\n        return 1\n\ndef main():\n    pass\n"
+            ),
+            [
+                def("Transport", "class", 1, 3),
+                def("send", "function", 2, 3),
+                def("main", "function", 5, 6)
+            ]
+        );
+        assert_eq!(
+            defs(
+                "a.js",
+                "function go(x) {\n  return x;\n}\nclass A {\n  run() {}\n}\n"
+            ),
+            [
+                def("go", "function", 1, 3),
+                def("A", "class", 4, 6),
+                def("run", "method", 5, 5)
+            ]
+        );
+        assert_eq!(
+            defs(
+                "a.ts",
+                "export interface Env {\n  a: string;\n}\nexport function serve(e: Env): void {\n}\n"
+            ),
+            [
+                def("Env", "interface", 1, 3),
+                def("serve", "function", 4, 5)
+            ]
+        );
+        assert_eq!(
+            defs("a.tsx", "function View() {\n  return <div/>;\n}\n"),
+            [def("View", "function", 1, 3)]
+        );
+        assert_eq!(
+            defs(
+                "a.go",
+                "package a\n\ntype Server struct{}\n\nfunc (s *Server) Serve() {\n}\n"
+            ),
+            [def("Server", "type", 3, 3), def("Serve", "method", 5, 6)]
+        );
+        assert_eq!(
+            defs(
+                "A.java",
+                "class Token {\n  int parse(String s) {\n    return 1;\n  }\n}\n"
+            ),
+            [def("Token", "class", 1, 5), def("parse", "method", 2, 4)]
+        );
+        assert_eq!(
+            defs(
+                "a.c",
+                "struct point { int x; };\nstatic int parse(const char *s)\n{\n  return 0;\n}\nchar *name(void) {\n  return 0;\n}\n"
+            ),
+            [
+                def("point", "class", 1, 1),
+                def("parse", "function", 2, 5),
+                def("name", "function", 6, 8)
+            ]
+        );
+        assert_eq!(
+            defs(
+                "a.cpp",
+                "class Walker {\n  void step();\n};\nvoid Walker::step() {\n  go();\n}\n"
+            ),
+            [
+                def("Walker", "class", 1, 3),
+                def("step", "function", 2, 2),
+                def("step", "method", 4, 6)
+            ]
+        );
+    }
+}

@@ -1,0 +1,255 @@
+//! `map`: definitions from the parsers in every parsed language, the ranked map with and
+//! without an index, its focus, budget and pictures.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::common::TestEnv;
+
+/// The parsed languages' fixture repositories under `tests/fixtures/code-map/`.
+const LANGUAGES: [&str; 8] = [
+    "rust",
+    "python",
+    "javascript",
+    "typescript",
+    "go",
+    "java",
+    "c",
+    "cpp",
+];
+
+/// Copies the fixture repository of `language` into the work tree.
+fn copy_fixture(env: &TestEnv, language: &str) {
+    let base = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/code-map")
+        .join(language);
+    let mut stack = vec![base.clone()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("fixture dir") {
+            let path = entry.expect("entry").path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                let relative = path.strip_prefix(&base).expect("inside");
+                let text = std::fs::read(&path).expect("fixture file");
+                env.write(&relative.to_string_lossy(), text);
+            }
+        }
+    }
+}
+
+/// Each shown file as `path` then `  kind name start-end`.
+fn outline_text(map: &Value) -> String {
+    let mut out = String::new();
+    for file in map["files"].as_array().expect("files") {
+        out.push_str(file["path"].as_str().expect("path"));
+        out.push('\n');
+        for definition in file["definitions"].as_array().expect("definitions") {
+            out.push_str(&format!(
+                "  {} {} {}-{} | {}\n",
+                definition["kind"].as_str().expect("kind"),
+                definition["name"].as_str().expect("name"),
+                definition["start_line"],
+                definition["end_line"],
+                definition["signature"].as_str().expect("signature"),
+            ));
+        }
+    }
+    out
+}
+
+#[test]
+fn map_finds_definitions_with_their_spans_in_every_parsed_language() {
+    let mut all = String::new();
+    for language in LANGUAGES {
+        let env = TestEnv::bare();
+        copy_fixture(&env, language);
+        let map = env.json(&["map"]);
+        assert_eq!(map["source"], "scan", "{language}");
+        assert_eq!(map["left_out_files"], 0, "{language}");
+        all.push_str(&format!("== {language}\n{}", outline_text(&map)));
+    }
+    insta::assert_snapshot!(all);
+}
+
+#[test]
+fn the_index_stores_outlines_and_the_map_follows_edits() {
+    let env = TestEnv::new();
+    copy_fixture(&env, "rust");
+    let scanned = env.json(&["map"]);
+    env.ok(&["index"]);
+    let indexed = env.json(&["map"]);
+    assert_eq!(indexed["source"], "index");
+    assert_eq!(indexed["files"], scanned["files"]);
+    // An edit since the index is parsed now.
+    env.write(
+        "src/store.rs",
+        "pub struct Store;\n\npub fn open_store() -> Store {\n    Store\n}\n",
+    );
+    let overlay = env.json(&["map"]);
+    assert_eq!(overlay["source"], "index_overlay");
+    let text = outline_text(&overlay);
+    assert!(text.contains("function open_store 3-5"), "{text}");
+    assert!(!text.contains("insert"), "{text}");
+    // The incremental build parses the changed file only and keeps the rest.
+    let built = env.json(&["index"]);
+    assert_eq!(built["mode"], "incremental");
+    let reindexed = env.json(&["map"]);
+    assert_eq!(reindexed["source"], "index");
+    assert_eq!(reindexed["files"], overlay["files"]);
+    // A full rebuild gives the same outlines.
+    env.ok(&["index", "--full"]);
+    assert_eq!(env.json(&["map"])["files"], overlay["files"]);
+}
+
+#[test]
+fn focus_and_state_citations_rank_the_map() {
+    let env = TestEnv::new();
+    for (path, text) in [
+        ("src/core.rs", "pub fn parse() {}\npub fn check() {}\n"),
+        ("src/a.rs", "fn a() { parse(); check(); }\n"),
+        ("src/b.rs", "fn b() { parse(); }\n"),
+        ("src/leaf.rs", "pub fn leaf() { b(); }\n"),
+    ] {
+        env.write(path, text);
+    }
+    let first = |map: &Value| map["files"][0]["path"].as_str().expect("path").to_owned();
+    assert_eq!(first(&env.json(&["map"])), "src/core.rs");
+    assert_eq!(
+        first(&env.json(&["map", "--focus", "src/leaf.rs"])),
+        "src/leaf.rs"
+    );
+    assert_eq!(first(&env.json(&["map", "--focus", "leaf"])), "src/leaf.rs");
+    let focused = env.json(&["map", "--focus", "check"]);
+    assert_eq!(focused["files"][0]["definitions"][0]["name"], "check");
+    // A graph node the state cites pulls its file up, and a focus on its id too.
+    env.update(&serde_json::json!({"graphs": {"architecture": {"nodes": [
+        crate::common::node_json("leafy", "the leaf", "src/leaf.rs")
+    ]}}}));
+    assert_eq!(first(&env.json(&["map"])), "src/leaf.rs");
+    assert_eq!(
+        first(&env.json(&["map", "--focus", "leafy"])),
+        "src/leaf.rs"
+    );
+}
+
+#[test]
+fn a_focus_naming_nothing_is_refused_and_nothing_is_written() {
+    let env = TestEnv::new();
+    copy_fixture(&env, "python");
+    let before = env.store_bytes();
+    for focus in ["nowhere.py", "NoSuchThing", ""] {
+        let out = env.run(&["map", "--focus", focus]);
+        assert_eq!(out.code, 2, "{out}");
+        assert!(
+            out.stderr
+                .contains("names no parsed file, directory, graph node or definition"),
+            "{out}"
+        );
+    }
+    assert_eq!(env.store_bytes(), before);
+}
+
+#[test]
+fn the_map_keeps_to_its_budget() {
+    let env = TestEnv::bare();
+    for language in LANGUAGES {
+        copy_fixture(&env, language);
+    }
+    for budget in [40, 200, 1000, 100000] {
+        let text = env.ok(&["map", "--max-chars", &budget.to_string()]).stdout;
+        assert!(text.len() <= budget, "{budget}: {text}");
+    }
+    let none = env.ok(&["map", "--max-chars", "0"]).stdout;
+    assert_eq!(none, "no file fits in the budget (raise --max-chars)\n");
+    let whole = env.json(&["map", "--max-chars", "100000"]);
+    assert_eq!(whole["files"].as_array().expect("files").len(), 16);
+    let small = env.json(&["map", "--max-chars", "200"]);
+    assert!(small["files"].as_array().expect("files").len() < 16);
+}
+
+/// Checks Mermaid flowchart text by its structure: a `flowchart` header, then node
+/// declarations `id["label"]` (no raw quote inside a label) and edges `a --> b` between
+/// declared nodes.
+pub fn assert_mermaid_flowchart(text: &str) {
+    let mut lines = text.lines();
+    assert!(
+        lines
+            .next()
+            .is_some_and(|line| line.starts_with("flowchart ")),
+        "{text}"
+    );
+    let mut declared = std::collections::HashSet::new();
+    for line in lines {
+        let line = line.trim();
+        if let Some((id, edge_to)) = line.split_once(" --> ") {
+            assert!(
+                declared.contains(id) && declared.contains(edge_to),
+                "{line}"
+            );
+        } else if let Some((id, label)) = line.split_once("[\"") {
+            let label = label.strip_suffix("\"]").expect("a closed label");
+            assert!(!label.contains('"'), "{line}");
+            assert!(
+                id.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'),
+                "{line}"
+            );
+            declared.insert(id.to_owned());
+        } else if !line.is_empty() && !line.starts_with("classDef") && !line.starts_with("class ") {
+            panic!("not a Mermaid flowchart line: {line}\n{text}");
+        }
+    }
+}
+
+/// Checks DOT text with Graphviz when it is installed (`dot -Tsvg`), by its braces otherwise.
+pub fn assert_dot_parses(text: &str) {
+    use std::io::Write;
+    match std::process::Command::new("dot")
+        .arg("-Tsvg")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+    {
+        Ok(mut child) => {
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(text.as_bytes())
+                .expect("write");
+            let out = child.wait_with_output().expect("dot");
+            assert!(
+                out.status.success(),
+                "{}\n{text}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            assert!(String::from_utf8_lossy(&out.stdout).contains("<svg"));
+        }
+        Err(_) => {
+            assert!(
+                text.starts_with("digraph ") && text.trim_end().ends_with('}'),
+                "{text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn map_pictures_are_mermaid_and_dot_that_parse() {
+    let env = TestEnv::bare();
+    copy_fixture(&env, "java");
+    env.write(
+        "src/shop/We\"ird.java",
+        "class Weird { void go(Cart c) { c.add(1); } }\n",
+    );
+    let mermaid = env.ok(&["map", "--format", "mermaid"]).stdout;
+    assert_mermaid_flowchart(&mermaid);
+    assert!(mermaid.contains(" --> "), "{mermaid}");
+    let dot = env.ok(&["map", "--format", "dot"]).stdout;
+    assert_dot_parses(&dot);
+    assert!(dot.contains(" -> "), "{dot}");
+    let json = env.json(&["map", "--format", "dot"]);
+    assert_eq!(json["picture"].as_str(), Some(dot.as_str()));
+}
