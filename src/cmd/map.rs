@@ -30,7 +30,7 @@ pub const SCAN_BUDGET: Duration = Duration::from_millis(150);
 /// The most characters of map `prompt` and the session-start hook carry.
 pub const COMPACT_MAX_CHARS: usize = 1500;
 /// How long they may parse without an index: they run at every session start.
-const COMPACT_SCAN_BUDGET: Duration = Duration::from_millis(100);
+const COMPACT_SCAN_BUDGET: Duration = Duration::from_millis(30);
 
 /// Show the most central files with their key definitions' signature lines.
 ///
