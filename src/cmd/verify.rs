@@ -452,14 +452,7 @@ impl Snapshots {
             Err(err) => return self.problem(name, format!("{err:#}")),
         };
         self.checked += 1;
-        let folded = Folded {
-            state: loaded.state,
-            anchors: loaded.anchors,
-            writers: loaded.writers,
-            tips: loaded.tips,
-            last_git_head: loaded.last_git_head,
-            metas: Vec::new(),
-        };
+        let folded = loaded.into_folded();
         let reproduced = equals(&folded);
         if !reproduced {
             self.problem(

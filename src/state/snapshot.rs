@@ -452,6 +452,20 @@ pub struct Loaded {
     pub ids: Option<StoredIds>,
 }
 
+impl Loaded {
+    /// The fold the snapshot holds, as far as it was loaded.
+    pub fn into_folded(self) -> Folded {
+        Folded {
+            state: self.state,
+            anchors: self.anchors,
+            writers: self.writers,
+            tips: self.tips,
+            last_git_head: self.last_git_head,
+            metas: Vec::new(),
+        }
+    }
+}
+
 impl SnapshotFile {
     /// Opens a snapshot and checks its header.
     pub fn open(path: &Path) -> Result<SnapshotFile> {

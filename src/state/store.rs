@@ -1273,14 +1273,7 @@ impl Store {
             return Ok(None);
         };
         let side = |loaded: snapshot::Loaded, order: Vec<String>, metas| merge::Side {
-            folded: Folded {
-                state: loaded.state,
-                anchors: loaded.anchors,
-                writers: loaded.writers,
-                tips: loaded.tips,
-                last_git_head: loaded.last_git_head,
-                metas: Vec::new(),
-            },
+            folded: loaded.into_folded(),
             order,
             metas,
         };
@@ -1330,25 +1323,18 @@ impl Store {
             return Ok(None);
         };
         let cut = parts.lists.is_some();
-        let (Ok(loaded), Ok((observations, evidence))) = (ours.load(parts), ours.list_counts())
+        let (Ok(mut loaded), Ok((observations, evidence))) = (ours.load(parts), ours.list_counts())
         else {
             return Ok(None);
         };
-        let known = loaded.ids;
+        let known = loaded.ids.take();
         // A tail appending an id ours holds folds as a repeat: left to the replay.
         let holds_any = |observations: &[&str], evidence: &[&str]| match &known {
             Some(known) => known.holds_any(observations, evidence),
             None => (ours.holds_any(observations, evidence)).unwrap_or(true),
         };
         let side = merge::Side {
-            folded: Folded {
-                state: loaded.state,
-                anchors: loaded.anchors,
-                writers: loaded.writers,
-                tips: loaded.tips,
-                last_git_head: loaded.last_git_head,
-                metas: Vec::new(),
-            },
+            folded: loaded.into_folded(),
             order,
             metas,
         };
