@@ -1,4 +1,5 @@
-//! Joining the snapshots of two branches after git merged them.
+//! Joining the snapshots of two branches after git merged them, or one snapshot with the
+//! records of a branch of which no snapshot exists ([`graft`]).
 //!
 //! The state of a merge is the fold of every record in the one deterministic order
 //! (`state::order`), which interleaves the two branches' records; folding them again costs as
@@ -10,6 +11,10 @@
 //! of each record (`RecordMeta`: when it was written, its parents, how many items it placed)
 //! to put every item where the fold would have. Anything else answers `None`, and the caller
 //! replays the records.
+//!
+//! A branch known only by its records is a side whose records past the shared history are
+//! all "past both snapshots": [`fork`] finds the shared history as the records of ours that
+//! every incoming record descends from, which fold before all of them.
 //!
 //! Why the shared history comes first and each branch keeps its own order: a snapshot folds
 //! every record its parents lead to, so the fold order restricted to one snapshot's records is
