@@ -188,7 +188,13 @@ pub fn graft(
         let evidence: Vec<&str> = patches
             .flat_map(|patch| patch.evidence.iter().map(|e| e.id.as_str()))
             .collect();
-        if holds_any(&observations, &evidence) {
+        // Items past ours' cut are not in the joined list, so the join cannot see a repeat
+        // among them: every appended id is checked here.
+        let repeats = |ids: &[&str]| {
+            let mut seen = HashSet::with_capacity(ids.len());
+            !ids.iter().all(|id| seen.insert(*id))
+        };
+        if repeats(&observations) || repeats(&evidence) || holds_any(&observations, &evidence) {
             return None;
         }
     }
@@ -842,6 +848,16 @@ mod tests {
         assert!(graft(side_of(), at, &[&repeat], Some(&holds_any)).is_none());
         // With the lists whole the join itself sees the repeat.
         assert!(graft(side_of(), at, &[&repeat], None).is_none());
+        // Two incoming records appending one id: with ours' lists cut to nothing, neither lies
+        // in the joined list, and the repeat is still left to the replay.
+        let twice = appending(&mut rng, "b", &[&shared[1]], 1);
+        let again = appending(&mut rng, "b", &[&twice], 1);
+        let at = fork(&side_of().order, &side_of().metas, &[&twice, &again]).expect("forks");
+        let mut cut = side_of();
+        cut.folded.state.observations.clear();
+        cut.folded.state.recent_evidence.clear();
+        let nothing_held = |_: &[&str], _: &[&str]| false;
+        assert!(graft(cut, at, &[&twice, &again], Some(&nothing_held)).is_none());
         // A branch that rewrote the objective is not appends.
         let objective = record(4, &[tip], json!({"objective": "theirs"}));
         let at = fork(&side_of().order, &side_of().metas, &[&objective]).expect("forks");
