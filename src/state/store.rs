@@ -201,6 +201,24 @@ enum TailMetas {
 }
 
 impl HeadRead {
+    /// A read without a base that placed every record itself (a joined or grafted merge):
+    /// `order` and `metas` from `state::merge`.
+    fn joined(
+        order: Vec<String>,
+        metas: Vec<RecordMeta<u32>>,
+        tail_bytes: u64,
+        segments: BTreeMap<String, SegmentEnd>,
+    ) -> HeadRead {
+        HeadRead {
+            base: None,
+            tail_ids: order,
+            tail_metas: TailMetas::Placed(metas),
+            tail_bytes,
+            segments,
+            legacy: false,
+        }
+    }
+
     /// The records the head folds, as a snapshot of it keeps them: the base snapshot's, then
     /// the tail's (borrowed when there is no base).
     fn covered(&self) -> Result<Covered<'_>> {
@@ -1284,14 +1302,12 @@ impl Store {
         ) else {
             return Ok(None);
         };
-        let read = HeadRead {
-            base: None,
-            tail_ids: joined.order,
-            tail_metas: TailMetas::Placed(joined.metas),
+        let read = HeadRead::joined(
+            joined.order,
+            joined.metas,
             tail_bytes,
-            segments: segments.ends(&marks)?,
-            legacy: false,
-        };
+            segments.ends(&marks)?,
+        );
         let remember = remember == Remember::Fold;
         Ok(Some(self.whole_head(joined.folded, read, parts, remember)))
     }
@@ -1342,33 +1358,34 @@ impl Store {
         let Some(joined) = merge::graft(side, shared, &tails, cut_lists) else {
             return Ok(None);
         };
-        let read = HeadRead {
-            base: None,
-            tail_ids: joined.order,
-            tail_metas: TailMetas::Placed(joined.metas),
+        let read = HeadRead::joined(
+            joined.order,
+            joined.metas,
             tail_bytes,
-            segments: segments.ends(marks)?,
-            legacy: false,
-        };
+            segments.ends(marks)?,
+        );
         if !cut {
             return Ok(Some(self.whole_head(joined.folded, read, parts, false)));
         }
-        // The join refused repeated ids: the tails' items are new.
+        // The join refused repeated ids: the tails' items are new. Their ids are copied only
+        // for a read that asked for every id (a write's).
         let patches = || tails.iter().filter_map(|record| record.patch.as_ref());
-        let added_observations: HashSet<String> = patches()
-            .flat_map(|patch| patch.observations.iter().map(|o| o.id.clone()))
-            .collect();
-        let added_evidence: HashSet<String> = patches()
-            .flat_map(|patch| patch.evidence.iter().map(|e| e.id.clone()))
-            .collect();
         let totals = ListTotals {
-            observations: observations as usize + added_observations.len(),
-            evidence: evidence as usize + added_evidence.len(),
+            observations: observations as usize
+                + patches()
+                    .map(|patch| patch.observations.len())
+                    .sum::<usize>(),
+            evidence: evidence as usize
+                + patches().map(|patch| patch.evidence.len()).sum::<usize>(),
         };
         let ids = known.map(|stored| KnownIds {
             stored,
-            observations: added_observations,
-            evidence: added_evidence,
+            observations: patches()
+                .flat_map(|patch| patch.observations.iter().map(|o| o.id.clone()))
+                .collect(),
+            evidence: patches()
+                .flat_map(|patch| patch.evidence.iter().map(|e| e.id.clone()))
+                .collect(),
         });
         Ok(Some(Head::folded(
             joined.folded,
