@@ -273,7 +273,7 @@ pub fn audit_refs(
                         .symbol
                         .as_deref()
                         .and_then(|symbol| file.definitions_of(symbol))
-                    && let Some((first, last)) = anchor_span(spans, None)
+                    && let Some((first, last)) = anchor_span(&spans, None)
                 {
                     code_ref.start_line = Some(first);
                     code_ref.end_line = Some(last);
@@ -363,6 +363,35 @@ pub fn read_cited_files(
     }
 }
 
+/// The most of an earlier version of a cited file that is read from git (16 MiB).
+const EARLIER_FILE_LIMIT: usize = 16 * 1024 * 1024;
+
+/// Cited files as commits held them, read from git and parsed like the work tree's:
+/// (commit, cited path) → the symbols cited there, as
+/// [`crate::policy::freshness::definitions_to_compare`] asks. A commit git lacks is read at
+/// its stand-in in `stand_ins` (where its records entered the branch); what git cannot give,
+/// or a language that is not parsed, is left out.
+pub fn read_cited_files_at(
+    root: &Path,
+    wanted: &BTreeMap<(String, String), BTreeSet<String>>,
+    stand_ins: &BTreeMap<String, String>,
+) -> BTreeMap<(String, String), CitedFile> {
+    let commit_of = |commit: &String| stand_ins.get(commit).unwrap_or(commit).clone();
+    let blobs: BTreeSet<(String, String)> = (wanted.keys())
+        .filter(|(_, path)| syntax::grammar(path).is_some())
+        .map(|(commit, path)| (commit_of(commit), slash_key(path)))
+        .collect();
+    let contents = git::files_at(root, &blobs, EARLIER_FILE_LIMIT);
+    wanted
+        .iter()
+        .filter_map(|((commit, path), symbols)| {
+            let bytes = contents.get(&(commit_of(commit), slash_key(path)))?;
+            let file = read_contents(path, bytes, symbols, true);
+            Some(((commit.clone(), path.clone()), file))
+        })
+        .collect()
+}
+
 fn read_files(
     root: &Path,
     wanted: &BTreeMap<String, BTreeSet<String>>,
@@ -444,16 +473,19 @@ fn read_file(
     if file.read_to_end(buffer).is_err() {
         return CitedFile::Missing;
     }
-    let scanned = scan_bytes(buffer, symbols);
-    if !parse {
-        return scanned;
-    }
-    // Where the language is parsed, a symbol means its definition.
-    match std::str::from_utf8(buffer)
+    read_contents(path, buffer, symbols, parse)
+}
+
+/// What `bytes`, the contents of `path`, say about `symbols`: where each occurs, and with
+/// `parse`, where the language is parsed, their definitions (a symbol means its definition).
+fn read_contents(path: &str, bytes: &[u8], symbols: &BTreeSet<String>, parse: bool) -> CitedFile {
+    let scanned = scan_bytes(bytes, symbols);
+    let parsed = std::str::from_utf8(bytes)
         .ok()
-        .and_then(|text| syntax::outline(path, text))
-    {
-        Some(outline) => scanned.with_definitions(&outline.definitions),
+        .filter(|_| parse)
+        .and_then(|text| Some((syntax::outline(path, text)?, text)));
+    match parsed {
+        Some((outline, text)) => scanned.with_definitions(&outline.definitions, text),
         None => scanned,
     }
 }

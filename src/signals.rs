@@ -8,6 +8,7 @@
 //! unstaged and untracked files since each anchor commit, `.epiphany/` excluded, renames
 //! followed. Outside git they fall back to the retrieval index manifest's dirty paths.
 
+use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::path::Path;
 
@@ -15,6 +16,7 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::code_refs::read_cited_files;
+use crate::code_refs::read_cited_files_at;
 use crate::error::Failure;
 use crate::policy::freshness::ChangeSource;
 use crate::policy::freshness::Freshness;
@@ -22,6 +24,7 @@ use crate::policy::freshness::WatcherInput;
 use crate::policy::freshness::WorkTreeChanges;
 use crate::policy::freshness::assess_freshness;
 use crate::policy::freshness::commits_to_compare;
+use crate::policy::freshness::definitions_to_compare;
 use crate::policy::freshness::manifest_changes;
 use crate::policy::recheck::paths_to_read;
 use crate::search;
@@ -128,6 +131,7 @@ fn watcher_input(
             since_commit: Default::default(),
             renames: Default::default(),
             unknown_commits: Vec::new(),
+            cited_then: BTreeMap::new(),
         }));
     }
     if !in_git {
@@ -215,7 +219,7 @@ fn watcher_input(
             (head_commit, since_head)
         }
     };
-    let watcher = WatcherInput::Observed(WorkTreeChanges {
+    let mut observed = WorkTreeChanges {
         source: ChangeSource::Git,
         watched_root,
         observed_at_unix_seconds,
@@ -225,8 +229,11 @@ fn watcher_input(
         since_commit: changes.since,
         renames: changes.renames,
         unknown_commits: unknown.clone(),
-    });
-    Ok((watcher, unknown))
+        cited_then: BTreeMap::new(),
+    };
+    let earlier = definitions_to_compare(&head.state, &head.anchors, &observed);
+    observed.cited_then = read_cited_files_at(store.root(), &earlier, &changes.stand_ins);
+    Ok((WatcherInput::Observed(observed), unknown))
 }
 
 /// The record that produced `revision`.

@@ -36,7 +36,9 @@ use crate::ui::Report;
 /// Inside git, each graph node and the investigation checkpoint is compared with the files
 /// changed since the commit of the last write that changed it (committed, staged, unstaged and
 /// untracked changes; `.epiphany/` excluded; renames followed). A record is stale when a file
-/// it cites changed after it was written; changing the record (`epiphany node set`, `checkpoint
+/// it cites changed after it was written; a reference to a symbol where the language is parsed
+/// goes stale only when the definition it cites changed (an edit elsewhere in its file does
+/// not count); changing the record (`epiphany node set`, `checkpoint
 /// set`, `update`) or, when it still holds, `epiphany recheck NODE` / `recheck --checkpoint`
 /// makes it fresh again. Rewriting it unchanged or an unrelated write does not. Every changed path is listed with the nodes, frontier nodes and
 /// checkpoint it hits. The graph's own freshness (dirty paths, open questions and gaps, the

@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::collections::HashMap;
 use std::fmt;
+use std::hash::DefaultHasher;
+use std::hash::Hasher;
 
 use serde::Serialize;
 
@@ -586,15 +588,25 @@ pub enum CitedFile {
         line_count: u32,
         /// Symbol → the lines it occurs on, ascending; symbols that do not occur map to `[]`.
         symbol_lines: BTreeMap<String, Vec<u32>>,
-        /// For a file of a parsed language: symbol → the spans of its definitions, in file
-        /// order (`[]`: none, even if the name occurs). `None` where the language is not
-        /// parsed, and occurrences are all there is.
-        definitions: Option<BTreeMap<String, Vec<Span>>>,
+        /// For a file of a parsed language: symbol → its definitions, in file order (`[]`:
+        /// none, even if the name occurs). `None` where the language is not parsed, and
+        /// occurrences are all there is.
+        definitions: Option<BTreeMap<String, Vec<Defined>>>,
     },
 }
 
 /// A definition's first and last line.
 pub type Span = (u32, u32);
+
+/// One definition of a cited symbol: where it is, and a digest of its text, which tells
+/// whether the definition itself changed between two versions of its file.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Defined {
+    /// Its first and last line.
+    pub span: Span,
+    /// A hash of its lines' text (comparable within one process only).
+    pub digest: u64,
+}
 
 impl CitedFile {
     /// The lines `symbol` occurs on (empty when it does not, or when this is not a file).
@@ -607,9 +619,9 @@ impl CitedFile {
         }
     }
 
-    /// The spans of `symbol`'s definitions when the file's language is parsed; `None` when it
-    /// is not (or this is not a file).
-    pub fn definitions_of(&self, symbol: &str) -> Option<&[Span]> {
+    /// `symbol`'s definitions when the file's language is parsed; `None` when it is not (or
+    /// this is not a file).
+    pub fn defined(&self, symbol: &str) -> Option<&[Defined]> {
         match self {
             CitedFile::File {
                 definitions: Some(definitions),
@@ -619,9 +631,21 @@ impl CitedFile {
         }
     }
 
-    /// This file with the definitions of a parse: for each symbol asked about, the spans of
-    /// the definitions named like it (its last segment: `Store::commit` → `commit`).
-    pub fn with_definitions(self, definitions: &[crate::policy::code_map::Definition]) -> Self {
+    /// The spans of `symbol`'s definitions when the file's language is parsed; `None` when it
+    /// is not (or this is not a file).
+    pub fn definitions_of(&self, symbol: &str) -> Option<Vec<Span>> {
+        let defined = self.defined(symbol)?;
+        Some(defined.iter().map(|definition| definition.span).collect())
+    }
+
+    /// This file with the definitions of a parse of `text` (its contents): for each symbol
+    /// asked about, the definitions named like it (its last segment: `Store::commit` →
+    /// `commit`), each with the digest of its lines.
+    pub fn with_definitions(
+        self,
+        definitions: &[crate::policy::code_map::Definition],
+        text: &str,
+    ) -> Self {
         let CitedFile::File {
             line_count,
             symbol_lines,
@@ -630,16 +654,37 @@ impl CitedFile {
         else {
             return self;
         };
+        let line_starts: Vec<usize> = std::iter::once(0)
+            .chain(text.match_indices('\n').map(|(at, _)| at + 1))
+            .collect();
+        let digest = |(first, last): Span| {
+            let at = |line: u32| {
+                let index = usize::try_from(line).unwrap_or(usize::MAX);
+                line_starts.get(index).copied().unwrap_or(text.len())
+            };
+            let lines = text
+                .get(at(first.saturating_sub(1))..at(last))
+                .unwrap_or("");
+            let mut hasher = DefaultHasher::new();
+            hasher.write(lines.as_bytes());
+            hasher.finish()
+        };
         let found = symbol_lines
             .keys()
             .map(|symbol| {
                 let (needle, _) = symbol_needle(symbol);
-                let spans = definitions
+                let defined = definitions
                     .iter()
                     .filter(|definition| definition.name == needle)
-                    .map(|definition| (definition.start_line, definition.end_line))
+                    .map(|definition| {
+                        let span = (definition.start_line, definition.end_line);
+                        Defined {
+                            span,
+                            digest: digest(span),
+                        }
+                    })
                     .collect();
-                (symbol.clone(), spans)
+                (symbol.clone(), defined)
             })
             .collect();
         CitedFile::File {
@@ -660,6 +705,34 @@ pub fn range_holds(start: u32, end: u32, spans: &[Span]) -> bool {
             || (first < start && end <= last)
             || (start < first && last <= end)
     })
+}
+
+/// Whether the definition `code_ref` cites is, word for word, still a definition of its
+/// symbol: `then` is its file as it was when the reference was written, `now` as it is. The
+/// cited definition is the one its lines fall in (all of the symbol's definitions when they
+/// fall in none, or there are none). `false` whenever it cannot be told: no symbol, a
+/// language not parsed, no definition then.
+pub fn definition_unchanged(code_ref: &CodeRef, then: &CitedFile, now: &CitedFile) -> bool {
+    let Some(symbol) = code_ref.symbol.as_deref() else {
+        return false;
+    };
+    let (Some(before), Some(after)) = (then.defined(symbol), now.defined(symbol)) else {
+        return false;
+    };
+    let within = |definition: &&Defined| {
+        ref_lines(code_ref).is_some_and(|(start, end)| {
+            let (first, last) = definition.span;
+            start <= last && first <= end
+        })
+    };
+    let cited: Vec<&Defined> = match before.iter().filter(within).collect::<Vec<_>>() {
+        within if within.is_empty() => before.iter().collect(),
+        within => within,
+    };
+    !cited.is_empty()
+        && cited
+            .iter()
+            .all(|old| after.iter().any(|new| new.digest == old.digest))
 }
 
 /// The span a reference to `symbol` anchors to: of its definitions, the one nearest `near`
@@ -872,10 +945,10 @@ pub fn located_problems(code_ref: &CodeRef, file: &CitedFile) -> Vec<String> {
                     "symbol `{symbol}` has no definition in the file (a mention is not one; it occurs at {})",
                     line_list(lines)
                 )),
-                Some((start, end)) if !range_holds(start, end, spans) => {
+                Some((start, end)) if !range_holds(start, end, &spans) => {
                     problems.push(format!(
                         "lines {start}-{end} are not the definition of `{symbol}`, a part of it or a window around it (it is at {}; cite the symbol without lines to take its span)",
-                        span_list(spans)
+                        span_list(&spans)
                     ));
                 }
                 _ => {}
@@ -930,7 +1003,7 @@ pub fn follow_symbol(code_ref: &CodeRef, file: &CitedFile) -> Option<CodeRef> {
     };
     let symbol = code_ref.symbol.as_deref()?;
     if let Some(spans) = file.definitions_of(symbol) {
-        let (first, last) = anchor_span(spans, Some(start))?;
+        let (first, last) = anchor_span(&spans, Some(start))?;
         return Some(CodeRef {
             start_line: Some(first),
             end_line: Some(last),
@@ -1011,18 +1084,19 @@ mod tests {
         assert_eq!(anchor_span(&spans, None), Some((10, 20)));
         assert_eq!(anchor_span(&[], None), None);
         let file = scan_text("// helper\nfn helper() {}\n", &["helper".to_owned()].into());
-        let parsed = file
-            .clone()
-            .with_definitions(&[crate::policy::code_map::Definition {
+        let parsed = file.clone().with_definitions(
+            &[crate::policy::code_map::Definition {
                 name: "helper".into(),
                 kind: "function".into(),
                 line: 2,
                 start_line: 2,
                 end_line: 2,
                 signature: "fn helper() {}".into(),
-            }]);
+            }],
+            "// helper\nfn helper() {}\n",
+        );
         assert_eq!(file.definitions_of("helper"), None);
-        assert_eq!(parsed.definitions_of("helper"), Some(&[(2, 2)][..]));
+        assert_eq!(parsed.definitions_of("helper"), Some(vec![(2, 2)]));
         let mention = code_ref("a.rs", Some(1), None, Some("helper"));
         assert!(located_problems(&mention, &file).is_empty());
         assert_eq!(
@@ -1031,6 +1105,39 @@ mod tests {
                 "lines 1-1 are not the definition of `helper`, a part of it or a window around it (it is at lines 2-2; cite the symbol without lines to take its span)"
             ]
         );
+    }
+
+    #[test]
+    fn a_cited_definition_is_unchanged_while_its_own_text_is() {
+        const THEN: &str = "fn new() {\n    a();\n}\nfn new() {\n    b();\n}\n";
+        let parsed = |text: &str| {
+            let definition = |start_line: u32| crate::policy::code_map::Definition {
+                name: "new".into(),
+                kind: "function".into(),
+                line: start_line,
+                start_line,
+                end_line: start_line + 2,
+                signature: "fn new() {".into(),
+            };
+            scan_text(text, &["new".to_owned()].into())
+                .with_definitions(&[definition(1), definition(4)], text)
+        };
+        let then = parsed(THEN);
+        let second = code_ref("a.rs", Some(4), Some(6), Some("new"));
+        let any = code_ref("a.rs", None, None, Some("new"));
+        let first_changed = parsed(&THEN.replace("a()", "c()"));
+        assert!(definition_unchanged(&second, &then, &first_changed));
+        assert!(!definition_unchanged(&any, &then, &first_changed));
+        let second_changed = parsed(&THEN.replace("b()", "c()"));
+        assert!(!definition_unchanged(&second, &then, &second_changed));
+        // The definitions swapped places: each is still there, word for word.
+        let swapped = parsed("fn new() {\n    b();\n}\nfn new() {\n    a();\n}\n");
+        assert!(definition_unchanged(&second, &then, &swapped));
+        // Not parsed, or no symbol: it cannot be told.
+        let unparsed = scan_text(THEN, &["new".to_owned()].into());
+        assert!(!definition_unchanged(&second, &unparsed, &unparsed));
+        let no_symbol = code_ref("a.rs", Some(1), Some(3), None);
+        assert!(!definition_unchanged(&no_symbol, &then, &then));
     }
 
     #[test]

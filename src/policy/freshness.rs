@@ -13,7 +13,9 @@ use std::collections::HashSet;
 
 use serde::Serialize;
 
+use crate::policy::code_ref::CitedFile;
 use crate::policy::code_ref::RefOwner;
+use crate::policy::code_ref::definition_unchanged;
 use crate::policy::projection::StateStatus;
 use crate::policy::recheck::CitedFiles;
 use crate::policy::recheck::RefFindingKind;
@@ -137,6 +139,29 @@ pub struct WorkTreeChanges {
     /// Commits records were written at that git lacks, with nothing to stand in for them (a
     /// shallow clone cut off before the records entered): what changed since them is unknown.
     pub unknown_commits: Vec<String>,
+    /// Files cited by symbol as they were at the commit their records are compared with:
+    /// (commit, cited path) → the file then, read for [`definitions_to_compare`]. A reference
+    /// to a definition whose text is unchanged does not make its record stale.
+    pub cited_then: BTreeMap<(String, String), CitedFile>,
+}
+
+impl WorkTreeChanges {
+    /// The commit the record under `anchor_key` is compared with (its own when git had it,
+    /// else the base; `None` outside git) and the paths changed since.
+    fn compared(
+        &self,
+        anchors: &BTreeMap<String, Anchor>,
+        anchor_key: &str,
+    ) -> (Option<&str>, &BTreeSet<String>) {
+        let own = anchors
+            .get(anchor_key)
+            .and_then(|anchor| anchor.git_head.as_deref())
+            .and_then(|commit| self.since_commit.get_key_value(commit));
+        match own {
+            Some((commit, changed)) => (Some(commit.as_str()), changed),
+            None => (self.base_commit.as_deref(), &self.since_base),
+        }
+    }
 }
 
 /// The watcher input: observed changes, or why there are none.
@@ -465,8 +490,45 @@ pub fn manifest_changes(
             since_commit: Default::default(),
             renames: Default::default(),
             unknown_commits: Vec::new(),
+            cited_then: BTreeMap::new(),
         }),
     }
+}
+
+/// The earlier files that tell whether a cited definition changed: for every reference of a
+/// graph node or the checkpoint that cites a symbol in a file changed since its record was
+/// written, (the commit the record is compared with, the cited path) → the symbols cited
+/// there. The caller reads them into [`WorkTreeChanges::cited_then`].
+pub fn definitions_to_compare(
+    state: &State,
+    anchors: &BTreeMap<String, Anchor>,
+    changes: &WorkTreeChanges,
+) -> BTreeMap<(String, String), BTreeSet<String>> {
+    let root = Some(changes.watched_root.as_str());
+    let mut wanted: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
+    let mut want = |refs: &[CodeRef], anchor_key: &str| {
+        let (Some(commit), changed) = changes.compared(anchors, anchor_key) else {
+            return;
+        };
+        for code_ref in refs {
+            if let Some(symbol) = &code_ref.symbol
+                && changed.contains(&fresh_key(&code_ref.path, root))
+            {
+                (wanted.entry((commit.to_owned(), code_ref.path.clone())))
+                    .or_default()
+                    .insert(symbol.clone());
+            }
+        }
+    };
+    for (kind, graph) in state.graphs.each() {
+        for node in &graph.nodes {
+            want(&node.code_refs, &node_anchor_key(kind, &node.id));
+        }
+    }
+    if let Some(checkpoint) = &state.investigation_checkpoint {
+        want(&checkpoint.code_refs, CHECKPOINT_ANCHOR);
+    }
+    wanted
 }
 
 /// Assesses freshness. `live_retrieval` (the index summary computed now) wins over a
@@ -489,7 +551,7 @@ pub fn assess_freshness(
     };
     let history_unknown = watcher.history_unknown() && state.is_some_and(maps_code);
     let references = recheck_references(state, cited, renames);
-    let watcher = watch(state, anchors, watcher);
+    let watcher = watch(state, anchors, watcher, cited);
     let mut stale_reasons = Vec::new();
     if watcher.cited_files_changed() {
         stale_reasons.push(StaleReason::CitedFilesChanged);
@@ -668,6 +730,7 @@ fn watch(
     state: Option<&State>,
     anchors: &BTreeMap<String, Anchor>,
     input: &WatcherInput,
+    cited: Option<&CitedFiles>,
 ) -> WatcherFreshness {
     let changes = match input {
         WatcherInput::Unavailable(reason) | WatcherInput::Unknown(reason) => {
@@ -690,21 +753,25 @@ fn watch(
         WatcherInput::Observed(changes) => changes,
     };
     let root = Some(changes.watched_root.as_str());
-    let changed_since = |anchor_key: &str| {
-        anchors
-            .get(anchor_key)
-            .and_then(|anchor| anchor.git_head.as_ref())
-            .and_then(|commit| changes.since_commit.get(commit))
-            .unwrap_or(&changes.since_base)
+    // A reference to a definition that is word for word what it was cites nothing changed.
+    let definition_kept = |code_ref: &CodeRef, commit: Option<&str>| {
+        let then = commit.and_then(|commit| {
+            let key = (commit.to_owned(), code_ref.path.clone());
+            changes.cited_then.get(&key)
+        });
+        let now = cited.and_then(|cited| cited.files.get(&code_ref.path));
+        then.zip(now)
+            .is_some_and(|(then, now)| definition_unchanged(code_ref, then, now))
     };
     let cited_changes = |refs: &[CodeRef], anchor_key: &str| -> Vec<String> {
-        let changed = changed_since(anchor_key);
+        let (commit, changed) = changes.compared(anchors, anchor_key);
         let mut keys = Vec::new();
         uniq_append(
             &mut keys,
-            refs.iter()
-                .map(|r| fresh_key(&r.path, root))
-                .filter(|key| changed.contains(key)),
+            refs.iter().filter_map(|r| {
+                let key = fresh_key(&r.path, root);
+                (changed.contains(&key) && !definition_kept(r, commit)).then_some(key)
+            }),
         );
         keys
     };
@@ -864,6 +931,7 @@ mod tests {
                 .collect(),
             renames: BTreeMap::new(),
             unknown_commits: Vec::new(),
+            cited_then: BTreeMap::new(),
         })
     }
 
@@ -894,6 +962,55 @@ mod tests {
             vec![StaleReason::CitedFilesChanged]
         );
         assert!(!freshness.fresh);
+    }
+
+    #[test]
+    fn a_symbol_ref_is_stale_only_when_its_definition_changed() {
+        let mut state = state();
+        let mut by_symbol = node("s", &["src/s.rs"]);
+        by_symbol.code_refs[0].symbol = Some("helper".into());
+        state.graphs.architecture.nodes.push(by_symbol);
+        let anchors: BTreeMap<String, Anchor> =
+            [(node_anchor_key(GraphKind::Architecture, "s"), anchor("c1"))].into();
+        let mut input = changes(&[], &[("c1", &["src/s.rs"])]);
+        let WatcherInput::Observed(observed) = &input else {
+            unreachable!()
+        };
+        let wanted = definitions_to_compare(&state, &anchors, observed);
+        let symbols = BTreeSet::from(["helper".to_owned()]);
+        assert_eq!(
+            wanted,
+            BTreeMap::from([(("c1".to_owned(), "src/s.rs".to_owned()), symbols.clone())])
+        );
+        let parsed = |text: &str| {
+            let definition = crate::policy::code_map::Definition {
+                name: "helper".into(),
+                kind: "function".into(),
+                line: 2,
+                start_line: 2,
+                end_line: 3,
+                signature: "fn helper() {".into(),
+            };
+            crate::policy::code_ref::scan_text(text, &symbols).with_definitions(&[definition], text)
+        };
+        let then = parsed("// one\nfn helper() {\n}\n");
+        let stale_with = |now: CitedFile, input: &WatcherInput| {
+            let cited = CitedFiles {
+                files: [("src/s.rs".to_owned(), now)].into(),
+            };
+            assess_freshness(Some(&state), &anchors, None, input, Some(&cited))
+                .watcher
+                .graph_node_ids
+        };
+        // Without the file as it was, the file rule holds.
+        assert_eq!(stale_with(then.clone(), &input), vec!["s"]);
+        if let WatcherInput::Observed(observed) = &mut input {
+            observed.cited_then = [(("c1".to_owned(), "src/s.rs".to_owned()), then)].into();
+        }
+        let elsewhere = parsed("// two\nfn helper() {\n}\n");
+        assert!(stale_with(elsewhere, &input).is_empty());
+        let inside = parsed("// one\nfn helper() { two(); \n}\n");
+        assert_eq!(stale_with(inside, &input), vec!["s"]);
     }
 
     #[test]

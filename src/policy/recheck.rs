@@ -266,7 +266,7 @@ fn assess_ref(
                 // Follow the symbol into the renamed file when it moved there too.
                 let holds = |symbol: &str| match target.definitions_of(symbol) {
                     Some(spans) => {
-                        ref_lines(&moved).is_none_or(|(start, end)| range_holds(start, end, spans))
+                        ref_lines(&moved).is_none_or(|(start, end)| range_holds(start, end, &spans))
                     }
                     None => in_range(&moved, target.lines_of(symbol)),
                 };
@@ -296,7 +296,7 @@ fn assess_ref(
                     return Verdict::of(RefFindingKind::SymbolMissing);
                 }
                 let holds =
-                    ref_lines(code_ref).is_none_or(|(start, end)| range_holds(start, end, spans));
+                    ref_lines(code_ref).is_none_or(|(start, end)| range_holds(start, end, &spans));
                 if holds {
                     return None;
                 }

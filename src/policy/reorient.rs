@@ -345,6 +345,7 @@ mod tests {
             since_commit: BTreeMap::new(),
             renames: BTreeMap::new(),
             unknown_commits: Vec::new(),
+            cited_then: BTreeMap::new(),
         })
     }
 

@@ -262,17 +262,7 @@ pub fn work_tree_changes(
     let Ok(repo) = open(scope) else {
         return Ok(None);
     };
-    let Some(workdir) = repo.workdir() else {
-        return Ok(None);
-    };
-    let canonical = |path: &Path| {
-        path.canonicalize()
-            .with_context(|| format!("failed to resolve `{}`", path.display()))
-    };
-    let Ok(prefix) = canonical(scope)?
-        .strip_prefix(canonical(workdir)?)
-        .map(Path::to_path_buf)
-    else {
+    let Some(prefix) = scope_prefix(&repo, scope)? else {
         return Ok(None);
     };
     let context = || format!("failed to compare `{}` with git", scope.display());
@@ -339,6 +329,58 @@ pub fn work_tree_changes(
         changes.since.insert(commit.clone(), paths);
     }
     Ok(Some(changes))
+}
+
+/// Where `scope` lies in `repo`'s work tree; `None` when it lies outside (or there is none).
+fn scope_prefix(repo: &Repository, scope: &Path) -> Result<Option<PathBuf>> {
+    let Some(workdir) = repo.workdir() else {
+        return Ok(None);
+    };
+    let canonical = |path: &Path| {
+        path.canonicalize()
+            .with_context(|| format!("failed to resolve `{}`", path.display()))
+    };
+    Ok(canonical(scope)?
+        .strip_prefix(canonical(workdir)?)
+        .ok()
+        .map(Path::to_path_buf))
+}
+
+/// Files as commits held them: for each `(commit, path)` of `wanted` (`path` relative to
+/// `scope`, `/`-separated), the contents when the commit has a regular file there of at most
+/// `limit` bytes. What git lacks, or what is not such a file, is left out.
+pub fn files_at(
+    scope: &Path,
+    wanted: &BTreeSet<(String, String)>,
+    limit: usize,
+) -> BTreeMap<(String, String), Vec<u8>> {
+    let Ok(repo) = open(scope) else {
+        return BTreeMap::new();
+    };
+    let Ok(Some(prefix)) = scope_prefix(&repo, scope) else {
+        return BTreeMap::new();
+    };
+    let Ok(odb) = repo.odb() else {
+        return BTreeMap::new();
+    };
+    let read = |commit: &str, path: &str| -> Option<Vec<u8>> {
+        let tree = repo
+            .find_commit(Oid::from_str(commit).ok()?)
+            .ok()?
+            .tree()
+            .ok()?;
+        let entry = tree.get_path(&prefix.join(path)).ok()?;
+        let regular = matches!(entry.filemode(), 0o100644 | 0o100755);
+        let (size, _) = odb.read_header(entry.id()).ok()?;
+        if !regular || size > limit {
+            return None;
+        }
+        Some(repo.find_blob(entry.id()).ok()?.content().to_vec())
+    };
+    wanted
+        .iter()
+        .filter_map(|(commit, path)| Some(((commit.clone(), path.clone()), read(commit, path)?)))
+        .collect()
 }
 
 /// Removes every entry under `dir` (a directory of the work tree) from git's index, as

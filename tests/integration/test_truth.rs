@@ -757,6 +757,85 @@ fn restated_map_refs_pass_but_a_new_observation_cites_only_what_exists() {
     assert_eq!(env.store_bytes(), before);
 }
 
+/// See: issue 28 (item 4). A ref that cites a symbol goes stale when its definition's text
+/// changed since the record was written, not when the rest of its file did; a ref to the
+/// whole file, or to a symbol where the language is not parsed, keeps the file rule. Every
+/// view says the same.
+#[test]
+fn a_symbol_ref_goes_stale_with_its_definition_not_its_file() {
+    const CODE: &str = "pub fn helper() {\n    one();\n}\n\npub fn other() {\n    three();\n}\n";
+    const NOTES: &str = "helper: the entry point\nother: the rest\n";
+    let env = repo(&[("src/a.rs", CODE), ("notes.txt", NOTES)]);
+    for (id, reference) in [
+        ("by-symbol", "src/a.rs#helper"),
+        ("whole-file", "src/a.rs"),
+        ("unparsed", "notes.txt:1#helper"),
+    ] {
+        env.ok(&["node", "set", id, "--purpose", "p", "--ref", reference]);
+    }
+    env.update(&json!({
+        "graph_frontier": {"active_node_ids": ["by-symbol", "whole-file", "unparsed"]},
+        "investigation_checkpoint": {"checkpoint_id": "ck", "kind": "debug",
+            "disposition": "resume_ready", "focus": "helper", "next_action": "read helper",
+            "code_refs": [{"path": "src/a.rs", "symbol": "helper"}]}
+    }));
+    env.commit_all("map");
+    assert_eq!(env.run(&["freshness", "--check"]).code, 0);
+
+    // An edit elsewhere in each file (same line count: nothing moves).
+    env.write("src/a.rs", CODE.replace("three", "four"));
+    env.write("notes.txt", NOTES.replace("the rest", "all else"));
+    env.commit_all("edit elsewhere");
+    let stale_nodes = |env: &TestEnv| {
+        let report = env.json_allowing(&["freshness", "--check"], 1);
+        assert_eq!(
+            report["references"]["blocking_count"], 0,
+            "no reference moved: {report}"
+        );
+        let scene = env.json(&["scene"]);
+        assert_eq!(
+            scene["staleness"]["stale_node_ids"], report["watcher"]["graph_node_ids"],
+            "scene and freshness agree"
+        );
+        let reorient = env.json_allowing(&["reorient", "--check"], 1);
+        assert_eq!(
+            reorient["active_frontier_node_ids"], report["watcher"]["graph_node_ids"],
+            "reorient and freshness agree"
+        );
+        assert_eq!(
+            reorient["checkpoint_changed_paths"],
+            report["watcher"]["checkpoint_changed_paths"]
+        );
+        (
+            report["watcher"]["graph_node_ids"].clone(),
+            report["watcher"]["checkpoint_changed_paths"].clone(),
+        )
+    };
+    assert_eq!(
+        stale_nodes(&env),
+        (json!(["whole-file", "unparsed"]), json!([]))
+    );
+    let prompt = env.ok(&["prompt"]).stdout;
+    assert!(
+        prompt.contains("`notes.txt`, `src/a.rs` (nodes `whole-file`, `unparsed`)"),
+        "{prompt}"
+    );
+
+    // An edit inside the cited function, not yet committed.
+    env.write(
+        "src/a.rs",
+        CODE.replace("three", "four").replace("one", "two"),
+    );
+    let all_stale = (
+        json!(["by-symbol", "whole-file", "unparsed"]),
+        json!(["src/a.rs"]),
+    );
+    assert_eq!(stale_nodes(&env), all_stale);
+    // An unrelated write changes nothing of it.
+    env.ok(&["note", "unrelated"]);
+    assert_eq!(stale_nodes(&env), all_stale);
+}
+
 /// See: issue 28. Where the language is parsed, a ref's symbol means its definition: written
 /// without lines it takes the definition's span; `freshness` follows the definition when lines
 /// are inserted above it or it grows, calls it `symbol_missing` when only a comment still
