@@ -750,6 +750,12 @@ pub fn anchor_span(spans: &[Span], near: Option<u32>) -> Option<Span> {
     }
 }
 
+/// The name of the definitions a symbol means: its last segment (`Store::commit` → `commit`,
+/// `a.b` → `b`), or the whole trimmed symbol when that is not an identifier.
+pub fn definition_name(symbol: &str) -> &str {
+    symbol_needle(symbol).0
+}
+
 /// What a symbol is searched for: its last segment (`Store::commit` → `commit`, `a.b` → `b`) as
 /// a whole identifier when it is one, the whole trimmed symbol as plain text otherwise.
 fn symbol_needle(symbol: &str) -> (&str, bool) {

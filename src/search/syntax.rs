@@ -92,6 +92,7 @@ fn supplement(grammar: Grammar) -> (&'static [&'static str], &'static str) {
 "#],
             r#"
 (call_expression function: (scoped_identifier path: (identifier) @name)) @reference.type
+(call_expression function: (scoped_identifier name: (identifier) @name)) @reference.call
 "#,
         ),
         Grammar::C => (C_DEFINITIONS, C_REFERENCES),

@@ -683,6 +683,106 @@ fn regression_10_propose_promote_settles_what_it_verified() {
     assert_eq!(check.json()["graph"]["status"], "ready");
 }
 
+/// See: issue 28 (item 5). `propose | promote` yields nodes joined to each other and to the
+/// existing map by edges the code draws: who calls whom, read by the parser.
+#[test]
+fn a_promoted_proposal_is_a_connected_piece_of_the_map() {
+    let env = repo(&[
+        (
+            "src/lexer.rs",
+            "pub struct Token;\npub fn lex() -> Token {\n    Token\n}\n",
+        ),
+        (
+            "src/parser.rs",
+            "pub fn parse() {\n    crate::lexer::lex();\n}\n",
+        ),
+        (
+            "src/main.rs",
+            "mod lexer;\nmod parser;\nfn main() {\n    parser::parse();\n}\n",
+        ),
+    ]);
+    env.ok(&[
+        "node",
+        "set",
+        "lexer",
+        "--purpose",
+        "turns text into tokens",
+        "--ref",
+        "src/lexer.rs#lex",
+    ]);
+    for (reference, text) in [
+        ("src/parser.rs#parse", "parser tests pass"),
+        ("src/main.rs#main", "the binary runs the parser"),
+    ] {
+        let draft = env.run(&distill_args(
+            "test",
+            &["--code-ref", reference, "--text", text],
+        ));
+        assert_eq!(draft.code, 0, "{draft}");
+        env.ok_with(&["update"], &[], draft.stdout);
+    }
+    env.commit_all("observed");
+    let observations: Vec<String> = (env.json(&["show"])["observations"].as_array())
+        .expect("observations")
+        .iter()
+        .map(|o| o["id"].as_str().expect("id").to_owned())
+        .collect();
+    let mut propose = vec!["propose"];
+    for id in &observations {
+        propose.extend(["--observation", id]);
+    }
+    let proposal = env.json(&propose);
+    let edges: Vec<(String, String, String)> = proposal["patch"]["upsert"]["architecture_edges"]
+        .as_array()
+        .expect("edges drawn")
+        .iter()
+        .map(|e| {
+            let end = |key: &str| e[key].as_str().expect("end").to_owned();
+            (end("source_id"), end("target_id"), end("kind"))
+        })
+        .collect();
+    let node_of = |title: &str| {
+        (proposal["patch"]["upsert"]["architecture_nodes"].as_array())
+            .expect("nodes")
+            .iter()
+            .find(|n| n["title"] == title)
+            .and_then(|n| n["id"].as_str())
+            .unwrap_or_else(|| panic!("a node for {title}: {proposal}"))
+    };
+    let (parser, main) = (node_of("parser.rs"), node_of("main.rs"));
+    let calls =
+        |source: &str, target: &str| (source.to_owned(), target.to_owned(), "calls".to_owned());
+    assert_eq!(
+        edges,
+        [calls(main, parser), calls(parser, "lexer")],
+        "{proposal}"
+    );
+
+    let mut args = vec!["--json"];
+    args.extend(PASSING_VERIFIER);
+    let promoted = env.run_with_stdin(&args, proposal.to_string());
+    assert_eq!(promoted.code, 0, "{promoted}");
+    // One walk from the user's node reaches both proposed nodes.
+    let walk = env.json(&["graph", "--node", "lexer", "--depth", "2"]);
+    let mut reached: Vec<&str> = walk["graph"]["architecture_nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .map(|n| n["id"].as_str().expect("id"))
+        .collect();
+    reached.sort_unstable();
+    let mut expected = vec!["lexer", parser, main];
+    expected.sort_unstable();
+    assert_eq!(reached, expected, "{walk}");
+    assert_eq!(env.run(&["verify"]).code, 0);
+    // Proposed again, nothing new is drawn: the ends are joined already.
+    let again = env.json(&propose);
+    assert!(
+        again["patch"]["upsert"].get("architecture_edges").is_none(),
+        "{again}"
+    );
+}
+
 #[test]
 fn regression_10_what_promotion_did_not_verify_stays_open_and_is_named() {
     let env = observed_parser(&[("src/other.rs", "// other\n")]);

@@ -12,7 +12,10 @@
 
 mod anchor;
 mod churn;
+mod edges;
 mod select;
+
+pub use edges::add_reference_edges;
 
 use std::collections::HashMap;
 use std::collections::HashSet;
