@@ -366,6 +366,9 @@ pub fn read_cited_files(
 /// The most of an earlier version of a cited file that is read from git (16 MiB).
 const EARLIER_FILE_LIMIT: usize = 16 * 1024 * 1024;
 
+/// A cited file as a commit held it: (commit, path), the symbols cited, its contents.
+type EarlierFile<'a> = (&'a (String, String), &'a BTreeSet<String>, &'a Vec<u8>);
+
 /// Cited files as commits held them, read from git and parsed like the work tree's:
 /// (commit, cited path) → the symbols cited there, as
 /// [`crate::policy::freshness::definitions_to_compare`] asks. A commit git lacks is read at
@@ -382,14 +385,26 @@ pub fn read_cited_files_at(
         .map(|(commit, path)| (commit_of(commit), slash_key(path)))
         .collect();
     let contents = git::files_at(root, &blobs, EARLIER_FILE_LIMIT);
-    wanted
-        .iter()
-        .filter_map(|((commit, path), symbols)| {
-            let bytes = contents.get(&(commit_of(commit), slash_key(path)))?;
-            let file = read_contents(path, bytes, symbols, true);
-            Some(((commit.clone(), path.clone()), file))
+    let found: Vec<EarlierFile<'_>> = (wanted.iter())
+        .filter_map(|(key, symbols)| {
+            let bytes = contents.get(&(commit_of(&key.0), slash_key(&key.1)))?;
+            Some((key, symbols, bytes))
         })
-        .collect()
+        .collect();
+    // Parsed over the cores, like the work tree's files.
+    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let pieces: Vec<&[EarlierFile<'_>]> =
+        found.chunks(found.len().div_ceil(threads).max(1)).collect();
+    crate::parallel::map_pieces(&pieces, |piece| {
+        (piece.iter())
+            .map(|(key, symbols, bytes)| {
+                ((*key).clone(), read_contents(&key.1, bytes, symbols, true))
+            })
+            .collect::<Vec<_>>()
+    })
+    .into_iter()
+    .flatten()
+    .collect()
 }
 
 fn read_files(
@@ -483,9 +498,9 @@ fn read_contents(path: &str, bytes: &[u8], symbols: &BTreeSet<String>, parse: bo
     let parsed = std::str::from_utf8(bytes)
         .ok()
         .filter(|_| parse)
-        .and_then(|text| Some((syntax::outline(path, text)?, text)));
+        .and_then(|text| Some((syntax::definitions(path, text)?, text)));
     match parsed {
-        Some((outline, text)) => scanned.with_definitions(&outline.definitions, text),
+        Some((definitions, text)) => scanned.with_definitions(&definitions, text),
         None => scanned,
     }
 }

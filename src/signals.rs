@@ -28,8 +28,10 @@ use crate::policy::freshness::definitions_to_compare;
 use crate::policy::freshness::manifest_changes;
 use crate::policy::recheck::paths_to_read;
 use crate::search;
+use crate::search::syntax::Tags;
 use crate::state::git;
 use crate::state::model::RetrievalState;
+use crate::state::model::State;
 use crate::state::store::Head;
 use crate::state::store::Revision;
 use crate::state::store::STORE_DIR;
@@ -52,6 +54,10 @@ pub struct Observed {
 /// `since`'s commit; the cited files re-read; the index summary) and assesses freshness once:
 /// `freshness`, `reorient`, `scene`, `prompt` and the session-start hook all read this.
 pub fn observe(ctx: &Ctx, store: &Store, head: &Head, since: Option<u64>) -> Result<Observed> {
+    if head.has_state() {
+        // Files cited by symbol that changed are parsed once git has said which changed.
+        search::syntax::warm_up(symbol_cited_paths(&head.state), Tags::Definitions);
+    }
     let retrieval = retrieval_summary(store);
     let (watcher, unknown_commits) = watcher_input(ctx, store, head, Some(&retrieval), since)?;
     let state = head.has_state().then_some(&head.state);
@@ -80,6 +86,20 @@ pub fn observe(ctx: &Ctx, store: &Store, head: &Head, since: Option<u64>) -> Res
         freshness,
         unknown_commits,
     })
+}
+
+/// The paths the graph nodes and the checkpoint cite a symbol in.
+fn symbol_cited_paths(state: &State) -> impl Iterator<Item = &str> {
+    let nodes = state
+        .graphs
+        .each()
+        .into_iter()
+        .flat_map(|(_, graph)| &graph.nodes);
+    let checkpoint = state.investigation_checkpoint.iter();
+    (nodes.flat_map(|node| &node.code_refs))
+        .chain(checkpoint.flat_map(|checkpoint| &checkpoint.code_refs))
+        .filter(|code_ref| code_ref.symbol.is_some())
+        .map(|code_ref| code_ref.path.as_str())
 }
 
 /// Every path changed since any anchor or the base, renamed paths' new names included: the

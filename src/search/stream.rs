@@ -263,7 +263,6 @@ struct Worker {
     tokens: TextAnalyzer,
     stemmer: TextAnalyzer,
     buffer: Vec<u8>,
-    normalized: String,
     sample: Sample,
 }
 
@@ -277,7 +276,6 @@ impl Worker {
             tokens: tokenize::unstemmed_analyzer(),
             stemmer: tokenize::stemmer(),
             buffer: Vec::new(),
-            normalized: String::new(),
             sample: Sample::default(),
         }
     }
@@ -368,7 +366,7 @@ impl Worker {
             && (context.query.text || context.query.definitions);
         let mut hits: Vec<(u32, Vec<u32>, Vec<u32>)> = Vec::new();
         let mut sample = Sample::default();
-        // The file's definitions, found once, when a matched line names a query identifier.
+        // The file's definitions, found once, when a matched line may define a query identifier.
         let mut definitions: Option<Vec<symbols::Definition>> = None;
         for (number, range) in lines.0 {
             let Some(line) = text.get(range) else {
@@ -380,25 +378,15 @@ impl Worker {
             sample.tokens += tokens;
             sample.bytes += line.len() as u64;
             let mut defs = vec![0; context.identifiers.len()];
-            if find_definitions {
-                self.normalized.clear();
-                self.normalized.extend(
-                    line.chars()
-                        .filter(|c| c.is_alphanumeric())
-                        .flat_map(char::to_lowercase),
-                );
-                if context
-                    .identifiers
-                    .keys()
-                    .any(|name| self.normalized.contains(name))
-                {
-                    let definitions =
-                        definitions.get_or_insert_with(|| symbols::definitions(&stat.path, text));
-                    for definition in definitions.iter().filter(|found| found.line == number) {
-                        let name = symbols::normalize(&definition.name);
-                        if let Some(&index) = context.identifiers.get(name.as_str()) {
-                            defs[index] += 1;
-                        }
+            if find_definitions
+                && symbols::may_define(line, |name| context.identifiers.contains_key(name))
+            {
+                let definitions =
+                    definitions.get_or_insert_with(|| symbols::definitions(&stat.path, text));
+                for definition in definitions.iter().filter(|found| found.line == number) {
+                    let name = symbols::normalize(&definition.name);
+                    if let Some(&index) = context.identifiers.get(name.as_str()) {
+                        defs[index] += 1;
                     }
                 }
             }

@@ -84,10 +84,71 @@ const NOT_NAMES: &[&str] = &[
 /// The definitions in `text`, a file at `path`: the parser's for a parsed language, the
 /// patterns' otherwise.
 pub fn definitions(path: &str, text: &str) -> Vec<Definition> {
-    match syntax::outline(path, text) {
-        Some(outline) => outlined(&outline),
+    match syntax::definitions(path, text) {
+        Some(found) => (found.into_iter())
+            .map(|definition| Definition {
+                name: definition.name,
+                line: definition.line,
+            })
+            .collect(),
         None => pattern_definitions(path, text),
     }
+}
+
+/// Words after which a name is being defined, in the languages with definitions here.
+const DEFINING_WORDS: &[&str] = &[
+    "fn",
+    "struct",
+    "enum",
+    "union",
+    "trait",
+    "type",
+    "mod",
+    "const",
+    "static",
+    "macro_rules",
+    "class",
+    "interface",
+    "def",
+    "function",
+    "func",
+    "var",
+    "let",
+    "record",
+    "namespace",
+    "typedef",
+    "object",
+];
+
+/// Whether `line` may define a name that `wanted` accepts (given it normalised): an
+/// identifier naming one right after a defining word (`fn`, `class`, `def`, ...), or followed
+/// by `(` (a C or Java function, a method) unless it is reached through `.` or `->` (a method
+/// call). A scan parses a file for its definitions only when a matched line may define a
+/// query's name: the parser settles it, and files that only use the name are not parsed.
+pub fn may_define(line: &str, wanted: impl Fn(&str) -> bool) -> bool {
+    let is_part = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let mut rest = line;
+    let mut offset = 0;
+    while let Some(start) = rest.find(is_part) {
+        let end = rest[start..]
+            .find(|c| !is_part(c))
+            .map_or(rest.len(), |len| start + len);
+        let (token, before, after) = (&rest[start..end], &line[..offset + start], &rest[end..]);
+        if wanted(&normalize(token)) {
+            let before = before.trim_end().trim_end_matches('!');
+            let previous = before.rsplit(|c| !is_part(c)).next().unwrap_or_default();
+            if DEFINING_WORDS.contains(&previous) {
+                return true;
+            }
+            let called = before.ends_with('.') || before.ends_with("->");
+            if !called && after.trim_start().starts_with('(') {
+                return true;
+            }
+        }
+        offset += end;
+        rest = &rest[end..];
+    }
+    false
 }
 
 /// The definitions of a parsed file's outline.
@@ -162,6 +223,34 @@ fn ascii_normalized(identifier: &str) -> impl Iterator<Item = u8> + '_ {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_lines_that_may_define_a_wanted_name_are_parsed() {
+        let wanted = |name: &str| ["package", "socketaddr"].contains(&name);
+        for line in [
+            "pub fn package(&self) -> &Package {",
+            "pub struct SocketAddr {",
+            "macro_rules! package {",
+            "def package(self):",
+            "static int package(void) {",
+            "    public Package package (String name) {",
+            "  package(name) {",
+            "const socket_addr = () => {",
+        ] {
+            assert!(may_define(line, wanted), "{line}");
+        }
+        for line in [
+            "let id = self.package.id();",
+            "    ws.package().name()",
+            "ptr->package(x);",
+            "// the package is resolved here",
+            "fn resolve(package: &Package) {",
+            "use std::net::SocketAddr;",
+            "pub fn packages() {}",
+        ] {
+            assert!(!may_define(line, wanted), "{line}");
+        }
+    }
 
     #[test]
     fn spellings_normalize_alike_with_or_without_building_the_string() {

@@ -107,10 +107,54 @@ fn supplement(grammar: Grammar) -> (&'static [&'static str], &'static str) {
     }
 }
 
+/// What a parse tags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tags {
+    /// Definitions and references: what the index and the map keep.
+    All,
+    /// Definitions only: what a code ref is checked against. Compiling a query costs about
+    /// as much as its patterns (a quarter of the whole for Rust), and every command that
+    /// checks refs compiles one.
+    Definitions,
+}
+
+/// The top-level patterns of `query` that tag a definition, each with what follows it up to
+/// the next pattern (its captures and predicates): a pattern starts wherever a `(` or `[`
+/// opens at depth 0, outside strings and `;` comments.
+fn definition_patterns(query: &str) -> String {
+    let mut starts = Vec::new();
+    let (mut depth, mut in_string, mut escaped, mut in_comment) = (0usize, false, false, false);
+    for (at, c) in query.char_indices() {
+        match c {
+            _ if in_comment => in_comment = c != '\n',
+            _ if in_string => {
+                in_string = escaped || c != '"';
+                escaped = !escaped && c == '\\';
+            }
+            ';' => in_comment = true,
+            '"' => in_string = true,
+            '(' | '[' => {
+                if depth == 0 {
+                    starts.push(at);
+                }
+                depth += 1;
+            }
+            ')' | ']' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    starts.push(query.len());
+    (starts.windows(2))
+        .map(|pair| &query[pair[0]..pair[1]])
+        .filter(|pattern| pattern.contains("@definition."))
+        .collect::<Vec<&str>>()
+        .join("\n")
+}
+
 /// The tags configuration of a grammar: our definitions, the crate's query, our references
 /// (TypeScript's query covers only what it adds to JavaScript, so the JavaScript query comes
-/// with it).
-fn configure(grammar: Grammar) -> TagsConfiguration {
+/// with it); with [`Tags::Definitions`], only the patterns that tag definitions.
+fn configure(grammar: Grammar, tags: Tags) -> TagsConfiguration {
     let (language, queries): (tree_sitter::Language, &[&str]) = match grammar {
         Grammar::Rust => (
             tree_sitter_rust::LANGUAGE.into(),
@@ -159,19 +203,27 @@ fn configure(grammar: Grammar) -> TagsConfiguration {
         query.push_str(part);
     }
     query.push_str(after);
+    if tags == Tags::Definitions {
+        query = definition_patterns(&query);
+    }
     // The queries ship with the crates and the supplement is ours: both are fixed at build
     // time, and a unit test compiles every grammar's configuration.
     #[allow(clippy::expect_used)]
     TagsConfiguration::new(language, &query, "").expect("the tags queries compile")
 }
 
-fn configuration(grammar: Grammar) -> &'static TagsConfiguration {
+fn configuration(grammar: Grammar, tags: Tags) -> &'static TagsConfiguration {
     macro_rules! configured {
         ($($variant:ident),*) => {
-            match grammar {
-                $(Grammar::$variant => {
+            match (grammar, tags) {
+                $((Grammar::$variant, Tags::All) => {
                     static CONFIG: LazyLock<TagsConfiguration> =
-                        LazyLock::new(|| configure(Grammar::$variant));
+                        LazyLock::new(|| configure(Grammar::$variant, Tags::All));
+                    &CONFIG
+                })*
+                $((Grammar::$variant, Tags::Definitions) => {
+                    static CONFIG: LazyLock<TagsConfiguration> =
+                        LazyLock::new(|| configure(Grammar::$variant, Tags::Definitions));
                     &CONFIG
                 })*
             }
@@ -184,10 +236,40 @@ thread_local! {
     static CONTEXT: RefCell<TagsContext> = RefCell::new(TagsContext::new());
 }
 
+/// Compiles the `tags` queries of the grammars of `paths` on another thread, so that a command
+/// that will parse such files soon (after reading its state and asking git) does not wait for
+/// a query to compile when it does. Returns at once; a parse that comes first waits for the
+/// compilation under way instead of repeating it.
+pub fn warm_up<'a>(paths: impl IntoIterator<Item = &'a str>, tags: Tags) {
+    let mut grammars: Vec<Grammar> = Vec::new();
+    for grammar in paths.into_iter().filter_map(grammar) {
+        if !grammars.contains(&grammar) {
+            grammars.push(grammar);
+        }
+    }
+    if !grammars.is_empty() {
+        std::thread::spawn(move || {
+            for grammar in grammars {
+                configuration(grammar, tags);
+            }
+        });
+    }
+}
+
 /// The outline of `text`, a file at `path`; `None` when its language is not parsed.
 pub fn outline(path: &str, text: &str) -> Option<Outline> {
+    tagged(path, text, Tags::All)
+}
+
+/// The definitions in `text`, a file at `path`; `None` when its language is not parsed.
+pub fn definitions(path: &str, text: &str) -> Option<Vec<Definition>> {
+    Some(tagged(path, text, Tags::Definitions)?.definitions)
+}
+
+/// What `tags` finds in `text`, a file at `path`.
+fn tagged(path: &str, text: &str, tags: Tags) -> Option<Outline> {
     let grammar = grammar(path)?;
-    let config = configuration(grammar);
+    let config = configuration(grammar, tags);
     let source = text.as_bytes();
     let line_starts: Vec<usize> = std::iter::once(0)
         .chain(memchr::memchr_iter(b'\n', source).map(|at| at + 1))
@@ -261,9 +343,47 @@ mod tests {
             Grammar::C,
             Grammar::Cpp,
         ] {
-            configuration(grammar);
+            configuration(grammar, Tags::All);
+            configuration(grammar, Tags::Definitions);
         }
         assert!(outline("README.md", "fn x() {}").is_none());
+    }
+
+    /// The definitions-only query finds exactly the definitions the whole one does, in every
+    /// language (on the code-map fixtures), and no references.
+    #[test]
+    fn the_definitions_query_keeps_every_definition_pattern() {
+        macro_rules! fixtures {
+            ($($path:literal),*) => {
+                [$(($path, include_str!(concat!("../../tests/fixtures/code-map/", $path)))),*]
+            };
+        }
+        for (path, text) in fixtures!(
+            "rust/src/store.rs",
+            "python/app/models.py",
+            "javascript/lib/router.js",
+            "typescript/src/types.ts",
+            "typescript/src/view.tsx",
+            "go/server/server.go",
+            "java/src/shop/Cart.java",
+            "c/src/buffer.c",
+            "cpp/src/shape.cpp"
+        ) {
+            let whole = outline(path, text).expect("parsed");
+            assert!(!whole.definitions.is_empty(), "{path}");
+            assert_eq!(definitions(path, text), Some(whole.definitions), "{path}");
+            assert!(
+                tagged(path, text, Tags::Definitions)
+                    .is_some_and(|outline| outline.references.is_empty()),
+                "{path}"
+            );
+        }
+        let query =
+            "; c\n(a) @definition.x\n(b (#eq? @n \"(\")) @reference.y\n[(c) (d)] @definition.z";
+        assert_eq!(
+            definition_patterns(query),
+            "(a) @definition.x\n\n[(c) (d)] @definition.z"
+        );
     }
 
     #[test]
