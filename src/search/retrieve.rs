@@ -410,12 +410,12 @@ struct RankedFile<'a> {
     definition: Option<&'a Candidate>,
 }
 
-/// Candidates best first, one per file (they are already one per file).
-fn by_score(candidates: &[Candidate]) -> Vec<&Candidate> {
+/// Candidates best first by `score`, one per file (they are already one per file).
+fn by_score(candidates: &[Candidate], score: impl Fn(&Candidate) -> f32) -> Vec<&Candidate> {
     let mut sorted: Vec<&Candidate> = candidates.iter().collect();
     sorted.sort_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
+        score(b)
+            .total_cmp(&score(a))
             .then_with(|| Path::new(&a.path).cmp(Path::new(&b.path)))
     });
     sorted
@@ -424,16 +424,27 @@ fn by_score(candidates: &[Candidate]) -> Vec<&Candidate> {
 /// The files of the answer in order: the lexical ranking, the exact ranking (definition
 /// matches plus [`exact::path_score`], times the file's prior), the semantic ranking, or
 /// lexical and exact fused by reciprocal rank ([`RRF_K`], [`EXACT_WEIGHT`]; the exact list
-/// only when the query names an identifier). Hybrid leaves the semantic ranking out
-/// ([`Mode::Hybrid`]).
+/// only when the query names an identifier). Hybrid orders its lexical list with the files
+/// that define an identifier of the query raised ([`rank::definer_weighted`]) and leaves
+/// the semantic ranking out ([`Mode::Hybrid`]).
 fn rank_files<'a>(
     request: &Request,
     listing: &'a Listing,
     identifiers: &[String],
     found: &'a ChunkSearch,
 ) -> Vec<RankedFile<'a>> {
-    let lexical = by_score(&found.candidates);
-    let semantic = by_score(&found.semantic);
+    let definers: HashSet<&str> = found
+        .definitions
+        .iter()
+        .map(|definition| definition.path.as_str())
+        .collect();
+    let lexical = by_score(&found.candidates, |candidate| match request.mode {
+        Mode::Hybrid => {
+            rank::definer_weighted(candidate.score, definers.contains(candidate.path.as_str()))
+        }
+        Mode::Exact | Mode::Lexical | Mode::Semantic => candidate.score,
+    });
+    let semantic = by_score(&found.semantic, |candidate| candidate.score);
     let mut exact: HashMap<&str, (f32, Option<&Candidate>)> = HashMap::new();
     for definition in &found.definitions {
         exact.insert(

@@ -904,6 +904,28 @@ fn tests_rank_below_their_source_unless_the_query_names_tests() {
     assert_eq!(paths(&test_first), ["tests/url.rs", "src/url.rs"]);
 }
 
+/// Issue 28, item 7: in hybrid mode a file that defines an identifier of a prose question
+/// (`EvictionPolicy` for "eviction policy") outranks a file that only repeats its words a
+/// little more often; lexical mode, without that signal, keeps the word count's order.
+#[test]
+fn a_file_defining_the_querys_identifier_ranks_first_in_hybrid() {
+    let env = TestEnv::new();
+    env.write(
+        "src/store.rs",
+        "/// Decides which entries leave the cache once it is full.\npub struct EvictionPolicy {\n    pub timeout: u64,\n}\n",
+    );
+    env.write(
+        "src/notes.rs",
+        "// The eviction policy runs on a timeout; each eviction policy is checked\n// against the timeout before an eviction.\npub fn sweep() {}\n",
+    );
+    env.ok(&["index"]);
+    let query = "eviction policy timeout";
+    let lexical = env.json(&["retrieve", "--mode", "lexical", query]);
+    assert_eq!(paths(&lexical), ["src/notes.rs", "src/store.rs"]);
+    let hybrid = env.json(&["retrieve", query]);
+    assert_eq!(paths(&hybrid), ["src/store.rs", "src/notes.rs"]);
+}
+
 /// Issue 13, item 7: `--scope state` searches the state's records, including those no longer
 /// in the head state (here rolled back), and returns their ids, kinds and revisions.
 #[test]
