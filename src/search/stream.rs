@@ -379,7 +379,9 @@ impl Worker {
             sample.bytes += line.len() as u64;
             let mut defs = vec![0; context.identifiers.len()];
             if find_definitions
-                && symbols::may_define(line, |name| context.identifiers.contains_key(name))
+                && symbols::may_define(&stat.path, line, |name| {
+                    context.identifiers.contains_key(name)
+                })
             {
                 let definitions =
                     definitions.get_or_insert_with(|| symbols::definitions(&stat.path, text));

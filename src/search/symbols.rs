@@ -13,6 +13,7 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::search::syntax;
+use crate::search::syntax::Grammar;
 use crate::search::syntax::Outline;
 
 /// One definition.
@@ -120,35 +121,59 @@ const DEFINING_WORDS: &[&str] = &[
     "object",
 ];
 
-/// Whether `line` may define a name that `wanted` accepts (given it normalised): an
-/// identifier naming one right after a defining word (`fn`, `class`, `def`, ...), or followed
-/// by `(` (a C or Java function, a method) unless it is reached through `.` or `->` (a method
-/// call). A scan parses a file for its definitions only when a matched line may define a
-/// query's name: the parser settles it, and files that only use the name are not parsed.
-pub fn may_define(line: &str, wanted: impl Fn(&str) -> bool) -> bool {
-    let is_part = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
-    let mut rest = line;
-    let mut offset = 0;
-    while let Some(start) = rest.find(is_part) {
-        let end = rest[start..]
-            .find(|c| !is_part(c))
-            .map_or(rest.len(), |len| start + len);
-        let (token, before, after) = (&rest[start..end], &line[..offset + start], &rest[end..]);
-        if wanted(&normalize(token)) {
-            let before = before.trim_end().trim_end_matches('!');
-            let previous = before.rsplit(|c| !is_part(c)).next().unwrap_or_default();
-            if DEFINING_WORDS.contains(&previous) {
-                return true;
-            }
-            let called = before.ends_with('.') || before.ends_with("->");
-            if !called && after.trim_start().starts_with('(') {
-                return true;
-            }
+/// Whether `line` of the file at `path` may define a name that `wanted` accepts (given it
+/// normalised): an identifier naming one right after a defining word (`fn`, `class`, `def`,
+/// ...); in Go also anywhere on a `func` line (a method's receiver comes first); in C, C++,
+/// Java, JavaScript and TypeScript, whose functions and methods need no keyword, also one
+/// followed by `(` unless reached through `.` or `->` (a method call). A scan parses a file
+/// for its definitions only when a matched line may define a query's name: the parser
+/// settles it, and files that only use the name are not parsed. Files whose definitions come
+/// from line patterns are always looked at (the patterns cost little).
+pub fn may_define(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -> bool {
+    let keyword_free = match syntax::grammar(path) {
+        None => return pattern_language(path).is_some() && names_any(line, &wanted),
+        Some(Grammar::Rust | Grammar::Python) => false,
+        Some(Grammar::Go) if line.trim_start().starts_with("func ") => {
+            return names_any(line, &wanted);
         }
-        offset += end;
-        rest = &rest[end..];
+        Some(Grammar::Go) => false,
+        Some(_) => true,
+    };
+    let is_part = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let mut found = false;
+    each_identifier(line, |start, end| {
+        if found || !wanted(&normalize(&line[start..end])) {
+            return;
+        }
+        let before = line[..start].trim_end().trim_end_matches('!');
+        let previous = before.rsplit(|c| !is_part(c)).next().unwrap_or_default();
+        let called = before.ends_with('.') || before.ends_with("->");
+        found = DEFINING_WORDS.contains(&previous)
+            || (keyword_free && !called && line[end..].trim_start().starts_with('('));
+    });
+    found
+}
+
+/// Whether any identifier of `line` is one `wanted` accepts (normalised).
+fn names_any(line: &str, wanted: &impl Fn(&str) -> bool) -> bool {
+    let mut found = false;
+    each_identifier(line, |start, end| {
+        found |= wanted(&normalize(&line[start..end]))
+    });
+    found
+}
+
+/// Calls `visit` with the byte range of every identifier of `line`.
+fn each_identifier(line: &str, mut visit: impl FnMut(usize, usize)) {
+    let is_part = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let mut at = 0;
+    while let Some(start) = line[at..].find(is_part).map(|found| at + found) {
+        let end = line[start..]
+            .find(|c| !is_part(c))
+            .map_or(line.len(), |len| start + len);
+        visit(start, end);
+        at = end;
     }
-    false
 }
 
 /// The definitions of a parsed file's outline.
@@ -227,28 +252,33 @@ mod tests {
     #[test]
     fn only_lines_that_may_define_a_wanted_name_are_parsed() {
         let wanted = |name: &str| ["package", "socketaddr"].contains(&name);
-        for line in [
-            "pub fn package(&self) -> &Package {",
-            "pub struct SocketAddr {",
-            "macro_rules! package {",
-            "def package(self):",
-            "static int package(void) {",
-            "    public Package package (String name) {",
-            "  package(name) {",
-            "const socket_addr = () => {",
+        for (path, line) in [
+            ("a.rs", "pub fn package(&self) -> &Package {"),
+            ("a.rs", "pub struct SocketAddr {"),
+            ("a.rs", "macro_rules! package {"),
+            ("a.py", "def package(self):"),
+            ("a.go", "func (s *Server) Package(name string) {"),
+            ("a.c", "static int package(void) {"),
+            ("A.java", "    public Package package (String name) {"),
+            ("a.js", "  package(name) {"),
+            ("a.ts", "const socket_addr = () => {"),
+            ("A.kt", "val x = package"),
         ] {
-            assert!(may_define(line, wanted), "{line}");
+            assert!(may_define(path, line, wanted), "{path}: {line}");
         }
-        for line in [
-            "let id = self.package.id();",
-            "    ws.package().name()",
-            "ptr->package(x);",
-            "// the package is resolved here",
-            "fn resolve(package: &Package) {",
-            "use std::net::SocketAddr;",
-            "pub fn packages() {}",
+        for (path, line) in [
+            ("a.rs", "let id = self.package.id();"),
+            ("a.rs", "    let name = package(ws);"),
+            ("a.rs", "use std::net::SocketAddr;"),
+            ("a.rs", "pub fn packages() {}"),
+            ("a.rs", "fn resolve(package: &Package) {"),
+            ("a.go", "    x := Package(name)"),
+            ("a.c", "ptr->package(x);"),
+            ("a.js", "    ws.package().name()"),
+            ("a.c", "// the package is resolved here"),
+            ("notes.txt", "fn package() {}"),
         ] {
-            assert!(!may_define(line, wanted), "{line}");
+            assert!(!may_define(path, line, wanted), "{path}: {line}");
         }
     }
 
