@@ -46,6 +46,7 @@ use crate::search::chunk;
 use crate::search::rank;
 use crate::search::rank::FileScore;
 use crate::search::symbols;
+use crate::search::symbols::LineDefinitions;
 use crate::search::tokenize;
 use crate::search::tokenize::QueryTerm;
 use crate::state::walk;
@@ -366,7 +367,8 @@ impl Worker {
             && (context.query.text || context.query.definitions);
         let mut hits: Vec<(u32, Vec<u32>, Vec<u32>)> = Vec::new();
         let mut sample = Sample::default();
-        // The file's definitions, found once, when a matched line may define a query identifier.
+        // The file's definitions, found once, when a matched line may define a query identifier
+        // and only the parser (or the patterns) can say.
         let mut definitions: Option<Vec<symbols::Definition>> = None;
         for (number, range) in lines.0 {
             let Some(line) = text.get(range) else {
@@ -378,17 +380,26 @@ impl Worker {
             sample.tokens += tokens;
             sample.bytes += line.len() as u64;
             let mut defs = vec![0; context.identifiers.len()];
-            if find_definitions
-                && symbols::may_define(&stat.path, line, |name| {
-                    context.identifiers.contains_key(name)
-                })
-            {
-                let definitions =
-                    definitions.get_or_insert_with(|| symbols::definitions(&stat.path, text));
-                for definition in definitions.iter().filter(|found| found.line == number) {
-                    let name = symbols::normalize(&definition.name);
-                    if let Some(&index) = context.identifiers.get(name.as_str()) {
-                        defs[index] += 1;
+            if find_definitions {
+                let wanted = |name: &str| context.identifiers.contains_key(name);
+                match symbols::line_definitions(&stat.path, line, wanted) {
+                    LineDefinitions::None => {}
+                    LineDefinitions::Named(names) => {
+                        for name in names {
+                            if let Some(&index) = context.identifiers.get(name.as_str()) {
+                                defs[index] += 1;
+                            }
+                        }
+                    }
+                    LineDefinitions::Ask => {
+                        let definitions = definitions
+                            .get_or_insert_with(|| symbols::definitions(&stat.path, text));
+                        for definition in definitions.iter().filter(|found| found.line == number) {
+                            let name = symbols::normalize(&definition.name);
+                            if let Some(&index) = context.identifiers.get(name.as_str()) {
+                                defs[index] += 1;
+                            }
+                        }
                     }
                 }
             }

@@ -121,37 +121,65 @@ const DEFINING_WORDS: &[&str] = &[
     "object",
 ];
 
-/// Whether `line` of the file at `path` may define a name that `wanted` accepts (given it
-/// normalised): an identifier naming one right after a defining word (`fn`, `class`, `def`,
-/// ...); in Go also anywhere on a `func` line (a method's receiver comes first); in C, C++,
-/// Java, JavaScript and TypeScript, whose functions and methods need no keyword, also one
-/// followed by `(` unless reached through `.` or `->` (a method call). A scan parses a file
-/// for its definitions only when a matched line may define a query's name: the parser
-/// settles it, and files that only use the name are not parsed. Files whose definitions come
-/// from line patterns are always looked at (the patterns cost little).
-pub fn may_define(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -> bool {
+/// What a scan learns from one line about the definitions of the names it wants.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LineDefinitions {
+    /// The line defines none of them.
+    None,
+    /// The line defines these (normalised), by the keyword before each.
+    Named(Vec<String>),
+    /// The line may define one: the file's definitions must be found (parsed, or by pattern).
+    Ask,
+}
+
+/// What `line` of the file at `path` defines among the names `wanted` accepts (given it
+/// normalised), for a scan without an index, where parsing every file that mentions a query
+/// word would cost more than the whole search. In Rust, Python and Go a definition starts
+/// with a keyword (`fn`, `struct`, `def`, `class`, `func`, ...; in Go a method's receiver
+/// comes between `func` and its name), so the line itself says ([`LineDefinitions::Named`]);
+/// in C, C++, Java, JavaScript and TypeScript, whose functions and methods need no keyword,
+/// a name after a defining word or followed by `(` (not reached through `.` or `->`, a method
+/// call) may be defined there, and the parser settles it ([`LineDefinitions::Ask`]); lines of
+/// the pattern languages that name one are asked about too (the patterns cost little). An
+/// index holds the parser's definitions for every parsed file.
+pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -> LineDefinitions {
     let keyword_free = match syntax::grammar(path) {
-        None => return pattern_language(path).is_some() && names_any(line, &wanted),
-        Some(Grammar::Rust | Grammar::Python) => false,
-        Some(Grammar::Go) if line.trim_start().starts_with("func ") => {
-            return names_any(line, &wanted);
+        None if pattern_language(path).is_some() && names_any(line, &wanted) => {
+            return LineDefinitions::Ask;
         }
-        Some(Grammar::Go) => false,
+        None => return LineDefinitions::None,
+        Some(Grammar::Rust | Grammar::Python | Grammar::Go) => false,
         Some(_) => true,
     };
+    let go_func =
+        syntax::grammar(path) == Some(Grammar::Go) && line.trim_start().starts_with("func ");
     let is_part = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
-    let mut found = false;
+    let mut named = Vec::new();
+    let mut ask = false;
     each_identifier(line, |start, end| {
-        if found || !wanted(&normalize(&line[start..end])) {
+        let name = normalize(&line[start..end]);
+        if !wanted(&name) {
             return;
         }
         let before = line[..start].trim_end().trim_end_matches('!');
         let previous = before.rsplit(|c| !is_part(c)).next().unwrap_or_default();
         let called = before.ends_with('.') || before.ends_with("->");
-        found = DEFINING_WORDS.contains(&previous)
-            || (keyword_free && !called && line[end..].trim_start().starts_with('('));
+        let opens_call = line[end..].trim_start().starts_with('(');
+        if DEFINING_WORDS.contains(&previous) || (go_func && opens_call && !called) {
+            if keyword_free {
+                ask = true;
+            } else if !named.contains(&name) {
+                named.push(name);
+            }
+        } else if keyword_free && !called && opens_call {
+            ask = true;
+        }
     });
-    found
+    match (ask, named.is_empty()) {
+        (true, _) => LineDefinitions::Ask,
+        (false, false) => LineDefinitions::Named(named),
+        (false, true) => LineDefinitions::None,
+    }
 }
 
 /// Whether any identifier of `line` is one `wanted` accepts (normalised).
@@ -250,21 +278,40 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_lines_that_may_define_a_wanted_name_are_parsed() {
+    fn a_line_says_what_it_defines_where_a_keyword_tells() {
         let wanted = |name: &str| ["package", "socketaddr"].contains(&name);
-        for (path, line) in [
-            ("a.rs", "pub fn package(&self) -> &Package {"),
-            ("a.rs", "pub struct SocketAddr {"),
-            ("a.rs", "macro_rules! package {"),
-            ("a.py", "def package(self):"),
-            ("a.go", "func (s *Server) Package(name string) {"),
-            ("a.c", "static int package(void) {"),
-            ("A.java", "    public Package package (String name) {"),
-            ("a.js", "  package(name) {"),
-            ("a.ts", "const socket_addr = () => {"),
-            ("A.kt", "val x = package"),
+        let named = |names: &[&str]| {
+            LineDefinitions::Named(names.iter().map(|name| (*name).to_owned()).collect())
+        };
+        for (path, line, expected) in [
+            (
+                "a.rs",
+                "pub fn package(&self) -> &Package {",
+                named(&["package"]),
+            ),
+            ("a.rs", "pub struct SocketAddr {", named(&["socketaddr"])),
+            ("a.rs", "macro_rules! package {", named(&["package"])),
+            ("a.py", "def package(self):", named(&["package"])),
+            (
+                "a.go",
+                "func (s *Server) Package(name string) {",
+                named(&["package"]),
+            ),
+            ("a.c", "static int package(void) {", LineDefinitions::Ask),
+            (
+                "A.java",
+                "    public Package package (String name) {",
+                LineDefinitions::Ask,
+            ),
+            ("a.js", "  package(name) {", LineDefinitions::Ask),
+            ("a.ts", "const socket_addr = () => {", LineDefinitions::Ask),
+            ("A.kt", "val x = package", LineDefinitions::Ask),
         ] {
-            assert!(may_define(path, line, wanted), "{path}: {line}");
+            assert_eq!(
+                line_definitions(path, line, wanted),
+                expected,
+                "{path}: {line}"
+            );
         }
         for (path, line) in [
             ("a.rs", "let id = self.package.id();"),
@@ -278,7 +325,11 @@ mod tests {
             ("a.c", "// the package is resolved here"),
             ("notes.txt", "fn package() {}"),
         ] {
-            assert!(!may_define(path, line, wanted), "{path}: {line}");
+            assert_eq!(
+                line_definitions(path, line, wanted),
+                LineDefinitions::None,
+                "{path}: {line}"
+            );
         }
     }
 
