@@ -8,7 +8,7 @@ use crate::cmd::update::WriteFlags;
 use crate::cmd::update::input_failure;
 use crate::cmd::update::write_from_flags;
 use crate::cmd::update::write_outcome_schema;
-use crate::mcp::Tool;
+use crate::cmd::Tool;
 use crate::policy::one_line::work::BacklogInput;
 use crate::policy::one_line::work::add_backlog_item;
 use crate::state::patch::Patch;

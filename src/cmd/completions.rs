@@ -6,7 +6,7 @@ use clap::CommandFactory;
 use crate::cli::Cli;
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::mcp::Tool;
+use crate::cmd::Tool;
 
 /// Print a shell completion script.
 ///

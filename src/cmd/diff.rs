@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::mcp::Tool;
-use crate::mcp::schema_of;
+use crate::cmd::Tool;
+use crate::cmd::schema_of;
 use crate::state::fields::ChangedField;
 use crate::state::fields::changed_fields_between;
 use crate::state::store::Revision;

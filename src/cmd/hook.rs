@@ -32,7 +32,7 @@ use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::error::ErrorKind;
 use crate::error::classify;
-use crate::mcp::Tool;
+use crate::cmd::Tool;
 use crate::policy::freshness::PushVerdict;
 use crate::policy::hooks::Host;
 use crate::policy::pressure::assess_pressure;

@@ -9,8 +9,8 @@ use serde::Serialize;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::mcp::Tool;
-use crate::mcp::schema_of;
+use crate::cmd::Tool;
+use crate::cmd::schema_of;
 use crate::search;
 use crate::search::SkippedFile;
 use crate::search::index::BuildMode;

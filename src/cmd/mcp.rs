@@ -4,7 +4,7 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::mcp::Tool;
+use crate::cmd::Tool;
 use crate::mcp::protocol::Server;
 
 /// Serve the commands as Model Context Protocol tools over stdio.

@@ -15,7 +15,7 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::mcp::Tool;
+use crate::cmd::Tool;
 use crate::state::fs;
 
 /// Merge two versions of a `.epiphany/` file (a git merge driver); never a conflict.

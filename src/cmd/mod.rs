@@ -4,15 +4,20 @@
 //! Every command module has the same shape: an `Args` struct whose doc comments are the help
 //! text, a `run(ctx, args) -> Result<Status>`, and a report type that renders as text or JSON.
 //! Commands stay thin: they read input, call `state`, `policy` or `search`, and emit a report.
+//! Next to its `Args` each declares a [`Tool`]: whether and how `epiphany mcp` offers it, and
+//! the JSON Schema of its report; the commands depend on nothing above them for that.
 
 use anyhow::Result;
+use schemars::JsonSchema;
+use schemars::Schema;
+use schemars::transform::RecursiveTransform;
+use schemars::transform::Transform;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::mcp::Tool;
 
 /// Declares, from one list of `module => Variant, "name";`, every command module, the
-/// [`Command`] enum, [`run`] and [`tool`]. `name` is the subcommand as typed (clap's kebab
+/// [`Command`] enum, [`run`] and [`declared_tool`]. `name` is the subcommand as typed (clap's kebab
 /// case of the variant; a test holds them equal).
 macro_rules! commands {
     ($($module:ident => $variant:ident, $name:literal;)*) => {
@@ -34,7 +39,7 @@ macro_rules! commands {
 
         /// How the subcommand named `name` is offered over MCP and what its report looks
         /// like: the `TOOL` its module declares next to its `Args`.
-        pub fn tool(name: &str) -> Option<Tool> {
+        pub fn declared_tool(name: &str) -> Option<Tool> {
             Some(match name {
                 $($name => $module::TOOL,)*
                 _ => return None,
@@ -79,4 +84,123 @@ commands! {
     mcp => Mcp, "mcp";
     completions => Completions, "completions";
     schema => Schema, "schema";
+}
+
+/// How a command is offered as an MCP tool and what its `--json` report looks like, declared
+/// next to the command's `Args` (`pub const TOOL: Tool = ...`).
+#[derive(Debug, Clone, Copy)]
+pub struct Tool {
+    /// Offered to agents at all; plumbing for git and hosts is not.
+    pub offered: bool,
+    /// Writes nothing anywhere (neither the store nor the cache).
+    pub read_only: bool,
+    /// A second identical call changes nothing more than the first did.
+    pub idempotent: bool,
+    /// What the command reads on standard input, offered as the `input` argument.
+    pub input: Option<&'static str>,
+    /// The JSON Schema of the command's `--json` report (also printed by `epiphany schema`).
+    pub report: Option<fn() -> Schema>,
+    /// An argument the tool takes when the caller leaves it out, where the command line's
+    /// default would not do for an agent (`show` pages its lists: hosts cap a tool's result).
+    pub default_argument: Option<(&'static str, u64)>,
+}
+
+impl Tool {
+    /// A command that only reads: asking twice gives the same answer and changes nothing.
+    pub const READER: Tool = Tool {
+        offered: true,
+        read_only: true,
+        idempotent: true,
+        input: None,
+        report: None,
+        default_argument: None,
+    };
+    /// A command that writes the store or the cache.
+    pub const WRITER: Tool = Tool {
+        offered: true,
+        read_only: false,
+        idempotent: false,
+        input: None,
+        report: None,
+        default_argument: None,
+    };
+    /// Plumbing for git and agent hosts, not a tool for an agent.
+    pub const PLUMBING: Tool = Tool {
+        offered: false,
+        read_only: false,
+        idempotent: false,
+        input: None,
+        report: None,
+        default_argument: None,
+    };
+
+    /// The same, with the schema of its report.
+    pub const fn report(mut self, schema: fn() -> Schema) -> Tool {
+        self.report = Some(schema);
+        self
+    }
+
+    /// The same, reading `what` on standard input.
+    pub const fn input(mut self, what: &'static str) -> Tool {
+        self.input = Some(what);
+        self
+    }
+
+    /// The same, taking `value` for the argument `name` when the caller leaves it out.
+    pub const fn default_argument(mut self, name: &'static str, value: u64) -> Tool {
+        self.default_argument = Some((name, value));
+        self
+    }
+
+    /// The same, marked idempotent: repeating the call writes nothing new.
+    pub const fn idempotent(mut self) -> Tool {
+        self.idempotent = true;
+        self
+    }
+}
+
+/// The JSON Schema of `T`, for [`Tool::report`]. Rust's integer widths (`"format": "uint64"`)
+/// are dropped: they are no JSON Schema format, validators such as ajv (the MCP TypeScript SDK's)
+/// warn about each, and `"type": "integer"` with `"minimum": 0` already says what they meant.
+pub fn schema_of<T: JsonSchema>() -> Schema {
+    let mut schema = schemars::schema_for!(T);
+    let mut drop_widths = RecursiveTransform(|schema: &mut Schema| {
+        if schema
+            .get("format")
+            .and_then(serde_json::Value::as_str)
+            .is_some_and(is_rust_width)
+        {
+            schema.remove("format");
+        }
+    });
+    drop_widths.transform(&mut schema);
+    schema
+}
+
+/// `uint`, `uint8` ... `int64`, `float`, `double`: schemars' names for Rust's number types.
+fn is_rust_width(format: &str) -> bool {
+    matches!(format, "float" | "double")
+        || format
+            .strip_prefix("uint")
+            .or_else(|| format.strip_prefix("int"))
+            .is_some_and(|width| matches!(width, "" | "8" | "16" | "32" | "64" | "128"))
+}
+
+/// Text a writer of patches reads on standard input, for [`Tool::input`].
+pub const PATCH_INPUT: &str = "The patch, or the `{\"expected_revision\", \"patch\"}` envelope that `distill` and `propose` print, as JSON text";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn report_schemas_carry_no_rust_number_formats() {
+        let text = schema_of::<crate::cmd::index::IndexReport>()
+            .to_value()
+            .to_string();
+        assert!(!text.contains("uint"), "{text}");
+        assert!(text.contains("\"minimum\":0"), "{text}");
+        assert!(is_rust_width("uint64") && is_rust_width("int32") && is_rust_width("double"));
+        assert!(!is_rust_width("date-time") && !is_rust_width("uri") && !is_rust_width("8"));
+    }
 }

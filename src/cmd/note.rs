@@ -13,7 +13,7 @@ use crate::cmd::update::input_failure;
 use crate::cmd::update::write_from_flags;
 use crate::cmd::update::write_outcome_schema;
 use crate::code_refs::resolve_typed_refs;
-use crate::mcp::Tool;
+use crate::cmd::Tool;
 use crate::policy::code_ref::parse_code_ref;
 use crate::policy::one_line::NOTE_KINDS;
 use crate::policy::one_line::Note;

@@ -7,8 +7,8 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::mcp::Tool;
-use crate::mcp::schema_of;
+use crate::cmd::Tool;
+use crate::cmd::schema_of;
 use crate::policy::planning::PlanningView;
 use crate::policy::planning::planning_view;
 use crate::policy::prompt::record_line;

@@ -13,7 +13,7 @@ use crate::cmd::update::WriteReport;
 use crate::cmd::update::input_failure;
 use crate::cmd::update::write_from_flags;
 use crate::cmd::update::write_outcome_schema;
-use crate::mcp::Tool;
+use crate::cmd::Tool;
 use crate::policy::code_ref::RefOwner;
 use crate::policy::code_ref::format_code_ref;
 use crate::policy::one_line::map::recheck_targets;

@@ -14,7 +14,7 @@ use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::error::ErrorDocument;
 use crate::error::Failure;
-use crate::mcp::Tool;
+use crate::cmd::Tool;
 use crate::render::Document;
 
 /// Print the JSON Schemas of the `--json` reports and of the patch input.
@@ -42,7 +42,7 @@ pub fn report_schemas() -> Vec<(String, Schema)> {
         .get_subcommands()
         .filter(|command| command.get_name() != "schema")
         .filter_map(|command| {
-            let report = crate::cmd::tool(command.get_name())?.report?;
+            let report = crate::cmd::declared_tool(command.get_name())?.report?;
             Some((command.get_name().to_owned(), report()))
         })
         .collect()
@@ -190,7 +190,7 @@ fn append_description(object: &mut Map<String, Value>, rule: &str) {
 /// Runs `schema`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let Args { command } = args;
-    let error = crate::mcp::schema_of::<ErrorDocument>().to_value();
+    let error = crate::cmd::schema_of::<ErrorDocument>().to_value();
     let mut reports: Map<String, Value> = report_schemas()
         .into_iter()
         .map(|(name, schema)| (name, schema.to_value()))

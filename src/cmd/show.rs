@@ -6,8 +6,8 @@ use serde::Serialize;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::mcp::Tool;
-use crate::mcp::schema_of;
+use crate::cmd::Tool;
+use crate::cmd::schema_of;
 use crate::policy::page::Page;
 use crate::policy::page::page;
 use crate::render::Document;

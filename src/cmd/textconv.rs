@@ -8,7 +8,7 @@ use anyhow::Result;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::mcp::Tool;
+use crate::cmd::Tool;
 use crate::state::fs;
 use crate::state::rollout;
 use crate::state::snapshot::Parts;

@@ -21,8 +21,8 @@ use serde::Serialize;
 
 use crate::cli::Ctx;
 use crate::cli::Status;
-use crate::mcp::Tool;
-use crate::mcp::schema_of;
+use crate::cmd::Tool;
+use crate::cmd::schema_of;
 use crate::policy::secrets::Located;
 use crate::policy::secrets::locate_secrets;
 use crate::policy::update::state_problems;

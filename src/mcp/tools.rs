@@ -26,7 +26,7 @@ use crate::cli::Ctx;
 use crate::cli::Status;
 use crate::cli::is_flag_name;
 use crate::cli::report_failure;
-use crate::mcp::Tool;
+use crate::cmd::Tool;
 use crate::mcp::protocol::Revision;
 use crate::mcp::protocol::RpcError;
 use crate::mcp::protocol::code;
@@ -51,7 +51,8 @@ fn offered() -> impl Iterator<Item = (clap::Command, Tool)> {
     let tools = OFFERED.get_or_init(|| {
         let mut tools = Vec::new();
         for command in Cli::command().get_subcommands() {
-            let Some(tool) = crate::cmd::tool(command.get_name()).filter(|tool| tool.offered)
+            let Some(tool) =
+                crate::cmd::declared_tool(command.get_name()).filter(|tool| tool.offered)
             else {
                 continue;
             };
@@ -580,7 +581,7 @@ mod tests {
     fn every_command_declares_how_it_is_offered() {
         for command in Cli::command().get_subcommands() {
             assert!(
-                crate::cmd::tool(command.get_name()).is_some(),
+                crate::cmd::declared_tool(command.get_name()).is_some(),
                 "`{}` declares no `TOOL`",
                 command.get_name()
             );
@@ -639,7 +640,7 @@ mod tests {
     fn revisions_are_numbers_or_names() {
         for (name, key) in [("show", "revision"), ("diff", "from"), ("diff", "to")] {
             let command = subcommand(name);
-            let tool = crate::cmd::tool(name).expect("declared");
+            let tool = crate::cmd::declared_tool(name).expect("declared");
             let schema = input_schema(&command, &tool);
             assert_eq!(
                 schema["properties"][key]["type"],
@@ -680,7 +681,7 @@ mod tests {
     fn bad_arguments_are_named_as_the_tool_names_them() {
         let check = |name: &str, arguments: Value| {
             let command = subcommand(name);
-            let tool = crate::cmd::tool(name).expect("declared");
+            let tool = crate::cmd::declared_tool(name).expect("declared");
             let schema = input_schema(&command, &tool);
             check_arguments(&command, &schema, arguments.as_object().expect("object"))
                 .expect_err("refused")
