@@ -181,6 +181,13 @@ macro_rules! define_changed_field {
                 }
             }
 
+            /// The name of the [`State`] field the patch field writes.
+            pub fn state_field(self) -> &'static str {
+                match self {
+                    $(ChangedField::$variant => stringify!($slot),)*
+                }
+            }
+
             /// The field's value in `state`, as JSON (the state's own serialization, so names
             /// match).
             pub fn value_in(self, state: &State) -> Value {
@@ -193,6 +200,13 @@ macro_rules! define_changed_field {
     };
 }
 for_each_patch_field!(define_changed_field);
+
+/// The [`State`] fields no patch writes, each for its reason: `revision`, `last_updated_turn_id`
+/// and `conflicts` are the fold's (the count of writes, the last record's turn, what concurrent
+/// writes disagreed on), and `retrieval` is a view, filled only in what a command shows. Every
+/// other field is a patch field; a test holds the two lists to the struct.
+pub const STATE_FIELDS_NO_PATCH_WRITES: [&str; 4] =
+    ["revision", "last_updated_turn_id", "conflicts", "retrieval"];
 
 /// The fields whose values differ between two states, in `changed_fields` order.
 pub fn changed_fields_between(before: &State, after: &State) -> Vec<ChangedField> {
@@ -350,6 +364,33 @@ impl Keyed for String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_state_field_is_a_patch_field_or_listed_as_one_no_patch_writes() {
+        let schema = schemars::schema_for!(State).to_value();
+        let in_struct: std::collections::BTreeSet<&str> = schema["properties"]
+            .as_object()
+            .expect("State is an object")
+            .keys()
+            .map(String::as_str)
+            .collect();
+        let patched: Vec<&str> = ChangedField::ALL.map(ChangedField::state_field).to_vec();
+        let accounted: std::collections::BTreeSet<&str> = patched
+            .iter()
+            .copied()
+            .chain(STATE_FIELDS_NO_PATCH_WRITES)
+            .collect();
+        assert_eq!(
+            in_struct, accounted,
+            "a State field must be writable by a patch (for_each_patch_field!) or listed in \
+             STATE_FIELDS_NO_PATCH_WRITES with its reason"
+        );
+        assert_eq!(
+            patched.len() + STATE_FIELDS_NO_PATCH_WRITES.len(),
+            in_struct.len(),
+            "a field is both patched and listed as written by no patch, or patched twice"
+        );
+    }
 
     #[test]
     fn field_names_are_their_json_names() {
