@@ -3,7 +3,7 @@
 # embedding model (`epiphany index --model`) and scores the default hybrid ranking and
 # `retrieve --mode semantic` with eval_retrieval.py (MRR, Recall@5/10, Hit@5, median time).
 #
-# The model is never part of the build or the tests; for the README's figures it was distilled
+# The model is never part of the build or the tests; for the figures in docs/retrieval.md it was distilled
 # from MiniLM-L6 with the `model2vec` Python package (benchmark-only, CPU):
 #   python -c "from model2vec.distill import distill; \
 #              distill(model_name='DIR/all-MiniLM-L6-v2', pca_dims=256).save_pretrained('m2v')"

@@ -10,7 +10,7 @@
 //! panic) exits 0, and the problem reaches the user through the one channel both hosts show
 //! them, `systemMessage` (plus a warning on stderr). A repository without a store gets silence.
 //!
-//! What each host gets (see the README's table):
+//! What each host gets (see docs/hosts.md#agent-session-hooks):
 //! - `SessionStart` (every source, `compact` included): `hookSpecificOutput.additionalContext`,
 //!   which both hosts hand to the model, within the host's budget.
 //! - `PreCompact`: neither host passes anything from it to the model, so it records the
@@ -28,8 +28,8 @@ use serde::Serialize;
 use serde_json::Value;
 use serde_json::json;
 
-use crate::cli::Ctx;
-use crate::cli::Status;
+use crate::ctx::Ctx;
+use crate::ctx::Status;
 use crate::error::ErrorKind;
 use crate::error::classify;
 use crate::cmd::Tool;

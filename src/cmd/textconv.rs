@@ -6,8 +6,8 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::cli::Ctx;
-use crate::cli::Status;
+use crate::ctx::Ctx;
+use crate::ctx::Status;
 use crate::cmd::Tool;
 use crate::state::fs;
 use crate::state::rollout;
@@ -18,8 +18,9 @@ use crate::state::snapshot::SnapshotFile;
 ///
 /// A snapshot prints as pretty JSON of the state it holds, after a line naming how many
 /// records it folded; a rollout segment (`rollout/*.jsonl`) prints one header line per record
-/// followed by its patch. The `.gitattributes` that `init` writes routes snapshots to it as
-/// `diff=epiphany`; `epiphany hooks install --git` sets `diff.epiphany.textconv`.
+/// followed by its patch. `epiphany hooks install --git` sets `diff.epiphany.textconv`; a file
+/// is shown through it once a `.gitattributes` marks it `diff=epiphany` (snapshots are a
+/// per-clone cache that git never diffs).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The file to convert

@@ -3,8 +3,8 @@
 use anyhow::Context;
 use anyhow::Result;
 
-use crate::cli::Ctx;
-use crate::cli::Status;
+use crate::ctx::Ctx;
+use crate::ctx::Status;
 use crate::cmd::hooks::ConfigChange;
 use crate::cmd::hooks::INDEX_HOOKS;
 use crate::cmd::hooks::LEGACY_CONFIG_KEYS;
@@ -39,8 +39,9 @@ use crate::state::problem::Problem;
 ///
 /// `--git` (the default when no target is named) adds `post-commit`, `post-merge` and
 /// `post-checkout` hooks that refresh the retrieval index in the background without slowing
-/// git, sets the diff textconv that shows snapshots as text (local git config; the store's
-/// own `.gitattributes` needs no merge driver: git merges it in any clone without set-up), and
+/// git, sets the diff textconv for files a `.gitattributes` marks `diff=epiphany` (local git
+/// config; the store's own `.gitattributes` needs no merge driver: git merges it in any clone
+/// without set-up), and
 /// with `--pre-push` a check that refuses a push while the map is stale (the rule of
 /// `freshness --check`, without the retrieval index): when the check cannot run (an error, or
 /// the binary moved) it warns and lets the push go, and with `--pre-push=strict` it refuses.

@@ -14,8 +14,8 @@ use anyhow::Context;
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::cli::Ctx;
-use crate::cli::Status;
+use crate::ctx::Ctx;
+use crate::ctx::Status;
 use crate::error::Failure;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;
@@ -196,8 +196,8 @@ pub fn legacy_attribute_lines() -> Vec<String> {
 /// The local git config keys of that merge driver, removed the same way.
 pub const LEGACY_CONFIG_KEYS: [&str; 2] = ["merge.epiphany.name", "merge.epiphany.driver"];
 
-/// The local git config key that lets `git diff` show snapshots as text (the store's
-/// `.gitattributes` marks them `diff=epiphany`), with its value for `exe`.
+/// The local git config key that lets `git diff` show a file marked `diff=epiphany` as text,
+/// with its value for `exe`.
 pub fn textconv_entry(exe: &str) -> (&'static str, String) {
     ("diff.epiphany.textconv", format!("{exe} textconv"))
 }
