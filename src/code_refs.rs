@@ -19,7 +19,7 @@ use std::io::Read;
 use std::path::Path;
 use std::path::PathBuf;
 
-use crate::cli::Ctx;
+use crate::ctx::Ctx;
 use crate::error::Failure;
 use crate::policy::code_ref::CODE_REF_SYNTAX;
 use crate::policy::code_ref::CitedFile;

@@ -8,7 +8,7 @@ use std::path::Path;
 use anyhow::Context;
 use anyhow::Result;
 
-use crate::cli::Ctx;
+use crate::ctx::Ctx;
 use crate::error::Failure;
 use crate::state::decode::decode_patch_input;
 use crate::state::patch::Envelope;

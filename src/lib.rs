@@ -3,16 +3,17 @@
 //! repository.
 //!
 //! A tour of the crate:
-//! - [`cli`] parses the command line, builds the per-process [`cli::Ctx`] and maps results to
-//!   exit codes; [`ui`] is the only module that prints; [`error`] classifies failures.
-//! - [`cmd`] holds one thin module per subcommand: resolve arguments, read through `state`,
-//!   decide through `policy`, search through `search`, hand a report to `ui`.
+//! - [`cli`] is the process boundary: it parses the command line, builds the per-process
+//!   [`ctx::Ctx`] (the only reader of the environment and the clock) and maps results to exit
+//!   codes; [`ui`] is the only module that prints; [`error`] classifies failures.
+//! - [`cmd`] holds the command line's definition and one thin module per subcommand: resolve
+//!   arguments, read through `state`, decide through `policy`, search through `search`, hand a
+//!   report to `ui`. `cmd::mcp` serves the commands as Model Context Protocol tools, through
+//!   the same parser and dispatch as the command line.
 //! - [`state`] owns the typed model and its persistence: the rollout of content-addressed
 //!   records and its fold, the MessagePack snapshots, the locked write path, the file walker
 //!   and the git adapter.
 //! - [`search`] owns retrieval: chunking, tokenization, the tantivy index and its manifest.
-//! - [`mcp`] serves the commands as Model Context Protocol tools, through the same parser and
-//!   dispatch as the command line.
 //! - [`policy`] is pure decision logic over the state and explicit inputs: validation,
 //!   drafting and gating, and every projection. It never touches the file system,
 //!   the clock, the environment or git.
@@ -27,9 +28,9 @@
 pub mod cli;
 pub mod cmd;
 pub mod code_refs;
+pub mod ctx;
 pub mod error;
 pub mod input;
-pub mod mcp;
 pub mod parallel;
 pub mod policy;
 pub mod render;

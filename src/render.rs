@@ -13,7 +13,7 @@ use std::io::Write;
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::cli::Ctx;
+use crate::ctx::Ctx;
 use crate::policy::code_ref::format_code_ref;
 use crate::policy::code_ref::line_list;
 use crate::policy::projection::GraphSlice;

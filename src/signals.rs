@@ -14,9 +14,9 @@ use std::path::Path;
 
 use anyhow::Result;
 
-use crate::cli::Ctx;
 use crate::code_refs::read_cited_files;
 use crate::code_refs::read_cited_files_at;
+use crate::ctx::Ctx;
 use crate::error::Failure;
 use crate::policy::freshness::ChangeSource;
 use crate::policy::freshness::Freshness;

@@ -3,9 +3,9 @@
 use anyhow::Result;
 use clap::CommandFactory;
 
-use crate::cli::Cli;
-use crate::cli::Ctx;
-use crate::cli::Status;
+use crate::cmd::Cli;
+use crate::ctx::Ctx;
+use crate::ctx::Status;
 use crate::cmd::Tool;
 
 /// Print a shell completion script.

@@ -6,8 +6,8 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use crate::cli::Ctx;
-use crate::cli::Status;
+use crate::ctx::Ctx;
+use crate::ctx::Status;
 use crate::code_refs::read_cited_files;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;

@@ -10,8 +10,8 @@ use std::io::Read;
 use anyhow::Context;
 use anyhow::Result;
 
-use crate::cli::Ctx;
-use crate::cli::Status;
+use crate::ctx::Ctx;
+use crate::ctx::Status;
 use crate::cmd::update::redaction_failure;
 use crate::code_refs::resolve_typed_refs;
 use crate::code_refs::warn_planned;

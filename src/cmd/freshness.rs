@@ -9,8 +9,8 @@ use std::io::Write;
 use anyhow::Result;
 use schemars::Schema;
 
-use crate::cli::Ctx;
-use crate::cli::Status;
+use crate::ctx::Ctx;
+use crate::ctx::Status;
 use crate::error::ErrorKind;
 use crate::error::Failure;
 use crate::cmd::Tool;

@@ -5,8 +5,8 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use crate::cli::Ctx;
-use crate::cli::Status;
+use crate::ctx::Ctx;
+use crate::ctx::Status;
 use crate::cmd::context::GraphIds;
 use crate::cmd::map::Format;
 use crate::cmd::Tool;

@@ -8,8 +8,8 @@ use anyhow::Context;
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::cli::Ctx;
-use crate::cli::Status;
+use crate::ctx::Ctx;
+use crate::ctx::Status;
 use crate::cmd::update::PatchWrite;
 use crate::cmd::update::commit_patch;
 use crate::error::Failure;

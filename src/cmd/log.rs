@@ -5,8 +5,8 @@ use std::io::Write;
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::cli::Ctx;
-use crate::cli::Status;
+use crate::ctx::Ctx;
+use crate::ctx::Status;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;
 use crate::state::fields::ChangedField;

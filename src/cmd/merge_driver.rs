@@ -13,8 +13,8 @@ use std::path::PathBuf;
 
 use anyhow::Result;
 
-use crate::cli::Ctx;
-use crate::cli::Status;
+use crate::ctx::Ctx;
+use crate::ctx::Status;
 use crate::cmd::Tool;
 use crate::state::fs;
 

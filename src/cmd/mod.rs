@@ -1,5 +1,6 @@
-//! The command registry: one module per subcommand, listed once in [`commands!`], which
-//! declares the modules, the `Command` enum (in help order), the dispatch and the MCP tools.
+//! The command line: [`Cli`] (the global flags and the subcommand), and the registry of one
+//! module per subcommand, listed once in [`commands!`], which declares the modules, the
+//! `Command` enum (in help order), the dispatch and the MCP tools.
 //!
 //! Every command module has the same shape: an `Args` struct whose doc comments are the help
 //! text, a `run(ctx, args) -> Result<Status>`, and a report type that renders as text or JSON.
@@ -7,14 +8,17 @@
 //! Next to its `Args` each declares a [`Tool`]: whether and how `epiphany mcp` offers it, and
 //! the JSON Schema of its report; the commands depend on nothing above them for that.
 
+use std::path::PathBuf;
+
 use anyhow::Result;
+use clap::Parser;
 use schemars::JsonSchema;
 use schemars::Schema;
 use schemars::transform::RecursiveTransform;
 use schemars::transform::Transform;
 
-use crate::cli::Ctx;
-use crate::cli::Status;
+use crate::ctx::Ctx;
+use crate::ctx::Status;
 
 /// Declares, from one list of `module => Variant, "name";`, every command module, the
 /// [`Command`] enum, [`run`] and [`declared_tool`]. `name` is the subcommand as typed (clap's kebab
@@ -84,6 +88,54 @@ commands! {
     mcp => Mcp, "mcp";
     completions => Completions, "completions";
     schema => Schema, "schema";
+}
+
+const EXIT_CODES: &str = "\
+Exit codes:
+  0  success; for checks: fresh/valid; for queries: answered (an empty answer is still 0)
+  1  the command worked and the answer is \"no\" (a check found staleness, verify found a
+     mismatch, promote rejected the patch, reorient says regather)
+  2  usage or input error, missing or unreadable store, corrupt file, I/O or git failure
+  3  conflict: --expected-revision does not match, or the store lock could not be taken
+
+Environment:
+  EPIPHANY_NOW              RFC 3339 time to use as \"now\" (for reproducible tests)
+  EPIPHANY_LOCK_TIMEOUT_MS  how long a writer waits for the store lock (default 10000)
+  EPIPHANY_SNAPSHOT_EVERY   records past the newest snapshot after which a write stores a
+                            new one (default 128)";
+
+/// Durable, typed, reviewable understanding of a codebase for coding agents.
+///
+/// `epiphany` keeps the objective, subgoals, invariants, architecture and dataflow graphs with
+/// code references, observations, evidence, churn and an investigation checkpoint in a
+/// git-tracked `.epiphany/` directory, and gives fast hybrid code retrieval over the same
+/// repository. `update` is the one write path; `distill` and `propose` draft patches,
+/// `promote` gates them; every projection is read-only.
+#[derive(Debug, Parser)]
+#[command(name = "epiphany", version, after_long_help = EXIT_CODES, max_term_width = 100)]
+pub struct Cli {
+    /// Run as if started in DIR
+    #[arg(short = 'C', global = true, value_name = "DIR")]
+    pub directory: Option<PathBuf>,
+    /// Print machine-readable JSON on stdout (one document)
+    #[arg(long, global = true)]
+    pub json: bool,
+    /// Print nothing but errors; the exit code carries the answer
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
+    /// The command to run
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+/// `-x` or `--some-name`.
+pub fn is_flag_name(arg: &str) -> bool {
+    let name = arg
+        .strip_prefix("--")
+        .or_else(|| arg.strip_prefix('-'))
+        .unwrap_or_default();
+    name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
 }
 
 /// How a command is offered as an MCP tool and what its `--json` report looks like, declared

@@ -9,8 +9,8 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::cli::Ctx;
-use crate::cli::Status;
+use crate::ctx::Ctx;
+use crate::ctx::Status;
 use crate::error::Failure;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 
 use anyhow::Result;
 
-use crate::cli::Ctx;
-use crate::cli::Status;
+use crate::ctx::Ctx;
+use crate::ctx::Status;
 use crate::cmd::update::WriteFlags;
 use crate::cmd::update::WriteReport;
 use crate::cmd::update::input_failure;

@@ -5,8 +5,8 @@ use std::io::Write;
 
 use anyhow::Result;
 
-use crate::cli::Ctx;
-use crate::cli::Status;
+use crate::ctx::Ctx;
+use crate::ctx::Status;
 use crate::cmd::pressure::TokenLimits;
 use crate::cmd::pressure::tokens;
 use crate::cmd::Tool;

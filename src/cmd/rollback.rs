@@ -5,8 +5,8 @@ use std::collections::BTreeMap;
 
 use anyhow::Result;
 
-use crate::cli::Ctx;
-use crate::cli::Status;
+use crate::ctx::Ctx;
+use crate::ctx::Status;
 use crate::cmd::update::WriteReport;
 use crate::error::Failure;
 use crate::cmd::Tool;

@@ -9,9 +9,9 @@ use schemars::Schema;
 use serde_json::Map;
 use serde_json::Value;
 
-use crate::cli::Cli;
-use crate::cli::Ctx;
-use crate::cli::Status;
+use crate::cmd::Cli;
+use crate::ctx::Ctx;
+use crate::ctx::Status;
 use crate::error::ErrorDocument;
 use crate::error::Failure;
 use crate::cmd::Tool;

@@ -4,8 +4,8 @@
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::cli::Ctx;
-use crate::cli::Status;
+use crate::ctx::Ctx;
+use crate::ctx::Status;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;
 use crate::policy::page::Page;

@@ -9,8 +9,8 @@ use anyhow::Result;
 use schemars::Schema;
 use serde::Serialize;
 
-use crate::cli::Ctx;
-use crate::cli::Status;
+use crate::ctx::Ctx;
+use crate::ctx::Status;
 use crate::code_refs::Resolver;
 use crate::code_refs::audit_patch_refs;
 use crate::code_refs::warn_planned;

@@ -25,7 +25,7 @@ use git2::RepositoryOpenFlags;
 
 use crate::state::paths::slash_key;
 
-/// Git's own variables that say where the repository is, as `cli::Ctx` read them, resolved
+/// Git's own variables that say where the repository is, as `ctx::Ctx` read them, resolved
 /// against the directory the command runs in (as git resolves them after `-C`).
 #[derive(Debug, Clone, Default)]
 pub struct Environment {

@@ -17,7 +17,7 @@ fn command_paths() -> Vec<Vec<String>> {
         }
     }
     let mut out = Vec::new();
-    walk(&epiphany::cli::Cli::command(), &[], &mut out);
+    walk(&epiphany::cmd::Cli::command(), &[], &mut out);
     out
 }
 

@@ -2,8 +2,8 @@
 
 use anyhow::Result;
 
-use crate::cli::Ctx;
-use crate::cli::Status;
+use crate::ctx::Ctx;
+use crate::ctx::Status;
 use crate::cmd::hooks::ConfigChange;
 use crate::cmd::hooks::INDEX_HOOKS;
 use crate::cmd::hooks::LEGACY_CONFIG_KEYS;

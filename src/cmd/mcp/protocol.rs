@@ -23,9 +23,9 @@ use serde_json::Map;
 use serde_json::Value;
 use serde_json::json;
 
-use crate::cli::Cancel;
-use crate::cli::Ctx;
-use crate::mcp::tools;
+use crate::ctx::Cancel;
+use crate::ctx::Ctx;
+use crate::cmd::mcp::tools;
 
 /// The protocol revisions this server speaks, oldest first.
 pub const REVISIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
@@ -454,7 +454,7 @@ mod tests {
             now: jiff::Timestamp::UNIX_EPOCH,
             lock_timeout: std::time::Duration::ZERO,
             snapshot_every: crate::state::store::DEFAULT_SNAPSHOT_EVERY,
-            stdin: crate::cli::Stdin::Given(Vec::new()),
+            stdin: crate::ctx::Stdin::Given(Vec::new()),
             model_dir: None,
             cancel: Cancel::default(),
         }
