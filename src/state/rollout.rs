@@ -148,13 +148,7 @@ impl RecordHead {
     /// Parses one line (without its line ending: [`line_content`]) as far as its head, checking
     /// that its id is the hash of its whole content; the patch is skipped, not decoded.
     pub fn parse_line(line: &[u8]) -> Result<RecordHead, String> {
-        let computed = Record::content_id(line)?;
-        let head: RecordHead =
-            serde_json::from_slice(line).map_err(|err| format!("is not a record: {err}"))?;
-        if head.id != computed {
-            return Err("was edited or damaged: its id does not match its content".to_owned());
-        }
-        Ok(head)
+        parse_sealed(line, |head: &RecordHead| &head.id)
     }
 }
 
@@ -238,32 +232,52 @@ impl Record {
 
     /// The id a line's content hashes to, or why the line is not shaped like a record.
     pub fn content_id(line: &[u8]) -> Result<String, String> {
-        let shaped = line.len() > ID_END + 2
-            && line.starts_with(ID_PREFIX)
-            && &line[ID_END..ID_END + 2] == b"\","
-            && line[ID_PREFIX.len()..ID_END]
-                .iter()
-                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b));
-        if !shaped {
-            return Err("does not start with `{\"id\":\"<64 hex digits>\",`".to_owned());
-        }
-        let mut hasher = Sha256::new();
-        hasher.update(b"{");
-        hasher.update(&line[ID_END + 2..]);
-        Ok(hex::encode(hasher.finalize()))
+        sealed_id(line).map(|hex| hex.iter().map(|digit| char::from(*digit)).collect())
     }
 
     /// Parses one line (without its line ending: [`line_content`]) and checks that its id is
     /// the hash of its content.
     pub fn parse_line(line: &[u8]) -> Result<Record, String> {
-        let computed = Record::content_id(line)?;
-        let record: Record =
-            serde_json::from_slice(line).map_err(|err| format!("is not a record: {err}"))?;
-        if record.id != computed {
-            return Err("was edited or damaged: its id does not match its content".to_owned());
-        }
-        Ok(record)
+        parse_sealed(line, |record: &Record| &record.id)
     }
+}
+
+/// The hex digits of the id a line's content hashes to (kept on the stack: every line read is
+/// checked), or why the line is not shaped like a record.
+fn sealed_id(line: &[u8]) -> Result<[u8; 64], String> {
+    let shaped = line.len() > ID_END + 2
+        && line.starts_with(ID_PREFIX)
+        && &line[ID_END..ID_END + 2] == b"\","
+        && line[ID_PREFIX.len()..ID_END]
+            .iter()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(b));
+    if !shaped {
+        return Err("does not start with `{\"id\":\"<64 hex digits>\",`".to_owned());
+    }
+    let mut hasher = Sha256::new();
+    hasher.update(b"{");
+    hasher.update(&line[ID_END + 2..]);
+    let mut hex = [0u8; 64];
+    hex::encode_to_slice(hasher.finalize(), &mut hex).expect("32 bytes are 64 hex digits");
+    Ok(hex)
+}
+
+/// Parses one line (without its line ending) as a `T` whose `id` must be the hash of the
+/// line's content. The line is checked to be UTF-8 once, as a whole, so that the parser takes
+/// each string as it is instead of checking them one by one.
+fn parse_sealed<T: serde::de::DeserializeOwned>(
+    line: &[u8],
+    id: impl Fn(&T) -> &str,
+) -> Result<T, String> {
+    let computed = sealed_id(line)?;
+    let parsed = std::str::from_utf8(line)
+        .map_err(|err| err.to_string())
+        .and_then(|text| serde_json::from_str(text).map_err(|err| err.to_string()))
+        .map_err(|err| format!("is not a record: {err}"))?;
+    if id(&parsed).as_bytes() != computed {
+        return Err("was edited or damaged: its id does not match its content".to_owned());
+    }
+    Ok(parsed)
 }
 
 /// A problem found while reading a rollout, with its 1-based line number.

@@ -10,7 +10,6 @@
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::collections::HashMap;
-use std::collections::HashSet;
 use std::fs::File;
 use std::io::Read;
 use std::io::Seek;
@@ -132,12 +131,14 @@ impl Segments {
             let mut file = open_read(&path)?;
             // Up to the length it was listed at: a write that appends meanwhile is left to the
             // next read, so one read sees one consistent set of records.
-            let listed = self.lengths.get(name).copied().unwrap_or(u64::MAX);
-            let mut bytes = Vec::new();
+            let wanted = (self.lengths.get(name)).map(|listed| listed.saturating_sub(from));
+            // Sized up front: a buffer grown by doubling copies the bytes and touches twice
+            // as much fresh memory.
+            let mut bytes = Vec::with_capacity(wanted.unwrap_or(0) as usize);
             file.seek(SeekFrom::Start(from))
                 .and_then(|_| {
                     (&mut file)
-                        .take(listed.saturating_sub(from))
+                        .take(wanted.unwrap_or(u64::MAX))
                         .read_to_end(&mut bytes)
                 })
                 .with_context(|| format!("failed to read `{}`", path.display()))?;
@@ -162,7 +163,7 @@ impl Segments {
     /// The records of the parsed lines from byte `start(segment)` on in every segment, each id
     /// once (its first line), with the bytes of all those lines.
     pub fn records_past(&self, start: impl Fn(&str) -> u64) -> (Vec<&Record>, u64) {
-        let mut seen = HashSet::new();
+        let mut seen = foldhash::HashSet::default();
         let mut records = Vec::new();
         let mut bytes = 0;
         for name in self.lengths.keys() {
