@@ -6,14 +6,14 @@
 //! snapshot that is the fold of its records holds only what they hold, so it is scanned itself
 //! only when it is not, or when a record holds one). The files are listed under the shared lock and
 //! read without it, so a concurrent write never makes it cry wolf and never waits for it.
-//! Reports every problem and exits 1 when there is any.
+//! Reports every problem and exits 1 when there is any. The store checks itself
+//! (`Store::verify`); this command brings what a secret is and what a valid state is, and
+//! renders the verdict.
 //!
 //! Lines git checked out with `\r\n` endings (a user's attribute overriding the store's
 //! `.gitattributes`) are sound records: a note counts them and names the attribute to remove.
 //! A snapshot the same conversion damaged is a note too, not a problem: readers skip it.
 
-use std::collections::BTreeMap;
-use std::collections::HashSet;
 use std::io::Write;
 
 use anyhow::Result;
@@ -26,18 +26,10 @@ use crate::cmd::schema_of;
 use crate::policy::secrets::Located;
 use crate::policy::secrets::locate_secrets;
 use crate::policy::update::state_problems;
-use crate::state::fold::Base;
-use crate::state::fold::Fold;
-use crate::state::fold::Folded;
-use crate::state::fold::Restores;
-use crate::state::fold::Writers;
-use crate::state::fold::fold_all;
-use crate::state::git;
+use crate::state::model::State;
 use crate::state::rollout::Record;
-use crate::state::snapshot::Parts;
-use crate::state::snapshot::SnapshotFile;
-use crate::state::store::History;
-use crate::state::store::Store;
+use crate::state::store::SecretScan;
+use crate::state::store::VerifyProblem;
 use crate::ui::Report;
 
 /// Check record ids and parent links, snapshots against the replay, and structural validity.
@@ -131,57 +123,16 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             written.map_or(String::new(), |name| format!(", wrote {name}"))
         ));
     }
-    let listing = store.listing(ctx.lock_timeout)?;
-    let lost = store.check_committed(&listing.segments).err();
-    let snapshot_paths = listing.snapshots.clone();
-    let history = store.history_of(listing)?;
-    let mut problems: Vec<Problem> = history
-        .problems
-        .iter()
-        .chain(&history.torn_tails)
-        .map(|p| Problem {
-            segment: Some(p.segment.clone()),
-            line: Some(p.problem.line),
-            message: p.problem.message.clone(),
-        })
-        .collect();
-    problems.extend(lost.map(|err| Problem {
+    let verified = store.verify(ctx.lock_timeout, &Secrets)?;
+    let state = &verified.folded.state;
+    let mut problems: Vec<Problem> = verified.problems.into_iter().map(Problem::from).collect();
+    problems.extend(state_problems(state).into_iter().map(|message| Problem {
         segment: None,
         line: None,
-        message: format!("{err:#}"),
+        message: format!("state: {message}"),
     }));
-    let mut notes = parent_notes(&history);
-    if history.crlf_lines > 0 {
-        notes.push(format!(
-            "{} rollout line(s) end in CRLF: a git attribute (such as `* text eol=crlf` in `.git/info/attributes`) overrides `.epiphany/.gitattributes`, so git converted them at checkout; they still read as the records they are, but to keep git from converting the store, remove the `eol`/`text` attribute for `.epiphany/` from `.git/info/attributes`",
-            history.crlf_lines
-        ));
-    }
-    if history.duplicates > 0 {
-        notes.push(format!(
-            "{} line(s) repeat an earlier record (the same commit reached this branch twice); each counts once",
-            history.duplicates
-        ));
-    }
-
-    let secrets = record_secrets(&history);
-    // A snapshot that is the fold of its records holds only what they hold: it is scanned when
-    // a record holds a secret, or when it is not their fold.
-    let scan_snapshots = !secrets.is_empty();
-    problems.extend(secrets);
-    let mut snapshots = Snapshots::open(&store, &snapshot_paths, &history, scan_snapshots);
-    let folded = snapshots.fold_and_compare(&history);
-    let checked = snapshots.finish(&mut problems, &mut notes);
-    problems.extend(
-        state_problems(&folded.state)
-            .into_iter()
-            .map(|message| Problem {
-                segment: None,
-                line: None,
-                message: format!("state: {message}"),
-            }),
-    );
-    let conflicts = folded.state.conflicts.len() as u64;
+    let mut notes = verified.notes;
+    let conflicts = state.conflicts.len() as u64;
     if conflicts > 0 {
         notes.push(format!(
             "{conflicts} conflict(s) between concurrent writes; `epiphany show` lists them, and a write that rewrites each resolves it"
@@ -191,9 +142,9 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         ok: problems.is_empty(),
         problems,
         notes,
-        records: history.records.len() as u64,
-        revision: folded.state.revision,
-        snapshots: checked,
+        records: verified.history.records.len() as u64,
+        revision: state.revision,
+        snapshots: verified.snapshots,
         conflicts,
     };
     ctx.ui.emit(&report)?;
@@ -212,51 +163,38 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     }
 }
 
+impl From<VerifyProblem> for Problem {
+    fn from(problem: VerifyProblem) -> Problem {
+        let (segment, line) = problem.line.unzip();
+        Problem {
+            segment,
+            line,
+            message: problem.message,
+        }
+    }
+}
+
 /// The words every secret problem carries.
 const SECRET_PROBLEM: &str = "holds a secret";
 
 /// How many places one problem names before it only counts the rest.
 const SECRET_PLACES_SHOWN: usize = 10;
 
-/// One problem per record that holds a secret (written before redaction, by an older binary
-/// or by hand): where and what kind, never the value. The records are scanned on every core.
-fn record_secrets(history: &History) -> Vec<Problem> {
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let per_thread = history.records.len().div_ceil(threads).max(1);
-    let pieces: Vec<&[Record]> = history.records.chunks(per_thread).collect();
-    crate::parallel::map_pieces(&pieces, |records| records_secrets(history, records))
-        .into_iter()
-        .flatten()
-        .collect()
-}
+/// Secrets as `policy::secrets` finds them, for the store's check.
+struct Secrets;
 
-/// [`record_secrets`] of some of the records of `history`.
-fn records_secrets(history: &History, records: &[Record]) -> Vec<Problem> {
-    records
-        .iter()
-        .filter_map(|record| {
-            let value = serde_json::to_value(record.body()).ok()?;
-            let found = locate_secrets(&value, "");
-            let places = describe_places(&found)?;
-            let (segment, line) = history
-                .lines
-                .get(&record.id)
-                .cloned()
-                .expect("every record of a history was read from a line");
-            Some(Problem {
-                segment: Some(segment),
-                line: Some(line),
-                message: format!("record {} {SECRET_PROBLEM}: {places}", &record.id[..12]),
-            })
-        })
-        .collect()
-}
+impl SecretScan for Secrets {
+    fn in_record(&self, record: &Record) -> Option<String> {
+        let value = serde_json::to_value(record.body()).ok()?;
+        let places = describe_places(&locate_secrets(&value, ""))?;
+        Some(format!("{SECRET_PROBLEM}: {places}"))
+    }
 
-/// The problem of a snapshot whose state holds a secret.
-fn state_secrets(state: &crate::state::model::State) -> Option<String> {
-    let value = serde_json::to_value(state).ok()?;
-    let places = describe_places(&locate_secrets(&value, "state"))?;
-    Some(format!("{SECRET_PROBLEM}: {places}"))
+    fn in_state(&self, state: &State) -> Option<String> {
+        let value = serde_json::to_value(state).ok()?;
+        let places = describe_places(&locate_secrets(&value, "state"))?;
+        Some(format!("{SECRET_PROBLEM}: {places}"))
+    }
 }
 
 /// `github_pat at `patch.objective`, ...`, or `None` when nothing was found.
@@ -273,215 +211,4 @@ fn describe_places(found: &[Located]) -> Option<String> {
         places.push(format!("and {} more", found.len() - SECRET_PLACES_SHOWN));
     }
     Some(places.join(", "))
-}
-
-/// Notes for parents that are not in the rollout (a record cherry-picked without them).
-fn parent_notes(history: &History) -> Vec<String> {
-    let ids: HashSet<&str> = history.records.iter().map(|r| r.id.as_str()).collect();
-    history
-        .records
-        .iter()
-        .filter(|record| record.parents.iter().any(|p| !ids.contains(p.as_str())))
-        .map(|record| {
-            let (segment, line) = history
-                .lines
-                .get(&record.id)
-                .cloned()
-                .expect("every record of a history was read from a line");
-            format!(
-                "record {} (rollout/{segment}:{line}) names a parent that is not in the rollout (it was cherry-picked without it); it applies on its own",
-                &record.id[..12],
-            )
-        })
-        .collect()
-}
-
-/// The cached snapshots under check. Each must be whole (every block of every section passes
-/// its checksum), hold only records of the rollout, and equal the fold of the records it holds:
-/// one that holds the first records of the fold order (what a read of the head can start from)
-/// is compared with the one fold of every record as it passes that point; any other (one side
-/// of a merge) is replayed on its own.
-struct Snapshots {
-    /// Opened and whole, with its name and its fold order, by record count.
-    open: BTreeMap<usize, Vec<(String, SnapshotFile, Vec<String>)>>,
-    problems: Vec<Problem>,
-    notes: Vec<String>,
-    checked: u64,
-    /// Scan every snapshot for secrets, not only those that are not the fold of their records.
-    scan_secrets: bool,
-}
-
-impl Snapshots {
-    fn open(
-        store: &Store,
-        paths: &[std::path::PathBuf],
-        history: &History,
-        scan_secrets: bool,
-    ) -> Snapshots {
-        let mut snapshots = Snapshots {
-            open: BTreeMap::new(),
-            problems: Vec::new(),
-            notes: Vec::new(),
-            checked: 0,
-            scan_secrets,
-        };
-        let settled_head = std::cell::OnceCell::new();
-        for path in paths {
-            let name = path
-                .strip_prefix(store.dir())
-                .unwrap_or(path)
-                .display()
-                .to_string();
-            let opened = SnapshotFile::open(path).and_then(|file| {
-                file.check_whole()?;
-                let order = file.order()?;
-                Ok((file, order))
-            });
-            let (file, order) = match opened {
-                Ok(opened) => opened,
-                // Thinned away by a write since it was listed.
-                Err(_) if !path.exists() => continue,
-                Err(err) if history.crlf_lines > 0 && holds_crlf(path) => {
-                    snapshots.notes.push(format!(
-                        "snapshot {name} does not open: {err:#}; the git attribute that converted the rollout's line endings converted its bytes too, so reads skip it and fold the records, and `epiphany verify --repair` replaces it"
-                    ));
-                    continue;
-                }
-                Err(err) => {
-                    snapshots.problem(&name, format!("{err:#}"));
-                    continue;
-                }
-            };
-            if order.len() as u64 != file.header.records {
-                let records = file.header.records;
-                snapshots.problem(
-                    &name,
-                    format!("says it holds {records} records but lists {}", order.len()),
-                );
-                continue;
-            }
-            let missing = order
-                .iter()
-                .filter(|id| !history.lines.contains_key(id.as_str()))
-                .count();
-            if missing > 0 {
-                let head = settled_head.get_or_init(|| git::settled_checkout(store.root()));
-                if file.header.cached_at.is_some() && file.header.cached_at == *head {
-                    snapshots.problem(&name, format!(
-                        "holds {missing} record(s) the rollout lacks, and was cached at the commit checked out now: those records were lost (a deleted or truncated segment, dropped lines); restore the rollout files, or accept the loss with `epiphany verify --repair`"
-                    ));
-                } else {
-                    snapshots.notes.push(format!(
-                        "snapshot {name} holds {missing} record(s) the rollout does not have (it was cached on another commit or branch); reads skip it"
-                    ));
-                }
-                continue;
-            }
-            (snapshots.open.entry(order.len()).or_default()).push((name, file, order));
-        }
-        snapshots
-    }
-
-    fn problem(&mut self, name: &str, message: String) {
-        self.problems.push(Problem {
-            segment: None,
-            line: None,
-            message: format!("snapshot {name}: {message}"),
-        });
-    }
-
-    /// Folds every record once, comparing each snapshot that holds the first records of the
-    /// fold order with the fold as it passes that point; answers the whole fold.
-    fn fold_and_compare(&mut self, history: &History) -> Folded {
-        let mut fold = Fold::new(Base {
-            writers: Some(Writers::new()),
-            ..Base::default()
-        });
-        let mut restores = Restores::plan(&history.records, true);
-        self.compare_at(&mut fold, history, 0);
-        for (at, record) in history.records.iter().enumerate() {
-            restores.before(&mut fold, at);
-            fold.push(record);
-            self.compare_at(&mut fold, history, at + 1);
-        }
-        // Snapshots of other prefixes than the fold order's (one branch of a merge).
-        let by_id: BTreeMap<&str, &Record> =
-            history.records.iter().map(|r| (r.id.as_str(), r)).collect();
-        for (name, file, order) in std::mem::take(&mut self.open).into_values().flatten() {
-            let held: Vec<Record> = order.iter().map(|id| by_id[id.as_str()].clone()).collect();
-            let replayed = replay(held);
-            self.compare(&name, &file, |loaded| {
-                replayed.state == loaded.state
-                    && replayed.anchors == loaded.anchors
-                    && replayed.tips == loaded.tips
-                    && replayed.writers.clone().unwrap_or_default()
-                        == loaded.writers.clone().unwrap_or_default()
-            });
-        }
-        fold.finish()
-    }
-
-    /// Compares the snapshots of `count` records whose order is the fold's first `count`.
-    fn compare_at(&mut self, fold: &mut Fold, history: &History, count: usize) {
-        let Some(candidates) = self.open.remove(&count) else {
-            return;
-        };
-        let (prefixes, others): (Vec<_>, Vec<_>) =
-            candidates.into_iter().partition(|(_, _, order)| {
-                order
-                    .iter()
-                    .zip(&history.records)
-                    .all(|(id, record)| *id == record.id)
-            });
-        if !others.is_empty() {
-            self.open.insert(count, others);
-        }
-        for (name, file, _) in prefixes {
-            self.compare(&name, &file, |loaded| fold.matches(loaded));
-        }
-    }
-
-    /// Loads the snapshot whole and asks `equals` whether it is the fold of its records.
-    fn compare(&mut self, name: &str, file: &SnapshotFile, equals: impl FnOnce(&Folded) -> bool) {
-        let loaded = file.load(Parts {
-            writers: true,
-            ..Parts::WHOLE
-        });
-        let loaded = match loaded {
-            Ok(loaded) => loaded,
-            Err(err) => return self.problem(name, format!("{err:#}")),
-        };
-        self.checked += 1;
-        let folded = loaded.into_folded();
-        let reproduced = equals(&folded);
-        if !reproduced {
-            self.problem(
-                name,
-                "replaying its records does not reproduce it".to_owned(),
-            );
-        }
-        if (self.scan_secrets || !reproduced)
-            && let Some(message) = state_secrets(&folded.state)
-        {
-            self.problem(name, message);
-        }
-    }
-
-    /// Hands the problems and notes over; answers how many snapshots were compared.
-    fn finish(self, problems: &mut Vec<Problem>, notes: &mut Vec<String>) -> u64 {
-        problems.extend(self.problems);
-        notes.extend(self.notes);
-        self.checked
-    }
-}
-
-/// Whether the file at `path` holds a `\r\n`, as git's conversion of line endings leaves in
-/// a binary file it takes for text.
-fn holds_crlf(path: &std::path::Path) -> bool {
-    std::fs::read(path).is_ok_and(|bytes| memchr::memmem::find(&bytes, b"\r\n").is_some())
-}
-
-/// Folds `records` in their own order.
-fn replay(records: Vec<Record>) -> Folded {
-    fold_all(&crate::state::order::topological(records), true)
 }

@@ -34,7 +34,7 @@
 //! This file finds and creates the store and names its paths; the rest lives beside it:
 //! `read` (the head), `tail` (the head from cached folds: tail, join, graft), `history`
 //! (revisions, past states, `log`), `write` (the transaction and segments), `maintenance`
-//! (snapshots, upgrades) and `lock`.
+//! (snapshots, upgrades), `verify` (the whole check) and `lock`.
 
 use std::path::Path;
 use std::path::PathBuf;
@@ -57,12 +57,16 @@ mod lock;
 mod maintenance;
 mod read;
 mod tail;
+mod verify;
 mod write;
 
 pub use history::Listing;
 pub use history::Prefix;
 pub use history::Revision;
 pub use read::Head;
+pub use verify::SecretScan;
+pub use verify::Verified;
+pub use verify::VerifyProblem;
 pub use write::Committed;
 pub use write::Draft;
 pub use write::Payload;
