@@ -969,9 +969,23 @@ fn regression_30_a_moved_binary_is_said_and_fails_open_unless_strict() {
         let env = TestEnv::new();
         let copy = env.root().join(".git/epiphany-copy");
         std::fs::copy(assert_cmd::cargo::cargo_bin("epiphany"), &copy).expect("copy");
-        let installed = env
-            .std_command_of(&copy, &["hooks", "install", "--git", mode])
-            .output()
+        // Another test thread may fork while the copy is still open for writing here; its
+        // child holds that descriptor until it execs, and running the copy meanwhile fails
+        // with ETXTBSY. That passes in a moment.
+        let installed = (0..100)
+            .map(|_| {
+                env.std_command_of(&copy, &["hooks", "install", "--git", mode])
+                    .output()
+            })
+            .find(|run| {
+                let busy =
+                    matches!(run, Err(err) if err.kind() == std::io::ErrorKind::ExecutableFileBusy);
+                if busy {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                !busy
+            })
+            .expect("the copy runs within two seconds")
             .expect("install");
         assert!(installed.status.success(), "{installed:?}");
         std::fs::remove_file(&copy).expect("move the binary away");
