@@ -21,7 +21,8 @@
 //!   streamed text, [`render`] holds the shared human text and the draft report, [`signals`]
 //!   gathers the live signals projections read (git changes, the index, cited files; which
 //!   commits to compare with is `policy::freshness`'s decision), and
-//!   [`code_refs`] checks and re-reads code references against the work tree.
+//!   [`code_refs`] checks and re-reads code references against the work tree, and [`write`] is
+//!   the one write path of a patch, whichever command writes it.
 //! - [`parallel`] spreads independent pieces of work (rollout parsing, hit excerpts) over the
 //!   cores.
 
@@ -38,3 +39,4 @@ pub mod search;
 pub mod signals;
 pub mod state;
 pub mod ui;
+pub mod write;

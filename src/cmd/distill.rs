@@ -12,7 +12,7 @@ use anyhow::Result;
 
 use crate::ctx::Ctx;
 use crate::ctx::Status;
-use crate::cmd::update::redaction_failure;
+use crate::write::redaction_failure;
 use crate::code_refs::resolve_typed_refs;
 use crate::code_refs::warn_planned;
 use crate::error::ErrorKind;

@@ -10,8 +10,6 @@ use serde::Serialize;
 
 use crate::ctx::Ctx;
 use crate::ctx::Status;
-use crate::cmd::update::PatchWrite;
-use crate::cmd::update::commit_patch;
 use crate::error::Failure;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;
@@ -23,6 +21,7 @@ use crate::state::rollout::Source;
 use crate::state::store::STAGING_PREFIX;
 use crate::state::store::STORE_DIR;
 use crate::state::store::Store;
+use crate::write::PatchWrite;
 use crate::ui::Report;
 
 /// Create the `.epiphany/` store.
@@ -165,7 +164,7 @@ fn write_objective(ctx: &Ctx, store: &Store, objective: &str, expected: u64) -> 
         allow_missing_paths: false,
         refs_from_cwd: false,
     };
-    Ok(commit_patch(ctx, store, write)?.committed.revision)
+    Ok(write.commit(ctx, store)?.committed.revision)
 }
 
 /// Where the store goes for a command run in `cwd`: the top of the git work tree, or `cwd`

@@ -1,7 +1,7 @@
 //! `epiphany promote`: the verifier gate in front of the one write path.
 //!
 //! Reads the drafted patch and the verifier evidence, lets `policy::promote` judge them, and
-//! on acceptance applies the result through [`commit_patch`], the same writer `update` uses,
+//! on acceptance applies the result through [`PatchWrite::commit`], the same writer `update` uses,
 //! recorded as `source: promote`. A rejection is an answer, not an error: the report lists
 //! every reason, nothing is written, and the exit code is 1.
 
@@ -15,10 +15,6 @@ use serde::Serialize;
 
 use crate::ctx::Ctx;
 use crate::ctx::Status;
-use crate::cmd::update::PatchWrite;
-use crate::cmd::update::commit_patch;
-use crate::cmd::update::redaction_failure;
-use crate::cmd::update::warn_redactions;
 use crate::error::Failure;
 use crate::input::read_document;
 use crate::input::read_envelope;
@@ -34,6 +30,9 @@ use crate::state::fields::ChangedField;
 use crate::state::model::EvidenceRecord;
 use crate::state::rollout::Source;
 use crate::ui::Report;
+use crate::write::PatchWrite;
+use crate::write::redaction_failure;
+use crate::write::warn_redactions;
 
 /// Gate a drafted patch with verifier evidence; on acceptance apply it like `update`.
 ///
@@ -197,10 +196,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         .as_ref()
         .map(|f| f.dirty_paths.clone())
         .unwrap_or_default();
-    let committed = commit_patch(
-        ctx,
-        &store,
-        PatchWrite {
+    let committed = PatchWrite {
             source: Source::Promote,
             patch: promotion.patch,
             changed_fields: promotion.changed_fields,
@@ -208,8 +204,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             turn_id: None,
             allow_missing_paths: *allow_missing_paths,
             refs_from_cwd: false,
-        },
-    )?;
+        }
+    .commit(ctx, &store)?;
     // The patch reached the writer clean, so what the writer found came from nowhere else.
     for redaction in committed.redactions {
         *found.entry(redaction.kind).or_default() += redaction.count;

@@ -46,7 +46,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         expected_revision,
     } = args;
     let store = ctx.store()?;
-    let mut tx = ctx.begin(&store, WriteScope::Whole)?;
+    let tx = ctx.begin(&store, WriteScope::Whole)?;
     let head_revision = tx.head().state.revision;
     if let Some(expected) = expected_revision.filter(|e| *e != head_revision) {
         return Err(Failure::conflict(format!(
@@ -67,7 +67,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             .emit(&WriteReport::unchanged(head_revision, Source::Rollback))?;
         return Ok(Status::Ok);
     }
-    tx.stage(
+    let committed = tx
+        .stage(
         Draft {
             source: Source::Rollback,
             turn_id: None,
@@ -84,8 +85,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             },
         },
         ctx.stamp(&store),
-    );
-    let committed = tx.commit()?;
+    )
+        .commit()?;
     for warning in &committed.warnings {
         ctx.ui.warn(warning);
     }

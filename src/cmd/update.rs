@@ -1,7 +1,7 @@
-//! `epiphany update`: validate and apply one patch. Also home of [`commit_patch`], the single
-//! path every patch takes into the store (`init --objective` and `promote` use it too).
+//! `epiphany update`: validate and apply one patch through the one write path
+//! ([`crate::write`]). Also home of what the one-line writes share with it: the write flags,
+//! the write report, and [`write_from_flags`].
 
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 
@@ -11,40 +11,22 @@ use serde::Serialize;
 
 use crate::ctx::Ctx;
 use crate::ctx::Status;
-use crate::code_refs::Resolver;
-use crate::code_refs::audit_patch_refs;
-use crate::code_refs::warn_planned;
-use crate::code_refs::with_ref_problems;
-use crate::error::ErrorKind;
 use crate::error::Failure;
 use crate::cmd::PATCH_INPUT;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;
 use crate::policy::secrets::Redaction;
-use crate::policy::secrets::redact_serialized;
-use crate::policy::secrets::redact_text;
-use crate::policy::secrets::redactions;
-use crate::policy::update::UpdateRefusal;
-use crate::policy::update::added_problems;
-use crate::policy::update::check_update;
-use crate::policy::update::node_upsert_problems;
-use crate::policy::update::structure_problems;
 use crate::render::DraftReport;
 use crate::render::emit_draft;
 use crate::state::fields::ChangedField;
-use crate::state::model::RecordIds;
-use crate::state::model::State;
 use crate::state::patch::Patch;
 use crate::state::problem::Problem;
 use crate::state::rollout::Source;
 use crate::state::store::Committed;
-use crate::state::store::Draft;
-use crate::state::store::Head;
-use crate::state::store::Payload;
 use crate::state::store::Store;
-use crate::state::store::Transaction;
-use crate::state::store::WriteScope;
 use crate::ui::Report;
+use crate::write::PatchCommitted;
+use crate::write::PatchWrite;
 
 /// Validate and apply one patch: the one write path.
 ///
@@ -248,7 +230,7 @@ fn write_patch(
         refs_from_cwd,
     };
     if *dry_run {
-        let report = draft_patch(ctx, store, write)?;
+        let report = write.draft(ctx, store)?;
         emit_draft(
             ctx,
             &report,
@@ -256,33 +238,13 @@ fn write_patch(
         )?;
         return Ok(Status::Ok);
     }
-    let committed = commit_patch(ctx, store, write)?;
+    let committed = write.commit(ctx, store)?;
     let report = WriteReport {
         written,
-        ..committed.report()
+        ..report_of(&committed)
     };
     ctx.ui.emit_landed(&report, &committed.committed.landed());
     Ok(Status::Ok)
-}
-
-/// A patch on its way into the store.
-#[derive(Debug)]
-pub struct PatchWrite {
-    /// Which command writes.
-    pub source: Source,
-    /// The patch.
-    pub patch: Patch,
-    /// The fields to report as changed.
-    pub changed_fields: Vec<ChangedField>,
-    /// Refuse unless the store is at this revision.
-    pub expected_revision: Option<u64>,
-    /// The turn that writes.
-    pub turn_id: Option<String>,
-    /// Accept code refs to files that do not exist yet, marked `planned`.
-    pub allow_missing_paths: bool,
-    /// Read relative code-ref paths from the current directory first (they were typed on the
-    /// command line), rather than from the repository root first (a patch document's).
-    pub refs_from_cwd: bool,
 }
 
 /// A turn id as given: not blank, and without control characters (a newline in it would forge
@@ -299,152 +261,6 @@ fn turn_id(text: &str) -> Result<String, String> {
     Ok(text.to_owned())
 }
 
-/// A patch that made it into the store.
-#[derive(Debug)]
-pub struct PatchCommitted {
-    /// The write.
-    pub committed: Committed,
-    /// Secrets redacted from the patch before it was written.
-    pub redactions: Vec<Redaction>,
-}
-
-impl PatchCommitted {
-    /// The `update` report of this write.
-    pub fn report(&self) -> WriteReport {
-        WriteReport {
-            redactions: self.redactions.clone(),
-            ..WriteReport::of(&self.committed)
-        }
-    }
-}
-
-/// Redacts secrets from the patch, validates it against the head under the store lock, checks
-/// that the state it produces has no problem the head did not have, and commits it. On any
-/// refusal nothing is written and the error says why (exit 2, or 3 for a revision conflict).
-pub fn commit_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<PatchCommitted> {
-    let staged = stage_patch(ctx, store, write, false)?;
-    let committed = staged.tx.commit()?;
-    warn_redactions(ctx, &staged.redactions);
-    warn_planned(ctx, &staged.planned);
-    for warning in &committed.warnings {
-        ctx.ui.warn(warning);
-    }
-    Ok(PatchCommitted {
-        committed,
-        redactions: staged.redactions,
-    })
-}
-
-/// Everything [`commit_patch`] does but the commit: the patch as it would be written (secrets
-/// redacted, code refs resolved), with the revision it was checked against. Nothing is written.
-pub fn draft_patch(ctx: &Ctx, store: &Store, write: PatchWrite) -> Result<DraftReport> {
-    let staged = stage_patch(ctx, store, write, true)?;
-    warn_redactions(ctx, &staged.redactions);
-    warn_planned(ctx, &staged.planned);
-    Ok(DraftReport {
-        expected_revision: staged.revision,
-        patch: staged.patch.unwrap_or_default(),
-    })
-}
-
-/// A patch validated and folded under the lock, not yet committed.
-struct Staged<'s> {
-    tx: Transaction<'s>,
-    redactions: Vec<Redaction>,
-    planned: Vec<String>,
-    /// The patch as staged, when asked to keep it.
-    patch: Option<Patch>,
-    /// The head revision it was checked against.
-    revision: u64,
-}
-
-fn stage_patch<'s>(
-    ctx: &Ctx,
-    store: &'s Store,
-    write: PatchWrite,
-    keep_patch: bool,
-) -> Result<Staged<'s>> {
-    let PatchWrite {
-        source,
-        patch,
-        changed_fields,
-        expected_revision,
-        turn_id,
-        allow_missing_paths,
-        refs_from_cwd,
-    } = write;
-    let mut found = BTreeMap::new();
-    let mut patch = redact_serialized(patch, &mut found).map_err(redaction_failure)?;
-    let turn_id = turn_id.map(|turn_id| redact_text(&turn_id, &mut found).unwrap_or(turn_id));
-    let redactions = redactions(found);
-    let resolver = Resolver::new(store.root(), &ctx.cwd, refs_from_cwd);
-    // A patch that needs no stored graph is written without reading them, once its references
-    // all stand on their own: a missing one might be a restated reference the state exempts,
-    // which only the whole read can tell.
-    let lean = match patch.needs_stored_graphs() {
-        true => None,
-        false => {
-            let mut lean = patch.clone();
-            let audit =
-                audit_patch_refs(&resolver, &State::default(), &mut lean, allow_missing_paths);
-            (audit.problems.is_empty() && audit.planned.is_empty()).then_some((lean, audit))
-        }
-    };
-    let scope = match lean {
-        Some(_) => WriteScope::Records,
-        None => WriteScope::Whole,
-    };
-    let mut tx = ctx.begin(store, scope)?;
-    let revision = tx.head().state.revision;
-    let (patch, audit) = match lean {
-        Some(audited) => audited,
-        None => {
-            let audit =
-                audit_patch_refs(&resolver, &tx.head().state, &mut patch, allow_missing_paths);
-            (patch, audit)
-        }
-    };
-    with_ref_problems(
-        check_update(&tx.head().state, tx.head(), &patch, expected_revision),
-        audit.problems,
-    )
-    .map_err(refusal_error)?;
-    let problems = |head: &Head| structure_problems(&head.state, &|id| head.has_evidence(id));
-    let before = match scope {
-        WriteScope::Whole => patch.has_state_replacements().then(|| problems(tx.head())),
-        WriteScope::Records => {
-            let added = node_upsert_problems(&patch);
-            if !added.is_empty() {
-                return Err(refusal_error(UpdateRefusal::Invalid(added)));
-            }
-            None
-        }
-    };
-    let kept = keep_patch.then(|| patch.clone());
-    tx.stage(
-        Draft {
-            source,
-            turn_id,
-            changed_fields,
-            payload: Payload::Patch(Box::new(patch)),
-        },
-        ctx.stamp(store),
-    );
-    if let Some(before) = before {
-        let added = added_problems(&before, problems(tx.head()));
-        if !added.is_empty() {
-            return Err(refusal_error(UpdateRefusal::Invalid(added)));
-        }
-    }
-    Ok(Staged {
-        tx,
-        redactions,
-        planned: audit.planned,
-        patch: kept,
-        revision,
-    })
-}
-
 /// What a refused one-line write says happened.
 pub const WROTE_NOTHING: &str = "nothing was written";
 
@@ -457,38 +273,10 @@ pub fn input_failure(message: &str, problems: Vec<Problem>) -> anyhow::Error {
         .into()
 }
 
-/// Tells stderr what was redacted: kinds and counts, never a value.
-pub fn warn_redactions(ctx: &Ctx, redactions: &[Redaction]) {
-    for redaction in redactions {
-        ctx.ui.warn(&format!(
-            "redacted {} {} secret(s) before writing",
-            redaction.count, redaction.kind
-        ));
-    }
-}
-
-/// Redaction only rewrites text, so a patch that no longer decodes afterwards is a bug; it
-/// is refused rather than stored unredacted.
-pub fn redaction_failure(err: String) -> anyhow::Error {
-    Failure::new(
-        ErrorKind::Internal,
-        format!("could not redact secrets from the input: {err}"),
-    )
-    .with_hint("nothing was written")
-    .into()
-}
-
-fn refusal_error(refusal: UpdateRefusal) -> anyhow::Error {
-    match refusal {
-        UpdateRefusal::EmptyPatch => Failure::input(refusal.to_string())
-            .with_hint("a patch needs at least one field; see `epiphany update --help`")
-            .into(),
-        UpdateRefusal::RevisionMismatch { .. } => Failure::conflict(refusal.to_string())
-            .with_hint("the store moved on; re-read it (`epiphany show`) and draft the patch again")
-            .into(),
-        UpdateRefusal::Invalid(problems) => Failure::input("invalid epiphany update patch")
-            .with_problems(problems)
-            .with_hint("fix every problem listed; nothing was written")
-            .into(),
+/// The `update` report of a patch write.
+fn report_of(written: &PatchCommitted) -> WriteReport {
+    WriteReport {
+        redactions: written.redactions.clone(),
+        ..WriteReport::of(&written.committed)
     }
 }

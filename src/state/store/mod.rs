@@ -70,6 +70,7 @@ pub use verify::VerifyProblem;
 pub use write::Committed;
 pub use write::Draft;
 pub use write::Payload;
+pub use write::Staged;
 pub use write::Transaction;
 pub use write::WriteOptions;
 pub use write::WriteScope;

@@ -137,7 +137,6 @@ impl Store {
             _lock: lock,
             head,
             scope,
-            staged: None,
         })
     }
 }
@@ -160,20 +159,26 @@ pub struct Transaction<'a> {
     _lock: File,
     head: Head,
     scope: WriteScope,
-    staged: Option<(Record, String)>,
 }
 
-impl Transaction<'_> {
-    /// The head, read under the lock (after [`Transaction::stage`]: with the staged record).
-    /// Its observation and evidence lists hold only what the staged record adds; their ids
-    /// are all answered by [`RecordIds`].
+/// A transaction with its one record sealed and folded into the head, not yet durable.
+#[must_use = "a staged record is written only by `commit`"]
+pub struct Staged<'a> {
+    tx: Transaction<'a>,
+    record: Record,
+    line: String,
+}
+
+impl<'a> Transaction<'a> {
+    /// The head, read under the lock. Its observation and evidence lists hold only their
+    /// newest items; their ids are all answered by [`RecordIds`].
     pub fn head(&self) -> &Head {
         &self.head
     }
 
-    /// Seals `draft` on top of the head and folds it in; the head then shows the state the
-    /// write would produce. Nothing is written until [`Transaction::commit`].
-    pub fn stage(&mut self, draft: Draft, stamp: WriteStamp) {
+    /// Seals `draft` on top of the head and folds it in: the staged head shows the state the
+    /// write would produce. Nothing is written until [`Staged::commit`].
+    pub fn stage(mut self, draft: Draft, stamp: WriteStamp) -> Staged<'a> {
         let records_only =
             matches!(&draft.payload, Payload::Patch(patch) if !patch.needs_stored_graphs());
         assert!(
@@ -223,22 +228,50 @@ impl Transaction<'_> {
             ids.evidence
                 .extend(head.state.recent_evidence.iter().map(|e| e.id.clone()));
         }
-        self.staged = Some((record, line));
+        Staged {
+            tx: self,
+            record,
+            line,
+        }
+    }
+
+    /// The segment this write may append to: the one this working copy last wrote, while no
+    /// commit can hold it yet and the file is the one it wrote (git replaces a file it checks
+    /// out, restores or merges). No commit holds it while the commit it was started at is
+    /// still checked out and HEAD has not moved since (git logs every move in `logs/HEAD`, so
+    /// a `commit` then `reset --soft` or `--mixed` back to that commit, or an `--amend`, is
+    /// seen). Any other segment may exist elsewhere too: a committed one, or another branch's
+    /// that `git merge --squash`, `cherry-pick -n` or `checkout <branch> -- .epiphany/` brought
+    /// back; appending to it would make two versions of one file, which a later merge would
+    /// have to join (the `union` attribute does, but no conflict is better).
+    fn open_segment(&self, git_head: Option<&str>) -> Option<(&str, u64)> {
+        let note = self.store.open_segment_note()?;
+        let (name, end) = self.head.read.segments.get_key_value(&note.segment)?;
+        let file = FileStamp::of(&self.store.rollout_dir().join(name))?;
+        let unmoved = note.git_head.as_deref() == git_head
+            && note.head_log == git::head_log_len(&self.store.root);
+        (unmoved && file.continues(&note.file, end.complete))
+            .then_some((name.as_str(), end.complete))
+    }
+}
+
+impl Staged<'_> {
+    /// The head with the staged record folded in. Its observation and evidence lists hold only
+    /// what the staged record adds; their ids are all answered by [`RecordIds`].
+    pub fn head(&self) -> &Head {
+        &self.tx.head
     }
 
     /// Makes the staged record durable, then writes a snapshot when one is due. Fails, leaving
     /// nothing behind, when the record could not be made durable.
-    pub fn commit(mut self) -> Result<Committed> {
-        let (record, line) = self
-            .staged
-            .take()
-            .expect("commit is only called after stage; nothing was written");
-        let store = self.store;
+    pub fn commit(self) -> Result<Committed> {
+        let Staged { tx, record, line } = self;
+        let store = tx.store;
         let dir = store.rollout_dir();
         fs::refuse_symlink(&dir)?;
         let git_head = record.git_head.as_deref();
-        let open = self.open_segment(git_head);
-        cut_torn_tails(&dir, &self.head.read.segments)?;
+        let open = tx.open_segment(git_head);
+        cut_torn_tails(&dir, &tx.head.read.segments)?;
         let mut warnings = Vec::new();
         let name = match open {
             Some((name, complete)) => {
@@ -266,38 +299,19 @@ impl Transaction<'_> {
         };
         store.note_open_segment(&name, git_head);
         warnings.extend(store.upgrade_layout());
-        let due = self.head.read.legacy
-            || self.head.read.tail_ids.len() + 1 >= store.snapshot_every
-            || self.head.read.tail_bytes + line.len() as u64 >= SNAPSHOT_AFTER_BYTES;
+        let due = tx.head.read.legacy
+            || tx.head.read.tail_ids.len() + 1 >= store.snapshot_every
+            || tx.head.read.tail_bytes + line.len() as u64 >= SNAPSHOT_AFTER_BYTES;
         if due && let Err(err) = store.write_snapshot() {
             warnings.push(format!(
                 "the write is saved, but a new snapshot was not: {err:#}; readers replay the rollout until the next write stores one"
             ));
         }
         Ok(Committed {
-            revision: self.head.state.revision,
+            revision: tx.head.state.revision,
             record,
             warnings,
         })
-    }
-
-    /// The segment this write may append to: the one this working copy last wrote, while no
-    /// commit can hold it yet and the file is the one it wrote (git replaces a file it checks
-    /// out, restores or merges). No commit holds it while the commit it was started at is
-    /// still checked out and HEAD has not moved since (git logs every move in `logs/HEAD`, so
-    /// a `commit` then `reset --soft` or `--mixed` back to that commit, or an `--amend`, is
-    /// seen). Any other segment may exist elsewhere too: a committed one, or another branch's
-    /// that `git merge --squash`, `cherry-pick -n` or `checkout <branch> -- .epiphany/` brought
-    /// back; appending to it would make two versions of one file, which a later merge would
-    /// have to join (the `union` attribute does, but no conflict is better).
-    fn open_segment(&self, git_head: Option<&str>) -> Option<(&str, u64)> {
-        let note = self.store.open_segment_note()?;
-        let (name, end) = self.head.read.segments.get_key_value(&note.segment)?;
-        let file = FileStamp::of(&self.store.rollout_dir().join(name))?;
-        let unmoved = note.git_head.as_deref() == git_head
-            && note.head_log == git::head_log_len(&self.store.root);
-        (unmoved && file.continues(&note.file, end.complete))
-            .then_some((name.as_str(), end.complete))
     }
 }
 

@@ -1,0 +1,241 @@
+//! The one write path of a patch, whichever command writes it (`update` and the one-line
+//! writes, `init --objective`, `promote`): secrets redacted, code refs audited against the
+//! work tree, the patch validated against the head under the store lock, the state it
+//! produces checked for problems the head did not have, and then committed. A write is a
+//! [`PatchWrite`], staged into a `StagedPatch` under the lock and committed into a
+//! [`PatchCommitted`]; on
+//! any refusal nothing is written and the error says why (exit 2, or 3 for a revision
+//! conflict). How a command reports the write is the command's.
+
+use std::collections::BTreeMap;
+
+use anyhow::Result;
+
+use crate::code_refs::Resolver;
+use crate::code_refs::audit_patch_refs;
+use crate::code_refs::warn_planned;
+use crate::code_refs::with_ref_problems;
+use crate::ctx::Ctx;
+use crate::error::ErrorKind;
+use crate::error::Failure;
+use crate::policy::secrets::Redaction;
+use crate::policy::secrets::redact_serialized;
+use crate::policy::secrets::redact_text;
+use crate::policy::secrets::redactions;
+use crate::policy::update::UpdateRefusal;
+use crate::policy::update::added_problems;
+use crate::policy::update::check_update;
+use crate::policy::update::node_upsert_problems;
+use crate::policy::update::structure_problems;
+use crate::render::DraftReport;
+use crate::state::fields::ChangedField;
+use crate::state::model::RecordIds;
+use crate::state::model::State;
+use crate::state::patch::Patch;
+use crate::state::rollout::Source;
+use crate::state::store::Committed;
+use crate::state::store::Draft;
+use crate::state::store::Head;
+use crate::state::store::Payload;
+use crate::state::store::Staged;
+use crate::state::store::Store;
+use crate::state::store::WriteScope;
+
+/// A patch on its way into the store.
+#[derive(Debug)]
+pub struct PatchWrite {
+    /// Which command writes.
+    pub source: Source,
+    /// The patch.
+    pub patch: Patch,
+    /// The fields to report as changed.
+    pub changed_fields: Vec<ChangedField>,
+    /// Refuse unless the store is at this revision.
+    pub expected_revision: Option<u64>,
+    /// The turn that writes.
+    pub turn_id: Option<String>,
+    /// Accept code refs to files that do not exist yet, marked `planned`.
+    pub allow_missing_paths: bool,
+    /// Read relative code-ref paths from the current directory first (they were typed on the
+    /// command line), rather than from the repository root first (a patch document's).
+    pub refs_from_cwd: bool,
+}
+
+/// A patch that made it into the store.
+#[derive(Debug)]
+pub struct PatchCommitted {
+    /// The write.
+    pub committed: Committed,
+    /// Secrets redacted from the patch before it was written.
+    pub redactions: Vec<Redaction>,
+}
+
+/// A patch validated and folded under the lock, not yet committed.
+#[must_use = "a staged patch is written only by `commit`"]
+struct StagedPatch<'s> {
+    tx: Staged<'s>,
+    redactions: Vec<Redaction>,
+    planned: Vec<String>,
+    /// The patch as staged, when asked to keep it.
+    patch: Option<Patch>,
+    /// The head revision it was checked against.
+    revision: u64,
+}
+
+impl PatchWrite {
+    /// Redacts, audits, validates and commits the write (see the module docs).
+    pub fn commit(self, ctx: &Ctx, store: &Store) -> Result<PatchCommitted> {
+        self.stage(ctx, store, false)?.commit(ctx)
+    }
+
+    /// Everything [`PatchWrite::commit`] does but the commit: the patch as it would be written
+    /// (secrets redacted, code refs resolved), with the revision it was checked against.
+    /// Nothing is written.
+    pub fn draft(self, ctx: &Ctx, store: &Store) -> Result<DraftReport> {
+        let staged = self.stage(ctx, store, true)?;
+        warn_redactions(ctx, &staged.redactions);
+        warn_planned(ctx, &staged.planned);
+        Ok(DraftReport {
+            expected_revision: staged.revision,
+            patch: staged.patch.unwrap_or_default(),
+        })
+    }
+
+    /// Redacts and audits the patch, takes the lock, validates the patch against the head and
+    /// stages it, refusing a state with problems the head did not have. `keep_patch` keeps a
+    /// copy of the patch as staged, for a draft.
+    fn stage<'s>(self, ctx: &Ctx, store: &'s Store, keep_patch: bool) -> Result<StagedPatch<'s>> {
+        let PatchWrite {
+            source,
+            patch,
+            changed_fields,
+            expected_revision,
+            turn_id,
+            allow_missing_paths,
+            refs_from_cwd,
+        } = self;
+        let mut found = BTreeMap::new();
+        let mut patch = redact_serialized(patch, &mut found).map_err(redaction_failure)?;
+        let turn_id = turn_id.map(|turn_id| redact_text(&turn_id, &mut found).unwrap_or(turn_id));
+        let redactions = redactions(found);
+        let resolver = Resolver::new(store.root(), &ctx.cwd, refs_from_cwd);
+        // A patch that needs no stored graph is written without reading them, once its references
+        // all stand on their own: a missing one might be a restated reference the state exempts,
+        // which only the whole read can tell.
+        let lean = match patch.needs_stored_graphs() {
+            true => None,
+            false => {
+                let mut lean = patch.clone();
+                let audit =
+                    audit_patch_refs(&resolver, &State::default(), &mut lean, allow_missing_paths);
+                (audit.problems.is_empty() && audit.planned.is_empty()).then_some((lean, audit))
+            }
+        };
+        let scope = match lean {
+            Some(_) => WriteScope::Records,
+            None => WriteScope::Whole,
+        };
+        let tx = ctx.begin(store, scope)?;
+        let revision = tx.head().state.revision;
+        let (patch, audit) = match lean {
+            Some(audited) => audited,
+            None => {
+                let audit =
+                    audit_patch_refs(&resolver, &tx.head().state, &mut patch, allow_missing_paths);
+                (patch, audit)
+            }
+        };
+        with_ref_problems(
+            check_update(&tx.head().state, tx.head(), &patch, expected_revision),
+            audit.problems,
+        )
+        .map_err(refusal_error)?;
+        let problems = |head: &Head| structure_problems(&head.state, &|id| head.has_evidence(id));
+        let before = match scope {
+            WriteScope::Whole => patch.has_state_replacements().then(|| problems(tx.head())),
+            WriteScope::Records => {
+                let added = node_upsert_problems(&patch);
+                if !added.is_empty() {
+                    return Err(refusal_error(UpdateRefusal::Invalid(added)));
+                }
+                None
+            }
+        };
+        let kept = keep_patch.then(|| patch.clone());
+        let staged = tx.stage(
+            Draft {
+                source,
+                turn_id,
+                changed_fields,
+                payload: Payload::Patch(Box::new(patch)),
+            },
+            ctx.stamp(store),
+        );
+        if let Some(before) = before {
+            let added = added_problems(&before, problems(staged.head()));
+            if !added.is_empty() {
+                return Err(refusal_error(UpdateRefusal::Invalid(added)));
+            }
+        }
+        Ok(StagedPatch {
+            tx: staged,
+            redactions,
+            planned: audit.planned,
+            patch: kept,
+            revision,
+        })
+    }
+}
+
+impl StagedPatch<'_> {
+    /// Makes the staged record durable and tells stderr what was redacted, what was planned
+    /// and what the store warned about.
+    fn commit(self, ctx: &Ctx) -> Result<PatchCommitted> {
+        let committed = self.tx.commit()?;
+        warn_redactions(ctx, &self.redactions);
+        warn_planned(ctx, &self.planned);
+        for warning in &committed.warnings {
+            ctx.ui.warn(warning);
+        }
+        Ok(PatchCommitted {
+            committed,
+            redactions: self.redactions,
+        })
+    }
+}
+
+/// Tells stderr what was redacted: kinds and counts, never a value.
+pub fn warn_redactions(ctx: &Ctx, redactions: &[Redaction]) {
+    for redaction in redactions {
+        ctx.ui.warn(&format!(
+            "redacted {} {} secret(s) before writing",
+            redaction.count, redaction.kind
+        ));
+    }
+}
+
+/// Redaction only rewrites text, so a patch that no longer decodes afterwards is a bug; it
+/// is refused rather than stored unredacted.
+pub fn redaction_failure(err: String) -> anyhow::Error {
+    Failure::new(
+        ErrorKind::Internal,
+        format!("could not redact secrets from the input: {err}"),
+    )
+    .with_hint("nothing was written")
+    .into()
+}
+
+fn refusal_error(refusal: UpdateRefusal) -> anyhow::Error {
+    match refusal {
+        UpdateRefusal::EmptyPatch => Failure::input(refusal.to_string())
+            .with_hint("a patch needs at least one field; see `epiphany update --help`")
+            .into(),
+        UpdateRefusal::RevisionMismatch { .. } => Failure::conflict(refusal.to_string())
+            .with_hint("the store moved on; re-read it (`epiphany show`) and draft the patch again")
+            .into(),
+        UpdateRefusal::Invalid(problems) => Failure::input("invalid epiphany update patch")
+            .with_problems(problems)
+            .with_hint("fix every problem listed; nothing was written")
+            .into(),
+    }
+}
