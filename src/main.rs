@@ -7,6 +7,25 @@
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+// tree-sitter's C code allocates and frees a few nodes per token it parses; through glibc's
+// allocator that was 7% of parsing and querying a file, through mimalloc 3%.
+unsafe extern "C" {
+    fn mi_malloc(size: usize) -> *mut std::ffi::c_void;
+    fn mi_calloc(count: usize, size: usize) -> *mut std::ffi::c_void;
+    fn mi_realloc(pointer: *mut std::ffi::c_void, size: usize) -> *mut std::ffi::c_void;
+    fn mi_free(pointer: *mut std::ffi::c_void);
+}
+
 fn main() -> std::process::ExitCode {
+    // SAFETY: nothing has been allocated by tree-sitter yet, so everything it frees was
+    // allocated by these functions; they behave as the C library's do.
+    unsafe {
+        tree_sitter::set_allocator(
+            Some(mi_malloc),
+            Some(mi_calloc),
+            Some(mi_realloc),
+            Some(mi_free),
+        );
+    }
     epiphany::cli::main()
 }

@@ -3,7 +3,11 @@
 //! A fresh thread starts with cold memory: its allocator pages are faulted in on first touch,
 //! which on a short piece of work costs more than the thread saves. The calling thread's memory
 //! is already warm, so it takes the first piece itself. How to cut the work into pieces is the
-//! caller's decision; this module only runs them.
+//! caller's decision ([`map_pieces`]), or items of uneven cost are handed out one at a time to
+//! whichever thread is free ([`map_balanced`]).
+
+use std::sync::atomic::AtomicUsize;
+use std::sync::atomic::Ordering;
 
 /// `work` applied to every piece, results in the pieces' order: the first piece on the calling
 /// thread, each other one on a scoped thread of its own. A panic in a worker is a bug and is
@@ -31,6 +35,35 @@ pub fn map_pieces<P: Sync, R: Send>(pieces: &[P], work: impl Fn(&P) -> R + Sync)
     })
 }
 
+/// `work` applied to every item, results in the items' order, on every core (the calling
+/// thread among them). Each thread takes the next item as soon as it is done with one, the
+/// costliest first by `cost`, so that no thread is left with a large item while the others
+/// have nothing to do.
+pub fn map_balanced<T: Sync, R: Send>(
+    items: &[T],
+    cost: impl Fn(&T) -> u64,
+    work: impl Fn(&T) -> R + Sync,
+) -> Vec<R> {
+    let mut order: Vec<usize> = (0..items.len()).collect();
+    order.sort_by_key(|&at| std::cmp::Reverse(cost(&items[at])));
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .min(items.len());
+    let next = AtomicUsize::new(0);
+    let mut done: Vec<(usize, R)> = map_pieces(&vec![(); threads], |()| {
+        let mut done = Vec::new();
+        while let Some(&at) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+            done.push((at, work(&items[at])));
+        }
+        done
+    })
+    .into_iter()
+    .flatten()
+    .collect();
+    done.sort_unstable_by_key(|&(at, _)| at);
+    done.into_iter().map(|(_, result)| result).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -45,6 +78,13 @@ mod tests {
         let on_this_thread: Vec<bool> = results.iter().map(|(_, here)| *here).collect();
         assert_eq!(on_this_thread, [true, false, false, false, false]);
         assert!(map_pieces(&[] as &[u32], |n| *n).is_empty());
+    }
+
+    #[test]
+    fn balanced_results_keep_the_items_order() {
+        let items: Vec<u64> = vec![3, 50, 1, 7, 20];
+        assert_eq!(map_balanced(&items, |n| *n, |n| n * 2), [6, 100, 2, 14, 40]);
+        assert!(map_balanced(&[] as &[u64], |n| *n, |n| *n).is_empty());
     }
 
     #[test]

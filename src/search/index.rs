@@ -941,7 +941,8 @@ struct Prepared {
 
 /// Deletes what the plan replaces and indexes every job; returns the new manifest entries and
 /// the jobs' outlines. Files are read, parsed and cut into documents on every core, a batch
-/// at a time; the documents go to the writer in job order.
+/// at a time, the largest first so that no core waits long for the last of a batch; the
+/// documents go to the writer in job order.
 fn write_jobs(
     root: &Path,
     writer: &IndexWriter,
@@ -958,19 +959,16 @@ fn write_jobs(
         writer.delete_term(Term::from_field_u64(fields.file_id, file_id));
     }
     let total = plan.jobs.len() as u64;
-    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let keep_text = embedding.is_some();
     let mut entries = Vec::with_capacity(plan.jobs.len());
     let mut outlines = Vec::new();
     for batch in plan.jobs.chunks(BATCH_FILES) {
-        let pieces: Vec<&[Job<'_>]> = batch.chunks(batch.len().div_ceil(threads)).collect();
-        let prepared = crate::parallel::map_pieces(&pieces, |piece| {
-            piece
-                .iter()
-                .map(|job| prepare(root, &fields, job, previous_outlines, keep_text))
-                .collect::<Vec<_>>()
-        });
-        for prepared in prepared.into_iter().flatten() {
+        let prepared = crate::parallel::map_balanced(
+            batch,
+            |job| job.stat.size_bytes,
+            |job| prepare(root, &fields, job, previous_outlines, keep_text),
+        );
+        for prepared in prepared {
             for doc in prepared.docs {
                 writer.add_document(doc)?;
             }

@@ -16,6 +16,7 @@ use tantivy::tokenizer::LowerCaser;
 use tantivy::tokenizer::Stemmer;
 use tantivy::tokenizer::TextAnalyzer;
 use tantivy::tokenizer::Token;
+use tantivy::tokenizer::TokenFilter;
 use tantivy::tokenizer::TokenStream;
 use tantivy::tokenizer::Tokenizer;
 
@@ -85,7 +86,7 @@ pub fn query_identifiers(query: &str) -> Vec<String> {
 pub fn analyzer() -> TextAnalyzer {
     TextAnalyzer::builder(CodeTokenizer::default())
         .filter(LowerCaser)
-        .filter(Stemmer::new(Language::English))
+        .filter(RememberedStems)
         .build()
 }
 
@@ -377,6 +378,82 @@ fn camel_parts(segment: &str, base: usize, out: &mut Vec<Range<usize>>) {
     out.push(base + start..base + segment.len());
 }
 
+/// The stems a [`RememberedStems`] filter keeps at most; past that it starts over.
+const REMEMBERED_STEMS: usize = 1 << 16;
+
+/// English stemming as [`stemmer`] does it, remembering each word's stem: source text repeats
+/// the same identifiers all through, and looking a stem up costs a fraction of computing it.
+#[derive(Debug, Clone, Copy)]
+pub struct RememberedStems;
+
+impl TokenFilter for RememberedStems {
+    type Tokenizer<T: Tokenizer> = RememberedStemsFilter<T>;
+
+    fn transform<T: Tokenizer>(self, inner: T) -> RememberedStemsFilter<T> {
+        RememberedStemsFilter {
+            inner,
+            stemmer: stemmer(),
+            stems: foldhash::HashMap::default(),
+        }
+    }
+}
+
+/// The tokenizer of [`RememberedStems`]: its memory lasts as long as the tokenizer.
+#[derive(Clone)]
+pub struct RememberedStemsFilter<T> {
+    inner: T,
+    stemmer: TextAnalyzer,
+    stems: foldhash::HashMap<String, String>,
+}
+
+impl<T: Tokenizer> Tokenizer for RememberedStemsFilter<T> {
+    type TokenStream<'a> = RememberedStemsStream<'a, T::TokenStream<'a>>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> Self::TokenStream<'a> {
+        RememberedStemsStream {
+            tail: self.inner.token_stream(text),
+            stemmer: &mut self.stemmer,
+            stems: &mut self.stems,
+        }
+    }
+}
+
+/// The token stream of [`RememberedStems`].
+pub struct RememberedStemsStream<'a, S> {
+    tail: S,
+    stemmer: &'a mut TextAnalyzer,
+    stems: &'a mut foldhash::HashMap<String, String>,
+}
+
+impl<S: TokenStream> TokenStream for RememberedStemsStream<'_, S> {
+    fn advance(&mut self) -> bool {
+        if !self.tail.advance() {
+            return false;
+        }
+        let text = &mut self.tail.token_mut().text;
+        if let Some(stem) = self.stems.get(text.as_str()) {
+            text.clear();
+            text.push_str(stem);
+            return true;
+        }
+        let stem = tokens(self.stemmer, text).concat();
+        if self.stems.len() >= REMEMBERED_STEMS {
+            self.stems.clear();
+        }
+        let word = std::mem::replace(text, stem.clone());
+        self.stems.insert(word, stem);
+        true
+    }
+
+    fn token(&self) -> &Token {
+        self.tail.token()
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        self.tail.token_mut()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -404,6 +481,20 @@ mod tests {
             .flat_map(|token| tokens(&mut stemmer, token))
             .collect();
         assert_eq!(stemmed, tokens(&mut analyzer(), text));
+    }
+
+    /// Remembered stems are the stemmer's, the first time a word is seen and after.
+    #[test]
+    fn remembered_stems_are_the_stemmers() {
+        let text = "resolved dependencies resolve resolving; dependencies happy resolved";
+        let mut plain = TextAnalyzer::builder(CodeTokenizer::default())
+            .filter(LowerCaser)
+            .filter(Stemmer::new(Language::English))
+            .build();
+        let mut remembering = analyzer();
+        for _ in 0..2 {
+            assert_eq!(tokens(&mut remembering, text), tokens(&mut plain, text));
+        }
     }
 
     #[test]
