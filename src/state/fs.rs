@@ -27,6 +27,50 @@ pub fn read(path: &Path) -> Result<Vec<u8>> {
     std::fs::read(path).with_context(|| format!("failed to read `{}`", path.display()))
 }
 
+/// Whether anything is at `path`, a link included (not followed).
+pub fn is_present(path: &Path) -> bool {
+    std::fs::symlink_metadata(path).is_ok()
+}
+
+/// The metadata of `path` itself (a link is not followed), when it can be read.
+pub fn metadata_no_follow(path: &Path) -> Option<std::fs::Metadata> {
+    std::fs::symlink_metadata(path).ok()
+}
+
+/// Creates the directory `path` and any missing parents.
+pub fn create_dirs(path: &Path) -> Result<()> {
+    std::fs::create_dir_all(path).with_context(|| format!("failed to create `{}`", path.display()))
+}
+
+/// Removes the file at `path`; nothing there is fine.
+pub fn remove_file(path: &Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+            Err(err).with_context(|| format!("failed to remove `{}`", path.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// Removes the directory at `path` with everything in it.
+pub fn remove_dir_all(path: &Path) -> Result<()> {
+    std::fs::remove_dir_all(path).with_context(|| format!("failed to remove `{}`", path.display()))
+}
+
+/// Moves `from` to `to` (one rename, on one file system).
+pub fn rename(from: &Path, to: &Path) -> Result<()> {
+    std::fs::rename(from, to).with_context(|| format!("failed to move `{}`", from.display()))
+}
+
+/// The entries of the directory `dir`, or `None` when there is no directory.
+pub fn entries(dir: &Path) -> Result<Option<Vec<std::fs::DirEntry>>> {
+    match std::fs::read_dir(dir) {
+        Ok(entries) => Ok(Some(entries.filter_map(|entry| entry.ok()).collect())),
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(err) => Err(err).with_context(|| format!("failed to list `{}`", dir.display())),
+    }
+}
+
 /// Reads the file at `path` below `base` (which must contain it), or `None` when nothing is
 /// there. Refused with a typed error: a symbolic link at any component below `base` (see
 /// [`dirs_below`]), something other than a regular file, and a file larger than `limit` bytes.

@@ -5,7 +5,6 @@ use std::io::Read;
 use std::path::Path;
 use std::path::PathBuf;
 
-use anyhow::Context;
 use anyhow::Result;
 
 use crate::state::fs;
@@ -44,8 +43,7 @@ impl Store {
         let history = self.sound_history()?;
         let mut removed = Vec::new();
         for path in self.snapshot_candidates()? {
-            std::fs::remove_file(&path)
-                .with_context(|| format!("failed to remove `{}`", path.display()))?;
+            fs::remove_file(&path)?;
             removed.extend(path.file_name().and_then(|n| n.to_str()).map(str::to_owned));
         }
         let written = match history.records.is_empty() {
@@ -69,8 +67,7 @@ impl Store {
         }
         let dir = self.rollout_dir();
         fs::refuse_symlink(&dir)?;
-        std::fs::create_dir_all(&dir)
-            .with_context(|| format!("failed to create `{}`", dir.display()))?;
+        fs::create_dirs(&dir)?;
         if let Some((first, _)) = converted.first() {
             let text: String = converted.iter().map(|(_, line)| line.as_str()).collect();
             fs::write_atomic(&dir.join(segment_name(first)), text.as_bytes())?;
@@ -78,14 +75,7 @@ impl Store {
         fs::write_atomic(&self.dir.join(".gitattributes"), GITATTRIBUTES.as_bytes())?;
         fs::write_atomic(&self.dir.join(".gitignore"), GITIGNORE.as_bytes())?;
         for old in [LEGACY_ROLLOUT, LEGACY_SNAPSHOT] {
-            let path = self.dir.join(old);
-            match std::fs::remove_file(&path) {
-                Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
-                    return Err(err)
-                        .with_context(|| format!("failed to remove `{}`", path.display()));
-                }
-                _ => {}
-            }
+            fs::remove_file(&self.dir.join(old))?;
         }
         if !converted.is_empty() {
             self.write_snapshot()?;
@@ -125,13 +115,11 @@ impl Store {
                     .snapshot_dir()
                     .join(path.file_name().unwrap_or_default());
                 if fs::refuse_symlink(&cached).is_ok() && !cached.exists() {
-                    std::fs::rename(&path, &cached)
-                        .with_context(|| format!("failed to move `{}`", path.display()))?;
+                    fs::rename(&path, &cached)?;
                 }
             }
             git::untrack(&tracked)?;
-            std::fs::remove_dir_all(&tracked)
-                .with_context(|| format!("failed to remove `{}`", tracked.display()))
+            fs::remove_dir_all(&tracked)
         });
         if let Err(err) = moved {
             warnings.push(format!(
@@ -169,8 +157,8 @@ impl Store {
             return;
         };
         let modified = |path: &Path| {
-            std::fs::symlink_metadata(path)
-                .and_then(|meta| meta.modified())
+            fs::metadata_no_follow(path)
+                .and_then(|meta| meta.modified().ok())
                 .unwrap_or(std::time::UNIX_EPOCH)
         };
         let (mut later, earlier): (Vec<_>, Vec<_>) = found
@@ -196,22 +184,15 @@ impl Store {
         let room = SNAPSHOTS_KEPT.saturating_sub(1 + later.len());
         removed.extend(kept_earlier.into_iter().skip(room).map(|(_, path)| path));
         for path in removed {
-            let _ = std::fs::remove_file(path);
+            let _ = fs::remove_file(&path);
         }
     }
 }
 
 /// The snapshot files in `dir` with the record count their names give, most records first.
 pub(super) fn snapshot_files(dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(entries) => entries,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(err) => {
-            return Err(err).with_context(|| format!("failed to list `{}`", dir.display()));
-        }
-    };
-    let mut found: Vec<(u64, PathBuf)> = entries
-        .filter_map(|entry| entry.ok())
+    let mut found: Vec<(u64, PathBuf)> = (fs::entries(dir)?.unwrap_or_default())
+        .into_iter()
         .filter_map(|entry| {
             let name = entry.file_name();
             let count = snapshot::records_in_name(name.to_str()?)?;
@@ -224,16 +205,13 @@ pub(super) fn snapshot_files(dir: &Path) -> Result<Vec<(u64, PathBuf)>> {
 
 /// Removes temporary files (`.tmp-*`) a killed writer left in `dir`.
 pub(super) fn remove_stale_temporaries(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for entry in entries.filter_map(|e| e.ok()) {
+    for entry in fs::entries(dir).ok().flatten().unwrap_or_default() {
         let stale = entry
             .file_name()
             .to_str()
             .is_some_and(|name| name.starts_with(".tmp-"));
         if stale {
-            let _ = std::fs::remove_file(entry.path());
+            let _ = fs::remove_file(&entry.path());
         }
     }
 }

@@ -140,7 +140,7 @@ impl Store {
         let top = std::cell::OnceCell::new();
         for dir in start.ancestors() {
             let candidate = dir.join(STORE_DIR);
-            if std::fs::symlink_metadata(&candidate).is_ok() {
+            if fs::is_present(&candidate) {
                 let store = Store {
                     root: dir.to_path_buf(),
                     dir: candidate,
@@ -198,7 +198,7 @@ impl Store {
             snapshot_every: DEFAULT_SNAPSHOT_EVERY,
         };
         remove_stale_staging(root);
-        if std::fs::symlink_metadata(&dir).is_ok() {
+        if fs::is_present(&dir) {
             store.check_shape()?;
             return Ok((store, false));
         }
@@ -207,21 +207,16 @@ impl Store {
             .tempdir_in(root)
             .with_context(|| format!("failed to create a directory in `{}`", root.display()))?;
         let stage = staging.path();
-        let write = |name: &str, text: &str| {
-            std::fs::write(stage.join(name), text)
-                .with_context(|| format!("failed to write `{}`", stage.join(name).display()))
-        };
-        std::fs::create_dir(stage.join(ROLLOUT_DIR))
-            .with_context(|| format!("failed to create `{}`", stage.display()))?;
-        write(".gitignore", GITIGNORE)?;
-        write(".gitattributes", GITATTRIBUTES)?;
+        fs::create_dirs(&stage.join(ROLLOUT_DIR))?;
+        fs::write_atomic(&stage.join(".gitignore"), GITIGNORE.as_bytes())?;
+        fs::write_atomic(&stage.join(".gitattributes"), GITATTRIBUTES.as_bytes())?;
         let staged = staging.keep();
-        if let Err(err) = std::fs::rename(&staged, &dir) {
-            let _ = std::fs::remove_dir_all(&staged);
+        if let Err(err) = fs::rename(&staged, &dir) {
+            let _ = fs::remove_dir_all(&staged);
             if dir.join(ROLLOUT_DIR).is_dir() {
                 return Ok((store, false));
             }
-            return Err(err).with_context(|| format!("failed to create `{}`", dir.display()));
+            return Err(err.context(format!("failed to create `{}`", dir.display())));
         }
         fs::sync_dir(root)?;
         Ok((store, true))
@@ -338,15 +333,12 @@ fn is_unwritable(kind: std::io::ErrorKind) -> bool {
 
 /// Removes `.epiphany-init-*` directories left by an interrupted `init`.
 fn remove_stale_staging(root: &Path) {
-    let Ok(entries) = std::fs::read_dir(root) else {
-        return;
-    };
-    for entry in entries.filter_map(|e| e.ok()) {
+    for entry in fs::entries(root).ok().flatten().unwrap_or_default() {
         let name = entry.file_name();
         let stale = name.to_str().is_some_and(|n| n.starts_with(STAGING_PREFIX))
             && entry.file_type().is_ok_and(|t| t.is_dir());
         if stale {
-            let _ = std::fs::remove_dir_all(entry.path());
+            let _ = fs::remove_dir_all(&entry.path());
         }
     }
 }

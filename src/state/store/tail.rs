@@ -12,6 +12,7 @@ use foldhash::HashSet;
 
 use crate::state::fold::Base;
 use crate::state::fold::Fold;
+use crate::state::fs;
 use crate::state::merge;
 use crate::state::model::ListTotals;
 use crate::state::model::State;
@@ -254,8 +255,8 @@ impl Store {
     ) -> bool {
         remember == Remember::Fold
             && (records >= self.snapshot_every || bytes >= SNAPSHOT_AFTER_BYTES)
-            && std::fs::metadata(path)
-                .is_ok_and(|snapshot| bytes.saturating_mul(REMEMBER_TAIL_SHARE) >= snapshot.len())
+            && fs::metadata_no_follow(path)
+                .is_some_and(|snapshot| bytes.saturating_mul(REMEMBER_TAIL_SHARE) >= snapshot.len())
     }
 
     /// The head joined from the newest snapshot (`candidates[0]`) and the newest of the next

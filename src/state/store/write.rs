@@ -279,16 +279,15 @@ impl Staged<'_> {
                 name.to_owned()
             }
             None => {
-                std::fs::create_dir_all(&dir)
-                    .with_context(|| format!("failed to create `{}`", dir.display()))?;
+                fs::create_dirs(&dir)?;
                 let name = segment_name(&record);
                 let path = dir.join(&name);
                 if let Err(err) = fs::write_atomic(&path, line.as_bytes()) {
                     // The rename may have made the record visible before the directory sync
                     // failed: a refused write takes it back; one that cannot be taken back
                     // landed, and says so.
-                    match std::fs::symlink_metadata(&path) {
-                        Ok(_) if std::fs::remove_file(&path).is_err() => warnings.push(format!(
+                    match fs::is_present(&path) {
+                        true if fs::remove_file(&path).is_err() => warnings.push(format!(
                             "the write is saved, but it may not survive a crash: {err:#}"
                         )),
                         _ => return Err(err),
@@ -354,7 +353,7 @@ impl FileStamp {
 
     /// The stamp of the file at `path`, when it can be read.
     fn of(path: &Path) -> Option<FileStamp> {
-        let meta = std::fs::symlink_metadata(path).ok()?;
+        let meta = fs::metadata_no_follow(path)?;
         #[cfg(unix)]
         let inode = std::os::unix::fs::MetadataExt::ino(&meta);
         #[cfg(not(unix))]
@@ -438,7 +437,7 @@ pub(super) fn segment_name(record: &Record) -> String {
 fn cut_torn_tails(dir: &Path, segments: &BTreeMap<String, SegmentEnd>) -> Result<()> {
     for (name, end) in segments {
         let path = dir.join(name);
-        let torn = std::fs::symlink_metadata(&path).is_ok_and(|meta| meta.len() > end.complete);
+        let torn = fs::metadata_no_follow(&path).is_some_and(|meta| meta.len() > end.complete);
         if torn {
             let file = fs::open_no_follow(&path, false)?;
             file.set_len(end.complete)
