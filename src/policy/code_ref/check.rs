@@ -3,12 +3,13 @@
 //! symbol ([`follow_symbol`]). Must not read files or decide what a problem costs: callers
 //! decide whether it refuses a write or only warns.
 
+use crate::policy::text::is_blank;
+use crate::state::model::CodeRef;
+
 use super::CitedFile;
 use super::Span;
 use super::anchor_span;
 use super::range_holds;
-use crate::policy::text::is_blank;
-use crate::state::model::CodeRef;
 
 /// The line range a reference covers: `start..=end`, `start..=start` without an end.
 pub fn ref_lines(code_ref: &CodeRef) -> Option<(u32, u32)> {

@@ -4,13 +4,15 @@
 //! range to a definition ([`range_holds`], [`anchor_span`], [`definition_unchanged`]). Must not
 //! read files: callers hand in the bytes.
 
-use super::ref_lines;
-use crate::state::model::CodeRef;
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::collections::HashMap;
 use std::hash::DefaultHasher;
 use std::hash::Hasher;
+
+use crate::state::model::CodeRef;
+
+use super::ref_lines;
 
 /// A cited path as the work tree has it, read by the caller.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -14,15 +14,27 @@ mod check;
 mod cited;
 mod owners;
 
-pub use check::{follow_symbol, line_list, located_problems, ref_lines, shape_problems, span_list};
-pub use cited::{
-    CitedFile, Defined, Span, anchor_span, definition_name, definition_unchanged, range_holds,
-    scan_bytes, scan_text,
-};
-pub use owners::{
-    OwnerRef, RefCarriers, RefOwner, graph_code_refs_mut, patch_code_refs_mut,
-    visit_state_code_refs,
-};
+pub use check::follow_symbol;
+pub use check::line_list;
+pub use check::located_problems;
+pub use check::ref_lines;
+pub use check::shape_problems;
+pub use check::span_list;
+pub use cited::CitedFile;
+pub use cited::Defined;
+pub use cited::Span;
+pub use cited::anchor_span;
+pub use cited::definition_name;
+pub use cited::definition_unchanged;
+pub use cited::range_holds;
+pub use cited::scan_bytes;
+pub use cited::scan_text;
+pub use owners::OwnerRef;
+pub use owners::RefCarriers;
+pub use owners::RefOwner;
+pub use owners::graph_code_refs_mut;
+pub use owners::patch_code_refs_mut;
+pub use owners::visit_state_code_refs;
 
 use crate::policy::text::is_blank;
 use crate::state::model::CodeRef;

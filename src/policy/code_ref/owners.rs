@@ -4,6 +4,10 @@
 //! code references joins the walks here. Must not judge a reference (that is `check`) or read
 //! its file (that is the caller's).
 
+use std::fmt;
+
+use serde::Serialize;
+
 use crate::state::model::CodeRef;
 use crate::state::model::EvidenceRecord;
 use crate::state::model::GraphEdge;
@@ -16,8 +20,6 @@ use crate::state::model::Observation;
 use crate::state::model::State;
 use crate::state::patch::Patch;
 use crate::state::patch::Upsert;
-use serde::Serialize;
-use std::fmt;
 
 /// The record that carries a code reference.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
