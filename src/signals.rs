@@ -137,22 +137,11 @@ fn watcher_input(
     let in_git = git::work_tree_root(store.root()).is_some();
     if !head.has_state() && since.is_none() {
         // Before the first write nothing is anchored, so nothing can have changed under it.
-        return input(WatcherInput::Observed(WorkTreeChanges {
-            source: if in_git {
-                ChangeSource::Git
-            } else {
-                ChangeSource::Manifest
-            },
+        return input(nothing_anchored(
+            in_git,
             watched_root,
             observed_at_unix_seconds,
-            base_commit: None,
-            since_revision: None,
-            since_base: BTreeSet::new(),
-            since_commit: Default::default(),
-            renames: Default::default(),
-            unknown_commits: Vec::new(),
-            cited_then: BTreeMap::new(),
-        }));
+        ));
     }
     if !in_git {
         if since.is_some() {
@@ -167,49 +156,17 @@ fn watcher_input(
             observed_at_unix_seconds,
         ));
     }
-    let base_commit = match since {
-        Some(revision) => Some(record_at(store, revision)?.git_head.ok_or_else(|| {
-            Failure::usage(format!(
-                "revision {revision} was written outside git or before the first commit; it has no commit to compare with"
-            ))
-        })?),
-        None => head.last_git_head.clone(),
-    };
-    let Some(base_commit) = base_commit else {
+    let Some(base_commit) = base_commit(store, head, since)? else {
         return input(WatcherInput::Unknown(
             "the last write recorded no git commit (it came before the first commit); write the state again after committing".to_owned(),
         ));
     };
     let commits = commits_to_compare(&base_commit, since, &head.anchors);
-    // Searched only when a commit is gone (rebased or squash-merged work, a shallow clone).
-    let mut written_at = |gone: &[&str]| {
-        store.first_lines_written_at(gone).unwrap_or_else(|err| {
-            ctx.ui
-                .warn(&format!("the rollout could not be read: {err:#}"));
-            git::WrittenAt::new()
-        })
-    };
-    let Some(mut changes) = git::work_tree_changes(
-        store.root(),
-        &commits,
-        Path::new(STORE_DIR),
-        &mut written_at,
-    )?
-    else {
+    let Some(mut changes) = git_changes(ctx, store, &commits)? else {
         return input(WatcherInput::Unavailable(
             "the store is not inside its git work tree".to_owned(),
         ));
     };
-    for (commit, stand_in) in &changes.stand_ins {
-        ctx.ui.warn(&format!(
-            "commit {commit} recorded in the rollout is not in this repository (rebased or squash-merged?); the records written there are compared with commit {stand_in}, where they entered this branch"
-        ));
-    }
-    for commit in &changes.unknown_commits {
-        ctx.ui.warn(&format!(
-            "commit {commit} recorded in the rollout is not in this repository; records written there are compared with the last write's commit"
-        ));
-    }
     let mut unknown = changes.unknown_commits;
     let (base_commit, since_base) = match changes.since.remove(&base_commit) {
         Some(since_base) => (base_commit, since_base),
@@ -219,16 +176,7 @@ fn watcher_input(
             let gone = format!(
                 "commit {base_commit} recorded in the rollout is not in this repository (rewritten history, or a shallow clone?)"
             );
-            let head_commit = git::head_commit(store.root());
-            let against_head = head_commit.as_ref().and_then(|head| {
-                let commits = [head.clone()];
-                let mut none = |_: &[&str]| git::WrittenAt::new();
-                git::work_tree_changes(store.root(), &commits, Path::new(STORE_DIR), &mut none)
-                    .ok()
-                    .flatten()
-                    .and_then(|mut changes| changes.since.remove(head))
-            });
-            let (Some(head_commit), Some(since_head)) = (head_commit, against_head) else {
+            let Some((head_commit, since_head)) = changes_since_head(store) else {
                 return Ok((WatcherInput::Unknown(gone), unknown));
             };
             ctx.ui
@@ -254,6 +202,92 @@ fn watcher_input(
     let earlier = definitions_to_compare(&head.state, &head.anchors, &observed);
     observed.cited_then = read_cited_files_at(store.root(), &earlier, &changes.stand_ins);
     Ok((WatcherInput::Observed(observed), unknown))
+}
+
+/// The watcher's input before the first write: no changes, from git when the store is in a
+/// work tree, else from the index manifest.
+fn nothing_anchored(
+    in_git: bool,
+    watched_root: String,
+    observed_at_unix_seconds: i64,
+) -> WatcherInput {
+    WatcherInput::Observed(WorkTreeChanges {
+        source: if in_git {
+            ChangeSource::Git
+        } else {
+            ChangeSource::Manifest
+        },
+        watched_root,
+        observed_at_unix_seconds,
+        base_commit: None,
+        since_revision: None,
+        since_base: BTreeSet::new(),
+        since_commit: Default::default(),
+        renames: Default::default(),
+        unknown_commits: Vec::new(),
+        cited_then: BTreeMap::new(),
+    })
+}
+
+/// The commit the work tree is compared with: revision `since`'s, else the last write's;
+/// `None` when the last write recorded none. A `since` revision without one is a usage error.
+fn base_commit(store: &Store, head: &Head, since: Option<u64>) -> Result<Option<String>> {
+    Ok(match since {
+        Some(revision) => Some(record_at(store, revision)?.git_head.ok_or_else(|| {
+            Failure::usage(format!(
+                "revision {revision} was written outside git or before the first commit; it has no commit to compare with"
+            ))
+        })?),
+        None => head.last_git_head.clone(),
+    })
+}
+
+/// The work tree's changes since each of `commits`, from git (the store's own directory left
+/// out), warning about every commit that is not in the repository; `None` when the store is
+/// not inside its git work tree.
+fn git_changes(
+    ctx: &Ctx,
+    store: &Store,
+    commits: &[String],
+) -> Result<Option<git::WorkTreeChanges>> {
+    // Searched only when a commit is gone (rebased or squash-merged work, a shallow clone).
+    let mut written_at = |gone: &[&str]| {
+        store.first_lines_written_at(gone).unwrap_or_else(|err| {
+            ctx.ui
+                .warn(&format!("the rollout could not be read: {err:#}"));
+            git::WrittenAt::new()
+        })
+    };
+    let Some(changes) =
+        git::work_tree_changes(store.root(), commits, Path::new(STORE_DIR), &mut written_at)?
+    else {
+        return Ok(None);
+    };
+    for (commit, stand_in) in &changes.stand_ins {
+        ctx.ui.warn(&format!(
+            "commit {commit} recorded in the rollout is not in this repository (rebased or squash-merged?); the records written there are compared with commit {stand_in}, where they entered this branch"
+        ));
+    }
+    for commit in &changes.unknown_commits {
+        ctx.ui.warn(&format!(
+            "commit {commit} recorded in the rollout is not in this repository; records written there are compared with the last write's commit"
+        ));
+    }
+    Ok(Some(changes))
+}
+
+/// HEAD's commit and the paths the work tree changed since it, when git can tell.
+fn changes_since_head(store: &Store) -> Option<(String, BTreeSet<String>)> {
+    let head_commit = git::head_commit(store.root());
+    let against_head = head_commit.as_ref().and_then(|head| {
+        let commits = [head.clone()];
+        let mut none = |_: &[&str]| git::WrittenAt::new();
+        git::work_tree_changes(store.root(), &commits, Path::new(STORE_DIR), &mut none)
+            .ok()
+            .flatten()
+            .and_then(|mut changes| changes.since.remove(head))
+    });
+    head_commit.zip(against_head)
 }
 
 /// The record that produced `revision`.

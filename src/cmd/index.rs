@@ -16,6 +16,7 @@ use crate::search::SkippedFile;
 use crate::search::index::BuildMode;
 use crate::search::index::SemanticSetting;
 use crate::state::model::RetrievalStatus;
+use crate::state::store::Store;
 use crate::state::walk;
 use crate::state::walk::Skip;
 use crate::state::walk::SkipCounts;
@@ -173,41 +174,11 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         model,
         no_model,
     } = args;
-    let model = model
-        .as_ref()
-        .map(|dir| ctx.cwd.join(dir))
-        .or_else(|| ctx.model_dir.clone());
-    let semantic = match (model, no_model) {
-        (_, true) => SemanticSetting::Off,
-        (Some(dir), false) => SemanticSetting::Model(dir),
-        (None, false) => SemanticSetting::Keep,
-    };
+    let semantic = semantic_setting(ctx, model.as_ref(), *no_model);
     let started = Instant::now();
     let store = ctx.store()?;
     if *check {
-        let status = search::status(store.root(), &store.cache_dir());
-        let stale = status.is_stale();
-        let state = status.state;
-        ctx.ui.emit(&IndexReport {
-            status: if stale {
-                RetrievalStatus::Stale
-            } else {
-                RetrievalStatus::Ready
-            },
-            indexed_file_count: state.index.indexed_file_count,
-            indexed_chunk_count: state.index.indexed_chunk_count,
-            index_revision: status.indexed.then_some(state.index_revision).flatten(),
-            dirty_paths: state.dirty_paths,
-            last_indexed_at_unix_seconds: state.index.last_indexed_at_unix_seconds,
-            semantic_available: state.semantic_available,
-            run: None,
-            problem: status.problem,
-        })?;
-        if stale {
-            ctx.ui
-                .hint("run `epiphany index` to bring the index up to date");
-        }
-        return Ok(if stale { Status::No } else { Status::Ok });
+        return check_only(ctx, &store);
     }
     if let Err(err) = store.head_with_newest(0) {
         ctx.ui
@@ -233,6 +204,54 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         &mut progress,
     )?;
     bar.finish_and_clear();
+    warn_about_run(ctx, &update);
+    ctx.ui.emit(&run_report(update, started))?;
+    Ok(Status::Ok)
+}
+
+/// What to do about chunk vectors: none with `--no-model`, else compute them with the model
+/// given (relative to the working directory) or configured, else keep what the index has.
+fn semantic_setting(ctx: &Ctx, model: Option<&PathBuf>, no_model: bool) -> SemanticSetting {
+    let model = model
+        .map(|dir| ctx.cwd.join(dir))
+        .or_else(|| ctx.model_dir.clone());
+    match (model, no_model) {
+        (_, true) => SemanticSetting::Off,
+        (Some(dir), false) => SemanticSetting::Model(dir),
+        (None, false) => SemanticSetting::Keep,
+    }
+}
+
+/// `index --check`: reports whether the index is fresh without touching it; `no` when stale.
+fn check_only(ctx: &Ctx, store: &Store) -> Result<Status> {
+    let status = search::status(store.root(), &store.cache_dir());
+    let stale = status.is_stale();
+    let state = status.state;
+    ctx.ui.emit(&IndexReport {
+        status: if stale {
+            RetrievalStatus::Stale
+        } else {
+            RetrievalStatus::Ready
+        },
+        indexed_file_count: state.index.indexed_file_count,
+        indexed_chunk_count: state.index.indexed_chunk_count,
+        index_revision: status.indexed.then_some(state.index_revision).flatten(),
+        dirty_paths: state.dirty_paths,
+        last_indexed_at_unix_seconds: state.index.last_indexed_at_unix_seconds,
+        semantic_available: state.semantic_available,
+        run: None,
+        problem: status.problem,
+    })?;
+    if stale {
+        ctx.ui
+            .hint("run `epiphany index` to bring the index up to date");
+    }
+    Ok(if stale { Status::No } else { Status::Ok })
+}
+
+/// Warns about what a run did that the user may not expect: a rebuild from scratch, a model
+/// problem, source files left out for their size or because they could not be read.
+fn warn_about_run(ctx: &Ctx, update: &search::IndexUpdate) {
     if let Some(reason) = &update.built.rebuilt_because {
         ctx.ui
             .warn(&format!("rebuilt the index from scratch: {reason}"));
@@ -256,8 +275,12 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             ));
         }
     }
+}
+
+/// The report of a run that began at `started`.
+fn run_report(update: search::IndexUpdate, started: Instant) -> IndexReport {
     let state = update.state;
-    ctx.ui.emit(&IndexReport {
+    IndexReport {
         status: state.status,
         indexed_file_count: state.index.indexed_file_count,
         indexed_chunk_count: state.index.indexed_chunk_count,
@@ -285,6 +308,5 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             elapsed_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         }),
         problem: None,
-    })?;
-    Ok(Status::Ok)
+    }
 }

@@ -64,118 +64,13 @@ impl Report for Scene {
             return actions(out, self);
         };
         writeln!(out, "revision {revision}")?;
-        if !self.conflicts.is_empty() {
-            writeln!(
-                out,
-                "conflicts between merged branches (rewrite each to resolve): {}",
-                inline_ids(&self.conflicts)
-            )?;
-        }
-        if let Some(objective) = &self.objective {
-            writeln!(out, "objective: {objective}")?;
-        }
-        for subgoal in &self.subgoals {
-            let active = if subgoal.active { "; active" } else { "" };
-            writeln!(
-                out,
-                "subgoal {}",
-                record_line(
-                    &subgoal.id,
-                    &format!("{}{active}", subgoal.status),
-                    &subgoal.title
-                )
-            )?;
-        }
-        if !self.invariant_status_counts.is_empty() {
-            let counts: Vec<String> = self
-                .invariant_status_counts
-                .iter()
-                .map(|c| format!("{} {}", c.count, c.status))
-                .collect();
-            writeln!(out, "invariants: {}", counts.join(", "))?;
-        }
-        let g = &self.graph;
-        writeln!(
-            out,
-            "graph: architecture {} nodes / {} edges, dataflow {} nodes / {} edges, {} links",
-            g.architecture_node_count,
-            g.architecture_edge_count,
-            g.dataflow_node_count,
-            g.dataflow_edge_count,
-            g.link_count
-        )?;
-        if !g.active_node_ids.is_empty() || !g.active_edge_ids.is_empty() {
-            writeln!(
-                out,
-                "  frontier: {}",
-                inline_ids(&[g.active_node_ids.clone(), g.active_edge_ids.clone()].concat())
-            )?;
-        }
-        if g.open_question_count + g.open_gap_count + g.dirty_paths.len() > 0 {
-            writeln!(
-                out,
-                "  {} open questions, {} open gaps, {} dirty paths",
-                g.open_question_count,
-                g.open_gap_count,
-                g.dirty_paths.len()
-            )?;
-        }
-        if let Some(id) = &g.checkpoint_id {
-            let summary = g
-                .checkpoint_summary
-                .as_ref()
-                .map_or(String::new(), |s| format!(": {s}"));
-            writeln!(out, "  graph checkpoint `{id}`{summary}")?;
-        }
-        if let Some(r) = &self.retrieval {
-            let status = match r.status {
-                RetrievalStatus::Unavailable => "unavailable",
-                RetrievalStatus::Ready => "ready",
-                RetrievalStatus::Stale => "stale",
-                RetrievalStatus::Indexing => "indexing",
-            };
-            if r.index_revision.as_deref() == Some(crate::search::QUERY_TIME_REVISION) {
-                writeln!(
-                    out,
-                    "retrieval: {status}, no persistent index (queries scan the work tree)"
-                )?;
-            } else {
-                writeln!(
-                    out,
-                    "retrieval: {status}, {} files, {} chunks, {} dirty paths",
-                    r.indexed_file_count.unwrap_or(0),
-                    r.indexed_chunk_count.unwrap_or(0),
-                    r.dirty_path_count
-                )?;
-            }
-        }
+        aims(out, self)?;
+        graph(out, self)?;
+        retrieval(out, self)?;
         if let Some(staleness) = &self.staleness {
             writeln!(out, "freshness: {}", staleness.note)?;
         }
-        if let Some(SceneCheckpoint { brief: c, .. }) = &self.investigation_checkpoint {
-            writeln!(
-                out,
-                "checkpoint `{}` ({}, {}): {}",
-                c.checkpoint_id,
-                c.kind,
-                c.disposition.as_str(),
-                c.focus
-            )?;
-            if let Some(staleness) = self
-                .staleness
-                .as_ref()
-                .filter(|s| !s.checkpoint_changed_paths.is_empty())
-            {
-                writeln!(
-                    out,
-                    "  stale: files it cites changed since it was written: {}; re-gather before resuming",
-                    staleness.checkpoint_changed_paths.join(", ")
-                )?;
-            }
-            if let Some(next) = &c.next_action {
-                writeln!(out, "  next action: {next}")?;
-            }
-        }
+        checkpoint(out, self)?;
         records(out, "observations", &self.observations)?;
         if let Some(staleness) = self
             .staleness
@@ -189,23 +84,161 @@ impl Report for Scene {
             )?;
         }
         records(out, "evidence", &self.evidence)?;
-        if let Some(churn) = &self.churn {
-            writeln!(
-                out,
-                "churn: {}, diff pressure {}{}",
-                churn.understanding_status,
-                churn.diff_pressure,
-                churn
-                    .graph_freshness
-                    .as_ref()
-                    .map_or(String::new(), |f| format!(", graph freshness {f}"))
-            )?;
-            if let Some(warning) = &churn.warning {
-                writeln!(out, "  warning: {warning}")?;
-            }
-        }
+        churn(out, self)?;
         actions(out, self)
     }
+}
+
+/// The lines of what the work is for: conflicts to resolve, the objective, the subgoals and
+/// the invariant counts.
+fn aims(out: &mut dyn Write, scene: &Scene) -> std::io::Result<()> {
+    if !scene.conflicts.is_empty() {
+        writeln!(
+            out,
+            "conflicts between merged branches (rewrite each to resolve): {}",
+            inline_ids(&scene.conflicts)
+        )?;
+    }
+    if let Some(objective) = &scene.objective {
+        writeln!(out, "objective: {objective}")?;
+    }
+    for subgoal in &scene.subgoals {
+        let active = if subgoal.active { "; active" } else { "" };
+        writeln!(
+            out,
+            "subgoal {}",
+            record_line(
+                &subgoal.id,
+                &format!("{}{active}", subgoal.status),
+                &subgoal.title
+            )
+        )?;
+    }
+    if !scene.invariant_status_counts.is_empty() {
+        let counts: Vec<String> = scene
+            .invariant_status_counts
+            .iter()
+            .map(|c| format!("{} {}", c.count, c.status))
+            .collect();
+        writeln!(out, "invariants: {}", counts.join(", "))?;
+    }
+    Ok(())
+}
+
+/// The graph's counts, then its frontier, open items and checkpoint when it has them.
+fn graph(out: &mut dyn Write, scene: &Scene) -> std::io::Result<()> {
+    let g = &scene.graph;
+    writeln!(
+        out,
+        "graph: architecture {} nodes / {} edges, dataflow {} nodes / {} edges, {} links",
+        g.architecture_node_count,
+        g.architecture_edge_count,
+        g.dataflow_node_count,
+        g.dataflow_edge_count,
+        g.link_count
+    )?;
+    if !g.active_node_ids.is_empty() || !g.active_edge_ids.is_empty() {
+        writeln!(
+            out,
+            "  frontier: {}",
+            inline_ids(&[g.active_node_ids.clone(), g.active_edge_ids.clone()].concat())
+        )?;
+    }
+    if g.open_question_count + g.open_gap_count + g.dirty_paths.len() > 0 {
+        writeln!(
+            out,
+            "  {} open questions, {} open gaps, {} dirty paths",
+            g.open_question_count,
+            g.open_gap_count,
+            g.dirty_paths.len()
+        )?;
+    }
+    if let Some(id) = &g.checkpoint_id {
+        let summary = g
+            .checkpoint_summary
+            .as_ref()
+            .map_or(String::new(), |s| format!(": {s}"));
+        writeln!(out, "  graph checkpoint `{id}`{summary}")?;
+    }
+    Ok(())
+}
+
+/// The retrieval index's status line, when the scene has one.
+fn retrieval(out: &mut dyn Write, scene: &Scene) -> std::io::Result<()> {
+    let Some(r) = &scene.retrieval else {
+        return Ok(());
+    };
+    let status = match r.status {
+        RetrievalStatus::Unavailable => "unavailable",
+        RetrievalStatus::Ready => "ready",
+        RetrievalStatus::Stale => "stale",
+        RetrievalStatus::Indexing => "indexing",
+    };
+    if r.index_revision.as_deref() == Some(crate::search::QUERY_TIME_REVISION) {
+        writeln!(
+            out,
+            "retrieval: {status}, no persistent index (queries scan the work tree)"
+        )
+    } else {
+        writeln!(
+            out,
+            "retrieval: {status}, {} files, {} chunks, {} dirty paths",
+            r.indexed_file_count.unwrap_or(0),
+            r.indexed_chunk_count.unwrap_or(0),
+            r.dirty_path_count
+        )
+    }
+}
+
+/// The investigation checkpoint, whether files it cites changed, and its next action.
+fn checkpoint(out: &mut dyn Write, scene: &Scene) -> std::io::Result<()> {
+    let Some(SceneCheckpoint { brief: c, .. }) = &scene.investigation_checkpoint else {
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "checkpoint `{}` ({}, {}): {}",
+        c.checkpoint_id,
+        c.kind,
+        c.disposition.as_str(),
+        c.focus
+    )?;
+    if let Some(staleness) = scene
+        .staleness
+        .as_ref()
+        .filter(|s| !s.checkpoint_changed_paths.is_empty())
+    {
+        writeln!(
+            out,
+            "  stale: files it cites changed since it was written: {}; re-gather before resuming",
+            staleness.checkpoint_changed_paths.join(", ")
+        )?;
+    }
+    if let Some(next) = &c.next_action {
+        writeln!(out, "  next action: {next}")?;
+    }
+    Ok(())
+}
+
+/// The churn line and its warning, when the scene has churn.
+fn churn(out: &mut dyn Write, scene: &Scene) -> std::io::Result<()> {
+    let Some(churn) = &scene.churn else {
+        return Ok(());
+    };
+    writeln!(
+        out,
+        "churn: {}, diff pressure {}{}",
+        churn.understanding_status,
+        churn.diff_pressure,
+        churn
+            .graph_freshness
+            .as_ref()
+            .map_or(String::new(), |f| format!(", graph freshness {f}"))
+    )?;
+    if let Some(warning) = &churn.warning {
+        writeln!(out, "  warning: {warning}")?;
+    }
+    Ok(())
 }
 
 fn actions(out: &mut dyn Write, scene: &Scene) -> std::io::Result<()> {

@@ -21,6 +21,7 @@ use crate::state::model::CodeRef;
 use crate::state::model::GraphCheckpoint;
 use crate::state::model::GraphEdge;
 use crate::state::model::GraphFrontier;
+use crate::state::model::Graphs;
 use crate::state::model::State;
 
 /// The smallest traversal depth.
@@ -168,13 +169,6 @@ pub fn query_graph(state: Option<&State>, query: &GraphQuery) -> GraphQueryResul
         };
     };
     let graphs = &state.graphs;
-    let all_edges = || {
-        graphs
-            .architecture
-            .edges
-            .iter()
-            .chain(&graphs.dataflow.edges)
-    };
     let mut matched = Matched::default();
 
     if query.frontier
@@ -184,62 +178,107 @@ pub fn query_graph(state: Option<&State>, query: &GraphQuery) -> GraphQueryResul
         frontier.active_edge_ids.iter().for_each(|id| edges.add(id));
     }
     if !query.paths.is_empty() || !query.symbols.is_empty() {
-        let mut first_match = |refs: &[CodeRef]| {
-            let found = refs.iter().find(|r| ref_matches(r, query)).cloned();
-            if let Some(r) = &found {
-                if !query.paths.is_empty() {
-                    uniq_append(&mut matched.paths, [r.path.clone()]);
-                }
-                if let Some(symbol) = r.symbol.as_ref().filter(|_| !query.symbols.is_empty()) {
-                    uniq_append(&mut matched.symbols, [symbol.clone()]);
-                }
-            }
-            found.is_some()
-        };
-        for node in graphs
-            .architecture
-            .nodes
-            .iter()
-            .chain(&graphs.dataflow.nodes)
-        {
-            if first_match(&node.code_refs) {
-                nodes.add(&node.id);
-            }
-        }
-        for edge in all_edges() {
-            if first_match(&edge.code_refs) {
-                add_edge(edge, &mut nodes, &mut edges);
-            }
-        }
-        for link in &graphs.links {
-            if first_match(&link.code_refs) {
-                nodes.add(&link.dataflow_node_id);
-                nodes.add(&link.architecture_node_id);
-            }
-        }
+        start_from_refs(graphs, query, &mut matched, &mut nodes, &mut edges);
     }
-    for edge in all_edges() {
+    for edge in all_edges(graphs) {
         if query.edge_kinds.contains(&edge.kind) {
             uniq_append(&mut matched.edge_kinds, [edge.kind.clone()]);
             add_edge(edge, &mut nodes, &mut edges);
         }
     }
     // Starting from an edge means starting from its endpoints.
-    for edge in all_edges() {
+    for edge in all_edges(graphs) {
         if edge.id.as_deref().is_some_and(|id| edges.contains(id)) {
             nodes.add(&edge.source_id);
             nodes.add(&edge.target_id);
         }
     }
+    walk(graphs, query.direction, depth, &mut nodes, &mut edges);
 
+    let graph = GraphSlice::select(graphs, &nodes.set(), &edges.set());
+    matched.node_ids = graph.node_ids().map(str::to_owned).collect();
+    matched.edge_ids = graph.edge_ids().map(str::to_owned).collect();
+    let missing = Missing {
+        node_ids: not_found(&nodes.order, graph.node_ids()),
+        edge_ids: not_found(&edges.order, graph.edge_ids()),
+    };
+    GraphQueryResult {
+        state_status: StateStatus::Ready,
+        state_revision: Some(state.revision),
+        direction: query.direction,
+        depth,
+        frontier: state.graph_frontier.clone(),
+        checkpoint: state.graph_checkpoint.clone(),
+        graph,
+        matched,
+        missing,
+        picture: None,
+    }
+}
+
+/// Every edge, the architecture graph's then the dataflow graph's.
+fn all_edges(graphs: &Graphs) -> impl Iterator<Item = &GraphEdge> {
+    graphs
+        .architecture
+        .edges
+        .iter()
+        .chain(&graphs.dataflow.edges)
+}
+
+/// Starts from the nodes, edges and links with a code reference the query's paths or symbols
+/// match (an edge adds its endpoints, a link both its nodes), noting in `matched` the paths
+/// and symbols of the first matching reference of each.
+fn start_from_refs(
+    graphs: &Graphs,
+    query: &GraphQuery,
+    matched: &mut Matched,
+    nodes: &mut Ids,
+    edges: &mut Ids,
+) {
+    let mut first_match = |refs: &[CodeRef]| {
+        let found = refs.iter().find(|r| ref_matches(r, query)).cloned();
+        if let Some(r) = &found {
+            if !query.paths.is_empty() {
+                uniq_append(&mut matched.paths, [r.path.clone()]);
+            }
+            if let Some(symbol) = r.symbol.as_ref().filter(|_| !query.symbols.is_empty()) {
+                uniq_append(&mut matched.symbols, [symbol.clone()]);
+            }
+        }
+        found.is_some()
+    };
+    for node in graphs
+        .architecture
+        .nodes
+        .iter()
+        .chain(&graphs.dataflow.nodes)
+    {
+        if first_match(&node.code_refs) {
+            nodes.add(&node.id);
+        }
+    }
+    for edge in all_edges(graphs) {
+        if first_match(&edge.code_refs) {
+            add_edge(edge, nodes, edges);
+        }
+    }
+    for link in &graphs.links {
+        if first_match(&link.code_refs) {
+            nodes.add(&link.dataflow_node_id);
+            nodes.add(&link.architecture_node_id);
+        }
+    }
+}
+
+/// Follows edges from the reached nodes `depth` times in `direction` (stopping early when a
+/// round reaches nothing new), then adds the other end of every link from a reached node.
+fn walk(graphs: &Graphs, direction: Direction, depth: u64, nodes: &mut Ids, edges: &mut Ids) {
     for _ in 0..depth {
         let reached: HashSet<String> = nodes.seen.clone();
         let before = nodes.order.len();
-        for edge in all_edges() {
-            let outgoing =
-                query.direction != Direction::Incoming && reached.contains(&edge.source_id);
-            let incoming =
-                query.direction != Direction::Outgoing && reached.contains(&edge.target_id);
+        for edge in all_edges(graphs) {
+            let outgoing = direction != Direction::Incoming && reached.contains(&edge.source_id);
+            let incoming = direction != Direction::Outgoing && reached.contains(&edge.target_id);
             if (outgoing || incoming)
                 && let Some(id) = &edge.id
             {
@@ -262,26 +301,6 @@ pub fn query_graph(state: Option<&State>, query: &GraphQuery) -> GraphQueryResul
         } else if nodes.contains(&link.architecture_node_id) {
             nodes.add(&link.dataflow_node_id);
         }
-    }
-
-    let graph = GraphSlice::select(graphs, &nodes.set(), &edges.set());
-    matched.node_ids = graph.node_ids().map(str::to_owned).collect();
-    matched.edge_ids = graph.edge_ids().map(str::to_owned).collect();
-    let missing = Missing {
-        node_ids: not_found(&nodes.order, graph.node_ids()),
-        edge_ids: not_found(&edges.order, graph.edge_ids()),
-    };
-    GraphQueryResult {
-        state_status: StateStatus::Ready,
-        state_revision: Some(state.revision),
-        direction: query.direction,
-        depth,
-        frontier: state.graph_frontier.clone(),
-        checkpoint: state.graph_checkpoint.clone(),
-        graph,
-        matched,
-        missing,
-        picture: None,
     }
 }
 

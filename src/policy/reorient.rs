@@ -18,6 +18,7 @@ use crate::policy::pressure::PressureLevel;
 use crate::policy::projection::StateStatus;
 use crate::policy::text::fresh_key;
 use crate::state::model::Disposition;
+use crate::state::model::InvestigationCheckpoint;
 use crate::state::model::State;
 
 const GENERIC_REGATHER: &str = "re-gather source context before editing";
@@ -135,18 +136,99 @@ pub fn plan_reorientation(
     freshness: &Freshness,
     pressure: &Pressure,
 ) -> Reorientation {
-    let high_pressure = pressure.level.is_high();
-    let with_pressure = |note: String| {
-        if high_pressure {
-            format!(
-                "{note}; context pressure is {}: checkpoint before compaction",
-                pressure.level.as_str()
-            )
-        } else {
-            note
-        }
+    let verdict = baseline(state, freshness, pressure);
+    let Some(state) = state else {
+        return Reorientation {
+            reasons: vec![
+                ReorientReason::MissingState,
+                ReorientReason::MissingCheckpoint,
+            ],
+            note: with_pressure(
+                "no Epiphany state yet: re-gather source context before editing".to_owned(),
+                pressure,
+            ),
+            ..verdict
+        };
+    };
+    let Some(checkpoint) = &state.investigation_checkpoint else {
+        return Reorientation {
+            reasons: vec![ReorientReason::MissingCheckpoint],
+            note: with_pressure(
+                "no investigation checkpoint: re-gather source context, then record one with `epiphany update`"
+                    .to_owned(),
+                pressure,
+            ),
+            ..verdict
+        };
+    };
+
+    let watcher = &freshness.watcher;
+    let checkpoint_dirty_paths = checkpoint_dirty_paths(checkpoint, freshness);
+    let checkpoint_changed_paths = watcher.checkpoint_changed_paths.clone();
+    let (reasons, fragments) = regather_reasons(checkpoint, freshness, &checkpoint_dirty_paths);
+
+    let checkpoint_status = match checkpoint.brief.disposition {
+        Disposition::ResumeReady => CheckpointStatus::ResumeReady,
+        Disposition::RegatherRequired => CheckpointStatus::RegatherRequired,
     };
     let verdict = Reorientation {
+        checkpoint_status,
+        checkpoint_id: Some(checkpoint.brief.checkpoint_id.clone()),
+        ..verdict
+    };
+    if reasons.is_empty() {
+        return Reorientation {
+            action: ReorientAction::Resume,
+            reasons: vec![ReorientReason::CheckpointReady],
+            next_action: checkpoint
+                .brief
+                .next_action
+                .clone()
+                .unwrap_or_else(|| DEFAULT_RESUME.to_owned()),
+            note: with_pressure(
+                "the checkpoint is aligned with current signals".to_owned(),
+                pressure,
+            ),
+            ..verdict
+        };
+    }
+    Reorientation {
+        action: ReorientAction::Regather,
+        reasons,
+        checkpoint_dirty_paths,
+        checkpoint_changed_paths,
+        active_frontier_node_ids: watcher.active_frontier_node_ids.clone(),
+        // The original keeps the checkpoint's own next step even on regather
+        // (docs/projections.md#reorient).
+        next_action: checkpoint
+            .brief
+            .next_action
+            .clone()
+            .unwrap_or_else(|| GENERIC_REGATHER.to_owned()),
+        note: with_pressure(
+            format!("Re-gather before editing: {}", fragments.join("; ")),
+            pressure,
+        ),
+        ..verdict
+    }
+}
+
+/// `note`, with a call to checkpoint before compaction when context pressure is high.
+fn with_pressure(note: String, pressure: &Pressure) -> String {
+    if pressure.level.is_high() {
+        format!(
+            "{note}; context pressure is {}: checkpoint before compaction",
+            pressure.level.as_str()
+        )
+    } else {
+        note
+    }
+}
+
+/// The verdict before the checkpoint is looked at: re-gather, with the statuses the signals
+/// report and nothing found yet.
+fn baseline(state: Option<&State>, freshness: &Freshness, pressure: &Pressure) -> Reorientation {
+    Reorientation {
         state_status: StateStatus::of(state),
         state_revision: state.map(|s| s.revision),
         action: ReorientAction::Regather,
@@ -166,32 +248,16 @@ pub fn plan_reorientation(
         active_frontier_node_ids: Vec::new(),
         next_action: GENERIC_REGATHER.to_owned(),
         note: String::new(),
-    };
-    let Some(state) = state else {
-        return Reorientation {
-            reasons: vec![
-                ReorientReason::MissingState,
-                ReorientReason::MissingCheckpoint,
-            ],
-            note: with_pressure(
-                "no Epiphany state yet: re-gather source context before editing".to_owned(),
-            ),
-            ..verdict
-        };
-    };
-    let Some(checkpoint) = &state.investigation_checkpoint else {
-        return Reorientation {
-            reasons: vec![ReorientReason::MissingCheckpoint],
-            note: with_pressure(
-                "no investigation checkpoint: re-gather source context, then record one with `epiphany update`"
-                    .to_owned(),
-            ),
-            ..verdict
-        };
-    };
+    }
+}
 
-    let watcher = &freshness.watcher;
-    let root = watcher.watched_root.as_deref();
+/// The paths the checkpoint cites that the index or the graph reports dirty, each once, as
+/// the index and then the graph spell them.
+fn checkpoint_dirty_paths(
+    checkpoint: &InvestigationCheckpoint,
+    freshness: &Freshness,
+) -> Vec<String> {
+    let root = freshness.watcher.watched_root.as_deref();
     let checkpoint_keys: Vec<String> = checkpoint
         .code_refs
         .iter()
@@ -211,7 +277,18 @@ pub fn plan_reorientation(
             checkpoint_dirty_paths.push(path.clone());
         }
     }
-    let checkpoint_changed_paths = watcher.checkpoint_changed_paths.clone();
+    checkpoint_dirty_paths
+}
+
+/// Why the checkpoint cannot be resumed, in fixed order, each with the fragment of the note
+/// that says so; both empty when it can.
+fn regather_reasons(
+    checkpoint: &InvestigationCheckpoint,
+    freshness: &Freshness,
+    checkpoint_dirty_paths: &[String],
+) -> (Vec<ReorientReason>, Vec<String>) {
+    let watcher = &freshness.watcher;
+    let checkpoint_changed_paths = &watcher.checkpoint_changed_paths;
     let frontier_changed = !watcher.active_frontier_node_ids.is_empty();
     let drift_elsewhere = !freshness.retrieval.dirty_paths.is_empty()
         || !freshness.graph.dirty_paths.is_empty()
@@ -260,48 +337,7 @@ pub fn plan_reorientation(
                 .to_owned(),
         );
     }
-
-    let checkpoint_status = match checkpoint.brief.disposition {
-        Disposition::ResumeReady => CheckpointStatus::ResumeReady,
-        Disposition::RegatherRequired => CheckpointStatus::RegatherRequired,
-    };
-    let verdict = Reorientation {
-        checkpoint_status,
-        checkpoint_id: Some(checkpoint.brief.checkpoint_id.clone()),
-        ..verdict
-    };
-    if reasons.is_empty() {
-        return Reorientation {
-            action: ReorientAction::Resume,
-            reasons: vec![ReorientReason::CheckpointReady],
-            next_action: checkpoint
-                .brief
-                .next_action
-                .clone()
-                .unwrap_or_else(|| DEFAULT_RESUME.to_owned()),
-            note: with_pressure("the checkpoint is aligned with current signals".to_owned()),
-            ..verdict
-        };
-    }
-    Reorientation {
-        action: ReorientAction::Regather,
-        reasons,
-        checkpoint_dirty_paths,
-        checkpoint_changed_paths,
-        active_frontier_node_ids: watcher.active_frontier_node_ids.clone(),
-        // The original keeps the checkpoint's own next step even on regather
-        // (docs/projections.md#reorient).
-        next_action: checkpoint
-            .brief
-            .next_action
-            .clone()
-            .unwrap_or_else(|| GENERIC_REGATHER.to_owned()),
-        note: with_pressure(format!(
-            "Re-gather before editing: {}",
-            fragments.join("; ")
-        )),
-        ..verdict
-    }
+    (reasons, fragments)
 }
 
 #[cfg(test)]

@@ -264,7 +264,52 @@ pub fn scene(
             available_actions,
         };
     };
-    let subgoals: Vec<SceneSubgoal> = state
+    let subgoals = scene_subgoals(state);
+    Scene {
+        state_status: StateStatus::Ready,
+        revision: Some(state.revision),
+        objective: state.objective.clone(),
+        active_subgoal: subgoals.iter().find(|s| s.active).cloned(),
+        subgoals,
+        invariant_status_counts: invariant_counts(state),
+        graph: scene_graph(state),
+        retrieval: state
+            .retrieval
+            .as_ref()
+            .or(live_retrieval)
+            .map(scene_retrieval),
+        staleness: staleness.cloned(),
+        investigation_checkpoint: state.investigation_checkpoint.as_ref().map(|c| {
+            SceneCheckpoint {
+                brief: c.brief.clone(),
+                open_question_count: c.open_questions.len(),
+                code_ref_count: c.code_refs.len(),
+                evidence_count: c.evidence_ids.len(),
+            }
+        }),
+        observations: SceneRecords {
+            total_count: totals.observations,
+            latest: current_observations(&state.observations)
+                .take(LATEST_LIMIT)
+                .map(|o| scene_record(&o.id, &o.source_kind, &o.status, &o.summary, &o.code_refs))
+                .collect(),
+        },
+        evidence: SceneRecords {
+            total_count: totals.evidence,
+            latest: (state.recent_evidence.iter())
+                .take(LATEST_LIMIT)
+                .map(|e| scene_record(&e.id, &e.kind, &e.status, &e.summary, &e.code_refs))
+                .collect(),
+        },
+        churn: state.churn.clone(),
+        conflicts: state.conflicts.iter().map(|c| c.key.clone()).collect(),
+        available_actions,
+    }
+}
+
+/// Every subgoal, in order, marked when it is the active one.
+fn scene_subgoals(state: &State) -> Vec<SceneSubgoal> {
+    state
         .subgoals
         .iter()
         .map(|subgoal| SceneSubgoal {
@@ -274,13 +319,28 @@ pub fn scene(
             summary: subgoal.summary.clone(),
             active: state.active_subgoal_id.as_deref() == Some(subgoal.id.as_str()),
         })
-        .collect();
+        .collect()
+}
+
+/// How many invariants have each status, by status.
+fn invariant_counts(state: &State) -> Vec<StatusCount> {
     let mut counts: BTreeMap<&str, usize> = BTreeMap::new();
     for invariant in &state.invariants {
         *counts.entry(invariant.status.as_str()).or_default() += 1;
     }
+    counts
+        .into_iter()
+        .map(|(status, count)| StatusCount {
+            status: status.to_owned(),
+            count,
+        })
+        .collect()
+}
+
+/// The graphs' counts, the frontier and the graph checkpoint.
+fn scene_graph(state: &State) -> SceneGraph {
     let frontier = state.graph_frontier.clone().unwrap_or_default();
-    let graph = SceneGraph {
+    SceneGraph {
         architecture_node_count: state.graphs.architecture.nodes.len(),
         architecture_edge_count: state.graphs.architecture.edges.len(),
         dataflow_node_count: state.graphs.dataflow.nodes.len(),
@@ -299,75 +359,37 @@ pub fn scene(
             .graph_checkpoint
             .as_ref()
             .and_then(|c| c.summary.clone()),
-    };
-    let latest = |records: Vec<SceneRecord>, total_count| SceneRecords {
-        total_count,
-        latest: records,
-    };
-    let record =
-        |id: &str, kind: &str, status: &str, summary: &str, refs: &[CodeRef]| SceneRecord {
-            id: id.to_owned(),
-            kind: kind.to_owned(),
-            status: status.to_owned(),
-            summary: summary.to_owned(),
-            code_ref_count: refs.len(),
-        };
-    Scene {
-        state_status: StateStatus::Ready,
-        revision: Some(state.revision),
-        objective: state.objective.clone(),
-        active_subgoal: subgoals.iter().find(|s| s.active).cloned(),
-        subgoals,
-        invariant_status_counts: counts
-            .into_iter()
-            .map(|(status, count)| StatusCount {
-                status: status.to_owned(),
-                count,
-            })
-            .collect(),
-        graph,
-        retrieval: state
-            .retrieval
-            .as_ref()
-            .or(live_retrieval)
-            .map(|r| SceneRetrieval {
-                workspace_root: r.workspace_root.clone(),
-                status: r.status,
-                semantic_available: r.semantic_available,
-                index_revision: r.index_revision.clone(),
-                indexed_file_count: r.index.indexed_file_count,
-                indexed_chunk_count: r.index.indexed_chunk_count,
-                shard_count: r.shards.len(),
-                dirty_path_count: r.dirty_paths.len(),
-            }),
-        staleness: staleness.cloned(),
-        investigation_checkpoint: state.investigation_checkpoint.as_ref().map(|c| {
-            SceneCheckpoint {
-                brief: c.brief.clone(),
-                open_question_count: c.open_questions.len(),
-                code_ref_count: c.code_refs.len(),
-                evidence_count: c.evidence_ids.len(),
-            }
-        }),
-        observations: latest(
-            current_observations(&state.observations)
-                .take(LATEST_LIMIT)
-                .map(|o| record(&o.id, &o.source_kind, &o.status, &o.summary, &o.code_refs))
-                .collect(),
-            totals.observations,
-        ),
-        evidence: latest(
-            state
-                .recent_evidence
-                .iter()
-                .take(LATEST_LIMIT)
-                .map(|e| record(&e.id, &e.kind, &e.status, &e.summary, &e.code_refs))
-                .collect(),
-            totals.evidence,
-        ),
-        churn: state.churn.clone(),
-        conflicts: state.conflicts.iter().map(|c| c.key.clone()).collect(),
-        available_actions,
+    }
+}
+
+/// The retrieval summary as the scene shows it: counts instead of lists.
+fn scene_retrieval(r: &RetrievalState) -> SceneRetrieval {
+    SceneRetrieval {
+        workspace_root: r.workspace_root.clone(),
+        status: r.status,
+        semantic_available: r.semantic_available,
+        index_revision: r.index_revision.clone(),
+        indexed_file_count: r.index.indexed_file_count,
+        indexed_chunk_count: r.index.indexed_chunk_count,
+        shard_count: r.shards.len(),
+        dirty_path_count: r.dirty_paths.len(),
+    }
+}
+
+/// One observation or evidence record as the scene lists it.
+fn scene_record(
+    id: &str,
+    kind: &str,
+    status: &str,
+    summary: &str,
+    refs: &[CodeRef],
+) -> SceneRecord {
+    SceneRecord {
+        id: id.to_owned(),
+        kind: kind.to_owned(),
+        status: status.to_owned(),
+        summary: summary.to_owned(),
+        code_ref_count: refs.len(),
     }
 }
 

@@ -213,31 +213,26 @@ fn join_from(
     if ours.metas.len() != ours.order.len() || shared > ours.order.len() {
         return None;
     }
-    let mut tail_counts = (tails.iter())
+    let tail_counts = (tails.iter())
         .map(|record| appended_counts(record))
         .collect::<Option<Vec<Vec<u32>>>>()?;
     let Placement {
         origins,
         tips,
-        mut tail_parents,
+        tail_parents,
     } = place(shared, &ours, theirs.as_ref(), tails)?;
     let Side {
         folded: mut joined,
-        order: mut ours_order,
-        metas: mut ours_metas,
+        order: ours_order,
+        metas: ours_metas,
     } = ours;
-    let (mut theirs, mut theirs_order, mut theirs_metas) = match theirs {
+    let (mut theirs, theirs_order, theirs_metas) = match theirs {
         Some(side) => (Some(side.folded), side.order, side.metas),
         None => (None, Vec::new(), Vec::new()),
     };
-    fn appended(metas: &[RecordMeta<u32>], shared: usize) -> Vec<&[u32]> {
-        (metas.get(shared..).unwrap_or_default().iter())
-            .map(|meta| meta.appended.as_deref().unwrap_or_default())
-            .collect()
-    }
     let plan = Plan {
-        ours: appended(&ours_metas, shared),
-        theirs: appended(&theirs_metas, shared),
+        ours: appended_past(&ours_metas, shared),
+        theirs: appended_past(&theirs_metas, shared),
         tails,
         folded: origins,
         cut,
@@ -255,10 +250,52 @@ fn join_from(
         &plan,
     )?;
     let origins = plan.folded;
-    match origins.last()? {
+    take_last_write(&mut joined, theirs.as_ref(), tails, origins.last()?)?;
+    joined.state.revision = (shared + origins.len()) as u64;
+    joined.tips = tips;
+    let merged = merged_records(
+        shared,
+        &origins,
+        Records {
+            order: ours_order,
+            metas: ours_metas,
+        },
+        Records {
+            order: theirs_order,
+            metas: theirs_metas,
+        },
+        Tails {
+            records: tails,
+            parents: tail_parents,
+            appended: tail_counts,
+        },
+    );
+    Some(Joined {
+        folded: joined,
+        order: merged.order,
+        metas: merged.metas,
+    })
+}
+
+/// What each record past the first `shared` of a side placed on each append list.
+fn appended_past(metas: &[RecordMeta<u32>], shared: usize) -> Vec<&[u32]> {
+    (metas.get(shared..).unwrap_or_default().iter())
+        .map(|meta| meta.appended.as_deref().unwrap_or_default())
+        .collect()
+}
+
+/// Gives the join the turn and the commit of the record that folds last (`last`, with
+/// `theirs` the other snapshot's fold); `None` when that record is on a side that is missing.
+fn take_last_write(
+    joined: &mut Folded,
+    theirs: Option<&Folded>,
+    tails: &[&Record],
+    last: &Origin,
+) -> Option<()> {
+    match last {
         Origin::Ours(_) => {}
         Origin::Theirs(_) => {
-            let theirs = theirs.as_ref()?;
+            let theirs = theirs?;
             joined
                 .state
                 .last_updated_turn_id
@@ -273,8 +310,40 @@ fn join_from(
             joined.last_git_head.clone_from(&tails[*n].git_head);
         }
     }
-    joined.state.revision = (shared + origins.len()) as u64;
-    joined.tips = tips;
+    Some(())
+}
+
+/// A side's fold order and what it keeps of each record, in the same order.
+struct Records {
+    order: Vec<String>,
+    metas: Vec<RecordMeta<u32>>,
+}
+
+/// The records past both snapshots, with the positions their parents fold at and how many
+/// items each placed on each append list.
+struct Tails<'a> {
+    records: &'a [&'a Record],
+    parents: Vec<Vec<u32>>,
+    appended: Vec<Vec<u32>>,
+}
+
+/// The merged fold order and metas: ours' first `shared`, then every record past them in the
+/// order of `origins`.
+fn merged_records(
+    shared: usize,
+    origins: &[Origin],
+    ours: Records,
+    theirs: Records,
+    mut tails: Tails<'_>,
+) -> Records {
+    let Records {
+        order: mut ours_order,
+        metas: mut ours_metas,
+    } = ours;
+    let Records {
+        order: mut theirs_order,
+        metas: mut theirs_metas,
+    } = theirs;
     // The records past the shared history move into the merged order. A side's record named
     // its parents past the shared history by their positions in its side: they become their
     // positions in the merge.
@@ -297,16 +366,16 @@ fn join_from(
         };
     let mut past_order = Vec::with_capacity(origins.len());
     let mut past_metas = Vec::with_capacity(origins.len());
-    for from in &origins {
+    for from in origins {
         let (id, meta) = match *from {
             Origin::Ours(n) => moved(&mut ours_order, &mut ours_metas, &ours_at, n),
             Origin::Theirs(n) => moved(&mut theirs_order, &mut theirs_metas, &theirs_at, n),
             Origin::Tail(n) => (
-                tails[n].id.clone(),
+                tails.records[n].id.clone(),
                 RecordMeta {
-                    at: tails[n].at.clone(),
-                    parents: std::mem::take(&mut tail_parents[n]),
-                    appended: Some(std::mem::take(&mut tail_counts[n])),
+                    at: tails.records[n].at.clone(),
+                    parents: std::mem::take(&mut tails.parents[n]),
+                    appended: Some(std::mem::take(&mut tails.appended[n])),
                 },
             ),
         };
@@ -317,11 +386,10 @@ fn join_from(
     ours_order.append(&mut past_order);
     ours_metas.truncate(shared);
     ours_metas.append(&mut past_metas);
-    Some(Joined {
-        folded: joined,
+    Records {
         order: ours_order,
         metas: ours_metas,
-    })
+    }
 }
 
 /// How many items a record past both snapshots placed on each append list, or `None` when it
@@ -367,7 +435,51 @@ fn place(
     {
         return None;
     }
-    let mut pending = Vec::with_capacity(ours_past.len() + theirs_past.len() + tails.len());
+    let pending = pending_records(shared, ours, theirs, tails)?;
+    // A record past both snapshots folds after every shared record when it names one past
+    // them, or the last shared one and that one descends from all the others; otherwise it
+    // could fold among them, which neither snapshot's order says anything about.
+    let past: HashSet<&str> = pending.iter().map(|p| p.id).collect();
+    let fork_tip = fork_tip(shared, ours, tails, &past);
+    let tails_placed = (pending.iter())
+        .filter(|p| matches!(p.from, Origin::Tail(_)))
+        .all(|p| {
+            p.parents()
+                .any(|id| past.contains(id) || Some(id) == fork_tip)
+        });
+    if !tails_placed || past.len() != pending.len() {
+        return None;
+    }
+    let count = pending.len();
+    let pending = topological(pending);
+    if pending.len() != count || !keeps_sides_order(&pending) {
+        return None;
+    }
+    let named: HashSet<&str> = pending.iter().flat_map(|p| p.parents()).collect();
+    let tips = (ours.folded.tips.iter())
+        .chain(theirs.into_iter().flat_map(|theirs| &theirs.folded.tips))
+        .map(String::as_str)
+        .chain(tails.iter().map(|t| t.id.as_str()))
+        .filter(|id| !named.contains(id))
+        .map(str::to_owned)
+        .collect();
+    Some(Placement {
+        tail_parents: tail_parents(shared, &ours.order[..shared], tails, &pending, fork_tip),
+        origins: pending.iter().map(|p| p.from).collect(),
+        tips,
+    })
+}
+
+/// The records past the `shared` history to place: each side's (which must each have placed
+/// only new items, and name parents inside their side), then the tails; `None` otherwise.
+fn pending_records<'a>(
+    shared: usize,
+    ours: &'a Side,
+    theirs: Option<&'a Side>,
+    tails: &'a [&'a Record],
+) -> Option<Vec<Pending<'a>>> {
+    let theirs_past = theirs.map_or(0, |theirs| theirs.order.len().saturating_sub(shared));
+    let mut pending = Vec::with_capacity(ours.order.len() - shared + theirs_past + tails.len());
     let sides = [Some(ours), theirs].into_iter().flatten();
     for (side, from) in sides.zip([Origin::Ours as fn(usize) -> Origin, Origin::Theirs]) {
         for (n, (id, meta)) in (side.order[shared..].iter())
@@ -398,10 +510,17 @@ fn place(
             from: Origin::Tail(n),
         });
     }
-    // A record past both snapshots folds after every shared record when it names one past
-    // them, or the last shared one and that one descends from all the others; otherwise it
-    // could fold among them, which neither snapshot's order says anything about.
-    let past: HashSet<&str> = pending.iter().map(|p| p.id).collect();
+    Some(pending)
+}
+
+/// The last shared record, when a record past both snapshots names no record `past` the
+/// shared history (so it can only follow that one) and that one descends from all the others.
+fn fork_tip<'a>(
+    shared: usize,
+    ours: &'a Side,
+    tails: &[&Record],
+    past: &HashSet<&str>,
+) -> Option<&'a str> {
     let fork_tip = (shared.checked_sub(1))
         .map(|last| (last, ours.order[last].as_str()))
         .filter(|_| {
@@ -409,36 +528,24 @@ fn place(
                 .iter()
                 .any(|record| record.parents.iter().all(|p| !past.contains(p.as_str())))
         });
-    let fork_tip = fork_tip
+    fork_tip
         .filter(|(last, _)| descends_from_all_before(&ours.metas, *last))
-        .map(|(_, id)| id);
-    let tails_placed = (pending.iter())
-        .filter(|p| matches!(p.from, Origin::Tail(_)))
-        .all(|p| {
-            p.parents()
-                .any(|id| past.contains(id) || Some(id) == fork_tip)
-        });
-    if !tails_placed || past.len() != pending.len() {
-        return None;
-    }
-    let count = pending.len();
-    let pending = topological(pending);
-    if pending.len() != count || !keeps_sides_order(&pending) {
-        return None;
-    }
-    let named: HashSet<&str> = pending.iter().flat_map(|p| p.parents()).collect();
-    let tips = (ours.folded.tips.iter())
-        .chain(theirs.into_iter().flat_map(|theirs| &theirs.folded.tips))
-        .map(String::as_str)
-        .chain(tails.iter().map(|t| t.id.as_str()))
-        .filter(|id| !named.contains(id))
-        .map(str::to_owned)
-        .collect();
+        .map(|(_, id)| id)
+}
+
+/// For each tail, the positions its parents fold at in the merge: past the shared history by
+/// `pending` (in fold order), the fork tip as the last shared record, else among `shared_ids`.
+fn tail_parents(
+    shared: usize,
+    shared_ids: &[String],
+    tails: &[&Record],
+    pending: &[Pending<'_>],
+    fork_tip: Option<&str>,
+) -> Vec<Vec<u32>> {
     let position: HashMap<&str, u32> = (pending.iter().enumerate())
         .map(|(k, p)| (p.id, (shared + k) as u32))
         .collect();
-    let shared_ids = &ours.order[..shared];
-    let tail_parents = (tails.iter())
+    (tails.iter())
         .map(|record| {
             (record.parents.iter())
                 .filter_map(|id| {
@@ -448,12 +555,7 @@ fn place(
                 })
                 .collect()
         })
-        .collect();
-    Some(Placement {
-        origins: pending.iter().map(|p| p.from).collect(),
-        tips,
-        tail_parents,
-    })
+        .collect()
 }
 
 /// Whether every record before position `at` of a fold order is an ancestor of the record at

@@ -31,6 +31,7 @@ use crate::policy::text::is_blank;
 use crate::policy::update::planning::check_planning;
 use crate::state::fields::ChangedField;
 use crate::state::fields::Collection;
+use crate::state::model::JobBinding;
 use crate::state::model::Observation;
 use crate::state::model::RecordIds;
 use crate::state::model::State;
@@ -116,8 +117,46 @@ pub fn update_validation_errors(state: &State, ids: &dyn RecordIds, patch: &Patc
     let known_evidence =
         |id: &str| !id.is_empty() && (patch_evidence.contains(id) || ids.has_evidence(id));
 
+    check_evidence(&mut reasons, ids, patch);
+    check_observations(&mut reasons, ids, patch, &known_evidence);
+    if let Some(checkpoint) = &patch.investigation_checkpoint {
+        for (index, cited) in checkpoint.evidence_ids.iter().enumerate() {
+            if !known_evidence(cited) {
+                reasons.at(
+                    item("investigation_checkpoint.evidence_ids", index),
+                    missing_evidence(cited),
+                );
+            }
+        }
+    }
+    if let Some(bindings) = &patch.job_bindings {
+        check_job_bindings(&mut reasons, bindings);
+    }
+
+    check_receipts(&mut reasons, state, patch, &known_evidence);
+    check_runtime_links(&mut reasons, state, patch);
+    if let Some(planning) = &patch.planning {
+        check_planning(&mut reasons, planning);
+    }
+
+    check_record_writes(&mut reasons, state, patch);
+    check_rechecks(&mut reasons, state, patch);
+    check_id_characters(&mut reasons, patch);
+    check_replaced_structure(&mut reasons, state, patch, &known_evidence);
+
+    let mut seen = HashSet::new();
+    reasons
+        .0
+        .into_iter()
+        .filter(|problem| seen.insert(problem.clone()))
+        .collect()
+}
+
+/// New evidence records carry their fields, repeat no id within the patch and reuse none of
+/// the state's.
+fn check_evidence(reasons: &mut Reasons, ids: &dyn RecordIds, patch: &Patch) {
     for (index, evidence) in patch.evidence.iter().enumerate() {
-        require_evidence_fields(&mut reasons, &item("evidence", index), evidence);
+        require_evidence_fields(reasons, &item("evidence", index), evidence);
     }
     reasons.no_repeats(
         "evidence",
@@ -135,9 +174,18 @@ pub fn update_validation_errors(state: &State, ids: &dyn RecordIds, patch: &Patc
             );
         }
     }
+}
 
+/// New observations carry their fields, repeat no id within the patch and reuse none of the
+/// state's, cite evidence `known_evidence` accepts, and supersede only older observations.
+fn check_observations(
+    reasons: &mut Reasons,
+    ids: &dyn RecordIds,
+    patch: &Patch,
+    known_evidence: &dyn Fn(&str) -> bool,
+) {
     for (index, observation) in patch.observations.iter().enumerate() {
-        require_observation_fields(&mut reasons, &item("observations", index), observation);
+        require_observation_fields(reasons, &item("observations", index), observation);
     }
     reasons.no_repeats(
         "observations",
@@ -153,58 +201,47 @@ pub fn update_validation_errors(state: &State, ids: &dyn RecordIds, patch: &Patc
                 format!("observation id \"{id}\" already exists in Epiphany state"),
             );
         }
-        check_citations(&mut reasons, &at, observation, &known_evidence);
-        check_supersedes(&mut reasons, &at, observation, patch, ids);
+        check_citations(reasons, &at, observation, known_evidence);
+        check_supersedes(reasons, &at, observation, patch, ids);
     }
+}
 
-    if let Some(checkpoint) = &patch.investigation_checkpoint {
-        for (index, cited) in checkpoint.evidence_ids.iter().enumerate() {
-            if !known_evidence(cited) {
-                reasons.at(
-                    item("investigation_checkpoint.evidence_ids", index),
-                    missing_evidence(cited),
-                );
-            }
-        }
-    }
-
-    if let Some(bindings) = &patch.job_bindings {
-        for (index, binding) in bindings.iter().enumerate() {
-            let at = item("job_bindings", index);
-            reasons.require_fields(
-                &at,
-                &[
-                    ("id", &binding.id),
-                    ("scope", &binding.scope),
-                    ("owner_role", &binding.owner_role),
-                ],
-            );
-            reasons.non_blank_if_present(
-                &format!("{at}.authority_scope"),
-                binding.authority_scope.as_deref(),
-            );
-            reasons.non_blank_if_present(
-                &format!("{at}.blocking_reason"),
-                binding.blocking_reason.as_deref(),
-            );
-        }
-        reasons.no_repeats(
-            "job_bindings",
-            "job binding",
-            bindings.iter().map(|b| b.id.as_str()),
+/// Replaced job bindings carry their fields, no blank optional text, and no repeated id.
+fn check_job_bindings(reasons: &mut Reasons, bindings: &[JobBinding]) {
+    for (index, binding) in bindings.iter().enumerate() {
+        let at = item("job_bindings", index);
+        reasons.require_fields(
+            &at,
+            &[
+                ("id", &binding.id),
+                ("scope", &binding.scope),
+                ("owner_role", &binding.owner_role),
+            ],
+        );
+        reasons.non_blank_if_present(
+            &format!("{at}.authority_scope"),
+            binding.authority_scope.as_deref(),
+        );
+        reasons.non_blank_if_present(
+            &format!("{at}.blocking_reason"),
+            binding.blocking_reason.as_deref(),
         );
     }
+    reasons.no_repeats(
+        "job_bindings",
+        "job binding",
+        bindings.iter().map(|b| b.id.as_str()),
+    );
+}
 
-    check_receipts(&mut reasons, state, patch, &known_evidence);
-    check_runtime_links(&mut reasons, state, patch);
-    if let Some(planning) = &patch.planning {
-        check_planning(&mut reasons, planning);
-    }
-
-    check_record_writes(&mut reasons, state, patch);
-    check_rechecks(&mut reasons, state, patch);
-    check_id_characters(&mut reasons, patch);
-
+/// The structural rules (docs/writes.md#structural-validator) over the fields the patch replaces, read
+/// against the rest of the state.
+fn check_replaced_structure(
+    reasons: &mut Reasons,
+    state: &State,
+    patch: &Patch,
+    known_evidence: &dyn Fn(&str) -> bool,
+) {
     // Record-level writes change subgoals or graphs in ways only the resulting state shows;
     // the write path validates that state whole, so they are not checked against the old one.
     let edited = |field: ChangedField| {
@@ -229,16 +266,9 @@ pub fn update_validation_errors(state: &State, ids: &dyn RecordIds, patch: &Patc
         graph_frontier: patch.graph_frontier.as_ref(),
         graph_checkpoint: patch.graph_checkpoint.as_ref(),
         investigation_checkpoint: patch.investigation_checkpoint.as_ref(),
-        available_evidence_ids: Some(&known_evidence),
+        available_evidence_ids: Some(known_evidence),
         churn: patch.churn.as_ref(),
     }));
-
-    let mut seen = HashSet::new();
-    reasons
-        .0
-        .into_iter()
-        .filter(|problem| seen.insert(problem.clone()))
-        .collect()
 }
 
 /// An observation that supersedes another names one that is stored or earlier in this patch's

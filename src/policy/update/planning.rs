@@ -6,8 +6,12 @@ use std::collections::HashSet;
 
 use crate::policy::structure::Reasons;
 use crate::policy::text::is_blank;
+use crate::state::model::BacklogItem;
+use crate::state::model::ObjectiveDraft;
+use crate::state::model::PlanningCapture;
 use crate::state::model::PlanningSourceRef;
 use crate::state::model::PlanningState;
+use crate::state::model::RoadmapStream;
 use crate::state::problem::item;
 use crate::state::problem::join;
 
@@ -28,7 +32,20 @@ fn check_source_ref(reasons: &mut Reasons, at: &str, source: &PlanningSourceRef)
 
 /// Every reason `planning` breaks the planning rules, appended to `reasons`.
 pub(super) fn check_planning(reasons: &mut Reasons, planning: &PlanningState) {
-    for (index, capture) in planning.captures.iter().enumerate() {
+    check_captures(reasons, &planning.captures);
+    check_backlog_items(reasons, &planning.backlog_items);
+    let backlog: HashSet<&str> = planning
+        .backlog_items
+        .iter()
+        .map(|b| b.id.as_str())
+        .collect();
+    check_roadmap_streams(reasons, &planning.roadmap_streams, &backlog);
+    check_objective_drafts(reasons, &planning.objective_drafts, &backlog);
+}
+
+/// Captures carry their fields and a well-formed source, and repeat no id.
+fn check_captures(reasons: &mut Reasons, captures: &[PlanningCapture]) {
+    for (index, capture) in captures.iter().enumerate() {
         let at = item("planning.captures", index);
         reasons.require_fields(
             &at,
@@ -44,10 +61,13 @@ pub(super) fn check_planning(reasons: &mut Reasons, planning: &PlanningState) {
     reasons.no_repeats(
         "planning.captures",
         "planning capture",
-        planning.captures.iter().map(|c| c.id.as_str()),
+        captures.iter().map(|c| c.id.as_str()),
     );
+}
 
-    for (index, backlog_item) in planning.backlog_items.iter().enumerate() {
+/// Backlog items carry their fields and well-formed sources, and repeat no id.
+fn check_backlog_items(reasons: &mut Reasons, backlog_items: &[BacklogItem]) {
+    for (index, backlog_item) in backlog_items.iter().enumerate() {
         let at = item("planning.backlog_items", index);
         reasons.require_fields(
             &at,
@@ -75,15 +95,17 @@ pub(super) fn check_planning(reasons: &mut Reasons, planning: &PlanningState) {
     reasons.no_repeats(
         "planning.backlog_items",
         "backlog item",
-        planning.backlog_items.iter().map(|b| b.id.as_str()),
+        backlog_items.iter().map(|b| b.id.as_str()),
     );
+}
 
-    let backlog: HashSet<&str> = planning
-        .backlog_items
-        .iter()
-        .map(|b| b.id.as_str())
-        .collect();
-    for (index, stream) in planning.roadmap_streams.iter().enumerate() {
+/// Roadmap streams carry their fields, name only items of the `backlog`, and repeat no id.
+fn check_roadmap_streams(
+    reasons: &mut Reasons,
+    streams: &[RoadmapStream],
+    backlog: &HashSet<&str>,
+) {
+    for (index, stream) in streams.iter().enumerate() {
         let at = item("planning.roadmap_streams", index);
         reasons.require_fields(
             &at,
@@ -114,10 +136,18 @@ pub(super) fn check_planning(reasons: &mut Reasons, planning: &PlanningState) {
     reasons.no_repeats(
         "planning.roadmap_streams",
         "roadmap stream",
-        planning.roadmap_streams.iter().map(|s| s.id.as_str()),
+        streams.iter().map(|s| s.id.as_str()),
     );
+}
 
-    for (index, draft) in planning.objective_drafts.iter().enumerate() {
+/// Objective drafts carry their fields and an acceptance criterion, name only items of the
+/// `backlog`, and repeat no id.
+fn check_objective_drafts(
+    reasons: &mut Reasons,
+    drafts: &[ObjectiveDraft],
+    backlog: &HashSet<&str>,
+) {
+    for (index, draft) in drafts.iter().enumerate() {
         let at = item("planning.objective_drafts", index);
         reasons.require_fields(
             &at,
@@ -146,7 +176,7 @@ pub(super) fn check_planning(reasons: &mut Reasons, planning: &PlanningState) {
     reasons.no_repeats(
         "planning.objective_drafts",
         "objective draft",
-        planning.objective_drafts.iter().map(|d| d.id.as_str()),
+        drafts.iter().map(|d| d.id.as_str()),
     );
 }
 

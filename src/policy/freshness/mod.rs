@@ -6,31 +6,41 @@
 //! Each graph node and the investigation checkpoint is compared with the changes since *its
 //! own* anchor commit (the last write that changed it), so an unrelated later write never
 //! makes a stale record look fresh. Reads no files and asks no git itself.
+//!
+//! This module holds the report's types and [`assess_freshness`], which puts it together;
+//! `compare` names what the caller must read first, `status` judges the retrieval index and
+//! the graph, `watch` maps the work tree's changes onto the records.
+
+mod compare;
+mod status;
+mod watch;
+
+pub use compare::commits_to_compare;
+pub use compare::definitions_to_compare;
+pub use compare::manifest_changes;
+pub use status::graph_freshness;
+pub use status::retrieval_freshness;
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
-use std::collections::HashSet;
 
 use serde::Serialize;
 
 use crate::policy::code_ref::CitedFile;
 use crate::policy::code_ref::RefOwner;
-use crate::policy::code_ref::definition_unchanged;
 use crate::policy::projection::StateStatus;
 use crate::policy::recheck::CitedFiles;
 use crate::policy::recheck::RefFindingKind;
 use crate::policy::recheck::ReferenceFreshness;
 use crate::policy::recheck::recheck_references;
-use crate::policy::text::fresh_key;
 use crate::policy::text::uniq_append;
-use crate::state::model::CodeRef;
 use crate::state::model::IndexTally;
 use crate::state::model::RetrievalState;
-use crate::state::model::RetrievalStatus;
 use crate::state::model::State;
 use crate::state::snapshot::Anchor;
-use crate::state::snapshot::CHECKPOINT_ANCHOR;
-use crate::state::snapshot::node_anchor_key;
+
+use watch::maps_code;
+use watch::watch;
 
 /// `churn.graph_freshness` values that read as fresh (exact, case-sensitive).
 pub const FRESH_GRAPH_LABELS: [&str; 4] = ["fresh", "ready", "current", "ok"];
@@ -442,95 +452,6 @@ impl Freshness {
     }
 }
 
-/// The commits the watcher compares the work tree with. The base commit (the `--since`
-/// revision's, else the last write's) always; without `--since` also every anchored record's
-/// own commit, so each record is judged against the code it was written on. With `--since`
-/// every record is compared with that one commit. Sorted, each once.
-pub fn commits_to_compare(
-    base_commit: &str,
-    since: Option<u64>,
-    anchors: &BTreeMap<String, Anchor>,
-) -> Vec<String> {
-    let mut commits = BTreeSet::from([base_commit.to_owned()]);
-    if since.is_none() {
-        commits.extend(
-            anchors
-                .values()
-                .filter_map(|anchor| anchor.git_head.clone()),
-        );
-    }
-    commits.into_iter().collect()
-}
-
-/// Outside git, the index manifest's dirty paths are the only record of what changed. Only a
-/// summary read from a manifest counts: it carries the time of indexing, which the baseline
-/// summary of a workspace without an index (docs/retrieval.md#retrieval-summary) does not.
-pub fn manifest_changes(
-    retrieval: Option<&RetrievalState>,
-    watched_root: String,
-    observed_at_unix_seconds: i64,
-) -> WatcherInput {
-    match retrieval.filter(|r| {
-        r.status != RetrievalStatus::Unavailable && r.index.last_indexed_at_unix_seconds.is_some()
-    }) {
-        None => WatcherInput::Unavailable(
-            "not in a git repository, and no retrieval index manifest to compare with (`epiphany index` builds one)".to_owned(),
-        ),
-        Some(retrieval) => WatcherInput::Observed(WorkTreeChanges {
-            source: ChangeSource::Manifest,
-            since_base: retrieval
-                .dirty_paths
-                .iter()
-                .map(|path| fresh_key(path, Some(&watched_root)))
-                .collect(),
-            watched_root,
-            observed_at_unix_seconds,
-            base_commit: None,
-            since_revision: None,
-            since_commit: Default::default(),
-            renames: Default::default(),
-            unknown_commits: Vec::new(),
-            cited_then: BTreeMap::new(),
-        }),
-    }
-}
-
-/// The earlier files that tell whether a cited definition changed: for every reference of a
-/// graph node or the checkpoint that cites a symbol in a file changed since its record was
-/// written, (the commit the record is compared with, the cited path) → the symbols cited
-/// there. The caller reads them into [`WorkTreeChanges::cited_then`].
-pub fn definitions_to_compare(
-    state: &State,
-    anchors: &BTreeMap<String, Anchor>,
-    changes: &WorkTreeChanges,
-) -> BTreeMap<(String, String), BTreeSet<String>> {
-    let root = Some(changes.watched_root.as_str());
-    let mut wanted: BTreeMap<(String, String), BTreeSet<String>> = BTreeMap::new();
-    let mut want = |refs: &[CodeRef], anchor_key: &str| {
-        let (Some(commit), changed) = changes.compared(anchors, anchor_key) else {
-            return;
-        };
-        for code_ref in refs {
-            if let Some(symbol) = &code_ref.symbol
-                && changed.contains(&fresh_key(&code_ref.path, root))
-            {
-                (wanted.entry((commit.to_owned(), code_ref.path.clone())))
-                    .or_default()
-                    .insert(symbol.clone());
-            }
-        }
-    };
-    for (kind, graph) in state.graphs.each() {
-        for node in &graph.nodes {
-            want(&node.code_refs, &node_anchor_key(kind, &node.id));
-        }
-    }
-    if let Some(checkpoint) = &state.investigation_checkpoint {
-        want(&checkpoint.code_refs, CHECKPOINT_ANCHOR);
-    }
-    wanted
-}
-
 /// Assesses freshness. `live_retrieval` (the index summary computed now) wins over a
 /// retrieval summary stored in the state. `cited` is what the work tree holds at every cited
 /// path (`None`: the references are not re-checked).
@@ -587,300 +508,6 @@ pub fn assess_freshness(
     }
 }
 
-/// Freshness of the retrieval index summary (docs/freshness.md#retrieval-freshness).
-pub fn retrieval_freshness(retrieval: Option<&RetrievalState>) -> RetrievalFreshness {
-    let Some(retrieval) = retrieval else {
-        return RetrievalFreshness {
-            status: RetrievalFreshnessStatus::Missing,
-            semantic_available: false,
-            index: IndexTally::default(),
-            dirty_paths: Vec::new(),
-            note: "no retrieval freshness available".to_owned(),
-        };
-    };
-    let dirty = retrieval.dirty_paths.len();
-    let (status, note) = match retrieval.status {
-        RetrievalStatus::Ready if retrieval.index.last_indexed_at_unix_seconds.is_none() => (
-            RetrievalFreshnessStatus::Ready,
-            "no persistent index: `retrieve` scans the work tree at query time (`epiphany index` builds one)".to_owned(),
-        ),
-        RetrievalStatus::Ready if dirty == 0 => (
-            RetrievalFreshnessStatus::Ready,
-            "retrieval catalog is ready".to_owned(),
-        ),
-        RetrievalStatus::Ready => (
-            RetrievalFreshnessStatus::Ready,
-            format!("retrieval catalog is ready; {dirty} dirty paths noted"),
-        ),
-        RetrievalStatus::Stale => (
-            RetrievalFreshnessStatus::Stale,
-            format!(
-                "retrieval index is stale; {dirty} dirty paths to refresh with `epiphany index`"
-            ),
-        ),
-        RetrievalStatus::Indexing => (
-            RetrievalFreshnessStatus::Indexing,
-            "retrieval index is being built".to_owned(),
-        ),
-        RetrievalStatus::Unavailable => (
-            RetrievalFreshnessStatus::Unavailable,
-            "retrieval is unavailable for this workspace".to_owned(),
-        ),
-    };
-    RetrievalFreshness {
-        status,
-        semantic_available: retrieval.semantic_available,
-        index: retrieval.index,
-        dirty_paths: retrieval.dirty_paths.clone(),
-        note,
-    }
-}
-
-/// Freshness of the graph as the state records it (docs/freshness.md#graph-freshness).
-pub fn graph_freshness(state: Option<&State>) -> GraphFreshness {
-    let Some(state) = state else {
-        return GraphFreshness {
-            status: GraphFreshnessStatus::Missing,
-            dirty_paths: Vec::new(),
-            dirty_path_count: 0,
-            open_question_count: 0,
-            open_gap_count: 0,
-            checkpoint_id: None,
-            graph_freshness: None,
-            note: "no state, so no graph".to_owned(),
-        };
-    };
-    let frontier = state.graph_frontier.clone().unwrap_or_default();
-    let label = state.churn.as_ref().and_then(|c| c.graph_freshness.clone());
-    let (dirty, questions, gaps) = (
-        frontier.dirty_paths.len(),
-        frontier.open_question_ids.len(),
-        frontier.open_gap_ids.len(),
-    );
-    let label_stale = label
-        .as_deref()
-        .is_some_and(|label| !FRESH_GRAPH_LABELS.contains(&label));
-    let stale = dirty > 0 || questions > 0 || gaps > 0 || label_stale;
-    let note = if stale {
-        let mut note = format!(
-            "graph is stale: {dirty} dirty paths, {questions} open questions, {gaps} open gaps"
-        );
-        let named: Vec<String> = frontier
-            .dirty_paths
-            .iter()
-            .chain(&frontier.open_question_ids)
-            .chain(&frontier.open_gap_ids)
-            .take(NAMED_LIMIT)
-            .map(|item| format!("`{item}`"))
-            .collect();
-        if !named.is_empty() {
-            let more = (dirty + questions + gaps).saturating_sub(named.len());
-            let more = if more > 0 {
-                format!(", {more} more")
-            } else {
-                String::new()
-            };
-            note.push_str(&format!(" ({}{more})", named.join(", ")));
-        }
-        if let Some(label) = label.as_deref().filter(|_| label_stale) {
-            note.push_str(&format!(", graph freshness `{label}`"));
-        }
-        note
-    } else {
-        "graph freshness is ready".to_owned()
-    };
-    GraphFreshness {
-        status: if stale {
-            GraphFreshnessStatus::Stale
-        } else {
-            GraphFreshnessStatus::Ready
-        },
-        dirty_path_count: dirty,
-        dirty_paths: frontier.dirty_paths,
-        open_question_count: questions,
-        open_gap_count: gaps,
-        checkpoint_id: state
-            .graph_checkpoint
-            .as_ref()
-            .map(|c| c.checkpoint_id.clone()),
-        graph_freshness: label,
-        note,
-    }
-}
-
-/// What one changed path hits, while the hits are collected.
-#[derive(Default)]
-struct Hits {
-    node_ids: Vec<String>,
-    checkpoint: bool,
-}
-
-/// Maps the work tree's changes onto the graph nodes and the checkpoint
-/// (docs/freshness.md#watcher-inputs), each against its own anchor.
-/// Whether the graphs or the checkpoint cite code: what the watcher compares with git.
-fn maps_code(state: &State) -> bool {
-    let graphs = state.graphs.each().into_iter();
-    graphs
-        .flat_map(|(_, graph)| &graph.nodes)
-        .any(|node| !node.code_refs.is_empty())
-        || (state.investigation_checkpoint.as_ref()).is_some_and(|c| !c.code_refs.is_empty())
-}
-
-fn watch(
-    state: Option<&State>,
-    anchors: &BTreeMap<String, Anchor>,
-    input: &WatcherInput,
-    cited: Option<&CitedFiles>,
-) -> WatcherFreshness {
-    let changes = match input {
-        WatcherInput::Unavailable(reason) | WatcherInput::Unknown(reason) => {
-            return WatcherFreshness {
-                status: WatcherStatus::Unavailable,
-                source: None,
-                watched_root: None,
-                observed_at_unix_seconds: None,
-                base_commit: None,
-                since_revision: None,
-                changed_path_count: 0,
-                changed_paths: Vec::new(),
-                changes: Vec::new(),
-                graph_node_ids: Vec::new(),
-                active_frontier_node_ids: Vec::new(),
-                checkpoint_changed_paths: Vec::new(),
-                note: reason.clone(),
-            };
-        }
-        WatcherInput::Observed(changes) => changes,
-    };
-    let root = Some(changes.watched_root.as_str());
-    // A reference to a definition that is word for word what it was cites nothing changed.
-    let definition_kept = |code_ref: &CodeRef, commit: Option<&str>| {
-        let then = commit.and_then(|commit| {
-            let key = (commit.to_owned(), code_ref.path.clone());
-            changes.cited_then.get(&key)
-        });
-        let now = cited.and_then(|cited| cited.files.get(&code_ref.path));
-        then.zip(now)
-            .is_some_and(|(then, now)| definition_unchanged(code_ref, then, now))
-    };
-    let cited_changes = |refs: &[CodeRef], anchor_key: &str| -> Vec<String> {
-        let (commit, changed) = changes.compared(anchors, anchor_key);
-        let mut keys = Vec::new();
-        uniq_append(
-            &mut keys,
-            refs.iter().filter_map(|r| {
-                let key = fresh_key(&r.path, root);
-                (changed.contains(&key) && !definition_kept(r, commit)).then_some(key)
-            }),
-        );
-        keys
-    };
-
-    let mut hits: BTreeMap<String, Hits> = changes
-        .since_base
-        .iter()
-        .map(|path| (path.clone(), Hits::default()))
-        .collect();
-    let mut graph_node_ids = Vec::new();
-    let mut active_frontier_node_ids = Vec::new();
-    // A clean tree since every anchor hits nothing: the map need not be walked.
-    let anything_changed = !changes.since_base.is_empty()
-        || changes.since_commit.values().any(|paths| !paths.is_empty());
-    let mut hit_nodes: HashSet<&str> = HashSet::new();
-    if let Some(state) = state.filter(|_| anything_changed) {
-        for (kind, graph) in state.graphs.each() {
-            for node in &graph.nodes {
-                let paths = cited_changes(&node.code_refs, &node_anchor_key(kind, &node.id));
-                for path in &paths {
-                    let hit = hits.entry(path.clone()).or_default();
-                    uniq_append(&mut hit.node_ids, [node.id.clone()]);
-                }
-                if !paths.is_empty() && hit_nodes.insert(node.id.as_str()) {
-                    graph_node_ids.push(node.id.clone());
-                }
-            }
-        }
-        if let Some(checkpoint) = &state.investigation_checkpoint {
-            for path in cited_changes(&checkpoint.code_refs, CHECKPOINT_ANCHOR) {
-                hits.entry(path).or_default().checkpoint = true;
-            }
-        }
-        if let Some(frontier) = &state.graph_frontier {
-            active_frontier_node_ids = frontier
-                .active_node_ids
-                .iter()
-                .filter(|id| hit_nodes.contains(id.as_str()))
-                .cloned()
-                .collect();
-        }
-    }
-
-    let changes_list: Vec<PathChange> = hits
-        .into_iter()
-        .map(|(path, hit)| PathChange {
-            renamed_to: changes.renames.get(&path).cloned(),
-            active_frontier_node_ids: active_frontier_node_ids
-                .iter()
-                .filter(|id| hit.node_ids.contains(id))
-                .cloned()
-                .collect(),
-            graph_node_ids: hit.node_ids,
-            cited_by_checkpoint: hit.checkpoint,
-            path,
-        })
-        .collect();
-    let changed_paths: Vec<String> = changes_list.iter().map(|c| c.path.clone()).collect();
-    let checkpoint_changed_paths: Vec<String> = changes_list
-        .iter()
-        .filter(|c| c.cited_by_checkpoint)
-        .map(|c| c.path.clone())
-        .collect();
-    let note = watcher_note(
-        changed_paths.len(),
-        graph_node_ids.len(),
-        active_frontier_node_ids.len(),
-        checkpoint_changed_paths.len(),
-    );
-    WatcherFreshness {
-        status: if changed_paths.is_empty() {
-            WatcherStatus::Clean
-        } else {
-            WatcherStatus::Changed
-        },
-        source: Some(changes.source),
-        watched_root: Some(changes.watched_root.clone()),
-        observed_at_unix_seconds: Some(changes.observed_at_unix_seconds),
-        base_commit: changes.base_commit.clone(),
-        since_revision: changes.since_revision,
-        changed_path_count: changed_paths.len(),
-        changed_paths,
-        changes: changes_list,
-        graph_node_ids,
-        active_frontier_node_ids,
-        checkpoint_changed_paths,
-        note,
-    }
-}
-
-fn watcher_note(changed: usize, nodes: usize, frontier: usize, checkpoint: usize) -> String {
-    if changed == 0 {
-        return "no changed files".to_owned();
-    }
-    let mut note = match (nodes, frontier) {
-        (0, _) => format!("{changed} changed paths; no mapped node cites one since it was written"),
-        (nodes, 0) => format!("{changed} changed paths hit {nodes} graph nodes"),
-        (nodes, frontier) => format!(
-            "{changed} changed paths hit {nodes} graph nodes, including {frontier} frontier nodes"
-        ),
-    };
-    if checkpoint > 0 {
-        note.push_str(&format!(
-            "; {checkpoint} paths cited by the investigation checkpoint changed"
-        ));
-    }
-    note
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -890,6 +517,9 @@ mod tests {
     use crate::state::model::Disposition;
     use crate::state::model::GraphFrontier;
     use crate::state::model::GraphKind;
+    use crate::state::model::RetrievalStatus;
+    use crate::state::snapshot::CHECKPOINT_ANCHOR;
+    use crate::state::snapshot::node_anchor_key;
 
     fn state() -> State {
         let mut state = State {
