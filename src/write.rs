@@ -3,9 +3,8 @@
 //! work tree, the patch validated against the head under the store lock, the state it
 //! produces checked for problems the head did not have, and then committed. A write is a
 //! [`PatchWrite`], staged into a `StagedPatch` under the lock and committed into a
-//! [`PatchCommitted`]; on
-//! any refusal nothing is written and the error says why (exit 2, or 3 for a revision
-//! conflict). How a command reports the write is the command's.
+//! [`PatchCommitted`]; on any refusal nothing is written and the error says why (exit 2, or 3
+//! for a revision conflict). How a command reports the write is the command's.
 
 use std::collections::BTreeMap;
 
@@ -73,7 +72,7 @@ pub struct PatchCommitted {
 /// A patch validated and folded under the lock, not yet committed.
 #[must_use = "a staged patch is written only by `commit`"]
 struct StagedPatch<'s> {
-    tx: Staged<'s>,
+    staged: Staged<'s>,
     redactions: Vec<Redaction>,
     planned: Vec<String>,
     /// The patch as staged, when asked to keep it.
@@ -178,7 +177,7 @@ impl PatchWrite {
             }
         }
         Ok(StagedPatch {
-            tx: staged,
+            staged,
             redactions,
             planned: audit.planned,
             patch: kept,
@@ -191,7 +190,7 @@ impl StagedPatch<'_> {
     /// Makes the staged record durable and tells stderr what was redacted, what was planned
     /// and what the store warned about.
     fn commit(self, ctx: &Ctx) -> Result<PatchCommitted> {
-        let committed = self.tx.commit()?;
+        let committed = self.staged.commit()?;
         warn_redactions(ctx, &self.redactions);
         warn_planned(ctx, &self.planned);
         for warning in &committed.warnings {

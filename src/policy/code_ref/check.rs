@@ -155,26 +155,11 @@ pub fn follow_symbol(code_ref: &CodeRef, file: &CitedFile) -> Option<CodeRef> {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixtures::SOURCE;
+    use super::super::fixtures::code_ref;
+    use super::super::fixtures::symbols;
     use super::super::scan_text;
     use super::*;
-    use std::collections::BTreeSet;
-
-    fn code_ref(path: &str, start: Option<u32>, end: Option<u32>, symbol: Option<&str>) -> CodeRef {
-        CodeRef {
-            path: path.into(),
-            start_line: start,
-            end_line: end,
-            symbol: symbol.map(Into::into),
-            note: None,
-            planned: false,
-        }
-    }
-
-    fn symbols(list: &[&str]) -> BTreeSet<String> {
-        list.iter().map(|s| (*s).to_owned()).collect()
-    }
-
-    const SOURCE: &str = "// header\nimpl Store {\n    fn commit(&self) {}\n}\nfn committed() {}\nlet x = a->b + foo.bar;\n";
 
     #[test]
     fn shape_and_location_rules() {

@@ -331,25 +331,11 @@ pub fn scan_bytes(bytes: &[u8], symbols: &BTreeSet<String>) -> CitedFile {
 
 #[cfg(test)]
 mod tests {
+    use super::super::fixtures::SOURCE;
+    use super::super::fixtures::code_ref;
+    use super::super::fixtures::symbols;
     use super::super::located_problems;
     use super::*;
-
-    fn code_ref(path: &str, start: Option<u32>, end: Option<u32>, symbol: Option<&str>) -> CodeRef {
-        CodeRef {
-            path: path.into(),
-            start_line: start,
-            end_line: end,
-            symbol: symbol.map(Into::into),
-            note: None,
-            planned: false,
-        }
-    }
-
-    fn symbols(list: &[&str]) -> BTreeSet<String> {
-        list.iter().map(|s| (*s).to_owned()).collect()
-    }
-
-    const SOURCE: &str = "// header\nimpl Store {\n    fn commit(&self) {}\n}\nfn committed() {}\nlet x = a->b + foo.bar;\n";
 
     #[test]
     fn ranges_hold_as_the_span_a_part_or_a_window_and_anchor_to_the_nearest() {

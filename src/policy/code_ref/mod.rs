@@ -237,11 +237,20 @@ fn parse_line(text: &str, which: &str) -> Result<u32, String> {
     }
 }
 
+/// What the unit tests of this module and its parts build their cases from.
 #[cfg(test)]
-mod tests {
-    use super::*;
+mod fixtures {
+    use std::collections::BTreeSet;
 
-    fn code_ref(path: &str, start: Option<u32>, end: Option<u32>, symbol: Option<&str>) -> CodeRef {
+    use crate::state::model::CodeRef;
+
+    /// A code ref to `path`, with its lines and symbol.
+    pub fn code_ref(
+        path: &str,
+        start: Option<u32>,
+        end: Option<u32>,
+        symbol: Option<&str>,
+    ) -> CodeRef {
         CodeRef {
             path: path.into(),
             start_line: start,
@@ -251,6 +260,20 @@ mod tests {
             planned: false,
         }
     }
+
+    /// The names in `list`, as a set.
+    pub fn symbols(list: &[&str]) -> BTreeSet<String> {
+        list.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    /// A source with a definition, a name that only starts like it, and a line of operators.
+    pub const SOURCE: &str = "// header\nimpl Store {\n    fn commit(&self) {}\n}\nfn committed() {}\nlet x = a->b + foo.bar;\n";
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fixtures::code_ref;
+    use super::*;
 
     #[test]
     fn parses_every_documented_form() {
