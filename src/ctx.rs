@@ -19,9 +19,7 @@ use crate::state::git;
 use crate::state::store::DEFAULT_SNAPSHOT_EVERY;
 use crate::state::store::Store;
 use crate::state::store::Transaction;
-use crate::state::store::WriteOptions;
 use crate::state::store::WriteScope;
-use crate::state::store::WriteStamp;
 use crate::ui::Ui;
 
 /// What a command reports besides its output.
@@ -203,22 +201,7 @@ impl Ctx {
 
     /// Takes the store's write lock and reads its head: the start of every write.
     pub fn begin<'s>(&self, store: &'s Store, scope: WriteScope) -> Result<Transaction<'s>> {
-        store.begin(&self.write_options(), scope)
-    }
-
-    /// How this process writes: the lock wait.
-    pub fn write_options(&self) -> WriteOptions {
-        WriteOptions {
-            lock_timeout: self.lock_timeout,
-        }
-    }
-
-    /// When and on which commit a write made now happens.
-    pub fn stamp(&self, store: &Store) -> WriteStamp {
-        WriteStamp {
-            at: self.now_rfc3339(),
-            git_head: git::head_commit(store.root()),
-        }
+        store.begin(self.lock_timeout, scope)
     }
 }
 

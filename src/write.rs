@@ -1,10 +1,10 @@
-//! The one write path of a patch, whichever command writes it (`update` and the one-line
-//! writes, `init --objective`, `promote`): secrets redacted, code refs audited against the
-//! work tree, the patch validated against the head under the store lock, the state it
-//! produces checked for problems the head did not have, and then committed. A write is a
-//! [`PatchWrite`], staged into a `StagedPatch` under the lock and committed into a
-//! [`PatchCommitted`]; on any refusal nothing is written and the error says why (exit 2, or 3
-//! for a revision conflict). How a command reports the write is the command's.
+//! The write path, whichever command writes: a patch ([`PatchWrite`]: `update` and the
+//! one-line writes, `init --objective`, `promote`) or a rollback ([`restore`]). A patch has its
+//! secrets redacted and its code refs audited against the work tree, is validated against the
+//! head under the store lock, and the state it produces is checked for problems the head did
+//! not have; it is staged into a `StagedPatch` and committed into a [`PatchCommitted`]. On any
+//! refusal nothing is written and the error says why (exit 2, or 3 for a revision conflict).
+//! How a command reports the write is the command's.
 
 use std::collections::BTreeMap;
 
@@ -23,19 +23,23 @@ use crate::policy::secrets::redact_text;
 use crate::policy::secrets::redactions;
 use crate::policy::update::UpdateRefusal;
 use crate::policy::update::added_problems;
+use crate::policy::update::check_revision;
 use crate::policy::update::check_update;
 use crate::policy::update::node_upsert_problems;
 use crate::policy::update::structure_problems;
 use crate::render::DraftReport;
 use crate::state::fields::ChangedField;
+use crate::state::git;
 use crate::state::model::RecordIds;
 use crate::state::model::State;
 use crate::state::patch::Patch;
+use crate::state::rollout::Restore;
 use crate::state::rollout::Source;
 use crate::state::store::Committed;
 use crate::state::store::Draft;
 use crate::state::store::Head;
 use crate::state::store::Payload;
+use crate::state::store::Revision;
 use crate::state::store::Staged;
 use crate::state::store::Store;
 use crate::state::store::WriteScope;
@@ -161,15 +165,14 @@ impl PatchWrite {
             }
         };
         let kept = keep_patch.then(|| patch.clone());
-        let staged = tx.stage(
-            Draft {
-                source,
-                turn_id,
-                changed_fields,
-                payload: Payload::Patch(Box::new(patch)),
-            },
-            ctx.stamp(store),
-        );
+        let staged = tx.stage(draft_now(
+            ctx,
+            store,
+            source,
+            turn_id,
+            changed_fields,
+            Payload::Patch(Box::new(patch)),
+        ));
         if let Some(before) = before {
             let added = added_problems(&before, problems(staged.head()));
             if !added.is_empty() {
@@ -193,13 +196,92 @@ impl StagedPatch<'_> {
         let committed = self.staged.commit()?;
         warn_redactions(ctx, &self.redactions);
         warn_planned(ctx, &self.planned);
-        for warning in &committed.warnings {
-            ctx.ui.warn(warning);
-        }
+        warn_store(ctx, &committed);
         Ok(PatchCommitted {
             committed,
             redactions: self.redactions,
         })
+    }
+}
+
+/// What a rollback did.
+#[derive(Debug)]
+pub enum Restored {
+    /// The head already equals the restored state: nothing was written.
+    Unchanged {
+        /// The head's revision.
+        revision: u64,
+        /// The revision it equals.
+        to_revision: usize,
+    },
+    /// The rollback record landed.
+    Committed(Committed),
+}
+
+/// Rolls back: one more record, naming the records whose state it restores, so the new head
+/// equals `to_revision`'s state (history is never rewritten). Checks `expected_revision` under
+/// the lock; writes nothing when the head already equals that state.
+pub fn restore(
+    ctx: &Ctx,
+    store: &Store,
+    to_revision: &Revision,
+    expected_revision: Option<u64>,
+) -> Result<Restored> {
+    let tx = ctx.begin(store, WriteScope::Whole)?;
+    let revision = tx.head().state.revision;
+    check_revision(expected_revision, revision).map_err(|refusal| {
+        Failure::conflict(refusal.to_string())
+            .with_hint("the store moved on; check `epiphany log` before rolling back")
+    })?;
+    let prefix = store.prefix(to_revision)?;
+    let target = store.restored(&prefix.tips)?;
+    let changed_fields = tx.head().changed_fields_to(&target);
+    if changed_fields.is_empty() {
+        return Ok(Restored::Unchanged {
+            revision,
+            to_revision: prefix.count,
+        });
+    }
+    let restore = Restore {
+        to_revision: prefix.count as u64,
+        to_record: prefix.record,
+        tips: Some(prefix.tips),
+        state: None,
+        anchors: BTreeMap::new(),
+    };
+    let payload = Payload::Restore {
+        restore: Box::new(restore),
+        target: Box::new(target),
+    };
+    let draft = draft_now(ctx, store, Source::Rollback, None, changed_fields, payload);
+    let committed = tx.stage(draft).commit()?;
+    warn_store(ctx, &committed);
+    Ok(Restored::Committed(committed))
+}
+
+/// A draft by `source` (and the turn, when named), written now on the commit checked out.
+fn draft_now(
+    ctx: &Ctx,
+    store: &Store,
+    source: Source,
+    turn_id: Option<String>,
+    changed_fields: Vec<ChangedField>,
+    payload: Payload,
+) -> Draft {
+    Draft {
+        source,
+        turn_id,
+        changed_fields,
+        payload,
+        at: ctx.now_rfc3339(),
+        git_head: git::head_commit(store.root()),
+    }
+}
+
+/// Tells stderr what the store warned about after the record was durable.
+fn warn_store(ctx: &Ctx, committed: &Committed) {
+    for warning in &committed.warnings {
+        ctx.ui.warn(warning);
     }
 }
 

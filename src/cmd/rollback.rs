@@ -1,22 +1,18 @@
 //! `epiphany rollback`: a new revision whose state equals an earlier one. History is never
 //! rewritten: the rolled-back records stay in the rollout, and replay never resurrects them.
-
-use std::collections::BTreeMap;
+//! The write itself is [`crate::write::restore`]'s; this module reports it.
 
 use anyhow::Result;
 
-use crate::ctx::Ctx;
-use crate::ctx::Status;
-use crate::cmd::update::WriteReport;
-use crate::error::Failure;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;
-use crate::state::rollout::Restore;
+use crate::cmd::update::WriteReport;
+use crate::ctx::Ctx;
+use crate::ctx::Status;
 use crate::state::rollout::Source;
-use crate::state::store::Draft;
-use crate::state::store::Payload;
 use crate::state::store::Revision;
-use crate::state::store::WriteScope;
+use crate::write::Restored;
+use crate::write::restore;
 
 /// Write a new revision whose state equals an earlier revision's.
 ///
@@ -41,56 +37,21 @@ pub const TOOL: Tool = Tool::WRITER.idempotent().report(schema_of::<WriteReport>
 
 /// Runs `rollback`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
-    let Args {
-        to_revision,
-        expected_revision,
-    } = args;
     let store = ctx.store()?;
-    let tx = ctx.begin(&store, WriteScope::Whole)?;
-    let head_revision = tx.head().state.revision;
-    if let Some(expected) = expected_revision.filter(|e| *e != head_revision) {
-        return Err(Failure::conflict(format!(
-            "epiphany state revision mismatch: expected {expected}, found {head_revision}"
-        ))
-        .with_hint("the store moved on; check `epiphany log` before rolling back")
-        .into());
+    match restore(ctx, &store, &args.to_revision, args.expected_revision)? {
+        Restored::Unchanged {
+            revision,
+            to_revision,
+        } => {
+            ctx.ui.status(&format!(
+                "nothing changed: the head already equals revision {to_revision}"
+            ));
+            ctx.ui
+                .emit(&WriteReport::unchanged(revision, Source::Rollback))?;
+        }
+        Restored::Committed(committed) => ctx
+            .ui
+            .emit_landed(&WriteReport::of(&committed), &committed.landed()),
     }
-    let prefix = store.prefix(to_revision)?;
-    let target = store.restored(&prefix.tips)?;
-    let changed_fields = tx.head().changed_fields_to(&target);
-    let count = prefix.count;
-    if changed_fields.is_empty() {
-        ctx.ui.status(&format!(
-            "nothing changed: the head already equals revision {count}"
-        ));
-        ctx.ui
-            .emit(&WriteReport::unchanged(head_revision, Source::Rollback))?;
-        return Ok(Status::Ok);
-    }
-    let committed = tx
-        .stage(
-        Draft {
-            source: Source::Rollback,
-            turn_id: None,
-            changed_fields,
-            payload: Payload::Restore {
-                restore: Box::new(Restore {
-                    to_revision: count as u64,
-                    to_record: prefix.record,
-                    tips: Some(prefix.tips),
-                    state: None,
-                    anchors: BTreeMap::new(),
-                }),
-                target: Box::new(target),
-            },
-        },
-        ctx.stamp(&store),
-    )
-        .commit()?;
-    for warning in &committed.warnings {
-        ctx.ui.warn(warning);
-    }
-    ctx.ui
-        .emit_landed(&WriteReport::of(&committed), &committed.landed());
     Ok(Status::Ok)
 }

@@ -116,7 +116,7 @@ impl Report for VerifyReport {
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let store = ctx.store()?;
     if args.repair {
-        let (removed, written) = store.rebuild_snapshots(&ctx.write_options())?;
+        let (removed, written) = store.rebuild_snapshots(ctx.lock_timeout)?;
         ctx.ui.status(&format!(
             "repair: removed {} snapshot(s){}",
             removed.len(),

@@ -74,6 +74,16 @@ impl std::fmt::Display for UpdateRefusal {
     }
 }
 
+/// Refuses a write drafted against another revision than the head's (`--expected-revision`).
+pub fn check_revision(expected: Option<u64>, found: u64) -> Result<(), UpdateRefusal> {
+    match expected {
+        Some(expected) if expected != found => {
+            Err(UpdateRefusal::RevisionMismatch { expected, found })
+        }
+        _ => Ok(()),
+    }
+}
+
 /// Decides whether `patch` may be applied to `state` (docs/writes.md#the-write-path, steps 4–6).
 /// `ids` answers which observation and evidence ids the store holds (the state's lists may be cut
 /// short).
@@ -86,14 +96,7 @@ pub fn check_update(
     if patch.is_empty() {
         return Err(UpdateRefusal::EmptyPatch);
     }
-    if let Some(expected) = expected_revision
-        && expected != state.revision
-    {
-        return Err(UpdateRefusal::RevisionMismatch {
-            expected,
-            found: state.revision,
-        });
-    }
+    check_revision(expected_revision, state.revision)?;
     let problems = update_validation_errors(state, ids, patch);
     if problems.is_empty() {
         Ok(())

@@ -4,6 +4,7 @@
 use std::io::Read;
 use std::path::Path;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use anyhow::Result;
 
@@ -20,7 +21,6 @@ use super::GITIGNORE;
 use super::LEGACY_ROLLOUT;
 use super::Store;
 use super::read::Remember;
-use super::write::WriteOptions;
 use super::write::segment_name;
 
 /// Cached snapshots kept at most.
@@ -35,9 +35,9 @@ impl Store {
     /// the one written.
     pub fn rebuild_snapshots(
         &self,
-        options: &WriteOptions,
+        lock_timeout: Duration,
     ) -> Result<(Vec<String>, Option<String>)> {
-        let _lock = self.lock(options.lock_timeout, LockMode::Exclusive)?;
+        let _lock = self.lock(lock_timeout, LockMode::Exclusive)?;
         // Checked before anything is removed: over a damaged line nothing can be rebuilt, and
         // the snapshots may hold the only other copy of what it said.
         let history = self.sound_history()?;

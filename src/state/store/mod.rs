@@ -72,9 +72,7 @@ pub use write::Draft;
 pub use write::Payload;
 pub use write::Staged;
 pub use write::Transaction;
-pub use write::WriteOptions;
 pub use write::WriteScope;
-pub use write::WriteStamp;
 
 /// The name of the store directory.
 pub const STORE_DIR: &str = ".epiphany";

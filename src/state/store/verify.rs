@@ -104,10 +104,16 @@ impl Store {
             ));
         }
         let in_records = record_secrets(&history, secrets);
+        // A secret in the records may have been copied into any snapshot, replayed or not.
         let scan_every_snapshot = !in_records.is_empty();
         problems.extend(in_records);
-        let mut snapshots = Snapshots::open(self, &snapshot_paths, &history, secrets);
-        snapshots.scan_secrets = scan_every_snapshot;
+        let mut snapshots = Snapshots::open(
+            self,
+            &snapshot_paths,
+            &history,
+            secrets,
+            scan_every_snapshot,
+        );
         let folded = snapshots.fold_and_compare(&history);
         problems.extend(snapshots.problems);
         notes.extend(snapshots.notes);
@@ -190,13 +196,14 @@ impl<'s> Snapshots<'s> {
         paths: &[PathBuf],
         history: &History,
         secrets: &'s dyn SecretScan,
+        scan_secrets: bool,
     ) -> Snapshots<'s> {
         let mut snapshots = Snapshots {
             open: BTreeMap::new(),
             problems: Vec::new(),
             notes: Vec::new(),
             checked: 0,
-            scan_secrets: false,
+            scan_secrets,
             secrets,
         };
         let settled_head = std::cell::OnceCell::new();

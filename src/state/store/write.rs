@@ -57,6 +57,10 @@ pub struct Draft {
     pub changed_fields: Vec<ChangedField>,
     /// What it applies.
     pub payload: Payload,
+    /// RFC 3339 UTC time of the write.
+    pub at: String,
+    /// The commit checked out, when in git.
+    pub git_head: Option<String>,
 }
 
 /// The body of a write.
@@ -72,22 +76,6 @@ pub enum Payload {
         /// The fold it restores.
         target: Box<Head>,
     },
-}
-
-/// How a write behaves.
-#[derive(Debug, Clone)]
-pub struct WriteOptions {
-    /// How long to wait for the lock.
-    pub lock_timeout: Duration,
-}
-
-/// Where and when a write happens.
-#[derive(Debug, Clone)]
-pub struct WriteStamp {
-    /// RFC 3339 UTC time of the write.
-    pub at: String,
-    /// The commit checked out, when in git.
-    pub git_head: Option<String>,
 }
 
 /// A write that landed.
@@ -110,9 +98,10 @@ impl Committed {
 }
 
 impl Store {
-    /// Takes the exclusive write lock, waiting as `options` say, and reads the head under it.
-    pub fn begin(&self, options: &WriteOptions, scope: WriteScope) -> Result<Transaction<'_>> {
-        let lock = self.lock(options.lock_timeout, LockMode::Exclusive)?;
+    /// Takes the exclusive write lock, waiting at most `lock_timeout`, and reads the head under
+    /// it.
+    pub fn begin(&self, lock_timeout: Duration, scope: WriteScope) -> Result<Transaction<'_>> {
+        let lock = self.lock(lock_timeout, LockMode::Exclusive)?;
         remove_stale_temporaries(&self.dir);
         remove_stale_temporaries(&self.rollout_dir());
         for dir in self.snapshot_dirs() {
@@ -178,7 +167,7 @@ impl<'a> Transaction<'a> {
 
     /// Seals `draft` on top of the head and folds it in: the staged head shows the state the
     /// write would produce. Nothing is written until [`Staged::commit`].
-    pub fn stage(mut self, draft: Draft, stamp: WriteStamp) -> Staged<'a> {
+    pub fn stage(mut self, draft: Draft) -> Staged<'a> {
         let records_only =
             matches!(&draft.payload, Payload::Patch(patch) if !patch.needs_stored_graphs());
         assert!(
@@ -192,10 +181,10 @@ impl<'a> Transaction<'a> {
         };
         let (record, line) = Record::seal(&Body {
             parents: &parents,
-            at: &stamp.at,
+            at: &draft.at,
             source: draft.source,
             turn_id: draft.turn_id.as_deref(),
-            git_head: stamp.git_head.as_deref(),
+            git_head: draft.git_head.as_deref(),
             changed_fields: &draft.changed_fields,
             patch,
             restore,
