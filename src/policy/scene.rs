@@ -236,12 +236,12 @@ pub struct Scene {
 }
 
 /// Builds the scene. `totals` counts the observations and evidence records (the state's lists
-/// need hold only the newest [`LATEST_LIMIT`]); `live_retrieval` fills in the retrieval summary
-/// when the state has none; `staleness` is the one freshness reading every view shows.
+/// need hold only the newest [`LATEST_LIMIT`]); `retrieval` is the index summary computed now
+/// (the state keeps none); `staleness` is the one freshness reading every view shows.
 pub fn scene(
     state: Option<&State>,
     totals: ListTotals,
-    live_retrieval: Option<&RetrievalState>,
+    retrieval: Option<&RetrievalState>,
     staleness: Option<&Staleness>,
 ) -> Scene {
     let available_actions = available_actions(state.is_some());
@@ -273,11 +273,7 @@ pub fn scene(
         subgoals,
         invariant_status_counts: invariant_counts(state),
         graph: scene_graph(state),
-        retrieval: state
-            .retrieval
-            .as_ref()
-            .or(live_retrieval)
-            .map(scene_retrieval),
+        retrieval: retrieval.map(scene_retrieval),
         staleness: staleness.cloned(),
         investigation_checkpoint: state.investigation_checkpoint.as_ref().map(|c| {
             SceneCheckpoint {

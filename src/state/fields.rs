@@ -203,10 +203,10 @@ for_each_patch_field!(define_changed_field);
 
 /// The [`State`] fields no patch writes, each for its reason: `revision`, `last_updated_turn_id`
 /// and `conflicts` are the fold's (the count of writes, the last record's turn, what concurrent
-/// writes disagreed on), and `retrieval` is a view, filled only in what a command shows. Every
-/// other field is a patch field; a test holds the two lists to the struct.
-pub const STATE_FIELDS_NO_PATCH_WRITES: [&str; 4] =
-    ["revision", "last_updated_turn_id", "conflicts", "retrieval"];
+/// writes disagreed on). Every other field is a patch field; a test holds the two lists to the
+/// struct.
+pub const STATE_FIELDS_NO_PATCH_WRITES: [&str; 3] =
+    ["revision", "last_updated_turn_id", "conflicts"];
 
 /// The fields whose values differ between two states, in `changed_fields` order.
 pub fn changed_fields_between(before: &State, after: &State) -> Vec<ChangedField> {

@@ -452,18 +452,17 @@ impl Freshness {
     }
 }
 
-/// Assesses freshness. `live_retrieval` (the index summary computed now) wins over a
-/// retrieval summary stored in the state. `cited` is what the work tree holds at every cited
-/// path (`None`: the references are not re-checked).
+/// Assesses freshness. `retrieval` is the index summary computed now (the state keeps none).
+/// `cited` is what the work tree holds at every cited path (`None`: the references are not
+/// re-checked).
 pub fn assess_freshness(
     state: Option<&State>,
     anchors: &BTreeMap<String, Anchor>,
-    live_retrieval: Option<&RetrievalState>,
+    retrieval: Option<&RetrievalState>,
     watcher: &WatcherInput,
     cited: Option<&CitedFiles>,
 ) -> Freshness {
-    let retrieval =
-        retrieval_freshness(live_retrieval.or(state.and_then(|s| s.retrieval.as_ref())));
+    let retrieval = retrieval_freshness(retrieval);
     let graph = graph_freshness(state);
     let no_renames = BTreeMap::new();
     let renames = match watcher {

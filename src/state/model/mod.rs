@@ -52,9 +52,6 @@ pub struct State {
     /// A named point in the graph work to return to.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graph_checkpoint: Option<GraphCheckpoint>,
-    /// Retrieval summary; a view only, never written by updates.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub retrieval: Option<RetrievalState>,
     /// Working notes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scratch: Option<ScratchPad>,
@@ -192,24 +189,43 @@ mod tests {
                 name: "plan".into(),
                 kind: Some(ModeKind::Plan),
             }),
-            // Its index figures are flattened into it.
-            retrieval: Some(RetrievalState {
-                workspace_root: "/ws".into(),
-                index_revision: Some("r1".into()),
-                status: RetrievalStatus::Stale,
-                semantic_available: true,
-                index: IndexTally {
-                    last_indexed_at_unix_seconds: Some(-5),
-                    indexed_file_count: Some(300),
-                    indexed_chunk_count: None,
-                },
-                shards: vec![],
-                dirty_paths: vec!["src/a.rs".into()],
-            }),
             ..State::default()
         };
         let bytes = rmp_serde::to_vec_named(&state).expect("encode");
         let back: State = rmp_serde::from_slice(&bytes).expect("decode");
         assert_eq!(back, state);
+    }
+
+    #[test]
+    fn a_retrieval_summary_flattens_its_index_figures() {
+        let summary = RetrievalState {
+            workspace_root: "/ws".into(),
+            index_revision: Some("r1".into()),
+            status: RetrievalStatus::Stale,
+            semantic_available: true,
+            index: IndexTally {
+                last_indexed_at_unix_seconds: Some(-5),
+                indexed_file_count: Some(300),
+                indexed_chunk_count: None,
+            },
+            shards: vec![],
+            dirty_paths: vec!["src/a.rs".into()],
+        };
+        let json = serde_json::to_value(&summary).expect("encode");
+        assert_eq!(json["indexed_file_count"], 300);
+        assert_eq!(json["last_indexed_at_unix_seconds"], -5);
+        let back: RetrievalState = serde_json::from_value(json).expect("decode");
+        assert_eq!(back, summary);
+    }
+
+    #[test]
+    fn a_retrieval_summary_in_an_old_state_is_ignored() {
+        let json = r#"{"revision":2,"retrieval":{"workspace_root":"/ws","status":"ready"}}"#;
+        let state: State = serde_json::from_str(json).expect("decode");
+        assert_eq!(state.revision, 2);
+        assert_eq!(
+            serde_json::to_string(&state).expect("encode"),
+            r#"{"revision":2}"#
+        );
     }
 }
