@@ -707,3 +707,153 @@ fn regression_29_every_rule_the_patch_schema_states_is_enforced() {
     }
     assert_eq!(env.store_bytes(), before, "a refused patch wrote something");
 }
+
+/// The `--json` contract in one reviewed place: what every report, the error document and the
+/// input documents hold, as `Type.field: shape` lines, each named type once. The reports are
+/// built from the policy's own types (`Scene`, `Freshness`, `State`, ...), so a change to one
+/// of them changes what scripts read; this snapshot makes that a deliberate, reviewed change
+/// (`cargo insta review`) rather than a side effect of a refactor.
+#[test]
+fn the_json_contract_changes_only_on_purpose() {
+    let env = TestEnv::plain();
+    let all = env.json(&["schema"]);
+    let mut contract = Contract::default();
+    for (command, schema) in all["reports"].as_object().expect("reports") {
+        contract.document(&format!("report {command}"), schema);
+    }
+    contract.document("error", &all["error"]);
+    for (input, schema) in all["inputs"].as_object().expect("inputs") {
+        contract.document(&format!("input {input}"), schema);
+    }
+    insta::assert_snapshot!(contract.render());
+}
+
+/// Documents and the named types they use, as lines.
+#[derive(Default)]
+struct Contract {
+    documents: Vec<String>,
+    /// Each named type's field lines (`.field: shape`); `None` while it is being listed.
+    types: std::collections::BTreeMap<String, Option<Vec<String>>>,
+}
+
+impl Contract {
+    fn document(&mut self, name: &str, schema: &Value) {
+        let mut lines = Vec::new();
+        self.fields(name, schema, &schema["$defs"], &mut lines);
+        self.documents.extend(lines);
+    }
+
+    /// `owner.field: shape` for each property of `object` (`owner: shape` when it has none).
+    fn fields(&mut self, owner: &str, object: &Value, defs: &Value, out: &mut Vec<String>) {
+        let Some(properties) = object["properties"].as_object() else {
+            out.push(format!("{owner}: {}", self.shape(object, defs)));
+            return;
+        };
+        let required: Vec<&str> = (object["required"].as_array().into_iter().flatten())
+            .filter_map(Value::as_str)
+            .collect();
+        for (field, property) in properties {
+            let optional = if required.contains(&field.as_str()) {
+                ""
+            } else {
+                "?"
+            };
+            out.push(format!(
+                "{owner}.{field}{optional}: {}",
+                self.shape(property, defs)
+            ));
+        }
+    }
+
+    /// The shape of one value: a named type (listed once on its own), a primitive, an array,
+    /// a map, a constant, or a union of these.
+    fn shape(&mut self, node: &Value, defs: &Value) -> String {
+        if let Some(reference) = node["$ref"].as_str() {
+            let name = reference
+                .rsplit('/')
+                .next()
+                .expect("a $ref names a definition");
+            return self.define(name, &defs[name], defs);
+        }
+        if let Some(variants) = node["anyOf"].as_array().or(node["oneOf"].as_array()) {
+            let shapes: Vec<String> = variants.iter().map(|v| self.shape(v, defs)).collect();
+            return shapes.join(" | ");
+        }
+        if let Some(values) = node["enum"].as_array() {
+            return values
+                .iter()
+                .map(Value::to_string)
+                .collect::<Vec<_>>()
+                .join(" | ");
+        }
+        if !node["const"].is_null() {
+            return node["const"].to_string();
+        }
+        let kinds: Vec<&str> = match &node["type"] {
+            Value::Array(kinds) => kinds.iter().filter_map(Value::as_str).collect(),
+            Value::String(kind) => vec![kind.as_str()],
+            _ => vec!["any"],
+        };
+        let shapes: Vec<String> = (kinds.iter())
+            .map(|kind| match *kind {
+                "array" => format!("[{}]", self.shape(&node["items"], defs)),
+                "object" if node["properties"].is_object() => {
+                    let mut lines = Vec::new();
+                    self.fields("", node, defs, &mut lines);
+                    let fields: Vec<&str> = lines.iter().map(|l| &l[1..]).collect();
+                    format!("{{{}}}", fields.join(", "))
+                }
+                "object" if node["additionalProperties"].is_object() => {
+                    format!(
+                        "{{string: {}}}",
+                        self.shape(&node["additionalProperties"], defs)
+                    )
+                }
+                kind => kind.to_owned(),
+            })
+            .collect();
+        shapes.join(" | ")
+    }
+
+    /// Lists the named type once and answers the name it is listed under: a second type of
+    /// the same name with other fields is listed as `Name#2`, so neither hides the other.
+    fn define(&mut self, name: &str, definition: &Value, defs: &Value) -> String {
+        match self.types.get(name) {
+            // Being listed: a type that contains itself.
+            Some(None) => return name.to_owned(),
+            Some(Some(_)) => {}
+            None => {
+                self.types.insert(name.to_owned(), None);
+            }
+        }
+        let mut fields = Vec::new();
+        self.fields("", definition, defs, &mut fields);
+        let mut number = 1;
+        loop {
+            let listed = match number {
+                1 => name.to_owned(),
+                n => format!("{name}#{n}"),
+            };
+            match self.types.get(&listed) {
+                Some(Some(existing)) if *existing == fields => return listed,
+                Some(Some(_)) => number += 1,
+                _ => {
+                    self.types.insert(listed.clone(), Some(fields));
+                    return listed;
+                }
+            }
+        }
+    }
+
+    fn render(&self) -> String {
+        let mut text = self.documents.join("\n");
+        for (name, fields) in &self.types {
+            text.push_str("\n");
+            for line in fields.iter().flatten() {
+                text.push_str(&format!("\n{name}{line}"));
+            }
+        }
+        text.push('\n');
+        text
+    }
+}
