@@ -392,18 +392,14 @@ pub fn read_cited_files_at(
         })
         .collect();
     // Parsed over the cores, like the work tree's files.
-    let threads = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    let pieces: Vec<&[EarlierFile<'_>]> =
-        found.chunks(found.len().div_ceil(threads).max(1)).collect();
-    crate::parallel::map_pieces(&pieces, |piece| {
+    crate::parallel::map_chunks(&found, |piece| {
         (piece.iter())
             .map(|(key, symbols, bytes)| {
                 ((*key).clone(), read_contents(&key.1, bytes, symbols, true))
             })
-            .collect::<Vec<_>>()
+            .collect()
     })
     .into_iter()
-    .flatten()
     .collect()
 }
 
@@ -431,13 +427,7 @@ fn read_files(
         })
         .collect();
     let parsed = entries.iter().filter(|(_, _, parse)| *parse).count();
-    let threads = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZero::get)
-        .min(parsed.div_ceil(8).max(1));
-    let pieces: Vec<&[(&String, &BTreeSet<String>, bool)]> = entries
-        .chunks(entries.len().div_ceil(threads).max(1))
-        .collect();
-    crate::parallel::map_pieces(&pieces, |piece| {
+    crate::parallel::map_chunks_on(&entries, parsed.div_ceil(8), |piece| {
         let mut buffer = Vec::new();
         piece
             .iter()
@@ -445,10 +435,9 @@ fn read_files(
                 let cited = read_file(&real_root, path, symbols, *parse, &mut buffer);
                 ((*path).clone(), cited)
             })
-            .collect::<Vec<_>>()
+            .collect()
     })
     .into_iter()
-    .flatten()
     .collect()
 }
 

@@ -3,7 +3,8 @@
 //! A fresh thread starts with cold memory: its allocator pages are faulted in on first touch,
 //! which on a short piece of work costs more than the thread saves. The calling thread's memory
 //! is already warm, so it takes the first piece itself. How to cut the work into pieces is the
-//! caller's decision ([`map_pieces`]), or items of uneven cost are handed out one at a time to
+//! caller's decision ([`map_pieces`]), or items of about even cost are cut into one contiguous
+//! chunk per thread ([`map_chunks`]), or items of uneven cost are handed out one at a time to
 //! whichever thread is free ([`map_balanced`]).
 
 use std::sync::atomic::AtomicUsize;
@@ -35,6 +36,33 @@ pub fn map_pieces<P: Sync, R: Send>(pieces: &[P], work: impl Fn(&P) -> R + Sync)
     })
 }
 
+/// `work` applied to `items` cut into one contiguous chunk per core, results in the items'
+/// order. `work` takes a whole chunk, so that it can set up what every item needs (a buffer,
+/// an analyzer) once per thread.
+pub fn map_chunks<T: Sync, R: Send>(items: &[T], work: impl Fn(&[T]) -> Vec<R> + Sync) -> Vec<R> {
+    map_chunks_on(items, cores(), work)
+}
+
+/// [`map_chunks`] on at most `threads` threads (at least one, at most one per core), for work
+/// too small to pay for a thread per core.
+pub fn map_chunks_on<T: Sync, R: Send>(
+    items: &[T],
+    threads: usize,
+    work: impl Fn(&[T]) -> Vec<R> + Sync,
+) -> Vec<R> {
+    let threads = threads.clamp(1, cores());
+    let chunks: Vec<&[T]> = items.chunks(items.len().div_ceil(threads).max(1)).collect();
+    map_pieces(&chunks, |chunk| work(chunk))
+        .into_iter()
+        .flatten()
+        .collect()
+}
+
+/// The cores this process may use.
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+}
+
 /// `work` applied to every item, results in the items' order, on every core (the calling
 /// thread among them). Each thread takes the next item as soon as it is done with one, the
 /// costliest first by `cost`, so that no thread is left with a large item while the others
@@ -46,9 +74,7 @@ pub fn map_balanced<T: Sync, R: Send>(
 ) -> Vec<R> {
     let mut order: Vec<usize> = (0..items.len()).collect();
     order.sort_by_key(|&at| std::cmp::Reverse(cost(&items[at])));
-    let threads = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZero::get)
-        .min(items.len());
+    let threads = cores().min(items.len());
     let next = AtomicUsize::new(0);
     let mut done: Vec<(usize, R)> = map_pieces(&vec![(); threads], |()| {
         let mut done = Vec::new();
@@ -78,6 +104,20 @@ mod tests {
         let on_this_thread: Vec<bool> = results.iter().map(|(_, here)| *here).collect();
         assert_eq!(on_this_thread, [true, false, false, false, false]);
         assert!(map_pieces(&[] as &[u32], |n| *n).is_empty());
+    }
+
+    #[test]
+    fn chunks_are_contiguous_and_results_keep_the_items_order() {
+        let items: Vec<u32> = (0..10).collect();
+        let doubled = map_chunks(&items, |chunk| chunk.iter().map(|n| n * 2).collect());
+        assert_eq!(doubled, (0..10).map(|n| n * 2).collect::<Vec<_>>());
+        // One call per chunk, each chunk a run of the items.
+        let chunks = map_chunks(&items, |chunk| vec![chunk.to_vec()]);
+        assert!(chunks.len() <= cores());
+        assert_eq!(chunks.concat(), items);
+        assert_eq!(map_chunks_on(&items, 1, |chunk| vec![chunk.len()]), [10]);
+        assert_eq!(map_chunks_on(&items, 0, |chunk| vec![chunk.len()]), [10]);
+        assert!(map_chunks(&[] as &[u32], |chunk| chunk.to_vec()).is_empty());
     }
 
     #[test]

@@ -345,7 +345,6 @@ impl Worker {
         path: Vec<u32>,
         path_len: u32,
     ) -> Option<FileMatch> {
-        let term_count = context.query.terms.len();
         let path_matches = path.iter().any(|&count| count > 0);
         let mut lines = Lines(Vec::new());
         if let Some(matcher) = context.matcher {
@@ -361,11 +360,39 @@ impl Worker {
             return None;
         }
         let text = std::str::from_utf8(bytes).ok()?;
-        // Per matched line with a hit: its number, term counts and definition counts.
+        let (hits, sample) = self.line_hits(context, stat, text, lines);
+        // A file whose bytes matched but that holds no term as a token still counts in the
+        // corpus, as it did in the in-memory index, though it cannot score.
+        let mut found = FileMatch {
+            file,
+            prior: rank::prior(&stat.path, context.query.tests_wanted),
+            path,
+            path_len,
+            windows: Vec::new(),
+            window_count: 0,
+            window_bytes: 0,
+            sample,
+        };
+        self.sample.tokens += sample.tokens;
+        self.sample.bytes += sample.bytes;
+        found.add_windows(context, text, &hits, path_matches);
+        Some(found)
+    }
+
+    /// The matched lines of `text` with a hit, in line order, and the tokens and bytes of all
+    /// the matched lines.
+    fn line_hits(
+        &mut self,
+        context: &Context<'_>,
+        stat: &FileStat,
+        text: &str,
+        lines: Lines,
+    ) -> (Vec<LineHit>, Sample) {
+        let term_count = context.query.terms.len();
         let find_definitions = !context.identifiers.is_empty()
             && symbols::has_definitions(&stat.path)
             && (context.query.text || context.query.definitions);
-        let mut hits: Vec<(u32, Vec<u32>, Vec<u32>)> = Vec::new();
+        let mut hits = Vec::new();
         let mut sample = Sample::default();
         // The file's definitions, found once, when a matched line may define a query identifier
         // and only the parser (or the patterns) can say.
@@ -381,50 +408,76 @@ impl Worker {
             sample.bytes += line.len() as u64;
             let mut defs = vec![0; context.identifiers.len()];
             if find_definitions {
-                let wanted = |name: &str| context.identifiers.contains_key(name);
-                match symbols::line_definitions(&stat.path, line, wanted) {
-                    LineDefinitions::None => {}
-                    LineDefinitions::Named(names) => {
-                        for name in names {
-                            if let Some(&index) = context.identifiers.get(name.as_str()) {
-                                defs[index] += 1;
-                            }
-                        }
-                    }
-                    LineDefinitions::Ask => {
-                        let definitions = definitions
-                            .get_or_insert_with(|| symbols::definitions(&stat.path, text));
-                        for definition in definitions.iter().filter(|found| found.line == number) {
-                            let name = symbols::normalize(&definition.name);
-                            if let Some(&index) = context.identifiers.get(name.as_str()) {
-                                defs[index] += 1;
-                            }
-                        }
-                    }
-                }
+                let path = stat.path.as_str();
+                count_definitions(
+                    context,
+                    path,
+                    text,
+                    &mut definitions,
+                    number,
+                    line,
+                    &mut defs,
+                );
             }
             if body.iter().chain(&defs).any(|&count| count > 0) {
                 hits.push((number, body, defs));
             }
         }
-        // A file whose bytes matched but that holds no term as a token still counts in the
-        // corpus, as it did in the in-memory index, though it cannot score.
-        let mut found = FileMatch {
-            file,
-            prior: rank::prior(&stat.path, context.query.tests_wanted),
-            path,
-            path_len,
-            windows: Vec::new(),
-            window_count: 0,
-            window_bytes: 0,
-            sample,
-        };
-        self.sample.tokens += sample.tokens;
-        self.sample.bytes += sample.bytes;
+        (hits, sample)
+    }
+}
+
+/// A matched line with a hit: its number, term counts and definition counts.
+type LineHit = (u32, Vec<u32>, Vec<u32>);
+
+/// Counts into `defs` the definitions of the query's identifiers on line `number` of the file
+/// at `path`, finding the file's `definitions` (once) only when the line alone cannot say.
+fn count_definitions(
+    context: &Context<'_>,
+    path: &str,
+    text: &str,
+    definitions: &mut Option<Vec<symbols::Definition>>,
+    number: u32,
+    line: &str,
+    defs: &mut [u32],
+) {
+    let wanted = |name: &str| context.identifiers.contains_key(name);
+    match symbols::line_definitions(path, line, wanted) {
+        LineDefinitions::None => {}
+        LineDefinitions::Named(names) => {
+            for name in names {
+                if let Some(&index) = context.identifiers.get(name.as_str()) {
+                    defs[index] += 1;
+                }
+            }
+        }
+        LineDefinitions::Ask => {
+            let definitions = definitions.get_or_insert_with(|| symbols::definitions(path, text));
+            for definition in definitions.iter().filter(|found| found.line == number) {
+                let name = symbols::normalize(&definition.name);
+                if let Some(&index) = context.identifiers.get(name.as_str()) {
+                    defs[index] += 1;
+                }
+            }
+        }
+    }
+}
+
+impl FileMatch {
+    /// Counts the file's windows ([`CHUNK_SHAPE`]) into its corpus share and keeps those that
+    /// hold a line hit (all of them when the path matches), with the hits' counts summed.
+    fn add_windows(
+        &mut self,
+        context: &Context<'_>,
+        text: &str,
+        hits: &[LineHit],
+        path_matches: bool,
+    ) {
+        let term_count = context.query.terms.len();
         for window in chunk::chunks(text, CHUNK_SHAPE) {
             let bytes = u32::try_from(window.text.len()).unwrap_or(u32::MAX);
-            found.window_count += 1;
-            found.window_bytes += u64::from(bytes);
+            self.window_count += 1;
+            self.window_bytes += u64::from(bytes);
             let first = hits.partition_point(|(line, _, _)| *line < window.start_line);
             let last = hits.partition_point(|(line, _, _)| *line <= window.end_line);
             if first == last && !path_matches {
@@ -440,7 +493,7 @@ impl Worker {
                     *sum += count;
                 }
             }
-            found.windows.push(Window {
+            self.windows.push(Window {
                 start_line: window.start_line,
                 end_line: window.end_line,
                 bytes,
@@ -448,7 +501,6 @@ impl Worker {
                 defs,
             });
         }
-        Some(found)
     }
 }
 

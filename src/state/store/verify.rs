@@ -130,10 +130,7 @@ impl Store {
 /// One problem per record that holds a secret (written before redaction, by an older binary
 /// or by hand): where and what kind, never the value. The records are scanned on every core.
 fn record_secrets(history: &History, secrets: &dyn SecretScan) -> Vec<VerifyProblem> {
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let per_thread = history.records.len().div_ceil(threads).max(1);
-    let pieces: Vec<&[Record]> = history.records.chunks(per_thread).collect();
-    let scan = |records: &&[Record]| -> Vec<VerifyProblem> {
+    crate::parallel::map_chunks(&history.records, |records| {
         records
             .iter()
             .filter_map(|record| {
@@ -144,11 +141,7 @@ fn record_secrets(history: &History, secrets: &dyn SecretScan) -> Vec<VerifyProb
                 })
             })
             .collect()
-    };
-    crate::parallel::map_pieces(&pieces, scan)
-        .into_iter()
-        .flatten()
-        .collect()
+    })
 }
 
 /// Where `record` of `history` was read.
