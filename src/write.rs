@@ -33,6 +33,7 @@ use crate::state::git;
 use crate::state::model::RecordIds;
 use crate::state::model::State;
 use crate::state::patch::Patch;
+use crate::state::problem::Problem;
 use crate::state::rollout::Restore;
 use crate::state::rollout::Source;
 use crate::state::store::Committed;
@@ -297,10 +298,10 @@ pub fn warn_redactions(ctx: &Ctx, redactions: &[Redaction]) {
 
 /// Redaction only rewrites text, so a patch that no longer decodes afterwards is a bug; it
 /// is refused rather than stored unredacted.
-pub fn redaction_failure(err: String) -> anyhow::Error {
+pub fn redaction_failure(problem: Problem) -> anyhow::Error {
     Failure::new(
         ErrorKind::Internal,
-        format!("could not redact secrets from the input: {err}"),
+        format!("could not redact secrets from the input: {problem}"),
     )
     .with_hint("nothing was written")
     .into()

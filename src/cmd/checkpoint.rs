@@ -17,6 +17,7 @@ use crate::policy::one_line::work::set_checkpoint;
 use crate::state::model::CodeRef;
 use crate::state::model::Disposition;
 use crate::state::patch::Patch;
+use crate::state::problem::Problem;
 
 /// Write the investigation checkpoint: where the work stands, for whoever picks it up.
 ///
@@ -71,13 +72,13 @@ pub struct SetArgs {
 /// How `mcp` offers this command as a tool and `schema` describes its report.
 pub const TOOL: Tool = Tool::WRITER.report(write_outcome_schema);
 
-fn disposition(text: &str) -> Result<Disposition, String> {
+fn disposition(text: &str) -> Result<Disposition, Problem> {
     match text {
         "resume_ready" => Ok(Disposition::ResumeReady),
         "regather_required" => Ok(Disposition::RegatherRequired),
-        other => Err(format!(
+        other => Err(Problem::whole(format!(
             "`{other}` is no disposition; use `resume_ready` or `regather_required`"
-        )),
+        ))),
     }
 }
 

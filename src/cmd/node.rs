@@ -21,6 +21,7 @@ use crate::policy::one_line::map::node_upsert;
 use crate::policy::one_line::map::set_node;
 use crate::state::model::CodeRef;
 use crate::state::model::GraphKind;
+use crate::state::problem::Problem;
 use crate::state::rollout::Source;
 
 /// Write or remove one node of the architecture or dataflow graph.
@@ -93,14 +94,15 @@ pub struct RmArgs {
 /// How `mcp` offers this command as a tool and `schema` describes its report.
 pub const TOOL: Tool = Tool::WRITER.report(write_outcome_schema);
 
-/// `architecture` or `dataflow`.
-pub fn graph_kind(text: &str) -> Result<GraphKind, String> {
+/// `architecture` or `dataflow`: the value parser of `--graph`, whose problem clap prints
+/// after the argument and its value, as it does [`parse_code_ref`]'s.
+pub fn graph_kind(text: &str) -> Result<GraphKind, Problem> {
     match text {
         "architecture" => Ok(GraphKind::Architecture),
         "dataflow" => Ok(GraphKind::Dataflow),
-        other => Err(format!(
+        other => Err(Problem::whole(format!(
             "`{other}` is no graph; use `architecture` or `dataflow`"
-        )),
+        ))),
     }
 }
 

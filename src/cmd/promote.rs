@@ -175,10 +175,11 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let verifier = redact_serialized(verifier, &mut found).map_err(redaction_failure)?;
     let promotion = match promote(envelope.patch, verifier) {
         Ok(promotion) => promotion,
-        Err(reasons) => {
+        Err(problems) => {
             ctx.ui.emit(&PromoteReport {
                 accepted: false,
-                reasons,
+                // The report's contract: each problem as `path: message` text.
+                reasons: problems.iter().map(ToString::to_string).collect(),
                 revision: None,
                 changed_fields: Vec::new(),
                 redactions: redactions(found),

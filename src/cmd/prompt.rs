@@ -19,6 +19,7 @@ use crate::policy::prompt::Rendered;
 use crate::policy::prompt::render_counted;
 use crate::policy::prompt::with_code_map;
 use crate::signals::observe;
+use crate::state::problem::Problem;
 use crate::ui::Report;
 
 /// Print the `<epiphany_state>` block for an agent's context.
@@ -49,14 +50,14 @@ pub struct Args {
 /// How `mcp` offers this command as a tool and `schema` describes its report.
 pub const TOOL: Tool = Tool::READER.report(schema_of::<PromptReport>);
 
-fn parse_max_chars(text: &str) -> Result<usize, String> {
+fn parse_max_chars(text: &str) -> Result<usize, Problem> {
     let value: usize = text
         .parse()
-        .map_err(|_| format!("`{text}` is not a number of characters"))?;
+        .map_err(|_| Problem::whole(format!("`{text}` is not a number of characters")))?;
     if value < MIN_MAX_CHARS {
-        return Err(format!(
+        return Err(Problem::whole(format!(
             "{value} is too small: the fixed text alone needs up to {MIN_MAX_CHARS} characters"
-        ));
+        )));
     }
     Ok(value)
 }

@@ -66,8 +66,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         )
         .into());
     }
-    let mut patch = propose(&state, observations).map_err(|message| {
-        Failure::input(format!("failed to propose Epiphany map update: {message}")).with_hint(
+    let mut patch = propose(&state, observations).map_err(|problem| {
+        Failure::input(format!("failed to propose Epiphany map update: {problem}")).with_hint(
             "propose builds on observations with an accepted status (ok, accepted, verified, \
              pass, passed) that cite accepting evidence and carry code refs; see them with \
              `epiphany show`",

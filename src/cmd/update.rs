@@ -249,14 +249,16 @@ fn write_patch(
 
 /// A turn id as given: not blank, and without control characters (a newline in it would forge
 /// lines in `log` and in the prompts that name it).
-fn turn_id(text: &str) -> Result<String, String> {
+fn turn_id(text: &str) -> Result<String, Problem> {
     if text.trim().is_empty() {
-        return Err("a turn id cannot be blank (leave the flag out to record none)".to_owned());
+        return Err(Problem::whole(
+            "a turn id cannot be blank (leave the flag out to record none)",
+        ));
     }
     if text.chars().any(char::is_control) {
-        return Err(
-            "a turn id cannot hold control characters (newlines, tabs, escapes)".to_owned(),
-        );
+        return Err(Problem::whole(
+            "a turn id cannot hold control characters (newlines, tabs, escapes)",
+        ));
     }
     Ok(text.to_owned())
 }

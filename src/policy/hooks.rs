@@ -15,6 +15,8 @@ use serde::Serialize;
 use serde_json::Value;
 use serde_json::json;
 
+use crate::state::problem::Problem;
+
 /// First line of the block `hooks install` puts into a git hook script.
 pub const BLOCK_START: &str = "# >>> epiphany >>>";
 /// Last line of that block.
@@ -381,10 +383,16 @@ pub struct HostPlan {
     pub remove_dirs: Vec<PathBuf>,
 }
 
-fn parse_settings(file: &HostFile) -> Result<Value, String> {
+/// The settings in `file`, `{}` when it is absent or blank. A file that is not JSON is one
+/// problem with the file as a whole, which its message names.
+fn parse_settings(file: &HostFile) -> Result<Value, Problem> {
     match file.text.as_deref() {
-        Some(text) if !text.trim().is_empty() => serde_json::from_str(text)
-            .map_err(|err| format!("`{}` is not valid JSON: {err}", file.path.display())),
+        Some(text) if !text.trim().is_empty() => serde_json::from_str(text).map_err(|err| {
+            Problem::whole(format!(
+                "`{}` is not valid JSON: {err}",
+                file.path.display()
+            ))
+        }),
         _ => Ok(json!({})),
     }
 }
@@ -395,7 +403,7 @@ fn pretty(value: &Value) -> String {
 
 /// Registers `host`'s hooks in `file`, calling the binary at `exe`. The first time the file is
 /// changed, a backup of its bytes is planned so that `uninstall` can put them back.
-pub fn plan_host_install(file: &HostFile, host: Host, exe: &str) -> Result<HostPlan, String> {
+pub fn plan_host_install(file: &HostFile, host: Host, exe: &str) -> Result<HostPlan, Problem> {
     let current = parse_settings(file)?;
     let installed = with_agent_hooks(current.clone(), host, exe);
     let mut plan = HostPlan::default();
@@ -428,7 +436,7 @@ pub fn plan_host_install(file: &HostFile, host: Host, exe: &str) -> Result<HostP
 /// Takes our hooks out of `file`. When nothing else changed since `install`, the file gets its
 /// bytes back exactly (or disappears, with the folder `install` created for it); otherwise the
 /// rest of its settings stay, re-serialized.
-pub fn plan_host_uninstall(file: &HostFile) -> Result<HostPlan, String> {
+pub fn plan_host_uninstall(file: &HostFile) -> Result<HostPlan, Problem> {
     let mut plan = HostPlan::default();
     let backup: Option<Backup> = file
         .backup
@@ -698,6 +706,10 @@ mod tests {
             "{plan:?}"
         );
         let broken = host_file(Some("{not json"), 1);
-        assert!(plan_host_install(&broken, Host::Claude, EXE).is_err());
+        let problem = plan_host_install(&broken, Host::Claude, EXE).expect_err("not JSON");
+        assert!(
+            problem.path.is_empty() && problem.message.contains("` is not valid JSON: "),
+            "{problem}"
+        );
     }
 }

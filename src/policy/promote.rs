@@ -26,6 +26,7 @@ use crate::state::fields::ChangedField;
 use crate::state::model::ChurnState;
 use crate::state::model::EvidenceRecord;
 use crate::state::patch::Patch;
+use crate::state::problem::Problem;
 use crate::state::problem::item;
 
 /// Verifier-kind tokens strong enough to vouch for a risky churn delta.
@@ -100,7 +101,7 @@ pub fn settle_verified(patch: &mut Patch, verifier: &EvidenceRecord) -> Vec<Stri
 /// Gates `patch` with `verifier` (docs/writes.md#promote-gate) and settles what it verified
 /// (docs/writes.md#settling-verified-paths): every reason it is refused, or the promotion to
 /// apply.
-pub fn promote(patch: Patch, verifier: EvidenceRecord) -> Result<Promotion, Vec<String>> {
+pub fn promote(patch: Patch, verifier: EvidenceRecord) -> Result<Promotion, Vec<Problem>> {
     let reasons = evaluate_promotion(&patch, &verifier);
     if !reasons.is_empty() {
         return Err(reasons);
@@ -119,8 +120,9 @@ pub fn promote(patch: Patch, verifier: EvidenceRecord) -> Result<Promotion, Vec<
     })
 }
 
-/// Every rule of the gate, in order (docs/writes.md#promote-gate); empty means accepted.
-pub fn evaluate_promotion(patch: &Patch, verifier: &EvidenceRecord) -> Vec<String> {
+/// Every rule of the gate, in order (docs/writes.md#promote-gate); empty means accepted. Each
+/// problem's path is in the patch, or under `verifierEvidence` for the verifier record.
+pub fn evaluate_promotion(patch: &Patch, verifier: &EvidenceRecord) -> Vec<Problem> {
     let mut reasons = Reasons::default();
     let replaces = patch.has_state_replacements();
     if !replaces && patch.observations.is_empty() && patch.evidence.is_empty() {
@@ -214,7 +216,7 @@ pub fn evaluate_promotion(patch: &Patch, verifier: &EvidenceRecord) -> Vec<Strin
             );
         }
     }
-    reasons.0.iter().map(ToString::to_string).collect()
+    reasons.0
 }
 
 /// A churn delta is risky when its pressure is medium or more, or its freshness label says the
@@ -365,6 +367,14 @@ mod tests {
     use crate::state::model::Observation;
     use crate::state::model::State;
 
+    /// The gate's problems as the report prints them.
+    fn evaluated(patch: &Patch, verifier: &EvidenceRecord) -> Vec<String> {
+        evaluate_promotion(patch, verifier)
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
     fn verifier(kind: &str) -> EvidenceRecord {
         EvidenceRecord {
             id: "ev-verifier".into(),
@@ -438,7 +448,7 @@ mod tests {
             observations: vec![observation("obs-1", &["ev-verifier"])],
             ..Patch::default()
         };
-        let reasons = evaluate_promotion(&patch, &verifier("test"));
+        let reasons = evaluated(&patch, &verifier("test"));
         assert_eq!(
             reasons,
             vec![
@@ -471,14 +481,14 @@ mod tests {
             evidence: vec![],
             ..Patch::default()
         };
-        let reasons = evaluate_promotion(&patch, &verifier("test"));
+        let reasons = evaluated(&patch, &verifier("test"));
         assert_eq!(reasons.len(), 1);
     }
 
     #[test]
     fn an_empty_patch_is_refused() {
         assert_eq!(
-            evaluate_promotion(&Patch::default(), &verifier("test")),
+            evaluated(&Patch::default(), &verifier("test")),
             vec!["promotion patch must contain at least one mutation"]
         );
     }
@@ -490,7 +500,7 @@ mod tests {
             ..Patch::default()
         };
         assert_eq!(
-            evaluate_promotion(&patch, &verifier("test")),
+            evaluated(&patch, &verifier("test")),
             vec![
                 "observations: state replacement promotions must include at least one observation",
                 "evidence: state replacement promotions must include at least one patch evidence record",
@@ -513,7 +523,7 @@ mod tests {
             ..Patch::default()
         };
         assert_eq!(
-            evaluate_promotion(&patch, &blank),
+            evaluated(&patch, &blank),
             vec![
                 "verifierEvidence.id: must not be empty",
                 "verifierEvidence.kind: must not be empty",
@@ -522,12 +532,16 @@ mod tests {
                 "verifierEvidence.status: must be accepting, got \"\"",
             ]
         );
+        assert_eq!(
+            evaluate_promotion(&patch, &blank)[4],
+            Problem::new("verifierEvidence.status", "must be accepting, got \"\"")
+        );
         let failed = EvidenceRecord {
             status: "failed".into(),
             ..verifier("test")
         };
         assert_eq!(
-            evaluate_promotion(&patch, &failed),
+            evaluated(&patch, &failed),
             vec!["verifierEvidence.status: must be accepting, got \"failed\""]
         );
     }
@@ -553,7 +567,7 @@ mod tests {
             ..Patch::default()
         };
         assert_eq!(
-            evaluate_promotion(&patch, &verifier("test")),
+            evaluated(&patch, &verifier("test")),
             vec![
                 "evidence[1].kind: must not be empty",
                 "evidence[1].id: duplicate evidence id \"ev-1\"",
@@ -579,14 +593,14 @@ mod tests {
             ..Patch::default()
         };
         assert_eq!(
-            evaluate_promotion(&patch, &verifier("test")),
+            evaluated(&patch, &verifier("test")),
             vec!["graph_frontier.active_node_ids[1]: \"a\" is listed twice"]
         );
     }
 
     #[test]
     fn risky_churn_needs_a_warning_and_a_strong_verifier() {
-        let contest = evaluate_promotion(
+        let contest = evaluated(
             &churn_patch(churn("medium", None, Some("why"))),
             &verifier("contest"),
         );
@@ -597,7 +611,7 @@ mod tests {
                  verification/test/smoke/review verifier, got \"contest\""
             ]
         );
-        let expanded_low = evaluate_promotion(
+        let expanded_low = evaluated(
             &churn_patch(churn("low", Some("proposal-expanded"), None)),
             &verifier("smoke-test"),
         );
@@ -613,7 +627,7 @@ mod tests {
             "proposal-semantically-anchored",
             "proposal-updated",
         ] {
-            let reasons = evaluate_promotion(
+            let reasons = evaluated(
                 &churn_patch(churn("low", Some(freshness), Some(" "))),
                 &verifier("reviewer"),
             );
@@ -625,12 +639,12 @@ mod tests {
             churn("unknown", Some("fresh"), None),
         ] {
             assert_eq!(
-                evaluate_promotion(&churn_patch(safe), &verifier("observation")),
+                evaluated(&churn_patch(safe), &verifier("observation")),
                 Vec::<String>::new()
             );
         }
         assert!(
-            evaluate_promotion(
+            evaluated(
                 &churn_patch(churn("CRITICAL", None, Some("why"))),
                 &verifier("unit_tests"),
             )
@@ -645,7 +659,7 @@ mod tests {
             churn: Some(churn("high", None, None)),
             ..Patch::default()
         };
-        let reasons = evaluate_promotion(
+        let reasons = evaluated(
             &patch,
             &EvidenceRecord {
                 status: "nope".into(),

@@ -73,6 +73,10 @@ impl fmt::Display for Problem {
     }
 }
 
+/// A problem can stand as an error on its own: a clap value parser reports it after the
+/// argument and its value.
+impl std::error::Error for Problem {}
+
 /// `parent.child`, or either alone when the other is empty; an index (`[2]`) joins without a
 /// dot.
 pub fn join(parent: &str, child: &str) -> String {

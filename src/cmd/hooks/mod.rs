@@ -25,6 +25,7 @@ use crate::policy::hooks::HostFile;
 use crate::policy::hooks::HostPlan;
 use crate::state::fs;
 use crate::state::git;
+use crate::state::problem::Problem;
 use crate::ui::Report;
 
 pub mod install;
@@ -238,8 +239,8 @@ pub fn backups_dir(root: &Path) -> Result<PathBuf> {
 }
 
 /// A settings file that is not JSON stops the subcommand before anything is written.
-pub fn settings_error(message: String) -> anyhow::Error {
-    Failure::input(message)
+pub fn settings_error(problem: Problem) -> anyhow::Error {
+    Failure::input(problem.to_string())
         .with_hint("fix or move the file, then rerun; nothing was changed")
         .into()
 }

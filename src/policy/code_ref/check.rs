@@ -5,6 +5,7 @@
 
 use crate::policy::text::is_blank;
 use crate::state::model::CodeRef;
+use crate::state::problem::Problem;
 
 use super::CitedFile;
 use super::Span;
@@ -17,24 +18,30 @@ pub fn ref_lines(code_ref: &CodeRef) -> Option<(u32, u32)> {
     Some((start, code_ref.end_line.unwrap_or(start)))
 }
 
-/// What is wrong with a reference's lines and symbol on their own, without its file.
-pub fn shape_problems(code_ref: &CodeRef) -> Vec<String> {
+/// What is wrong with a reference's lines and symbol on their own, without its file. Each is a
+/// problem with the reference as a whole (its message names the field), for the caller to place
+/// at wherever the reference sits.
+pub fn shape_problems(code_ref: &CodeRef) -> Vec<Problem> {
     let mut problems = Vec::new();
     if code_ref.start_line == Some(0) {
-        problems.push("start_line must be 1 or more (lines count from 1)".to_owned());
+        problems.push(Problem::whole(
+            "start_line must be 1 or more (lines count from 1)",
+        ));
     }
     if code_ref.end_line == Some(0) {
-        problems.push("end_line must be 1 or more (lines count from 1)".to_owned());
+        problems.push(Problem::whole(
+            "end_line must be 1 or more (lines count from 1)",
+        ));
     }
     match (code_ref.start_line, code_ref.end_line) {
-        (None, Some(_)) => problems.push("end_line is given without start_line".to_owned()),
-        (Some(start), Some(end)) if start > end => {
-            problems.push(format!("start_line {start} is after end_line {end}"))
-        }
+        (None, Some(_)) => problems.push(Problem::whole("end_line is given without start_line")),
+        (Some(start), Some(end)) if start > end => problems.push(Problem::whole(format!(
+            "start_line {start} is after end_line {end}"
+        ))),
         _ => {}
     }
     if code_ref.symbol.as_deref().is_some_and(is_blank) {
-        problems.push("symbol is empty".to_owned());
+        problems.push(Problem::whole("symbol is empty"));
     }
     problems
 }
@@ -43,16 +50,17 @@ pub fn shape_problems(code_ref: &CodeRef) -> Vec<String> {
 /// exist, the range must lie inside it, and the symbol must occur in it (inside the range when
 /// there is one); where the language is parsed, the symbol must have a definition, and a
 /// range must be its span or lie inside it ([`range_holds`]), as `freshness` will check. A missing file is one problem; the caller decides whether a plan may cite it.
-pub fn located_problems(code_ref: &CodeRef, file: &CitedFile) -> Vec<String> {
+/// Like [`shape_problems`], each problem is with the reference as a whole.
+pub fn located_problems(code_ref: &CodeRef, file: &CitedFile) -> Vec<Problem> {
     let (line_count, symbol) = match file {
-        CitedFile::Missing => return vec!["no such file in the work tree".to_owned()],
+        CitedFile::Missing => return vec![Problem::whole("no such file in the work tree")],
         CitedFile::Elsewhere => {
-            return vec![
-                "leads outside the repository (a symbolic link) or to something that is not a file; cite the file itself".to_owned(),
-            ];
+            return vec![Problem::whole(
+                "leads outside the repository (a symbolic link) or to something that is not a file; cite the file itself",
+            )];
         }
         CitedFile::Directory => {
-            return vec!["is a directory; a code ref names a file".to_owned()];
+            return vec![Problem::whole("is a directory; a code ref names a file")];
         }
         CitedFile::File { line_count, .. } => (*line_count, code_ref.symbol.as_deref()),
     };
@@ -61,9 +69,9 @@ pub fn located_problems(code_ref: &CodeRef, file: &CitedFile) -> Vec<String> {
     if let Some((start, end)) = range {
         let last = start.max(end);
         if last > line_count {
-            problems.push(format!(
+            problems.push(Problem::whole(format!(
                 "line {last} is past the end of the file ({line_count} lines)"
-            ));
+            )));
         }
     }
     if let Some(symbol) = symbol.filter(|s| !is_blank(s)) {
@@ -71,17 +79,19 @@ pub fn located_problems(code_ref: &CodeRef, file: &CitedFile) -> Vec<String> {
         if let Some(spans) = file.definitions_of(symbol) {
             match range {
                 _ if spans.is_empty() && lines.is_empty() => {
-                    problems.push(format!("symbol `{symbol}` does not occur in the file"));
+                    problems.push(Problem::whole(format!(
+                        "symbol `{symbol}` does not occur in the file"
+                    )));
                 }
-                _ if spans.is_empty() => problems.push(format!(
+                _ if spans.is_empty() => problems.push(Problem::whole(format!(
                     "symbol `{symbol}` has no definition in the file (a mention is not one; it occurs at {})",
                     line_list(lines)
-                )),
+                ))),
                 Some((start, end)) if !range_holds(start, end, &spans) => {
-                    problems.push(format!(
+                    problems.push(Problem::whole(format!(
                         "lines {start}-{end} are not the definition of `{symbol}`, a part of it or a window around it (it is at {}; cite the symbol without lines to take its span)",
                         span_list(&spans)
-                    ));
+                    )));
                 }
                 _ => {}
             }
@@ -89,13 +99,15 @@ pub fn located_problems(code_ref: &CodeRef, file: &CitedFile) -> Vec<String> {
         }
         match range {
             _ if lines.is_empty() => {
-                problems.push(format!("symbol `{symbol}` does not occur in the file"));
+                problems.push(Problem::whole(format!(
+                    "symbol `{symbol}` does not occur in the file"
+                )));
             }
             Some((start, end)) if !lines.iter().any(|l| (start..=end).contains(l)) => {
-                problems.push(format!(
+                problems.push(Problem::whole(format!(
                     "symbol `{symbol}` does not occur in lines {start}-{end} (it does at {})",
                     line_list(lines)
-                ));
+                )));
             }
             _ => {}
         }
@@ -161,9 +173,20 @@ mod tests {
     use super::super::scan_text;
     use super::*;
 
+    /// The problems as the write path quotes them.
+    fn texts(problems: Vec<Problem>) -> Vec<String> {
+        problems.iter().map(ToString::to_string).collect()
+    }
+
     #[test]
     fn shape_and_location_rules() {
         let refs = |start, end, symbol| code_ref("src/x.rs", start, end, symbol);
+        let shape_problems = |code_ref: &CodeRef| texts(shape_problems(code_ref));
+        let located_problems = |code_ref: &CodeRef, file: &CitedFile| {
+            let problems = located_problems(code_ref, file);
+            assert!(problems.iter().all(|p| p.path.is_empty()), "{problems:?}");
+            texts(problems)
+        };
         assert_eq!(
             shape_problems(&refs(Some(50), Some(10), None)),
             vec!["start_line 50 is after end_line 10"]

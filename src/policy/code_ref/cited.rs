@@ -336,6 +336,7 @@ mod tests {
     use super::super::fixtures::symbols;
     use super::super::located_problems;
     use super::*;
+    use crate::state::problem::Problem;
 
     #[test]
     fn ranges_hold_as_the_span_a_part_or_a_window_and_anchor_to_the_nearest() {
@@ -372,9 +373,9 @@ mod tests {
         assert!(located_problems(&mention, &file).is_empty());
         assert_eq!(
             located_problems(&mention, &parsed),
-            [
+            [Problem::whole(
                 "lines 1-1 are not the definition of `helper`, a part of it or a window around it (it is at lines 2-2; cite the symbol without lines to take its span)"
-            ]
+            )]
         );
     }
 

@@ -40,6 +40,7 @@ use crate::policy::text::is_blank;
 use crate::state::model::CodeRef;
 use crate::state::paths::segments;
 use crate::state::paths::slash_key;
+use crate::state::problem::Problem;
 
 /// How a code reference is spelled on the command line.
 pub const CODE_REF_SYNTAX: &str =
@@ -76,14 +77,14 @@ pub fn format_code_ref(code_ref: &CodeRef) -> String {
 /// range is everything after the first `:` before it, so a path cannot contain `:` or `#`. The
 /// path is normalised to `/` separators without empty or `.` components, but kept as typed
 /// otherwise (`..`, a leading `/`): where it points depends on the directory the command runs
-/// in, which [`join_relative`] settles. The error says what is wrong, for the caller to put
-/// next to the argument and its value.
-pub fn parse_code_ref(text: &str) -> Result<CodeRef, String> {
+/// in, which [`join_relative`] settles. The error is a problem with the text as a whole,
+/// which says what is wrong, for the caller to put next to the argument and its value.
+pub fn parse_code_ref(text: &str) -> Result<CodeRef, Problem> {
     let (location, symbol) = match text.split_once('#') {
         Some((_, symbol)) if is_blank(symbol) => {
-            return Err(format!(
+            return Err(Problem::whole(format!(
                 "the symbol after `#` is empty (expected {CODE_REF_SYNTAX})"
-            ));
+            )));
         }
         Some((location, symbol)) => (location, Some(symbol.trim().to_owned())),
         None => (text, None),
@@ -134,15 +135,17 @@ pub fn path_refusal(path: &str) -> Option<&'static str> {
         .then_some("lies in `.git/`, git's own directory, not in the repository's files")
 }
 
-fn normalise_path(path: &str) -> Result<String, String> {
+fn normalise_path(path: &str) -> Result<String, Problem> {
     if is_blank(path) {
-        return Err(format!("the path is empty (expected {CODE_REF_SYNTAX})"));
+        return Err(Problem::whole(format!(
+            "the path is empty (expected {CODE_REF_SYNTAX})"
+        )));
     }
     let parts: Vec<&str> = segments(path)
         .filter(|part| !matches!(*part, "" | "."))
         .collect();
     if parts.is_empty() {
-        return Err(format!("the path `{path}` names no file"));
+        return Err(Problem::whole(format!("the path `{path}` names no file")));
     }
     let lead = if path.starts_with(['/', '\\']) {
         "/"
@@ -207,7 +210,7 @@ pub fn is_absolute(path: &str) -> bool {
         || (bytes.len() > 1 && bytes[1] == b':' && bytes[0].is_ascii_alphabetic())
 }
 
-fn parse_range(range: &str) -> Result<(Option<u32>, Option<u32>), String> {
+fn parse_range(range: &str) -> Result<(Option<u32>, Option<u32>), Problem> {
     let (start, end) = match range.split_once('-') {
         Some((start, end)) => (start, Some(end)),
         None => (range, None),
@@ -218,22 +221,22 @@ fn parse_range(range: &str) -> Result<(Option<u32>, Option<u32>), String> {
     };
     let end = parse_line(end, "end")?;
     if start > end {
-        return Err(format!(
+        return Err(Problem::whole(format!(
             "the start line {start} is after the end line {end}"
-        ));
+        )));
     }
     Ok((Some(start), Some(end)))
 }
 
-fn parse_line(text: &str, which: &str) -> Result<u32, String> {
+fn parse_line(text: &str, which: &str) -> Result<u32, Problem> {
     match text.parse::<u32>() {
-        Ok(0) => Err(format!(
+        Ok(0) => Err(Problem::whole(format!(
             "the {which} line must be 1 or more (lines count from 1)"
-        )),
+        ))),
         Ok(line) if text.bytes().all(|b| b.is_ascii_digit()) => Ok(line),
-        _ => Err(format!(
+        _ => Err(Problem::whole(format!(
             "the {which} line `{text}` is not a line number (expected {CODE_REF_SYNTAX})"
-        )),
+        ))),
     }
 }
 
@@ -323,7 +326,8 @@ mod tests {
         ];
         for (text, expected) in cases {
             let err = parse_code_ref(text).expect_err(text);
-            assert!(err.contains(expected), "{text}: {err}");
+            assert!(err.path.is_empty(), "{text}: {err}");
+            assert!(err.message.contains(expected), "{text}: {err}");
         }
     }
 

@@ -33,6 +33,7 @@ use crate::state::model::Observation;
 use crate::state::model::State;
 use crate::state::patch::Patch;
 use crate::state::patch::Upsert;
+use crate::state::problem::Problem;
 
 use anchor::MatchCounts;
 use anchor::anchor_path;
@@ -53,8 +54,10 @@ fn cut_summary(text: &str) -> String {
 }
 
 /// Drafts a map/frontier/churn patch from the observations named by `observation_ids` (blank
-/// and repeated ids ignored), or from auto-selected ones when none are named.
-pub fn propose(state: &State, observation_ids: &[String]) -> Result<Patch, String> {
+/// and repeated ids ignored), or from auto-selected ones when none are named. A refusal is the
+/// first error of docs/drafting.md#propose-steps, one problem with the request as a whole: its
+/// message names the observation or evidence id at fault.
+pub fn propose(state: &State, observation_ids: &[String]) -> Result<Patch, Problem> {
     let mut ids = Vec::new();
     uniq_append(
         &mut ids,
@@ -77,9 +80,9 @@ pub fn propose(state: &State, observation_ids: &[String]) -> Result<Patch, Strin
         }
     }
     if code_refs.is_empty() {
-        return Err(
-            "map proposals require at least one code ref on the selected observations".into(),
-        );
+        return Err(Problem::whole(
+            "map proposals require at least one code ref on the selected observations",
+        ));
     }
     let mut paths: Vec<String> = Vec::new();
     uniq_append(&mut paths, code_refs.iter().map(|r| r.path.clone()));
@@ -753,7 +756,8 @@ mod tests {
             observation("obs-no-refs", "ok", vec![], &["ev-ok"]),
         ]);
         state.recent_evidence.push(evidence("ev-bad", "failed"));
-        let error = |list: &[&str]| propose(&state, &ids(list)).expect_err("must fail");
+        let error =
+            |list: &[&str]| (propose(&state, &ids(list)).expect_err("must fail")).to_string();
         assert_eq!(
             error(&["nope", "obs-candidate"]),
             "observation id \"nope\" not found in state"
@@ -783,6 +787,12 @@ mod tests {
         empty.observations.retain(|o| o.id != "obs-verified");
         assert_eq!(
             propose(&empty, &[]).expect_err("nothing ready"),
+            Problem::whole(
+                "`--observation` was omitted and no proposal-ready observations were found"
+            )
+        );
+        assert_eq!(
+            propose(&empty, &[]).expect_err("nothing ready").to_string(),
             "`--observation` was omitted and no proposal-ready observations were found"
         );
     }

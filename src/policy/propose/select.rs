@@ -14,6 +14,7 @@ use crate::state::model::GraphFrontier;
 use crate::state::model::Observation;
 use crate::state::model::State;
 use crate::state::paths::slash_key;
+use crate::state::problem::Problem;
 
 /// The most observations auto-selection picks.
 pub const AUTO_OBSERVATION_SELECTION_LIMIT: usize = 4;
@@ -114,7 +115,7 @@ pub(super) struct Candidate<'a> {
 /// Picks the strongest coherent path cluster (docs/drafting.md#auto-selection): at most
 /// [`AUTO_OBSERVATION_SELECTION_LIMIT`] ids sharing a path with the best candidate, newest
 /// first.
-pub(super) fn auto_select(state: &State) -> Result<Vec<String>, String> {
+pub(super) fn auto_select(state: &State) -> Result<Vec<String>, Problem> {
     let focus = Focus::of(state);
     let mut candidates: Vec<Candidate<'_>> = state
         .observations
@@ -153,9 +154,9 @@ pub(super) fn auto_select(state: &State) -> Result<Vec<String>, String> {
             .then(a.id.cmp(b.id))
     });
     let Some(anchor) = candidates.first() else {
-        return Err(
-            "`--observation` was omitted and no proposal-ready observations were found".into(),
-        );
+        return Err(Problem::whole(
+            "`--observation` was omitted and no proposal-ready observations were found",
+        ));
     };
     let mut cluster: Vec<&Candidate<'_>> = candidates
         .iter()
@@ -171,19 +172,21 @@ pub(super) fn auto_select(state: &State) -> Result<Vec<String>, String> {
 pub(super) fn resolve<'a>(
     state: &'a State,
     ids: &[String],
-) -> Result<Vec<&'a Observation>, String> {
+) -> Result<Vec<&'a Observation>, Problem> {
     ids.iter()
         .map(|id| {
             let observation = state
                 .observations
                 .iter()
                 .find(|o| &o.id == id)
-                .ok_or_else(|| format!("observation id \"{id}\" not found in state"))?;
+                .ok_or_else(|| {
+                    Problem::whole(format!("observation id \"{id}\" not found in state"))
+                })?;
             if !is_accepting_status(&observation.status) {
-                return Err(format!(
+                return Err(Problem::whole(format!(
                     "observation id \"{id}\" must have verified/accepted status, got \"{}\"",
                     observation.status
-                ));
+                )));
             }
             Ok(observation)
         })
@@ -204,7 +207,7 @@ impl<'a> Selection<'a> {
     pub(super) fn assess(
         state: &State,
         observations: &[&'a Observation],
-    ) -> Result<Selection<'a>, String> {
+    ) -> Result<Selection<'a>, Problem> {
         let mut terms = Vec::new();
         let mut evidence_ids: Vec<&str> = Vec::new();
         let mut source_kinds = Vec::new();
@@ -213,9 +216,9 @@ impl<'a> Selection<'a> {
         for &observation in observations {
             let id = &observation.id;
             if observation.evidence_ids.is_empty() {
-                return Err(format!(
+                return Err(Problem::whole(format!(
                     "observation id \"{id}\" must cite at least one evidence record"
-                ));
+                )));
             }
             let mut score = observation_priority(observation);
             add_terms(&mut terms, &observation.summary);
@@ -223,14 +226,16 @@ impl<'a> Selection<'a> {
             add_code_ref_terms(&mut terms, &observation.code_refs);
             for cited in &observation.evidence_ids {
                 let evidence = find_evidence(state, cited).ok_or_else(|| {
-                    format!("observation id \"{id}\" cites missing evidence id \"{cited}\"")
+                    Problem::whole(format!(
+                        "observation id \"{id}\" cites missing evidence id \"{cited}\""
+                    ))
                 })?;
                 if !is_accepting_status(&evidence.status) {
-                    return Err(format!(
+                    return Err(Problem::whole(format!(
                         "observation id \"{id}\" cites non-accepting evidence id \"{cited}\" \
                          with status \"{}\"",
                         evidence.status
-                    ));
+                    )));
                 }
                 score += evidence_priority(evidence);
                 uniq_append(&mut evidence_ids, [cited.as_str()]);
@@ -250,7 +255,7 @@ impl<'a> Selection<'a> {
             }
         }
         let Some((primary, _)) = primary else {
-            return Err("no observations were selected".into());
+            return Err(Problem::whole("no observations were selected"));
         };
         let label = if strong == observations.len() {
             "high-priority verified selection"

@@ -35,6 +35,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::state::patch::Patch;
+use crate::state::problem::Problem;
 
 pub use gitleaks::LICENSE as GITLEAKS_LICENSE;
 
@@ -250,28 +251,30 @@ pub fn redactions(found: BTreeMap<&'static str, usize>) -> Vec<Redaction> {
 /// Redacts every string in the patch, returning the cleaned patch and what was found. Fails
 /// (rather than store the original) in the one case where the cleaned value no longer decodes
 /// as a patch.
-pub fn redact_patch(patch: Patch) -> Result<(Patch, Vec<Redaction>), String> {
+pub fn redact_patch(patch: Patch) -> Result<(Patch, Vec<Redaction>), Problem> {
     let mut found = BTreeMap::new();
     let patch = redact_serialized(patch, &mut found)?;
     Ok((patch, redactions(found)))
 }
 
 /// Redacts every string of any serializable record (a patch, an evidence record), counting
-/// into `found`. Fails when the cleaned value no longer decodes as `T`.
+/// into `found`. Fails when the cleaned value no longer decodes as `T`: a problem with the
+/// record as a whole (serde's message says where, when it knows).
 pub fn redact_serialized<T>(
     record: T,
     found: &mut BTreeMap<&'static str, usize>,
-) -> Result<T, String>
+) -> Result<T, Problem>
 where
     T: Serialize + serde::de::DeserializeOwned,
 {
-    let mut value = serde_json::to_value(&record).map_err(|err| err.to_string())?;
+    let whole = |err: serde_json::Error| Problem::whole(err.to_string());
+    let mut value = serde_json::to_value(&record).map_err(whole)?;
     let before = found.values().sum::<usize>();
     redact_value(&mut value, found);
     if found.values().sum::<usize>() == before {
         return Ok(record);
     }
-    serde_json::from_value(value).map_err(|err| err.to_string())
+    serde_json::from_value(value).map_err(whole)
 }
 
 /// Redacts every string inside `value` (object keys included).
