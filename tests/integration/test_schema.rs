@@ -848,7 +848,7 @@ impl Contract {
     fn render(&self) -> String {
         let mut text = self.documents.join("\n");
         for (name, fields) in &self.types {
-            text.push_str("\n");
+            text.push('\n');
             for line in fields.iter().flatten() {
                 text.push_str(&format!("\n{name}{line}"));
             }

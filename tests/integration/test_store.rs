@@ -357,6 +357,35 @@ fn rollback_writes_a_new_revision_and_never_resurrects() {
 }
 
 #[test]
+fn rollback_refuses_a_store_that_moved_on_and_writes_nothing() {
+    let env = TestEnv::new();
+    env.update(&json!({"objective": "one"}));
+    env.update(&json!({"objective": "two"}));
+    let before = env.store_bytes();
+    let output = env.run(&["rollback", "--to-revision", "1", "--expected-revision", "1"]);
+    insta::assert_snapshot!(output, @r"
+    ------- stderr -------
+    error: epiphany state revision mismatch: expected 1, found 2
+    hint: the store moved on; check `epiphany log` before rolling back
+    [exit status: 3]
+    ");
+    let output = env.run(&[
+        "--json",
+        "rollback",
+        "--to-revision",
+        "1",
+        "--expected-revision",
+        "0",
+    ]);
+    assert_eq!(output.code, 3, "{output}");
+    assert_eq!(output.json()["error"]["kind"], "conflict");
+    assert_eq!(env.store_bytes(), before);
+    let report = env.json(&["rollback", "--to-revision", "1", "--expected-revision", "2"]);
+    assert_eq!(report["revision"], 3);
+    assert_eq!(env.json(&["show"])["objective"], "one");
+}
+
+#[test]
 fn verify_reports_an_edited_line_with_its_number() {
     let env = TestEnv::new();
     env.update(&json!({"objective": "one"}));
