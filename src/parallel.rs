@@ -58,8 +58,8 @@ pub fn map_chunks_on<T: Sync, R: Send>(
         .collect()
 }
 
-/// The cores this process may use.
-fn cores() -> usize {
+/// The cores this process may use (one when the system cannot tell).
+pub fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
 }
 

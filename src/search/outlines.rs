@@ -177,9 +177,7 @@ fn parse_all(
     files: &[&FileStat],
     deadline: Option<Instant>,
 ) -> (Vec<(String, Outline)>, usize) {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, std::num::NonZero::get)
-        .min(files.len().div_ceil(16).max(1));
+    let threads = crate::parallel::cores().min(files.len().div_ceil(16).max(1));
     // Interleaved, so that every thread starts with the first files.
     let pieces: Vec<Vec<&FileStat>> = (0..threads)
         .map(|first| files.iter().skip(first).step_by(threads).copied().collect())

@@ -203,9 +203,7 @@ pub fn search(root: &Path, files: &[&FileStat], query: Query<'_>) -> Streamed {
             .collect(),
         identifiers: &identifiers,
     };
-    let threads = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(files.len().max(1));
+    let threads = crate::parallel::cores().min(files.len().max(1));
     let next = AtomicUsize::new(0);
     let (matches, sample) = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..threads)

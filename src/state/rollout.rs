@@ -332,7 +332,7 @@ pub fn parse(bytes: &[u8], offset: u64, first_line: u64) -> ParsedRollout {
     // Asking for the cores reads the cgroup limits: only a rollout long enough to cut does.
     let pieces = match complete / PARALLEL_PARSE_BYTES {
         0 | 1 => 1,
-        long => long.min(std::thread::available_parallelism().map_or(1, |n| n.get().min(4))),
+        long => long.min(parallel::cores().min(4)),
     };
     let mut cuts = vec![0];
     for piece in 1..pieces {

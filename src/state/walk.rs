@@ -245,9 +245,7 @@ fn lock(listing: &Mutex<Listing>) -> std::sync::MutexGuard<'_, Listing> {
 /// `lstat` of each path under `root`, in order, spread over the available cores: checking a
 /// few thousand files against a manifest is all kernel path lookups, which parallelise well.
 pub fn stat_all(root: &Path, paths: &[&str]) -> Vec<Option<Metadata>> {
-    let threads = std::thread::available_parallelism()
-        .map_or(1, usize::from)
-        .min(4);
+    let threads = crate::parallel::cores().min(4);
     let chunk = paths.len().div_ceil(threads).max(256);
     let mut stats = vec![None; paths.len()];
     std::thread::scope(|scope| {

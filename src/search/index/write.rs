@@ -37,7 +37,7 @@ const SMALL_BUILD_BYTES: usize = 15_000_000;
 /// A writer sized for `jobs` files: worker threads pay off only for larger batches.
 pub(super) fn writer_for(index: &Index, jobs: usize) -> Result<IndexWriter> {
     let threads = if jobs > 64 {
-        std::thread::available_parallelism().map_or(1, |n| n.get().min(4))
+        crate::parallel::cores().min(4)
     } else {
         1
     };
