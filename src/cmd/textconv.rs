@@ -36,7 +36,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let path = ctx.cwd.join(file);
     let text = match SnapshotFile::open(&path).and_then(|file| {
         let loaded = file.load(Parts::WHOLE)?;
-        Ok((file.header.records, loaded.state))
+        Ok((file.header.records, loaded.folded.state))
     }) {
         Ok((records, state)) => format!(
             "# snapshot of {records} records\n{}\n",

@@ -28,11 +28,11 @@ pub fn applied(state: State, patch: Patch) -> State {
         restore: None,
     });
     let records = state.revision as usize;
-    let mut fold = crate::state::fold::Fold::new(crate::state::fold::Base {
+    let base = crate::state::fold::Folded {
         state,
-        records,
         ..Default::default()
-    });
+    };
+    let mut fold = crate::state::fold::Fold::new(base, records);
     fold.push(&record);
     fold.finish().state
 }

@@ -438,32 +438,11 @@ pub struct SnapshotFile {
 /// What a snapshot holds for a fold to continue from.
 #[derive(Debug, Clone)]
 pub struct Loaded {
-    /// The state (its list sections as far as they were asked for).
-    pub state: State,
-    /// The anchors.
-    pub anchors: BTreeMap<String, Anchor>,
-    /// The live writers, when asked for.
-    pub writers: Option<Writers>,
-    /// Its heads.
-    pub tips: BTreeSet<String>,
-    /// The commit checked out at its last record's write.
-    pub last_git_head: Option<String>,
+    /// The fold it holds: its list sections as far as they were asked for, its writers when
+    /// asked for, no metas.
+    pub folded: Folded,
     /// The ids of all its observations and evidence, when its lists were cut short.
     pub ids: Option<StoredIds>,
-}
-
-impl Loaded {
-    /// The fold the snapshot holds, as far as it was loaded.
-    pub fn into_folded(self) -> Folded {
-        Folded {
-            state: self.state,
-            anchors: self.anchors,
-            writers: self.writers,
-            tips: self.tips,
-            last_git_head: self.last_git_head,
-            metas: Vec::new(),
-        }
-    }
 }
 
 impl SnapshotFile {
@@ -630,7 +609,7 @@ impl SnapshotFile {
         }
         state.observations = self.items::<Observation>(names::OBSERVATIONS, parts.lists)?;
         state.recent_evidence = self.items::<EvidenceRecord>(names::EVIDENCE, parts.lists)?;
-        Ok(Loaded {
+        let folded = Folded {
             state,
             anchors: match parts.graphs {
                 true => self.value::<SortedMap<Anchor>>(names::ANCHORS)?.0,
@@ -642,6 +621,10 @@ impl SnapshotFile {
             },
             tips: self.header.tips.iter().cloned().collect(),
             last_git_head: self.header.last_git_head.clone(),
+            metas: Vec::new(),
+        };
+        Ok(Loaded {
+            folded,
             ids: match parts.lists {
                 Some(_) if parts.ids => Some(self.stored_ids()?),
                 _ => None,
@@ -816,16 +799,16 @@ mod tests {
                 ..Parts::WHOLE
             })
             .expect("load");
-        assert_eq!(full.state, folded.state);
-        assert_eq!(full.anchors, folded.anchors);
+        assert_eq!(full.folded.state, folded.state);
+        assert_eq!(full.folded.anchors, folded.anchors);
         let newest = file
             .load(Parts {
                 lists: Some(3),
                 ..Parts::WHOLE
             })
             .expect("load");
-        assert_eq!(newest.state.observations.len(), 3);
-        assert_eq!(newest.state.observations[2].id, "obs-2");
+        assert_eq!(newest.folded.state.observations.len(), 3);
+        assert_eq!(newest.folded.state.observations[2].id, "obs-2");
         assert_eq!(file.list_counts().expect("counts"), (1200, 0));
         let (first, ids) = file.order_tail(2).expect("order");
         assert_eq!((first, ids), (1, vec!["r1".to_owned(), "r2".to_owned()]));
@@ -869,7 +852,7 @@ mod tests {
             if let Ok(loaded) = served {
                 // Only a flip in a section `load` does not read can go unnoticed here.
                 assert_eq!(
-                    loaded.state,
+                    loaded.folded.state,
                     folded(5).state,
                     "a flip at byte {at} was served"
                 );
@@ -899,7 +882,7 @@ mod tests {
         let load = |path: &Path| {
             let file = SnapshotFile::open(path).expect("open");
             (
-                file.load(Parts::WHOLE).expect("load").state,
+                file.load(Parts::WHOLE).expect("load").folded.state,
                 file.order().expect("order"),
             )
         };

@@ -58,23 +58,6 @@ pub struct Writer {
 /// The live writers of every field (`objective`) and record (`architecture_nodes/lexer`).
 pub type Writers = BTreeMap<String, Vec<Writer>>;
 
-/// What a fold starts from: the empty state, or a snapshot.
-#[derive(Debug, Clone, Default)]
-pub struct Base {
-    /// The state.
-    pub state: State,
-    /// Its anchors.
-    pub anchors: BTreeMap<String, Anchor>,
-    /// Its live writers, when conflicts must be tracked.
-    pub writers: Option<Writers>,
-    /// How many records it holds.
-    pub records: usize,
-    /// Its heads.
-    pub tips: BTreeSet<String>,
-    /// The commit checked out at its last record's write.
-    pub last_git_head: Option<String>,
-}
-
 /// What a snapshot keeps of one folded record, so that a read after a merge can join the
 /// snapshots of both branches instead of replaying them (see `state::merge`). `P` names a
 /// parent: an id while folding, a position in the fold order in a snapshot.
@@ -113,8 +96,8 @@ pub fn placed(order: &[String], metas: &[RecordMeta<String>]) -> Vec<RecordMeta<
         .collect()
 }
 
-/// The result of a fold.
-#[derive(Debug, Clone)]
+/// The result of a fold, or what a fold starts from (the empty state, or a snapshot's fold).
+#[derive(Debug, Clone, Default)]
 pub struct Folded {
     /// The state.
     pub state: State,
@@ -150,15 +133,16 @@ pub struct Fold {
 }
 
 impl Fold {
-    /// Starts a fold on top of `base`.
-    pub fn new(base: Base) -> Fold {
-        let Base {
+    /// Starts a fold on top of `base`, the fold of `records` records (its metas are not
+    /// kept: the new fold's are those of the records pushed onto it).
+    pub fn new(base: Folded, records: usize) -> Fold {
+        let Folded {
             mut state,
             anchors,
             writers,
-            records,
             tips,
             last_git_head,
+            ..
         } = base;
         // The append lists are newest first; folding pushes onto their reversed form.
         reverse_append_lists(&mut state);
@@ -327,10 +311,13 @@ impl Step<'_> {
 
 /// Folds `records` (in fold order) from the empty state.
 pub fn fold_all(records: &[Record], track_writers: bool) -> Folded {
-    let mut fold = Fold::new(Base {
-        writers: track_writers.then(Writers::new),
-        ..Base::default()
-    });
+    let mut fold = Fold::new(
+        Folded {
+            writers: track_writers.then(Writers::new),
+            ..Folded::default()
+        },
+        0,
+    );
     let mut restores = Restores::plan(records, track_writers);
     for (at, record) in records.iter().enumerate() {
         restores.before(&mut fold, at);

@@ -10,7 +10,6 @@ use std::path::PathBuf;
 use anyhow::Result;
 use foldhash::HashSet;
 
-use crate::state::fold::Base;
 use crate::state::fold::Fold;
 use crate::state::fs;
 use crate::state::merge;
@@ -198,18 +197,11 @@ impl Store {
         let stored_counts = StoredCounts {
             stored: (observations as usize, evidence as usize),
             loaded: (
-                loaded.state.observations.len(),
-                loaded.state.recent_evidence.len(),
+                loaded.folded.state.observations.len(),
+                loaded.folded.state.recent_evidence.len(),
             ),
         };
-        let mut fold = Fold::new(Base {
-            state: loaded.state,
-            anchors: loaded.anchors,
-            writers: loaded.writers,
-            records: snapshot.header.records as usize,
-            tips: loaded.tips,
-            last_git_head: loaded.last_git_head,
-        });
+        let mut fold = Fold::new(loaded.folded, snapshot.header.records as usize);
         for record in &ordered {
             if let Some(tips) = named_tips(record) {
                 let target = self.read_within(Parts::WHOLE, Remember::Not, Some(tips))?;
@@ -339,7 +331,7 @@ impl Store {
             return Ok(None);
         };
         let side = |loaded: snapshot::Loaded, order: Vec<String>, metas| merge::Side {
-            folded: loaded.into_folded(),
+            folded: loaded.folded,
             order,
             metas,
         };
@@ -398,7 +390,7 @@ impl Store {
             None => (ours.holds_any(observations, evidence)).unwrap_or(true),
         };
         let side = merge::Side {
-            folded: loaded.into_folded(),
+            folded: loaded.folded,
             order,
             metas,
         };

@@ -16,7 +16,6 @@ use std::time::Duration;
 use anyhow::Result;
 
 use super::Store;
-use crate::state::fold::Base;
 use crate::state::fold::Fold;
 use crate::state::fold::Folded;
 use crate::state::fold::Restores;
@@ -263,10 +262,11 @@ impl<'s> Snapshots<'s> {
     /// Folds every record once, comparing each snapshot that holds the first records of the
     /// fold order with the fold as it passes that point; answers the whole fold.
     fn fold_and_compare(&mut self, history: &History) -> Folded {
-        let mut fold = Fold::new(Base {
+        let base = Folded {
             writers: Some(Writers::new()),
-            ..Base::default()
-        });
+            ..Folded::default()
+        };
+        let mut fold = Fold::new(base, 0);
         let mut restores = Restores::plan(&history.records, true);
         self.compare_at(&mut fold, history, 0);
         for (at, record) in history.records.iter().enumerate() {
@@ -322,7 +322,7 @@ impl<'s> Snapshots<'s> {
             Err(err) => return self.problem(name, format!("{err:#}")),
         };
         self.checked += 1;
-        let folded = loaded.into_folded();
+        let folded = loaded.folded;
         let reproduced = equals(&folded);
         if !reproduced {
             self.problem(

@@ -18,8 +18,8 @@ use serde::Deserialize;
 use serde::Serialize;
 
 use crate::state::fields::ChangedField;
-use crate::state::fold::Base;
 use crate::state::fold::Fold;
+use crate::state::fold::Folded;
 use crate::state::fs;
 use crate::state::fs::Durability;
 use crate::state::fs::LockMode;
@@ -191,14 +191,14 @@ impl<'a> Transaction<'a> {
         });
         let head = &mut self.head;
         let records = head.state.revision as usize;
-        let mut fold = Fold::new(Base {
+        let base = Folded {
             state: std::mem::take(&mut head.state),
             anchors: std::mem::take(&mut head.anchors),
-            writers: None,
-            records,
             tips: std::mem::take(&mut head.tips),
             last_git_head: head.last_git_head.take(),
-        });
+            ..Folded::default()
+        };
+        let mut fold = Fold::new(base, records);
         if let Payload::Restore { target, .. } = draft.payload {
             let mut target = *target;
             head.totals = target.totals;
