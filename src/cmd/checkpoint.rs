@@ -114,7 +114,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         .map_err(|problems| input_failure("the checkpoint was not written", problems))?;
     let written = vec![checkpoint.brief.checkpoint_id.clone()];
     let patch = Patch {
-        investigation_checkpoint: Some(checkpoint),
+        investigation_checkpoint: Some(Box::new(checkpoint)),
         ..Patch::default()
     };
     let flags = WriteFlags {

@@ -190,15 +190,15 @@ pub fn evaluate_promotion(patch: &Patch, verifier: &EvidenceRecord) -> Vec<Probl
         active_subgoal_id: patch.active_subgoal_id.as_deref(),
         subgoals: patch.subgoals.as_deref(),
         invariants: patch.invariants.as_deref(),
-        graphs: patch.graphs.as_ref(),
-        graph_frontier: patch.graph_frontier.as_ref(),
-        graph_checkpoint: patch.graph_checkpoint.as_ref(),
-        investigation_checkpoint: patch.investigation_checkpoint.as_ref(),
+        graphs: patch.graphs.as_deref(),
+        graph_frontier: patch.graph_frontier.as_deref(),
+        graph_checkpoint: patch.graph_checkpoint.as_deref(),
+        investigation_checkpoint: patch.investigation_checkpoint.as_deref(),
         available_evidence_ids: Some(&has_evidence),
-        churn: patch.churn.as_ref(),
+        churn: patch.churn.as_deref(),
     }));
 
-    if let Some(churn) = patch.churn.as_ref().filter(|churn| is_risky(churn)) {
+    if let Some(churn) = patch.churn.as_deref().filter(|churn| is_risky(churn)) {
         if churn.warning.as_deref().is_none_or(is_blank) {
             reasons.at(
                 "churn.warning",
@@ -278,11 +278,11 @@ mod settle_tests {
 
     fn patch(dirty: &[&str], questions: &[&str]) -> Patch {
         Patch {
-            graph_frontier: Some(GraphFrontier {
+            graph_frontier: Some(Box::new(GraphFrontier {
                 dirty_paths: dirty.iter().map(|p| (*p).to_owned()).collect(),
                 open_question_ids: questions.iter().map(|q| (*q).to_owned()).collect(),
                 ..GraphFrontier::default()
-            }),
+            })),
             observations: vec![Observation {
                 id: "o".into(),
                 summary: "s".into(),
@@ -292,13 +292,13 @@ mod settle_tests {
                 evidence_ids: vec!["e".into()],
                 supersedes: None,
             }],
-            churn: Some(ChurnState {
+            churn: Some(Box::new(ChurnState {
                 understanding_status: "proposal_expands_map".into(),
                 diff_pressure: "medium".into(),
                 graph_freshness: Some("proposal-expanded".into()),
                 warning: Some("w".into()),
                 unexplained_writes: None,
-            }),
+            })),
             ..Patch::default()
         }
     }
@@ -314,7 +314,7 @@ mod settle_tests {
     }
 
     fn label(patch: &Patch) -> Option<&str> {
-        patch.churn.as_ref()?.graph_freshness.as_deref()
+        patch.churn.as_deref()?.graph_freshness.as_deref()
     }
 
     #[test]
@@ -399,7 +399,7 @@ mod tests {
         Patch {
             observations: vec![observation("obs-1", &["ev-1"])],
             evidence: vec![evidence("ev-1")],
-            churn: Some(churn),
+            churn: Some(Box::new(churn)),
             ..Patch::default()
         }
     }
@@ -476,7 +476,7 @@ mod tests {
             ]
         );
         let patch = Patch {
-            churn: Some(churn("low", None, None)),
+            churn: Some(Box::new(churn("low", None, None))),
             observations: vec![observation("obs-1", &["ev-verifier"])],
             evidence: vec![],
             ..Patch::default()
@@ -585,10 +585,10 @@ mod tests {
         let patch = Patch {
             observations: vec![observation("obs-1", &["ev-1"])],
             evidence: vec![evidence("ev-1")],
-            graph_frontier: Some(GraphFrontier {
+            graph_frontier: Some(Box::new(GraphFrontier {
                 active_node_ids: vec!["a".into(), "a".into()],
                 ..GraphFrontier::default()
-            }),
+            })),
             active_subgoal_id: Some("sg-missing".into()),
             ..Patch::default()
         };
@@ -656,7 +656,7 @@ mod tests {
     fn every_reason_comes_back_at_once() {
         let patch = Patch {
             objective: Some("ship".into()),
-            churn: Some(churn("high", None, None)),
+            churn: Some(Box::new(churn("high", None, None))),
             ..Patch::default()
         };
         let reasons = evaluated(

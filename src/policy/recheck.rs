@@ -423,7 +423,7 @@ pub fn reanchor_patch(state: &State, findings: &[RefFinding]) -> Option<Patch> {
     }
     (!upsert.is_empty() || checkpoint_fixed).then(|| Patch {
         upsert,
-        investigation_checkpoint: checkpoint.filter(|_| checkpoint_fixed),
+        investigation_checkpoint: checkpoint.filter(|_| checkpoint_fixed).map(Box::new),
         ..Patch::default()
     })
 }

@@ -317,13 +317,13 @@ mod tests {
     fn changed_fields_follow_the_fixed_order() {
         let patch = Patch {
             evidence: vec![],
-            churn: Some(ChurnState {
+            churn: Some(Box::new(ChurnState {
                 understanding_status: "u".into(),
                 diff_pressure: "low".into(),
                 graph_freshness: None,
                 warning: None,
                 unexplained_writes: None,
-            }),
+            })),
             objective: Some("o".into()),
             ..Patch::default()
         };

@@ -202,13 +202,13 @@ fn drop_from_frontier(state: &State, id: &str, patch: &mut Patch, also: &mut Vec
     if let Some(frontier) = &state.graph_frontier
         && frontier.active_node_ids.iter().any(|n| n == id)
     {
-        patch.graph_frontier = Some(GraphFrontier {
+        patch.graph_frontier = Some(Box::new(GraphFrontier {
             active_node_ids: (frontier.active_node_ids.iter())
                 .filter(|n| *n != id)
                 .cloned()
                 .collect(),
             ..frontier.clone()
-        });
+        }));
         also.push("its place on the frontier".to_owned());
     }
     if let Some(checkpoint) = &state.graph_checkpoint
@@ -216,7 +216,7 @@ fn drop_from_frontier(state: &State, id: &str, patch: &mut Patch, also: &mut Vec
     {
         let mut checkpoint = checkpoint.clone();
         checkpoint.frontier_node_ids.retain(|n| n != id);
-        patch.graph_checkpoint = Some(checkpoint);
+        patch.graph_checkpoint = Some(Box::new(checkpoint));
         also.push("its place on the graph checkpoint".to_owned());
     }
 }

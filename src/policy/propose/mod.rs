@@ -148,8 +148,8 @@ pub fn propose(state: &State, observation_ids: &[String]) -> Result<Patch, Probl
             architecture_nodes: changed_nodes(&state.graphs, graphs),
             ..Upsert::default()
         },
-        graph_frontier: Some(graph_frontier),
-        churn: Some(churn),
+        graph_frontier: Some(Box::new(graph_frontier)),
+        churn: Some(Box::new(churn)),
         ..Patch::default()
     })
 }
@@ -285,7 +285,7 @@ mod tests {
     }
 
     fn churn_of(patch: &Patch) -> &ChurnState {
-        patch.churn.as_ref().expect("churn")
+        patch.churn.as_deref().expect("churn")
     }
 
     /// Asserts a proposal's churn: its graph freshness, its diff pressure, and a phrase of the
@@ -359,7 +359,7 @@ mod tests {
         );
         assert_eq!(created.status.as_deref(), Some("candidate"));
         assert_eq!(created.code_refs, vec![code_ref(PROMPT, 10, 20, "demo")]);
-        let frontier = patch.graph_frontier.as_ref().expect("frontier");
+        let frontier = patch.graph_frontier.as_deref().expect("frontier");
         assert_eq!(frontier.active_node_ids, vec!["arch-path-5b3f3c8187a8"]);
         assert_eq!(frontier.dirty_paths, vec![PROMPT]);
         let churn = churn_of(&patch);
@@ -651,7 +651,7 @@ mod tests {
             ..GraphFrontier::default()
         });
         let patch = propose_all(&state);
-        let frontier = patch.graph_frontier.as_ref().expect("frontier");
+        let frontier = patch.graph_frontier.as_deref().expect("frontier");
         assert_eq!(
             frontier.active_node_ids,
             vec!["state-store", "prompt-renderer", "epiphany-state-fragment"]

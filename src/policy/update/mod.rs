@@ -265,12 +265,12 @@ fn check_replaced_structure(
         active_subgoal_id: patch.active_subgoal_id.as_deref(),
         subgoals: subgoals_in_play.then(|| patch.subgoals.as_deref().unwrap_or(&state.subgoals)),
         invariants: patch.invariants.as_deref(),
-        graphs: graphs_in_play.then(|| patch.graphs.as_ref().unwrap_or(&state.graphs)),
-        graph_frontier: patch.graph_frontier.as_ref(),
-        graph_checkpoint: patch.graph_checkpoint.as_ref(),
-        investigation_checkpoint: patch.investigation_checkpoint.as_ref(),
+        graphs: graphs_in_play.then(|| patch.graphs.as_deref().unwrap_or(&state.graphs)),
+        graph_frontier: patch.graph_frontier.as_deref(),
+        graph_checkpoint: patch.graph_checkpoint.as_deref(),
+        investigation_checkpoint: patch.investigation_checkpoint.as_deref(),
         available_evidence_ids: Some(known_evidence),
-        churn: patch.churn.as_ref(),
+        churn: patch.churn.as_deref(),
     }));
 }
 
@@ -617,10 +617,10 @@ mod tests {
     #[test]
     fn checkpoint_missing_evidence_is_reported_once() {
         let patch = Patch {
-            investigation_checkpoint: Some(InvestigationCheckpoint {
+            investigation_checkpoint: Some(Box::new(InvestigationCheckpoint {
                 evidence_ids: vec!["ev-1".into(), "ev-404".into()],
                 ..fixtures::checkpoint(Disposition::ResumeReady, &[])
-            }),
+            })),
             ..Patch::default()
         };
         assert_eq!(

@@ -158,7 +158,8 @@ impl Fold {
             // The checkpoint's anchor moves only when the checkpoint changes.
             ChangedField::InvestigationCheckpoint
                 if patch.investigation_checkpoint.is_some()
-                    && self.state.investigation_checkpoint != patch.investigation_checkpoint =>
+                    && self.state.investigation_checkpoint.as_ref()
+                        != patch.investigation_checkpoint.as_deref() =>
             {
                 self.anchors
                     .insert(CHECKPOINT_ANCHOR.to_owned(), step.anchor());
@@ -284,7 +285,7 @@ macro_rules! fold_fields {
         $variant:ident $name:ident $($wrap:ident)? ($slot:ident)) => {
         if let Some(value) = &$patch.$name {
             $fold.replacing($step, ChangedField::$variant, value, $patch);
-            $fold.state.$slot = $($wrap)?(value.clone());
+            $fold.state.$slot = $($wrap)?(owned(value));
         }
     };
     (@replace append $($rest:tt)*) => {};
@@ -394,4 +395,10 @@ fn refresh_graph_anchors(
         }
     }
     anchors.retain(|key, _| key == CHECKPOINT_ANCHOR || live.contains(key));
+}
+
+/// A patch's value as the state keeps it: a patch boxes its large fields (a record's patch
+/// leaves most of them out, and every parsed record holds one), the state does not.
+fn owned<T: Clone>(value: &impl std::borrow::Borrow<T>) -> T {
+    value.borrow().clone()
 }
