@@ -8,9 +8,10 @@
 #     second read (target: at most 50 ms); `verify` there (target: at most 2x the first read).
 #  R. On a state of 100,000 observations: `rollback --to-revision HEAD~1` against an `update`
 #     (target: at most 2x); `update` appending one observation against the same write at 1,000
-#     (target: at most 2x).
+#     (target: at most 2x); the first read after the rollback (no target).
 #  M. The first read after git merges two branches of 1,000 records each onto a
 #     100,000-observation base, against a read before the merge (target: at most 2x).
+# R and M time their commands in PAIRS interleaved rounds (default 30), wall and CPU time.
 #
 # Usage: [SECTIONS=GFRM] [PAIRS=N] bench/store-history.sh [path/to/epiphany]   (default:
 #        target/release/epiphany, built when missing)
@@ -122,20 +123,57 @@ printf '{"observations":[{"id":"obs-b%s","summary":"one more","source_kind":"tes
 SH
 chmod +x "$work/append-one.sh"
 
+# Runs its steps in turn, ROUNDS times after one warm-up round, and prints each timed step's
+# median wall and CPU (user + system) seconds as `NAME<TAB>WALL<TAB>CPU`. A step is NAME DIR
+# COMMAND (split as a shell would, run without one), untimed when NAME is `-`. The few-
+# millisecond commands compared here swing with the machine's load: interleaved, each pair
+# sees the same load, which two series measured a minute apart do not (1.6x to 2.5x for one
+# ratio on one quiet machine).
+cat > "$work/pairs.py" <<'PY'
+import resource, shlex, statistics, subprocess, sys, time
+rounds, args = int(sys.argv[1]), sys.argv[2:]
+steps = [args[at:at + 3] for at in range(0, len(args), 3)]
+times = {}
+for round in range(rounds + 1):
+    for name, cwd, command in steps:
+        before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
+        subprocess.run(shlex.split(command), cwd=cwd, stdout=subprocess.DEVNULL, check=True)
+        wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+        if name != "-" and round > 0:
+            times.setdefault(name, []).append((wall, cpu))
+for name, pairs in times.items():
+    print(f"{name}\t{statistics.median(w for w, _ in pairs)}\t{statistics.median(c for _, c in pairs)}")
+PY
+# The wall and CPU ratios of two steps of a `pairs.py` output: LABEL FILE NAME_A NAME_B TARGET.
+pair_ratios() {
+  local a_wall a_cpu b_wall b_cpu
+  IFS=$'\t' read -r _ a_wall a_cpu < <(grep -F "$3"$'\t' "$2")
+  IFS=$'\t' read -r _ b_wall b_cpu < <(grep -F "$4"$'\t' "$2")
+  ratio "$1, wall" "$a_wall" "$b_wall" "$5"
+  ratio "$1, CPU" "$a_cpu" "$b_cpu" "$5"
+}
+rounds=${PAIRS:-30}
+
 if want R; then
   echo "== R. rollback and update on a state of 100,000 observations" >&2
   big_state "$work/r"
-  hyperfine -N --warmup 3 --runs 20 --export-json "$work/r1.json" --command-name "update at 100,000" "$work/append-one.sh" >&2
-  # Each run undoes the write its preparation made, so the state stays the same size.
-  hyperfine -N --warmup 1 --runs 10 --export-json "$work/r2.json" \
-    --prepare "$work/append-one.sh" --command-name "rollback --to-revision HEAD~1" "$bin -q rollback --to-revision HEAD~1" >&2
-  wc -c .epiphany/rollout/* | tail -1 >&2
   small="$work/r-small"; new_repo "$small"
   seal_records "$small/.epiphany/rollout/20260101T000000Z-0000000000000000-00000000.jsonl" 1000 "" > /dev/null
   git add -A && git commit -qm history && "$bin" scene > /dev/null
-  hyperfine -N --warmup 3 --runs 20 --export-json "$work/r3.json" --command-name "update at 1,000" "$work/append-one.sh" >&2
-  ratio "rollback HEAD~1 / update, at 100,000 observations" "$(median "$work/r2.json")" "$(median "$work/r1.json")" 2
-  ratio "update at 100,000 observations / at 1,000" "$(median "$work/r1.json")" "$(median "$work/r3.json")" 2
+  # The rollback undoes the update just timed, so the big state stays the same size. The read
+  # after it folds the rollback on the whole lists and caches that fold, as the first read
+  # after any rollback does; timed apart, so that the next update is an ordinary one.
+  python3 "$work/pairs.py" "$rounds" \
+    "update at 100,000" "$work/r" "$work/append-one.sh" \
+    "update at 1,000" "$small" "$work/append-one.sh" \
+    "rollback" "$work/r" "$bin -q rollback --to-revision HEAD~1" \
+    "read after the rollback" "$work/r" "$bin scene" > "$work/r.tsv"
+  wc -c "$work"/r/.epiphany/rollout/* | tail -1 >&2
+  pair_ratios "rollback HEAD~1 / update, at 100,000 observations" "$work/r.tsv" "rollback" "update at 100,000" 2
+  pair_ratios "update at 100,000 observations / at 1,000" "$work/r.tsv" "update at 100,000" "update at 1,000" 2
+  IFS=$'\t' read -r _ wall _ < <(grep -F "read after the rollback"$'\t' "$work/r.tsv")
+  python3 -c 'import sys; print("%-58s %9.1f ms (no target)" % ("first read after a rollback, at 100,000 observations", float(sys.argv[1])*1000))' "$wall"
 fi
 
 if want M; then
@@ -156,36 +194,16 @@ PY
   cp -a "$work/m" "$work/m-before"
   cp -a .epiphany/cache/snapshots "$work/m-cache"
   git pull -q --no-rebase --no-edit "$work/m-theirs" main
-  # The two reads are a few milliseconds each: measured as two hyperfine series minutes
-  # apart, their ratio swings with the machine's load (1.6x to 2.5x on one quiet machine).
-  # So the pairs are interleaved, PAIRS of them (default 30): a read before the merge, then
-  # the cache restored as the writes left it (synced, so that the kernel is not writing 60 MB
-  # of copy back during the read), then the first read after the merge; medians of each,
-  # wall and CPU (user + system) time.
-  python3 - "$bin" "$work" "${PAIRS:-30}" <<'PY'
-import os, resource, shutil, statistics, subprocess, sys, time
-binary, work, pairs = sys.argv[1], sys.argv[2], int(sys.argv[3])
-def read(cwd):
-    before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    started = time.perf_counter()
-    subprocess.run([binary, "scene"], cwd=cwd, stdout=subprocess.DEVNULL, check=True)
-    wall = time.perf_counter() - started
-    after = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return wall, after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-cache = f"{work}/m/.epiphany/cache/snapshots"
-for _ in range(3):
-    read(f"{work}/m-before")
-times = {"before": [], "after": []}
-for _ in range(pairs):
-    times["before"].append(read(f"{work}/m-before"))
-    shutil.rmtree(cache)
-    shutil.copytree(f"{work}/m-cache", cache, symlinks=True)
-    os.sync()
-    times["after"].append(read(f"{work}/m"))
-median = {(k, i): statistics.median(t[i] for t in v) * 1000 for k, v in times.items() for i in (0, 1)}
-for what, i in (("wall", 0), ("CPU", 1)):
-    print("first read after the merge / a read before it, %-4s %9.1f ms / %9.1f ms = %5.2fx (target <= 2; medians of %d interleaved pairs)"
-          % (what, median["after", i], median["before", i], median["after", i] / median["before", i], pairs))
-PY
+  # The cache as the writes left it before every read after the merge: each is the first.
+  # `sync` writes the copy back first, so that the read is not timed while the kernel writes
+  # 60 MB of someone else's copy.
+  printf '#!/bin/sh\nrm -rf %s && cp -a %s %s && sync\n' "$work/m/.epiphany/cache/snapshots" \
+    "$work/m-cache" "$work/m/.epiphany/cache/snapshots" > "$work/restore-cache.sh"
+  chmod +x "$work/restore-cache.sh"
+  python3 "$work/pairs.py" "$rounds" \
+    "before" "$work/m-before" "$bin scene" \
+    "-" "$work/m" "$work/restore-cache.sh" \
+    "after" "$work/m" "$bin scene" > "$work/m.tsv"
+  pair_ratios "first read after the merge / a read before it" "$work/m.tsv" "after" "before" 2
   "$bin" verify >&2
 fi

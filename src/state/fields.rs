@@ -24,9 +24,9 @@ use crate::state::model::State;
 /// replaces the state's field when present; `append`: a `Vec` whose items go before the
 /// existing ones, newest first), the [`ChangedField`] variant, the patch field (also its JSON
 /// name and its name in `changed_fields`) with its type, and the state field it writes,
-/// wrapped in `Some` when the state keeps it optional. A replaced value larger than a `Vec`
-/// is boxed: most records leave it out, and a replay holds every record's patch (unboxed,
-/// `Patch` was 1,744 bytes; boxed, 888).
+/// wrapped in `Some` when the state keeps it optional. The replaced structs of 96 bytes or
+/// more are boxed: most records leave them out, and a replay holds every record's patch
+/// (boxing them took `Patch` from 1,744 bytes to 888).
 macro_rules! for_each_patch_field {
     ($callback:ident) => {
         $callback! {
