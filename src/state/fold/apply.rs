@@ -83,9 +83,8 @@ impl Fold {
                 // The rollback replaces every field, not only those it listed: a field another
                 // branch wrote meanwhile (which the rollback never saw) is overwritten too, and
                 // that is a conflict, not a silent loss.
-                let value = field.value_in(&self.state);
-                if listed || field.value_in(&before) != value {
-                    step.write(field.as_str().to_owned(), &value);
+                if listed || field.differs(&before, &self.state) {
+                    step.write(field.as_str().to_owned(), &field.value_in(&self.state));
                 }
             } else if listed {
                 step.write_unhashed(field.as_str().to_owned());
