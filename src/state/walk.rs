@@ -245,26 +245,22 @@ fn lock(listing: &Mutex<Listing>) -> std::sync::MutexGuard<'_, Listing> {
 /// `lstat` of each path under `root`, in order, spread over the available cores: checking a
 /// few thousand files against a manifest is all kernel path lookups, which parallelise well.
 pub fn stat_all(root: &Path, paths: &[&str]) -> Vec<Option<Metadata>> {
-    let threads = crate::parallel::cores().min(4);
-    let chunk = paths.len().div_ceil(threads).max(256);
-    let mut stats = vec![None; paths.len()];
-    std::thread::scope(|scope| {
-        for (part, out) in paths.chunks(chunk).zip(stats.chunks_mut(chunk)) {
-            scope.spawn(move || {
-                // One path buffer per thread, results written in place: allocating per file
-                // costs more than the lookup itself.
-                let mut full = root.to_path_buf();
-                for (path, slot) in part.iter().zip(out) {
-                    full.push(path);
-                    *slot = std::fs::symlink_metadata(&full).ok();
-                    let os = full.as_mut_os_string();
-                    os.clear();
-                    os.push(root);
-                }
-            });
-        }
-    });
-    stats
+    // At most four threads, each with at least 256 paths.
+    let threads = paths.len().div_ceil(256).min(4);
+    crate::parallel::map_chunks_on(paths, threads, |part| {
+        // One path buffer per thread: allocating per file costs more than the lookup itself.
+        let mut full = root.to_path_buf();
+        (part.iter())
+            .map(|path| {
+                full.push(path);
+                let stat = std::fs::symlink_metadata(&full).ok();
+                let os = full.as_mut_os_string();
+                os.clear();
+                os.push(root);
+                stat
+            })
+            .collect()
+    })
 }
 
 /// The modification time in nanoseconds since the Unix epoch (0 when unknown).
