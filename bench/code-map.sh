@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
-# The code map's cost on a large source tree (issue 28), all whole-process timings from
-# hyperfine, ratios taken within one run so they compare like with like:
+# The code map's cost on a large source tree (issue 28), all whole-process timings (hyperfine,
+# and bench/pairs.py for the full builds), ratios taken within one run:
 #   1. `index --full` with parsing vs a baseline binary's (built before the parsers): from a
 #      cold cache (no previous generation, every parsed file parsed) and warm (the previous
-#      generation's outlines reused by content hash). Target: cold <= 2x the baseline.
+#      generation's outlines reused by content hash), RUNS interleaved rounds. Target: cold
+#      <= 2x the baseline.
 #   2. an incremental `index` after editing one file. Target: < 0.3 s.
 #   3. `map` with an index vs `retrieve` with an index. Target: <= 2x.
 #   4. `map` with no store and no index vs `rg` over the tree. Target: <= 3x.
@@ -39,13 +40,13 @@ rm -rf .epiphany
 "$bin" -q init
 echo "corpus: $corpus ($(rg --files | wc -l) files, $(rg --files -t rust -t py -t js -t ts -t go -t java -t c -t cpp | xargs cat | wc -c) bytes in parsed languages)"
 
-hyperfine --style basic --runs "$runs" --export-json "$out/full.json" \
-    --prepare "rm -rf .epiphany/cache/retrieval" \
-    -n full-cold "$bin -q index --full" \
-    --prepare "rm -rf .epiphany/cache/retrieval" \
-    -n full-baseline "$baseline -q index --full" \
-    --prepare "$bin -q index" \
-    -n full-warm "$bin -q index --full"
+# Interleaved (bench/pairs.py): the cold and baseline builds of a round see the same load.
+python3 "$repo/bench/pairs.py" "$runs" \
+    - . "rm -rf .epiphany/cache/retrieval" \
+    full-baseline . "$baseline -q index --full" \
+    - . "rm -rf .epiphany/cache/retrieval" \
+    full-cold . "$bin -q index --full" \
+    full-warm . "$bin -q index --full" > "$out/full.tsv"
 "$bin" -q index --full
 hyperfine --style basic --runs "$runs" --export-json "$out/incremental.json" \
     --prepare "printf '\n// edited %s\n' \"\$(date +%s%N)\" >> '$edit'" \
@@ -65,12 +66,17 @@ python3 - "$out" <<'PY'
 import json, sys
 out = sys.argv[1]
 m = {}
-for name in ("full", "incremental", "indexed", "noindex"):
+for line in open(f"{out}/full.tsv"):
+    command, wall, cpu = line.split("\t")
+    m[command] = float(wall)
+    m[command + " (CPU)"] = float(cpu)
+for name in ("incremental", "indexed", "noindex"):
     for result in json.load(open(f"{out}/{name}.json"))["results"]:
         m[result["command"]] = result["median"]
 for command, median in m.items():
     print(f"{command:18s} median {median * 1000:8.1f} ms")
 print(f"full cold / baseline  {m['full-cold'] / m['full-baseline']:6.2f}x (target <= 2)")
+print(f"  in CPU time         {m['full-cold (CPU)'] / m['full-baseline (CPU)']:6.2f}x")
 print(f"full warm / baseline  {m['full-warm'] / m['full-baseline']:6.2f}x")
 print(f"incremental edit      {m['incremental-edit']:6.3f} s (target < 0.3 s)")
 print(f"map / retrieve        {m['map-indexed'] / m['retrieve-indexed']:6.2f}x (target <= 2)")

@@ -123,29 +123,7 @@ printf '{"observations":[{"id":"obs-b%s","summary":"one more","source_kind":"tes
 SH
 chmod +x "$work/append-one.sh"
 
-# Runs its steps in turn, ROUNDS times after one warm-up round, and prints each timed step's
-# median wall and CPU (user + system) seconds as `NAME<TAB>WALL<TAB>CPU`. A step is NAME DIR
-# COMMAND (split as a shell would, run without one), untimed when NAME is `-`. The few-
-# millisecond commands compared here swing with the machine's load: interleaved, each pair
-# sees the same load, which two series measured a minute apart do not (1.6x to 2.5x for one
-# ratio on one quiet machine).
-cat > "$work/pairs.py" <<'PY'
-import resource, shlex, statistics, subprocess, sys, time
-rounds, args = int(sys.argv[1]), sys.argv[2:]
-steps = [args[at:at + 3] for at in range(0, len(args), 3)]
-times = {}
-for round in range(rounds + 1):
-    for name, cwd, command in steps:
-        before, started = resource.getrusage(resource.RUSAGE_CHILDREN), time.perf_counter()
-        subprocess.run(shlex.split(command), cwd=cwd, stdout=subprocess.DEVNULL, check=True)
-        wall, after = time.perf_counter() - started, resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
-        if name != "-" and round > 0:
-            times.setdefault(name, []).append((wall, cpu))
-for name, pairs in times.items():
-    print(f"{name}\t{statistics.median(w for w, _ in pairs)}\t{statistics.median(c for _, c in pairs)}")
-PY
-# The wall and CPU ratios of two steps of a `pairs.py` output: LABEL FILE NAME_A NAME_B TARGET.
+# The wall and CPU ratios of two steps of a `bench/pairs.py` output: LABEL FILE NAME_A NAME_B TARGET.
 pair_ratios() {
   local a_wall a_cpu b_wall b_cpu
   IFS=$'\t' read -r _ a_wall a_cpu < <(grep -F "$3"$'\t' "$2")
@@ -164,7 +142,7 @@ if want R; then
   # The rollback undoes the update just timed, so the big state stays the same size. The read
   # after it folds the rollback on the whole lists and caches that fold, as the first read
   # after any rollback does; timed apart, so that the next update is an ordinary one.
-  python3 "$work/pairs.py" "$rounds" \
+  python3 "$here/bench/pairs.py" "$rounds" \
     "update at 100,000" "$work/r" "$work/append-one.sh" \
     "update at 1,000" "$small" "$work/append-one.sh" \
     "rollback" "$work/r" "$bin -q rollback --to-revision HEAD~1" \
@@ -200,7 +178,7 @@ PY
   printf '#!/bin/sh\nrm -rf %s && cp -a %s %s && sync\n' "$work/m/.epiphany/cache/snapshots" \
     "$work/m-cache" "$work/m/.epiphany/cache/snapshots" > "$work/restore-cache.sh"
   chmod +x "$work/restore-cache.sh"
-  python3 "$work/pairs.py" "$rounds" \
+  python3 "$here/bench/pairs.py" "$rounds" \
     "before" "$work/m-before" "$bin scene" \
     "-" "$work/m" "$work/restore-cache.sh" \
     "after" "$work/m" "$bin scene" > "$work/m.tsv"
