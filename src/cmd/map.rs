@@ -25,8 +25,10 @@ use crate::ui::Report;
 
 /// The default budget of the map, in characters.
 pub const DEFAULT_MAX_CHARS: usize = 4000;
-/// How long parsing may take without an index.
-pub const SCAN_BUDGET: Duration = Duration::from_millis(150);
+/// How long listing and parsing may take without an index: the whole command then stays
+/// within about 3x a ripgrep search of a large tree (50 to 100 ms for cargo's, measured by
+/// `bench/code-map.sh`), parsing what fits of a large tree and all of a small one.
+pub const SCAN_BUDGET: Duration = Duration::from_millis(100);
 /// The most characters of map `prompt` and the session-start hook carry.
 pub const COMPACT_MAX_CHARS: usize = 1500;
 /// How long they may parse without an index: they run at every session start.
