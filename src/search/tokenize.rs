@@ -308,20 +308,38 @@ impl TokenStream for CodeTokenStream<'_> {
 
 /// The byte range of the next word at or after `from`: a run of letters, digits and
 /// underscores, where a hyphen between two such characters also joins (`max-depth`, as CLI
-/// flags, crate names and config keys spell identifiers).
+/// flags, crate names and config keys spell identifiers). Every byte of every indexed file
+/// passes through here, so ASCII is read as bytes and only the rest decoded.
 fn next_word(text: &str, from: usize) -> Option<Range<usize>> {
-    let start = from + text[from..].find(is_word_char)?;
+    let mut at = from;
+    let start = loop {
+        let (c, length) = char_at(text, at)?;
+        if is_word_char(c) {
+            break at;
+        }
+        at += length;
+    };
     let mut end = start;
-    let mut chars = text[start..].char_indices().peekable();
-    while let Some((offset, c)) = chars.next() {
-        let joins_hyphen =
-            c == '-' && offset > 0 && chars.peek().is_some_and(|&(_, next)| is_word_char(next));
+    while let Some((c, length)) = char_at(text, end) {
+        let joins_hyphen = c == '-'
+            && end > start
+            && char_at(text, end + 1).is_some_and(|(next, _)| is_word_char(next));
         if !is_word_char(c) && !joins_hyphen {
             break;
         }
-        end = start + offset + c.len_utf8();
+        end += length;
     }
     Some(start..end)
+}
+
+/// The character at byte `at` of `text` (a character boundary) and its length in bytes.
+fn char_at(text: &str, at: usize) -> Option<(char, usize)> {
+    let &byte = text.as_bytes().get(at)?;
+    if byte.is_ascii() {
+        return Some((char::from(byte), 1));
+    }
+    let c = text.get(at..)?.chars().next()?;
+    Some((c, c.len_utf8()))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -355,15 +373,16 @@ fn identifier_parts(text: &str, word: Range<usize>, out: &mut Vec<Range<usize>>)
 
 /// Splits one underscore-free segment at case changes, acronym ends and digit boundaries.
 fn camel_parts(segment: &str, base: usize, out: &mut Vec<Range<usize>>) {
-    let chars: Vec<(usize, CharClass)> = segment
+    let mut chars = segment
         .char_indices()
         .map(|(offset, c)| (offset, class(c)))
-        .collect();
+        .peekable();
+    let Some((_, mut previous)) = chars.next() else {
+        return;
+    };
     let mut start = 0;
-    for index in 1..chars.len() {
-        let (offset, current) = chars[index];
-        let previous = chars[index - 1].1;
-        let next = chars.get(index + 1).map(|&(_, class)| class);
+    while let Some((offset, current)) = chars.next() {
+        let next = chars.peek().map(|&(_, class)| class);
         let boundary = match (previous, current) {
             (CharClass::Lower, CharClass::Upper) => true,
             (CharClass::Digit, other) | (other, CharClass::Digit) => other != CharClass::Digit,
@@ -374,6 +393,7 @@ fn camel_parts(segment: &str, base: usize, out: &mut Vec<Range<usize>>) {
             out.push(base + start..base + offset);
             start = offset;
         }
+        previous = current;
     }
     out.push(base + start..base + segment.len());
 }
