@@ -363,9 +363,10 @@ fn class(c: char) -> CharClass {
 /// changes, acronym ends and digit boundaries.
 fn identifier_parts(text: &str, word: Range<usize>, out: &mut Vec<Range<usize>>) {
     let mut offset = word.start;
-    for segment in text[word].split(['_', '-']) {
+    // Split as bytes: both separators are ASCII, so every piece is whole characters.
+    for segment in text.as_bytes()[word].split(|&byte| byte == b'_' || byte == b'-') {
         if !segment.is_empty() {
-            camel_parts(segment, offset, out);
+            camel_parts(&text[offset..offset + segment.len()], offset, out);
         }
         offset += segment.len() + 1;
     }
@@ -451,6 +452,10 @@ impl<S: TokenStream> TokenStream for RememberedStemsStream<'_, S> {
             return false;
         }
         let text = &mut self.tail.token_mut().text;
+        // The stemmer leaves a word of one or two characters as it is (a test holds that).
+        if text.len() <= 2 {
+            return true;
+        }
         if let Some(stem) = self.stems.get(text.as_str()) {
             text.clear();
             text.push_str(stem);
@@ -504,6 +509,28 @@ mod tests {
     }
 
     /// Remembered stems are the stemmer's, the first time a word is seen and after.
+    /// What lets [`RememberedStems`] pass one- and two-byte tokens through unstemmed.
+    #[test]
+    fn the_stemmer_keeps_words_of_two_bytes() {
+        let mut stemmer = stemmer();
+        let alphabet = ('a'..='z').chain('0'..='9').chain(['_']).map(String::from);
+        let short: Vec<String> = alphabet.clone().collect();
+        let mut words: Vec<String> = short
+            .iter()
+            .flat_map(|a| short.iter().map(move |b| format!("{a}{b}")))
+            .collect();
+        words.extend(alphabet);
+        words.extend(["é", "ü", "ß", "я"].map(String::from));
+        for word in words {
+            assert!(word.len() <= 2);
+            assert_eq!(
+                tokens(&mut stemmer, &word),
+                std::slice::from_ref(&word),
+                "{word}"
+            );
+        }
+    }
+
     #[test]
     fn remembered_stems_are_the_stemmers() {
         let text = "resolved dependencies resolve resolving; dependencies happy resolved";
