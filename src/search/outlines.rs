@@ -44,19 +44,52 @@ pub struct FileOutline {
     pub outline: Outline,
 }
 
+/// The version of what [`syntax`] makes of a file. Outlines are reused for as long as a file's
+/// contents stay the same, so a change to the parsers that changes any outline bumps this, and
+/// outlines of another version are not used: the next `index` parses every file again.
+/// 2: Rust macros named after a primitive type (`str![...]`) no longer fail the parse.
+pub const PARSER_VERSION: u32 = 2;
+
 /// The outlines of a generation, sorted by path.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outlines {
     /// One entry per parsed file.
     pub files: Vec<FileOutline>,
+    /// The [`PARSER_VERSION`] they were made with; 1 when the file does not say (written
+    /// before versions were, when the outlines were all there was).
+    #[serde(default = "first_parser_version")]
+    pub parser_version: u32,
+}
+
+fn first_parser_version() -> u32 {
+    1
+}
+
+impl Default for Outlines {
+    fn default() -> Self {
+        Outlines {
+            parser_version: PARSER_VERSION,
+            files: Vec::new(),
+        }
+    }
 }
 
 impl Outlines {
+    /// Made by these parsers.
+    pub fn new(files: Vec<FileOutline>) -> Outlines {
+        Outlines {
+            files,
+            ..Outlines::default()
+        }
+    }
+
     /// Reads the outlines at `path`, below `store_dir` (no link is followed); `None` when
-    /// there are none or they do not decode.
+    /// there are none, they do not decode or another version of the parsers made them.
     pub fn load(store_dir: &Path, path: &Path) -> Option<Outlines> {
         let bytes = fs::read_below(store_dir, path, LIMIT).ok()??;
-        rmp_serde::from_slice(&bytes).ok()
+        rmp_serde::from_slice(&bytes)
+            .ok()
+            .filter(|outlines: &Outlines| outlines.parser_version == PARSER_VERSION)
     }
 
     /// Writes them atomically.

@@ -103,6 +103,38 @@ fn the_index_stores_outlines_and_the_map_follows_edits() {
     assert_eq!(env.json(&["map"])["files"], overlay["files"]);
 }
 
+/// Outlines are reused while a file's contents stay the same: those an older version of the
+/// parsers made (a file without a parser version) must not outlive an upgrade.
+#[test]
+fn outlines_from_other_parsers_are_parsed_again() {
+    let env = TestEnv::new();
+    copy_fixture(&env, "rust");
+    env.ok(&["index"]);
+    let indexed = env.json(&["map"]);
+    let path = format!(
+        "{}/outlines.msgpack",
+        crate::test_retrieve::generation_dir(&env)
+    );
+    let current: Value = rmp_serde::from_slice(&env.read(&path)).expect("outlines");
+    assert_eq!(current[1], 2, "files, then the parser version");
+    let mut files = current[0].clone();
+    files[0][2] = serde_json::json!([[], []]);
+    env.write(&path, rmp_serde::to_vec(&[files]).expect("encode"));
+    let stale = env.json(&["map"]);
+    assert_eq!(stale["source"], "scan", "{stale}");
+    let rebuilt = env.json(&["index"]);
+    assert_eq!(rebuilt["mode"], "full", "{rebuilt}");
+    let reason = rebuilt["rebuilt_because"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("another version of the parsers"),
+        "{rebuilt}"
+    );
+    let map = env.json(&["map"]);
+    assert_eq!(map["source"], "index");
+    assert_eq!(map["files"], indexed["files"]);
+    assert_eq!(env.json(&["index"])["mode"], "unchanged");
+}
+
 #[test]
 fn focus_and_state_citations_rank_the_map() {
     let env = TestEnv::new();

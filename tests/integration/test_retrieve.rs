@@ -54,7 +54,7 @@ fn paths(answer: &Value) -> Vec<String> {
 }
 
 /// The published index generation's directory, relative to the root.
-fn generation_dir(env: &TestEnv) -> String {
+pub fn generation_dir(env: &TestEnv) -> String {
     let current = env.read(".epiphany/cache/retrieval/CURRENT");
     let current = String::from_utf8(current).expect("utf-8");
     format!(".epiphany/cache/retrieval/gen-{}", current.trim())

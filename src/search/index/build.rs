@@ -120,7 +120,21 @@ pub fn build(
 ) -> Result<Built> {
     fs::create_dirs_below(root, &layout.dir)?;
     let _lock = layout.lock()?;
-    let previous = Previous::open(layout);
+    let mut previous = Previous::open(layout);
+    // Outlines are reused by path and content hash, so a full rebuild parses only what
+    // changed. An index without usable outlines (another version of the parsers made them)
+    // is rebuilt whole, so that no file keeps an outline these parsers would not make.
+    let previous_outlines = (previous.index.as_ref())
+        .and_then(|persistent| layout.load_outlines(persistent.manifest.generation));
+    let outlines_unusable = previous.index.is_some() && previous_outlines.is_none();
+    if outlines_unusable && !full {
+        previous.rebuilt_because = Some(
+            "its code outlines are missing or were made by another version of the parsers"
+                .to_owned(),
+        );
+    }
+    let full = full || outlines_unusable;
+    let previous_outlines = previous_outlines.unwrap_or_default();
     let (model, semantic_problem) = resolve_model(semantic, previous.recorded.as_ref())?;
     let generation = layout.next_generation();
     let fingerprint = model.as_ref().map(vectors_fingerprint);
@@ -154,10 +168,6 @@ pub fn build(
         let from = forked.manifest.generation;
         carry_vectors(root, layout, from, same_model, &plan.carried, embedding)?;
     }
-    // Outlines are reused by path and content hash, so a full rebuild parses only what changed.
-    let previous_outlines = (previous.index.as_ref())
-        .and_then(|persistent| layout.load_outlines(persistent.manifest.generation))
-        .unwrap_or_default();
     let writer = writer_for(&index, plan.jobs.len()).with_context(in_dir)?;
     let (entries, parsed) = write_jobs(
         root,
@@ -217,7 +227,7 @@ fn save_outlines(
         .collect();
     outlines.extend(parsed);
     outlines.sort_by(|a, b| a.path.cmp(&b.path));
-    Outlines { files: outlines }.save(&layout.outlines_path(generation))
+    Outlines::new(outlines).save(&layout.outlines_path(generation))
 }
 
 /// The new generation's manifest: the carried files and those just indexed, by path.
