@@ -24,6 +24,7 @@ use crate::search::index::Opened;
 use crate::search::manifest;
 use crate::search::syntax;
 use crate::search::syntax::Outline;
+use crate::search::syntax::PARSER_VERSION;
 use crate::state::fs;
 use crate::state::walk;
 use crate::state::walk::FileStat;
@@ -43,12 +44,6 @@ pub struct FileOutline {
     /// What the file defines and references.
     pub outline: Outline,
 }
-
-/// The version of what [`syntax`] makes of a file. Outlines are reused for as long as a file's
-/// contents stay the same, so a change to the parsers that changes any outline bumps this, and
-/// outlines of another version are not used: the next `index` parses every file again.
-/// 2: Rust macros named after a primitive type (`str![...]`) no longer fail the parse.
-pub const PARSER_VERSION: u32 = 2;
 
 /// The outlines of a generation, sorted by path.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -25,6 +25,13 @@ use tree_sitter_tags::TagsContext;
 pub use crate::policy::code_map::Definition;
 pub use crate::policy::code_map::Outline;
 
+/// The version of what this module makes of a file. Outlines are reused for as long as a
+/// file's contents stay the same ([`crate::search::outlines`]), so a change here that changes
+/// any outline bumps this; outlines of another version are not used, and the next `index`
+/// parses every file again.
+/// 2: Rust macros named after a primitive type (`str![...]`) no longer fail the parse.
+pub const PARSER_VERSION: u32 = 2;
+
 /// The grammars this module parses with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Grammar {
