@@ -508,7 +508,6 @@ mod tests {
         assert_eq!(stemmed, tokens(&mut analyzer(), text));
     }
 
-    /// Remembered stems are the stemmer's, the first time a word is seen and after.
     /// What lets [`RememberedStems`] pass one- and two-byte tokens through unstemmed.
     #[test]
     fn the_stemmer_keeps_words_of_two_bytes() {
@@ -531,6 +530,7 @@ mod tests {
         }
     }
 
+    /// Remembered stems are the stemmer's, the first time a word is seen and after.
     #[test]
     fn remembered_stems_are_the_stemmers() {
         let text = "resolved dependencies resolve resolving; dependencies happy resolved";
