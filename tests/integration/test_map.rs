@@ -285,3 +285,29 @@ fn map_pictures_are_mermaid_and_dot_that_parse() {
     let json = env.json(&["map", "--format", "dot"]);
     assert_eq!(json["picture"].as_str(), Some(dot.as_str()));
 }
+
+/// A file its parser cannot finish within the budget (here valid C with 30,000 nested calls:
+/// the query walk grows with the square of the depth, and 50,000 took 18 s unbounded) is
+/// mapped without definitions; the rest of the repository is mapped as usual, with and
+/// without an index.
+#[test]
+fn a_file_past_its_parse_budget_is_mapped_without_definitions() {
+    let env = TestEnv::new();
+    copy_fixture(&env, "c");
+    let depth = 30_000;
+    let deep = format!(
+        "int deep(void) {{\n  return {}1{};\n}}\n",
+        "g(".repeat(depth),
+        ")".repeat(depth)
+    );
+    env.write("src/deep.c", deep);
+    let scanned = env.json(&["map", "--max-chars", "100000"]);
+    let text = outline_text(&scanned);
+    assert!(text.contains("src/deep.c\n"), "{text}");
+    assert!(!text.contains(" deep "), "{text}");
+    assert!(text.contains("function buffer_append"), "{text}");
+    env.ok(&["index"]);
+    let indexed = env.json(&["map", "--max-chars", "100000"]);
+    assert_eq!(indexed["source"], "index");
+    assert_eq!(indexed["files"], scanned["files"]);
+}

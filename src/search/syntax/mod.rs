@@ -1,6 +1,6 @@
 //! Definitions and references from real parsers: each file of a parsed language (Rust,
 //! Python, JavaScript, TypeScript/TSX, Go, Java, C, C++) is parsed with its tree-sitter
-//! grammar and tagged with the grammar crate's own tags query (`tree-sitter-tags`), giving
+//! grammar and tagged with the grammar crate's own tags query ([`tags`]), giving
 //! its [`Outline`]: the definitions (name, kind, line span, signature line) and the distinct
 //! names it references (calls, types, implementations).
 //!
@@ -12,15 +12,18 @@
 //! implementations and path calls, to keep the parsing cost of a full index down.
 //!
 //! Other languages have no outline here; [`crate::search::symbols`] keeps their line
-//! patterns. Pure: no I/O. A parser and a query cursor are kept per thread.
+//! patterns. A file gets a budget of CPU time to parse and tag ([`tags::budget`]); one that
+//! uses it up (generated or hostile: a million nested calls) is not parsed. Pure: no I/O. A
+//! parser and a query cursor are kept per thread.
 
 use std::borrow::Cow;
-use std::cell::RefCell;
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
-use tree_sitter_tags::TagsConfiguration;
-use tree_sitter_tags::TagsContext;
+mod tags;
+
+use tags::TagQuery;
+use tags::TooSlow;
 
 pub use crate::policy::code_map::Definition;
 pub use crate::policy::code_map::Outline;
@@ -159,10 +162,10 @@ fn definition_patterns(query: &str) -> String {
         .join("\n")
 }
 
-/// The tags configuration of a grammar: our definitions, the crate's query, our references
-/// (TypeScript's query covers only what it adds to JavaScript, so the JavaScript query comes
-/// with it); with [`Tags::Definitions`], only the patterns that tag definitions.
-fn configure(grammar: Grammar, tags: Tags) -> TagsConfiguration {
+/// The language of a grammar and its tags query: our definitions, the crate's query, our
+/// references (TypeScript's query covers only what it adds to JavaScript, so the JavaScript
+/// query comes with it); with [`Tags::Definitions`], only the patterns that tag definitions.
+fn query_source(grammar: Grammar, tags: Tags) -> (tree_sitter::Language, String) {
     let (language, queries): (tree_sitter::Language, &[&str]) = match grammar {
         Grammar::Rust => (
             tree_sitter_rust::LANGUAGE.into(),
@@ -214,34 +217,7 @@ fn configure(grammar: Grammar, tags: Tags) -> TagsConfiguration {
     if tags == Tags::Definitions {
         query = definition_patterns(&query);
     }
-    // The queries ship with the crates and the supplement is ours: both are fixed at build
-    // time, and a unit test compiles every grammar's configuration.
-    #[allow(clippy::expect_used)]
-    TagsConfiguration::new(language, &query, "").expect("the tags queries compile")
-}
-
-fn configuration(grammar: Grammar, tags: Tags) -> &'static TagsConfiguration {
-    macro_rules! configured {
-        ($($variant:ident),*) => {
-            match (grammar, tags) {
-                $((Grammar::$variant, Tags::All) => {
-                    static CONFIG: LazyLock<TagsConfiguration> =
-                        LazyLock::new(|| configure(Grammar::$variant, Tags::All));
-                    &CONFIG
-                })*
-                $((Grammar::$variant, Tags::Definitions) => {
-                    static CONFIG: LazyLock<TagsConfiguration> =
-                        LazyLock::new(|| configure(Grammar::$variant, Tags::Definitions));
-                    &CONFIG
-                })*
-            }
-        };
-    }
-    configured!(Rust, Python, JavaScript, TypeScript, Tsx, Go, Java, C, Cpp)
-}
-
-thread_local! {
-    static CONTEXT: RefCell<TagsContext> = RefCell::new(TagsContext::new());
+    (language, query)
 }
 
 /// Compiles the `tags` queries of the grammars of `paths` on another thread, so that a command
@@ -258,20 +234,23 @@ pub fn warm_up<'a>(paths: impl IntoIterator<Item = &'a str>, tags: Tags) {
     if !grammars.is_empty() {
         std::thread::spawn(move || {
             for grammar in grammars {
-                configuration(grammar, tags);
+                tag_query(grammar, tags);
             }
         });
     }
 }
 
-/// The outline of `text`, a file at `path`; `None` when its language is not parsed.
+/// The outline of `text`, a file at `path`; `None` when its language is not parsed. A file
+/// that uses up its budget has an empty outline: it holds nothing a map can use, and the index
+/// keeps the empty outline, so that the file is not parsed again until it changes.
 pub fn outline(path: &str, text: &str) -> Option<Outline> {
-    tagged(path, text, Tags::All)
+    Some(tagged(path, text, Tags::All)?.unwrap_or_default())
 }
 
-/// The definitions in `text`, a file at `path`; `None` when its language is not parsed.
+/// The definitions in `text`, a file at `path`; `None` when its language is not parsed or the
+/// file used up its budget (the caller then reads the text as in other languages).
 pub fn definitions(path: &str, text: &str) -> Option<Vec<Definition>> {
-    Some(tagged(path, text, Tags::Definitions)?.definitions)
+    Some(tagged(path, text, Tags::Definitions)?.ok()?.definitions)
 }
 
 /// `text` as its grammar can parse it. tree-sitter-rust lexes the primitive type names (`str`,
@@ -315,11 +294,45 @@ fn parseable(grammar: Grammar, text: &str) -> Cow<'_, str> {
     String::from_utf8(bytes).map_or(Cow::Borrowed(text), Cow::Owned)
 }
 
-/// What `tags` finds in `text`, a file at `path`.
-fn tagged(path: &str, text: &str, tags: Tags) -> Option<Outline> {
+/// The compiled tags query of a grammar, compiled on first use.
+fn tag_query(grammar: Grammar, tags: Tags) -> &'static TagQuery {
+    macro_rules! configured {
+        ($($variant:ident),*) => {
+            match (grammar, tags) {
+                $((Grammar::$variant, Tags::All) => {
+                    static CONFIG: LazyLock<TagQuery> =
+                        LazyLock::new(|| compile(Grammar::$variant, Tags::All));
+                    &CONFIG
+                })*
+                $((Grammar::$variant, Tags::Definitions) => {
+                    static CONFIG: LazyLock<TagQuery> =
+                        LazyLock::new(|| compile(Grammar::$variant, Tags::Definitions));
+                    &CONFIG
+                })*
+            }
+        };
+    }
+    configured!(Rust, Python, JavaScript, TypeScript, Tsx, Go, Java, C, Cpp)
+}
+
+fn compile(grammar: Grammar, tags: Tags) -> TagQuery {
+    let (language, query) = query_source(grammar, tags);
+    // The queries ship with the crates and the supplement is ours: both are fixed at build
+    // time, and a unit test compiles every grammar's query.
+    #[allow(clippy::expect_used)]
+    TagQuery::new(language, &query).expect("the tags queries compile")
+}
+
+/// What the tags query finds in `text`, a file at `path`, within its budget; `None` when its
+/// language is not parsed.
+fn tagged(path: &str, text: &str, tags: Tags) -> Option<Result<Outline, TooSlow>> {
     let grammar = grammar(path)?;
-    let config = configuration(grammar, tags);
+    let query = tag_query(grammar, tags);
     let parsed = parseable(grammar, text);
+    let found = match tags::tags(query, parsed.as_bytes(), tags::budget(text.len())) {
+        Ok(found) => found,
+        Err(too_slow) => return Some(Err(too_slow)),
+    };
     let source = text.as_bytes();
     let line_starts: Vec<usize> = std::iter::once(0)
         .chain(memchr::memchr_iter(b'\n', source).map(|at| at + 1))
@@ -329,38 +342,31 @@ fn tagged(path: &str, text: &str, tags: Tags) -> Option<Outline> {
     };
     let mut outline = Outline::default();
     let mut references = BTreeSet::new();
-    CONTEXT.with(|context| {
-        let mut context = context.borrow_mut();
-        let Ok((tags, _)) = context.generate_tags(config, parsed.as_bytes(), None) else {
-            return;
+    for tag in found {
+        let Some(name) = text.get(tag.name.clone()) else {
+            continue;
         };
-        for tag in tags.flatten() {
-            let Some(name) = text.get(tag.name_range.clone()) else {
-                continue;
-            };
-            if !tag.is_definition {
-                references.insert(name);
-                continue;
-            }
-            let kind = config.syntax_type_name(tag.syntax_type_id);
-            let signature = text.get(tag.line_range.clone()).unwrap_or_default().trim();
-            // `mod name;` declares a module defined elsewhere (its own file).
-            if kind == "module" && signature.ends_with(';') {
-                continue;
-            }
-            let end = tag.range.end.saturating_sub(1).max(tag.range.start);
-            outline.definitions.push(Definition {
-                name: name.to_owned(),
-                kind: kind.to_owned(),
-                line: line_of(tag.name_range.start),
-                start_line: line_of(tag.range.start),
-                end_line: line_of(end),
-                signature: signature.to_owned(),
-            });
+        if !tag.definition {
+            references.insert(name);
+            continue;
         }
-    });
+        let signature = text.get(tag.line.clone()).unwrap_or_default().trim();
+        // `mod name;` declares a module defined elsewhere (its own file).
+        if tag.kind == "module" && signature.ends_with(';') {
+            continue;
+        }
+        let end = tag.range.end.saturating_sub(1).max(tag.range.start);
+        outline.definitions.push(Definition {
+            name: name.to_owned(),
+            kind: tag.kind.to_owned(),
+            line: line_of(tag.name.start),
+            start_line: line_of(tag.range.start),
+            end_line: line_of(end),
+            signature: signature.to_owned(),
+        });
+    }
     outline.references = references.into_iter().map(str::to_owned).collect();
-    Some(outline)
+    Some(Ok(outline))
 }
 
 #[cfg(test)]
@@ -393,8 +399,8 @@ mod tests {
             Grammar::C,
             Grammar::Cpp,
         ] {
-            configuration(grammar, Tags::All);
-            configuration(grammar, Tags::Definitions);
+            tag_query(grammar, Tags::All);
+            tag_query(grammar, Tags::Definitions);
         }
         assert!(outline("README.md", "fn x() {}").is_none());
     }
@@ -405,7 +411,7 @@ mod tests {
     fn the_definitions_query_keeps_every_definition_pattern() {
         macro_rules! fixtures {
             ($($path:literal),*) => {
-                [$(($path, include_str!(concat!("../../tests/fixtures/code-map/", $path)))),*]
+                [$(($path, include_str!(concat!("../../../tests/fixtures/code-map/", $path)))),*]
             };
         }
         for (path, text) in fixtures!(
@@ -424,7 +430,7 @@ mod tests {
             assert_eq!(definitions(path, text), Some(whole.definitions), "{path}");
             assert!(
                 tagged(path, text, Tags::Definitions)
-                    .is_some_and(|outline| outline.references.is_empty()),
+                    .is_some_and(|outline| outline.is_ok_and(|o| o.references.is_empty())),
                 "{path}"
             );
         }

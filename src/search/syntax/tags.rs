@@ -1,0 +1,299 @@
+//! Tags from a tags query, within a CPU-time budget per file.
+//!
+//! A tags query follows tree-sitter's convention: `@name` captures a name and
+//! `@definition.<kind>` or `@reference.<kind>` the node it names; other captures (`@doc`) are
+//! not read. A name keeps the tag of the first pattern that tags it, as `tree-sitter-tags` does.
+//!
+//! Both the parse and the query walk stop once the file has used its [`budget`]. Real code
+//! stays far inside it; a hostile or generated file would not: a line of a million open
+//! parentheses makes the query walk quadratic in the depth of the tree, and a million nested
+//! calls made the parser allocate gigabytes. `tree-sitter-tags` runs its query walk without a
+//! progress callback, so that walk could not be stopped; this module walks the same queries
+//! with one. Pure but for reading the thread's CPU clock.
+
+use std::cell::RefCell;
+use std::collections::BTreeMap;
+use std::ops::ControlFlow;
+use std::ops::Range;
+use std::time::Duration;
+
+use tree_sitter::Language;
+use tree_sitter::ParseOptions;
+use tree_sitter::Parser;
+use tree_sitter::Query;
+use tree_sitter::QueryCursor;
+use tree_sitter::QueryCursorOptions;
+use tree_sitter::QueryError;
+use tree_sitter::StreamingIterator;
+
+/// How many bytes of a name's line a signature keeps.
+const MAX_LINE_BYTES: usize = 180;
+
+/// A compiled tags query.
+pub struct TagQuery {
+    language: Language,
+    query: Query,
+    /// The index of the `@name` capture.
+    name: Option<u32>,
+    /// Per capture index, the tag kind it marks (`definition.function` → `function`) and
+    /// whether it marks a definition.
+    kinds: Vec<Option<(String, bool)>>,
+}
+
+impl TagQuery {
+    /// Compiles `source`, a tags query, for `language`.
+    pub fn new(language: Language, source: &str) -> Result<Self, QueryError> {
+        let query = Query::new(&language, source)?;
+        let mut name = None;
+        let kinds = (query.capture_names().iter().enumerate())
+            .map(|(index, capture)| {
+                if *capture == "name" {
+                    name = u32::try_from(index).ok();
+                }
+                let (kind, definition) = match capture.split_once('.') {
+                    Some(("definition", kind)) => (kind, true),
+                    Some(("reference", kind)) => (kind, false),
+                    _ => return None,
+                };
+                Some((kind.to_owned(), definition))
+            })
+            .collect();
+        Ok(TagQuery {
+            language,
+            query,
+            name,
+            kinds,
+        })
+    }
+}
+
+/// One tag.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Tag<'q> {
+    /// Whether it tags a definition (else a reference).
+    pub definition: bool,
+    /// Its kind: `function`, `class`, `call`, ...
+    pub kind: &'q str,
+    /// The bytes of the name.
+    pub name: Range<usize>,
+    /// The bytes of the tagged node, name included.
+    pub range: Range<usize>,
+    /// The bytes of the name's line, without its leading and trailing white space, cut at
+    /// [`MAX_LINE_BYTES`].
+    pub line: Range<usize>,
+}
+
+/// A file that used up its budget before it was parsed and tagged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TooSlow;
+
+/// The CPU time a file of `bytes` may take to parse and tag: a tenth of a second and half a
+/// microsecond per byte (2 MB/s). Real code parses and tags at about 5 MB/s on one core
+/// (cargo's largest file, 222 KB, in about 40 ms); the budget is CPU time, so that a busy
+/// machine does not leave a file unparsed.
+pub fn budget(bytes: usize) -> Duration {
+    let bytes = u64::try_from(bytes).unwrap_or(u64::MAX);
+    Duration::from_millis(100) + Duration::from_nanos(bytes.saturating_mul(500))
+}
+
+thread_local! {
+    static TOOLS: RefCell<(Parser, QueryCursor)> = RefCell::new((Parser::new(), QueryCursor::new()));
+}
+
+/// The tags `query` finds in `source`, in the order of their names, within `budget` of this
+/// thread's CPU time.
+pub fn tags<'q>(
+    query: &'q TagQuery,
+    source: &[u8],
+    budget: Duration,
+) -> Result<Vec<Tag<'q>>, TooSlow> {
+    let deadline = thread_cpu_time() + budget;
+    let mut calls = 0u32;
+    // The callbacks come every hundred steps; the clock is read on every eighth.
+    let mut in_time = move || {
+        calls = calls.wrapping_add(1);
+        if !calls.is_multiple_of(8) || thread_cpu_time() < deadline {
+            ControlFlow::Continue(())
+        } else {
+            ControlFlow::Break(())
+        }
+    };
+    TOOLS.with(|tools| {
+        let (parser, cursor) = &mut *tools.borrow_mut();
+        parser.set_language(&query.language).map_err(|_| TooSlow)?;
+        parser.reset();
+        let mut read = |at: usize, _: tree_sitter::Point| source.get(at..).unwrap_or_default();
+        let mut on_parse = |_: &tree_sitter::ParseState| in_time();
+        let options = ParseOptions::new().progress_callback(&mut on_parse);
+        let tree = parser.parse_with_options(&mut read, None, Some(options));
+        let Some(tree) = tree else {
+            parser.reset();
+            return Err(TooSlow);
+        };
+        let mut stopped = false;
+        let mut on_query = |_: &tree_sitter::QueryCursorState| {
+            let next = in_time();
+            stopped = next.is_break();
+            next
+        };
+        let options = QueryCursorOptions::new().progress_callback(&mut on_query);
+        let mut matches =
+            cursor.matches_with_options(&query.query, tree.root_node(), source, options);
+        // By name, (end, start): the first pattern to tag a name wins.
+        let mut found: BTreeMap<(usize, usize), (usize, Tag<'q>)> = BTreeMap::new();
+        while let Some(matched) = matches.next() {
+            let mut name = None;
+            let mut tagged = None;
+            for capture in matched.captures {
+                if Some(capture.index) == query.name {
+                    name = Some(capture.node);
+                }
+                let kind = query.kinds.get(capture.index as usize);
+                if let Some(Some((kind, definition))) = kind {
+                    tagged = Some((capture.node, kind.as_str(), *definition));
+                }
+            }
+            let (Some(name), Some((node, kind, definition))) = (name, tagged) else {
+                continue;
+            };
+            if name.has_error() {
+                continue;
+            }
+            let name = name.byte_range();
+            let node = node.byte_range();
+            let tag = Tag {
+                definition,
+                kind,
+                line: line_of(source, name.start),
+                range: node.start.min(name.start)..node.end.max(name.end),
+                name,
+            };
+            let key = (tag.name.end, tag.name.start);
+            match found.get(&key) {
+                Some((pattern, _)) if *pattern <= matched.pattern_index => {}
+                _ => {
+                    found.insert(key, (matched.pattern_index, tag));
+                }
+            }
+        }
+        drop(matches);
+        if stopped {
+            return Err(TooSlow);
+        }
+        Ok(found.into_values().map(|(_, tag)| tag).collect())
+    })
+}
+
+/// The line holding byte `at` of `source`, without its leading and trailing white space and cut
+/// at [`MAX_LINE_BYTES`] (at the last whole character when the cut falls inside one).
+fn line_of(source: &[u8], at: usize) -> Range<usize> {
+    let mut start = source[..at]
+        .iter()
+        .rposition(|&byte| byte == b'\n')
+        .map_or(0, |newline| newline + 1);
+    while start < source.len() && source[start].is_ascii_whitespace() {
+        start += 1;
+    }
+    let window = &source[start..source.len().min(start + MAX_LINE_BYTES)];
+    let length = match memchr::memchr(b'\n', window) {
+        Some(newline) => newline,
+        None => match std::str::from_utf8(window) {
+            Ok(_) => window.len(),
+            Err(error) => error.valid_up_to(),
+        },
+    };
+    let mut end = start + length;
+    while end > start && source[end - 1].is_ascii_whitespace() {
+        end -= 1;
+    }
+    start..end
+}
+
+/// The CPU time this thread has used.
+#[cfg(unix)]
+fn thread_cpu_time() -> Duration {
+    let mut now = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `now` is a valid, writable timespec; the clock exists on every unix we build for.
+    let read = unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut now) };
+    if read != 0 {
+        return Duration::ZERO;
+    }
+    Duration::new(
+        u64::try_from(now.tv_sec).unwrap_or(0),
+        u32::try_from(now.tv_nsec).unwrap_or(0),
+    )
+}
+
+/// The time since this thread first asked: without a per-thread CPU clock, the wall clock.
+#[cfg(not(unix))]
+fn thread_cpu_time() -> Duration {
+    thread_local! {
+        static START: std::time::Instant = std::time::Instant::now();
+    }
+    START.with(std::time::Instant::elapsed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rust(query: &str) -> TagQuery {
+        TagQuery::new(tree_sitter_rust::LANGUAGE.into(), query).expect("query")
+    }
+
+    const FUNCTIONS: &str = "(function_item name: (identifier) @name) @definition.function";
+
+    #[test]
+    fn a_file_stops_when_its_budget_is_used_up() {
+        let query = rust(FUNCTIONS);
+        let text = "fn a() { b(c(d)) }\n".repeat(2_000);
+        assert_eq!(tags(&query, text.as_bytes(), Duration::ZERO), Err(TooSlow));
+        let found = tags(&query, text.as_bytes(), budget(text.len())).expect("in time");
+        assert_eq!(found.len(), 2_000);
+        // The parser and the cursor kept for the thread work again after a stop.
+        assert_eq!(
+            tags(&query, b"fn z() {}", budget(9))
+                .expect("in time")
+                .len(),
+            1
+        );
+    }
+
+    #[test]
+    fn a_name_keeps_the_tag_of_the_first_pattern() {
+        let query = rust(&format!(
+            "{}\n(function_item name: (identifier) @name) @reference.call\n\
+             (call_expression function: (identifier) @name) @reference.call",
+            FUNCTIONS.replace("definition.function", "definition.first")
+        ));
+        let text = "fn a() {\n    b()\n}\n";
+        let found = tags(&query, text.as_bytes(), budget(text.len())).expect("in time");
+        let shown: Vec<(&str, bool, &str, &str)> = (found.iter())
+            .map(|tag| {
+                let name = &text[tag.name.clone()];
+                (name, tag.definition, tag.kind, &text[tag.line.clone()])
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("a", true, "first", "fn a() {"),
+                ("b", false, "call", "b()")
+            ]
+        );
+        assert_eq!(found[0].range, 0..text.len() - 1);
+    }
+
+    #[test]
+    fn a_long_line_is_cut_at_a_whole_character() {
+        let line = format!("  fn {}é(x: u8) {{}}\n", "a".repeat(MAX_LINE_BYTES - 4));
+        // The cut falls inside `é`: the line stops before it.
+        assert_eq!(line_of(line.as_bytes(), 5), 2..MAX_LINE_BYTES + 1);
+        let short = "x\n\t fn a() {}  \nz";
+        assert_eq!(&short[line_of(short.as_bytes(), 5)], "fn a() {}");
+        assert_eq!(line_of(b"", 0), 0..0);
+    }
+}
