@@ -1,6 +1,7 @@
 //! Rules about the code itself: policy stays pure, each lower layer names only what its
 //! allow-list holds, the top-level modules form no cycle, state and search return typed errors,
-//! `cmd/` holds only commands, and no test file is forgotten.
+//! `cmd/` holds only commands, no file or function outgrows its limit, and no test file is
+//! forgotten.
 
 use std::path::Path;
 
@@ -391,4 +392,99 @@ fn comments_cite_docs_that_exist() {
         "no comment cites docs/: the citation parser is broken"
     );
     assert!(offences.is_empty(), "{}", offences.join("\n"));
+}
+
+/// Each function of rustfmt-formatted `lines`: its signature's first line and its length in
+/// lines, from that line to its closing brace (a signature without a body is none).
+fn function_lengths<'a>(lines: &[&'a str]) -> Vec<(&'a str, usize)> {
+    const QUALIFIERS: [&str; 7] = [
+        "pub",
+        "pub(crate)",
+        "pub(super)",
+        "const",
+        "async",
+        "unsafe",
+        "extern",
+    ];
+    let mut found = Vec::new();
+    for (start, line) in lines.iter().enumerate() {
+        let trimmed = line.trim_start();
+        let Some(at) = trimmed.find("fn ") else {
+            continue;
+        };
+        let qualified = trimmed[..at]
+            .split_whitespace()
+            .all(|word| QUALIFIERS.contains(&word) || word == "\"C\"");
+        if !qualified {
+            continue;
+        }
+        let signature_end = lines[start..]
+            .iter()
+            .position(|line| line.ends_with('{') || line.ends_with(';') || line.ends_with('}'));
+        let Some(signature_end) = signature_end else {
+            continue;
+        };
+        let last = lines[start + signature_end];
+        if last.ends_with(';') {
+            continue;
+        }
+        if last.ends_with('}') {
+            found.push((trimmed, signature_end + 1));
+            continue;
+        }
+        let close = format!("{}}}", &line[..line.len() - trimmed.len()]);
+        if let Some(end) = lines[start..].iter().position(|line| *line == close) {
+            found.push((trimmed, end + 1));
+        }
+    }
+    found
+}
+
+/// Outside tests, no source file holds more than 600 lines of code and no function more than
+/// 100 (blank and comment lines not counted): past that, a unit is split along the seams its
+/// code already marks.
+#[test]
+fn no_file_or_function_outgrows_its_limit() {
+    const FILE_LIMIT: usize = 600;
+    const FUNCTION_LIMIT: usize = 100;
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut offences = Vec::new();
+    for file in rust_files(&root) {
+        let code = own_code(&file);
+        let lines: Vec<&str> = code
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .collect();
+        if lines.len() > FILE_LIMIT {
+            offences.push(format!("{}: {} lines of code", file.display(), lines.len()));
+        }
+        for (signature, length) in function_lengths(&lines) {
+            if length > FUNCTION_LIMIT {
+                offences.push(format!("{}: `{signature}` {length} lines", file.display()));
+            }
+        }
+    }
+    assert!(
+        offences.is_empty(),
+        "split these along their seams:\n{}",
+        offences.join("\n")
+    );
+}
+
+#[test]
+fn function_lengths_follow_rustfmt_layout() {
+    let code = "fn one() {}\n\
+                pub(crate) fn two(\n    a: u8,\n) -> u8 {\n    a\n}\n\
+                trait T {\n    fn bodiless(&self);\n    fn body(&self) {\n        x();\n    }\n}\n\
+                let f = |x| x; // fn inside a comment is no function\n";
+    let lines: Vec<&str> = code.lines().collect();
+    let found: Vec<(&str, usize)> = function_lengths(&lines);
+    assert_eq!(
+        found,
+        [
+            ("fn one() {}", 1),
+            ("pub(crate) fn two(", 5),
+            ("fn body(&self) {", 3)
+        ]
+    );
 }
