@@ -24,6 +24,7 @@ use tree_sitter::Query;
 use tree_sitter::QueryCursor;
 use tree_sitter::QueryCursorOptions;
 use tree_sitter::QueryError;
+use tree_sitter::QueryMatch;
 use tree_sitter::StreamingIterator;
 
 /// How many bytes of a name's line a signature keeps.
@@ -107,80 +108,94 @@ pub fn tags<'q>(
     source: &[u8],
     budget: Duration,
 ) -> Result<Vec<Tag<'q>>, TooSlow> {
-    let deadline = thread_cpu_time() + budget;
-    let mut calls = 0u32;
-    // The callbacks come every hundred steps; the clock is read on every eighth.
-    let mut in_time = move || {
-        calls = calls.wrapping_add(1);
-        if !calls.is_multiple_of(8) || thread_cpu_time() < deadline {
-            ControlFlow::Continue(())
-        } else {
-            ControlFlow::Break(())
-        }
+    let mut clock = Clock {
+        deadline: thread_cpu_time() + budget,
+        calls: 0,
+        stopped: false,
     };
     TOOLS.with(|tools| {
         let (parser, cursor) = &mut *tools.borrow_mut();
         parser.set_language(&query.language).map_err(|_| TooSlow)?;
         parser.reset();
         let mut read = |at: usize, _: tree_sitter::Point| source.get(at..).unwrap_or_default();
-        let mut on_parse = |_: &tree_sitter::ParseState| in_time();
+        let mut on_parse = |_: &tree_sitter::ParseState| clock.tick();
         let options = ParseOptions::new().progress_callback(&mut on_parse);
-        let tree = parser.parse_with_options(&mut read, None, Some(options));
-        let Some(tree) = tree else {
+        let Some(tree) = parser.parse_with_options(&mut read, None, Some(options)) else {
             parser.reset();
             return Err(TooSlow);
         };
-        let mut stopped = false;
-        let mut on_query = |_: &tree_sitter::QueryCursorState| {
-            let next = in_time();
-            stopped = next.is_break();
-            next
-        };
+        let mut on_query = |_: &tree_sitter::QueryCursorState| clock.tick();
         let options = QueryCursorOptions::new().progress_callback(&mut on_query);
         let mut matches =
             cursor.matches_with_options(&query.query, tree.root_node(), source, options);
         // By name, (end, start): the first pattern to tag a name wins.
         let mut found: BTreeMap<(usize, usize), (usize, Tag<'q>)> = BTreeMap::new();
         while let Some(matched) = matches.next() {
-            let mut name = None;
-            let mut tagged = None;
-            for capture in matched.captures {
-                if Some(capture.index) == query.name {
-                    name = Some(capture.node);
-                }
-                let kind = query.kinds.get(capture.index as usize);
-                if let Some(Some((kind, definition))) = kind {
-                    tagged = Some((capture.node, kind.as_str(), *definition));
-                }
-            }
-            let (Some(name), Some((node, kind, definition))) = (name, tagged) else {
+            let Some(tag) = tag_of(query, matched, source) else {
                 continue;
-            };
-            if name.has_error() {
-                continue;
-            }
-            let name = name.byte_range();
-            let node = node.byte_range();
-            let tag = Tag {
-                definition,
-                kind,
-                line: line_of(source, name.start),
-                range: node.start.min(name.start)..node.end.max(name.end),
-                name,
             };
             let key = (tag.name.end, tag.name.start);
-            match found.get(&key) {
-                Some((pattern, _)) if *pattern <= matched.pattern_index => {}
-                _ => {
-                    found.insert(key, (matched.pattern_index, tag));
-                }
+            if found
+                .get(&key)
+                .is_none_or(|(pattern, _)| *pattern > matched.pattern_index)
+            {
+                found.insert(key, (matched.pattern_index, tag));
             }
         }
         drop(matches);
-        if stopped {
+        if clock.stopped {
             return Err(TooSlow);
         }
         Ok(found.into_values().map(|(_, tag)| tag).collect())
+    })
+}
+
+/// A file's CPU-time deadline, read on every eighth progress callback of the parser or the
+/// query walk (they come every hundred steps).
+struct Clock {
+    deadline: Duration,
+    calls: u32,
+    stopped: bool,
+}
+
+impl Clock {
+    fn tick(&mut self) -> ControlFlow<()> {
+        self.calls = self.calls.wrapping_add(1);
+        if self.calls.is_multiple_of(8) && thread_cpu_time() >= self.deadline {
+            self.stopped = true;
+        }
+        if self.stopped {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    }
+}
+
+/// The tag a match makes: its `@name` capture tagged by its `@definition.*` or `@reference.*`
+/// capture; none without both, or when the name holds a syntax error.
+fn tag_of<'q>(query: &'q TagQuery, matched: &QueryMatch, source: &[u8]) -> Option<Tag<'q>> {
+    let mut name = None;
+    let mut tagged = None;
+    for capture in matched.captures {
+        if Some(capture.index) == query.name {
+            name = Some(capture.node);
+        }
+        if let Some(Some((kind, definition))) = query.kinds.get(capture.index as usize) {
+            tagged = Some((capture.node, kind.as_str(), *definition));
+        }
+    }
+    let (name, (node, kind, definition)) = (name?, tagged?);
+    if name.has_error() {
+        return None;
+    }
+    let (name, node) = (name.byte_range(), node.byte_range());
+    Some(Tag {
+        definition,
+        kind,
+        line: line_of(source, name.start),
+        range: node.start.min(name.start)..node.end.max(name.end),
+        name,
     })
 }
 
