@@ -27,7 +27,9 @@ use crate::ui::Report;
 /// Walks the work tree (honouring `.gitignore`, `.ignore` and `.epiphanyignore`; binary and
 /// non-UTF-8 files, source files over 4 MiB and data files over 256 KiB are skipped and
 /// listed, and skipped source files are warned about) and indexes overlapping chunks of
-/// every text file with tantivy. Incremental by default: only files whose size, time and
+/// every text file with tantivy. Files of a parsed language are parsed for the code map; one
+/// that takes longer than its budget of CPU time (0.1 s and 0.5 µs per byte) gets no
+/// definitions and is warned about. Incremental by default: only files whose size, time and
 /// content changed are re-read, and removed files are dropped. An interrupted run leaves the
 /// previous index usable. A corrupt index, or one built by another version, is rebuilt.
 /// It also reads the store's head once, so that a fold a merge left to compute is remembered
@@ -92,6 +94,10 @@ pub struct IndexRun {
     /// Every skipped file with its reason.
     skipped_files: Vec<SkippedFile>,
     rebuilt_because: Option<String>,
+    /// Files of a parsed language that used up their parse budget (whole index): they have
+    /// no definitions in the code map, and code refs into them are checked against their text.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    over_budget_files: Vec<String>,
     /// The chunk vectors of the index (absent without a model).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     vectors: Option<VectorsRun>,
@@ -250,7 +256,8 @@ fn check_only(ctx: &Ctx, store: &Store) -> Result<Status> {
 }
 
 /// Warns about what a run did that the user may not expect: a rebuild from scratch, a model
-/// problem, source files left out for their size or because they could not be read.
+/// problem, files not mapped because they took too long to parse, source files left out for
+/// their size or because they could not be read.
 fn warn_about_run(ctx: &Ctx, update: &search::IndexUpdate) {
     if let Some(reason) = &update.built.rebuilt_because {
         ctx.ui
@@ -258,6 +265,13 @@ fn warn_about_run(ctx: &Ctx, update: &search::IndexUpdate) {
     }
     if let Some(problem) = &update.built.semantic_problem {
         ctx.ui.warn(problem);
+    }
+    for path in &update.built.over_budget_files {
+        ctx.ui.warn(&format!(
+            "not mapped: `{path}` took longer to parse than its budget (deeply nested or \
+             generated code?); it has no definitions in the map, and code refs into it are \
+             checked against its text"
+        ));
     }
     for file in &update.skipped_files {
         if file.reason == Skip::TooLarge && !walk::is_data_file(&file.path) {
@@ -295,6 +309,7 @@ fn run_report(update: search::IndexUpdate, started: Instant) -> IndexReport {
             skipped: update.skipped,
             skipped_files: update.skipped_files,
             rebuilt_because: update.built.rebuilt_because,
+            over_budget_files: update.built.over_budget_files,
             vectors: update
                 .built
                 .manifest

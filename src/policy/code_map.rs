@@ -64,6 +64,10 @@ pub struct Outline {
     pub definitions: Vec<Definition>,
     /// The distinct names the file references, sorted.
     pub references: Vec<String>,
+    /// Whether the file used up its parse budget before it was parsed and tagged; its outline
+    /// is empty then.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub over_budget: bool,
 }
 
 impl Outline {
@@ -403,6 +407,7 @@ mod tests {
                 })
                 .collect(),
             references: refs.iter().map(|name| (*name).to_owned()).collect(),
+            over_budget: false,
         }
     }
 

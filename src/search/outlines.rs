@@ -92,6 +92,14 @@ impl Outlines {
         fs::write_atomic(path, &rmp_serde::to_vec(self)?)
     }
 
+    /// The files that used up their parse budget, by path.
+    pub fn over_budget_files(&self) -> Vec<String> {
+        (self.files.iter())
+            .filter(|file| file.outline.over_budget)
+            .map(|file| file.path.clone())
+            .collect()
+    }
+
     /// The outline of `path` if it was parsed from contents with hash `content_hash`.
     pub fn find(&self, path: &str, content_hash: &str) -> Option<&FileOutline> {
         let at = self

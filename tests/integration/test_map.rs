@@ -4,6 +4,7 @@
 use std::path::Path;
 
 use serde_json::Value;
+use serde_json::json;
 
 use crate::common::TestEnv;
 
@@ -306,8 +307,30 @@ fn a_file_past_its_parse_budget_is_mapped_without_definitions() {
     assert!(text.contains("src/deep.c\n"), "{text}");
     assert!(!text.contains(" deep "), "{text}");
     assert!(text.contains("function buffer_append"), "{text}");
-    env.ok(&["index"]);
+    // `index` says which file it could not map, in JSON and as a warning, on every run.
+    let warning = "not mapped: `src/deep.c` took longer to parse than its budget";
+    let built = env.ok(&["--json", "index"]);
+    assert_eq!(
+        built.json()["over_budget_files"],
+        json!(["src/deep.c"]),
+        "{}",
+        built.stdout
+    );
+    assert!(built.stderr.contains(warning), "{}", built.stderr);
+    let again = env.ok(&["index"]);
+    assert!(again.stderr.contains(warning), "{}", again.stderr);
     let indexed = env.json(&["map", "--max-chars", "100000"]);
     assert_eq!(indexed["source"], "index");
     assert_eq!(indexed["files"], scanned["files"]);
+    // Once it is plain code again, it is mapped and no longer warned about.
+    env.write("src/deep.c", "int deep(void) {\n  return 1;\n}\n");
+    let fixed = env.ok(&["--json", "index"]);
+    assert!(
+        fixed.json().get("over_budget_files").is_none(),
+        "{}",
+        fixed.stdout
+    );
+    assert!(!fixed.stderr.contains("not mapped"), "{}", fixed.stderr);
+    let text = outline_text(&env.json(&["map", "--max-chars", "100000"]));
+    assert!(text.contains("function deep 1-3"), "{text}");
 }

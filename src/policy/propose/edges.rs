@@ -203,6 +203,7 @@ mod tests {
         Outline {
             definitions,
             references: references.iter().map(|r| (*r).to_owned()).collect(),
+            over_budget: false,
         }
     }
 

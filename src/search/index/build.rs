@@ -60,6 +60,8 @@ pub struct Built {
     pub semantic_problem: Option<String>,
     /// Chunk vectors this build computed (changed files only, unless the model changed).
     pub embedded_chunks: u64,
+    /// Files of the index that used up their parse budget: they have no definitions.
+    pub over_budget_files: Vec<String>,
 }
 
 /// Reports indexing progress: files done, files to do. An error stops the build (its caller
@@ -146,6 +148,7 @@ pub fn build(
             if changes.is_clean() && same_model {
                 let mut built = finish_unchanged(layout, manifest, &changes, listing)?;
                 built.semantic_problem = semantic_problem;
+                built.over_budget_files = previous_outlines.over_budget_files();
                 return Ok(built);
             }
             Plan::incremental(manifest, changes)
@@ -178,13 +181,8 @@ pub fn build(
         progress,
     )
     .with_context(in_dir)?;
-    save_outlines(
-        layout,
-        generation,
-        &plan.carried,
-        &previous_outlines,
-        parsed,
-    )?;
+    let outlines = new_outlines(&plan.carried, &previous_outlines, parsed);
+    outlines.save(&layout.outlines_path(generation))?;
     commit(writer, generation).with_context(in_dir)?;
     let semantic = (embedding.as_ref())
         .map(|embedding| embedding.save(layout, generation))
@@ -196,6 +194,7 @@ pub fn build(
         removed_files: plan.removed_files,
         semantic_problem,
         embedded_chunks: embedding.as_ref().map_or(0, |embedding| embedding.embedded),
+        over_budget_files: outlines.over_budget_files(),
         manifest: new_manifest(
             plan,
             entries,
@@ -211,15 +210,9 @@ pub fn build(
     Ok(built)
 }
 
-/// Saves the new generation's outlines: the carried files' (taken from the previous
-/// generation's by path and content hash) and those of the files just indexed, by path.
-fn save_outlines(
-    layout: &Layout,
-    generation: u64,
-    carried: &[FileEntry],
-    previous: &Outlines,
-    parsed: Vec<FileOutline>,
-) -> Result<()> {
+/// The new generation's outlines: the carried files' (taken from the previous generation's by
+/// path and content hash) and those of the files just indexed, by path.
+fn new_outlines(carried: &[FileEntry], previous: &Outlines, parsed: Vec<FileOutline>) -> Outlines {
     let mut outlines: Vec<FileOutline> = carried
         .iter()
         .filter_map(|entry| previous.find(&entry.path, &entry.content_hash))
@@ -227,7 +220,7 @@ fn save_outlines(
         .collect();
     outlines.extend(parsed);
     outlines.sort_by(|a, b| a.path.cmp(&b.path));
-    Outlines::new(outlines).save(&layout.outlines_path(generation))
+    Outlines::new(outlines)
 }
 
 /// The new generation's manifest: the carried files and those just indexed, by path.
@@ -281,6 +274,7 @@ fn finish_unchanged(
         removed_files: 0,
         semantic_problem: None,
         embedded_chunks: 0,
+        over_budget_files: Vec::new(),
     })
 }
 

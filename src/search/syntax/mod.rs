@@ -243,10 +243,15 @@ pub fn warm_up<'a>(paths: impl IntoIterator<Item = &'a str>, tags: Tags) {
 }
 
 /// The outline of `text`, a file at `path`; `None` when its language is not parsed. A file
-/// that uses up its budget has an empty outline: it holds nothing a map can use, and the index
-/// keeps the empty outline, so that the file is not parsed again until it changes.
+/// that uses up its budget has an empty outline marked [`Outline::over_budget`]: the index
+/// keeps it, so that the file is not parsed again until it changes.
 pub fn outline(path: &str, text: &str) -> Option<Outline> {
-    Some(tagged(path, text, Tags::All)?.unwrap_or_default())
+    Some(
+        tagged(path, text, Tags::All)?.unwrap_or_else(|TooSlow| Outline {
+            over_budget: true,
+            ..Outline::default()
+        }),
+    )
 }
 
 /// The definitions in `text`, a file at `path`; `None` when its language is not parsed or the
