@@ -191,23 +191,24 @@ fn tag_of<'q>(query: &'q TagQuery, matched: &QueryMatch, source: &[u8]) -> Optio
     if name.has_error() {
         return None;
     }
+    // Columns count bytes.
+    let line_start = name
+        .start_byte()
+        .saturating_sub(name.start_position().column);
     let (name, node) = (name.byte_range(), node.byte_range());
     Some(Tag {
         definition,
         kind,
-        line: line_of(source, name.start),
+        line: line_from(source, line_start),
         range: node.start.min(name.start)..node.end.max(name.end),
         name,
     })
 }
 
-/// The line holding byte `at` of `source`, without its leading and trailing white space and cut
-/// at [`MAX_LINE_BYTES`] (at the last whole character when the cut falls inside one).
-fn line_of(source: &[u8], at: usize) -> Range<usize> {
-    let mut start = source[..at]
-        .iter()
-        .rposition(|&byte| byte == b'\n')
-        .map_or(0, |newline| newline + 1);
+/// The line of `source` that starts at byte `start`, without its leading and trailing white
+/// space and cut at [`MAX_LINE_BYTES`] (at the last whole character when the cut falls inside
+/// one). It reads at most that many bytes past the white space: a minified file is one line.
+fn line_from(source: &[u8], mut start: usize) -> Range<usize> {
     while start < source.len() && source[start].is_ascii_whitespace() {
         start += 1;
     }
@@ -308,9 +309,9 @@ mod tests {
     fn a_long_line_is_cut_at_a_whole_character() {
         let line = format!("  fn {}é(x: u8) {{}}\n", "a".repeat(MAX_LINE_BYTES - 4));
         // The cut falls inside `é`: the line stops before it.
-        assert_eq!(line_of(line.as_bytes(), 5), 2..MAX_LINE_BYTES + 1);
+        assert_eq!(line_from(line.as_bytes(), 0), 2..MAX_LINE_BYTES + 1);
         let short = "x\n\t fn a() {}  \nz";
-        assert_eq!(&short[line_of(short.as_bytes(), 5)], "fn a() {}");
-        assert_eq!(line_of(b"", 0), 0..0);
+        assert_eq!(&short[line_from(short.as_bytes(), 2)], "fn a() {}");
+        assert_eq!(line_from(b"", 0), 0..0);
     }
 }
