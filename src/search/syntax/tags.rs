@@ -16,6 +16,7 @@ use std::collections::BTreeMap;
 use std::ops::ControlFlow;
 use std::ops::Range;
 use std::time::Duration;
+use std::time::Instant;
 
 use tree_sitter::Language;
 use tree_sitter::ParseOptions;
@@ -110,10 +111,7 @@ pub fn tags<'q>(
     source: &[u8],
     budget: Duration,
 ) -> Result<Vec<Tag<'q>>, TooSlow> {
-    let mut clock = Clock {
-        deadline: thread_cpu_time() + budget,
-        stopped: false,
-    };
+    let mut clock = Clock::start(budget);
     TOOLS.with(|tools| {
         let (parser, cursor) = &mut *tools.borrow_mut();
         parser.set_language(&query.language).map_err(|_| TooSlow)?;
@@ -151,18 +149,33 @@ pub fn tags<'q>(
     })
 }
 
-/// A file's CPU-time deadline, read on every progress callback of the parser or the query
-/// walk. They come every hundred steps, and a step of the query walk over a deep tree can take
-/// milliseconds: reading the clock on every eighth let a hostile file overrun by 3 s.
+/// A file's CPU-time deadline, checked on every progress callback of the parser or the query
+/// walk (they come every hundred steps; over a deep tree, one step of the walk can take
+/// milliseconds). The thread's CPU clock is a system call, 7% of a full index when read on every
+/// callback; the wall clock is not, and the thread cannot use CPU time faster than wall time,
+/// so the CPU clock is read only once the wall clock says the rest of the budget could be gone.
 struct Clock {
     deadline: Duration,
+    next_reading: Instant,
     stopped: bool,
 }
 
 impl Clock {
+    fn start(budget: Duration) -> Clock {
+        Clock {
+            deadline: thread_cpu_time() + budget,
+            next_reading: Instant::now() + budget,
+            stopped: false,
+        }
+    }
+
     fn tick(&mut self) -> ControlFlow<()> {
-        if thread_cpu_time() >= self.deadline {
-            self.stopped = true;
+        let now = Instant::now();
+        if !self.stopped && now >= self.next_reading {
+            match self.deadline.checked_sub(thread_cpu_time()) {
+                Some(left) if !left.is_zero() => self.next_reading = now + left,
+                _ => self.stopped = true,
+            }
         }
         if self.stopped {
             ControlFlow::Break(())
