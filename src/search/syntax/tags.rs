@@ -9,7 +9,7 @@
 //! the query walk climbs the whole depth of the tree at every step, and a million nested calls
 //! made the parser allocate gigabytes. `tree-sitter-tags` runs its query walk without a
 //! progress callback, so that walk could not be stopped; this module walks the same queries
-//! with one. Pure but for reading the thread's CPU clock.
+//! with one. Pure but for reading the clocks.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -114,6 +114,7 @@ pub fn tags<'q>(
     let mut clock = Clock::start(budget);
     TOOLS.with(|tools| {
         let (parser, cursor) = &mut *tools.borrow_mut();
+        // Only a grammar of another ABI is refused, and compiling its query refused it first.
         parser.set_language(&query.language).map_err(|_| TooSlow)?;
         parser.reset();
         let mut read = |at: usize, _: tree_sitter::Point| source.get(at..).unwrap_or_default();
