@@ -172,6 +172,9 @@ pub struct MapFile {
     pub rank: f64,
     /// Its key definitions, most referenced first.
     pub definitions: Vec<MapDefinition>,
+    /// Whether it took longer to parse than its budget, and so shows no definitions.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub over_budget: bool,
 }
 
 /// A file's edges: (target file, weight).
@@ -296,6 +299,7 @@ pub fn ranked(files: &[MapInput<'_>], seeds: &Seeds) -> Vec<MapFile> {
                 path: file.path.to_owned(),
                 rank,
                 definitions,
+                over_budget: file.outline.over_budget,
             }
         })
         .collect();
@@ -316,7 +320,11 @@ fn shown(definition: &Definition, referenced_by: u32) -> MapDefinition {
 
 /// The rendered line of a file.
 fn file_line(file: &MapFile) -> String {
-    format!("{}\n", file.path)
+    if file.over_budget {
+        format!("{} (not parsed: longer than its parse budget)\n", file.path)
+    } else {
+        format!("{}\n", file.path)
+    }
 }
 
 /// The rendered line of a definition.

@@ -307,6 +307,15 @@ fn a_file_past_its_parse_budget_is_mapped_without_definitions() {
     assert!(text.contains("src/deep.c\n"), "{text}");
     assert!(!text.contains(" deep "), "{text}");
     assert!(text.contains("function buffer_append"), "{text}");
+    let deep_file = (scanned["files"].as_array().expect("files").iter())
+        .find(|file| file["path"] == "src/deep.c")
+        .expect("listed");
+    assert_eq!(deep_file["over_budget"], true, "{deep_file}");
+    let human = env.ok(&["map", "--max-chars", "100000"]).stdout;
+    assert!(
+        human.contains("src/deep.c (not parsed: longer than its parse budget)\n"),
+        "{human}"
+    );
     // `index` says which file it could not map, in JSON and as a warning, on every run.
     let warning = "not mapped: `src/deep.c` took longer to parse than its budget";
     let built = env.ok(&["--json", "index"]);
