@@ -14,7 +14,7 @@
 //! Other languages have no outline here; [`crate::search::symbols`] keeps their line
 //! patterns. A file gets a budget of CPU time to parse and tag ([`tags::budget`]); one that
 //! uses it up (generated or hostile: 50,000 nested calls) has an empty outline. Pure but for
-//! the CPU clock: no I/O. A parser and a query cursor are kept per thread.
+//! the clocks: no I/O. A parser and a query cursor are kept per thread.
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;

@@ -261,9 +261,9 @@ fn thread_cpu_time() -> Duration {
 #[cfg(not(unix))]
 fn thread_cpu_time() -> Duration {
     thread_local! {
-        static START: std::time::Instant = std::time::Instant::now();
+        static START: Instant = Instant::now();
     }
-    START.with(std::time::Instant::elapsed)
+    START.with(Instant::elapsed)
 }
 
 #[cfg(test)]
