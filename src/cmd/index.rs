@@ -28,8 +28,8 @@ use crate::ui::Report;
 /// non-UTF-8 files, source files over 4 MiB and data files over 256 KiB are skipped and
 /// listed, and skipped source files are warned about) and indexes overlapping chunks of
 /// every text file with tantivy. Files of a parsed language are parsed for the code map; one
-/// that takes longer than its budget of CPU time (0.1 s and 2 µs per byte) gets no
-/// definitions and is warned about. Incremental by default: only files whose size, time and
+/// that needs more than its budget (CPU time: 0.1 s and 2 µs per byte; parser memory: 64 MiB
+/// and 128 bytes per byte) gets no definitions and is warned about. Incremental by default: only files whose size, time and
 /// content changed are re-read, and removed files are dropped. An interrupted run leaves the
 /// previous index usable. A corrupt index, or one built by another version, is rebuilt.
 /// It also reads the store's head once, so that a fold a merge left to compute is remembered
@@ -268,9 +268,9 @@ fn warn_about_run(ctx: &Ctx, update: &search::IndexUpdate) {
     }
     for path in &update.built.over_budget_files {
         ctx.ui.warn(&format!(
-            "not mapped: `{path}` took longer to parse than its budget (deeply nested or \
-             generated code?); it has no definitions in the map, and code refs into it are \
-             checked against its text"
+            "not mapped: `{path}` needed more time or memory to parse than its budget (deeply \
+             nested or generated code?); it has no definitions in the map, and code refs into \
+             it are checked against its text"
         ));
     }
     for file in &update.skipped_files {

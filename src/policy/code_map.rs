@@ -172,7 +172,8 @@ pub struct MapFile {
     pub rank: f64,
     /// Its key definitions, most referenced first.
     pub definitions: Vec<MapDefinition>,
-    /// Whether it took longer to parse than its budget, and so shows no definitions.
+    /// Whether it needed more time or memory to parse than its budget, and so shows no
+    /// definitions.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub over_budget: bool,
 }
@@ -321,7 +322,7 @@ fn shown(definition: &Definition, referenced_by: u32) -> MapDefinition {
 /// The rendered line of a file.
 fn file_line(file: &MapFile) -> String {
     if file.over_budget {
-        format!("{} (not parsed: longer than its parse budget)\n", file.path)
+        format!("{} (not parsed: over its parse budget)\n", file.path)
     } else {
         format!("{}\n", file.path)
     }

@@ -609,3 +609,31 @@ fn init_with_an_objective_is_all_or_nothing() {
     assert!(output.stderr.contains("was ignored"), "{output}");
     assert_eq!(env.json(&["show"])["objective"], objective);
 }
+
+/// A file whose parse would hold gigabytes is stopped at the parser's memory budget (64 MiB
+/// and 128 bytes per byte of the file). 1.9 million nested arrays in 3.8 MB of JavaScript made
+/// tree-sitter hold 1.3 GB within the file's time budget, and `map` crashed under an address
+/// space of 1 GiB; now it maps the file as over its budget, within that limit, with the rest
+/// of the repository parsed as usual.
+#[test]
+fn a_file_whose_parse_would_hold_gigabytes_is_stopped_at_its_memory_budget() {
+    let env = TestEnv::bare();
+    let depth = 1_900_000;
+    env.write(
+        "nest.js",
+        format!("var a = {}{};\n", "[".repeat(depth), "]".repeat(depth)),
+    );
+    env.write("app.js", "function start() {\n  return 1;\n}\n");
+    let mapped = env.run_limited(&["--json", "map"], "", 1024 * 1024 * 1024);
+    assert_eq!(mapped.code, 0, "{}", mapped.stderr);
+    let files = mapped.json()["files"].clone();
+    let file = |path: &str| {
+        (files.as_array().expect("files").iter())
+            .find(|file| file["path"] == path)
+            .unwrap_or_else(|| panic!("{path} is mapped: {files}"))
+            .clone()
+    };
+    assert_eq!(file("nest.js")["over_budget"], true, "{files}");
+    assert_eq!(file("app.js").get("over_budget"), None, "{files}");
+    assert_eq!(file("app.js")["definitions"][0]["name"], "start", "{files}");
+}

@@ -313,11 +313,11 @@ fn a_file_past_its_parse_budget_is_mapped_without_definitions() {
     assert_eq!(deep_file["over_budget"], true, "{deep_file}");
     let human = env.ok(&["map", "--max-chars", "100000"]).stdout;
     assert!(
-        human.contains("src/deep.c (not parsed: longer than its parse budget)\n"),
+        human.contains("src/deep.c (not parsed: over its parse budget)\n"),
         "{human}"
     );
     // `index` says which file it could not map, in JSON and as a warning, on every run.
-    let warning = "not mapped: `src/deep.c` took longer to parse than its budget";
+    let warning = "not mapped: `src/deep.c` needed more time or memory to parse than its budget";
     let built = env.ok(&["--json", "index"]);
     assert_eq!(
         built.json()["over_budget_files"],

@@ -12,18 +12,20 @@
 //! implementations and path calls, to keep the parsing cost of a full index down.
 //!
 //! Other languages have no outline here; [`crate::search::symbols`] keeps their line
-//! patterns. A file gets a budget of CPU time to parse and tag ([`tags::budget`]); one that
-//! uses it up (generated or hostile: 50,000 nested calls) has an empty outline. Pure but for
-//! the clocks: no I/O. A parser and a query cursor are kept per thread.
+//! patterns. A file gets a budget of CPU time and memory to parse and tag ([`tags::budget`],
+//! the memory counted by [`memory`]); one that uses it up (generated or hostile: 50,000 nested
+//! calls) has an empty outline. Pure but for the clocks and the memory count: no I/O. A parser
+//! and a query cursor are kept per thread.
 
 use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
+pub mod memory;
 mod tags;
 
+use tags::OverBudget;
 use tags::TagQuery;
-use tags::TooSlow;
 
 pub use crate::policy::code_map::Definition;
 pub use crate::policy::code_map::Outline;
@@ -247,7 +249,7 @@ pub fn warm_up<'a>(paths: impl IntoIterator<Item = &'a str>, tags: Tags) {
 /// keeps it, so that the file is not parsed again until it changes.
 pub fn outline(path: &str, text: &str) -> Option<Outline> {
     Some(
-        tagged(path, text, Tags::All)?.unwrap_or_else(|TooSlow| Outline {
+        tagged(path, text, Tags::All)?.unwrap_or_else(|OverBudget| Outline {
             over_budget: true,
             ..Outline::default()
         }),
@@ -332,13 +334,13 @@ fn compile(grammar: Grammar, tags: Tags) -> TagQuery {
 
 /// What the tags query finds in `text`, a file at `path`, within its budget; `None` when its
 /// language is not parsed.
-fn tagged(path: &str, text: &str, tags: Tags) -> Option<Result<Outline, TooSlow>> {
+fn tagged(path: &str, text: &str, tags: Tags) -> Option<Result<Outline, OverBudget>> {
     let grammar = grammar(path)?;
     let query = tag_query(grammar, tags);
     let parsed = parseable(grammar, text);
     let found = match tags::tags(query, parsed.as_bytes(), tags::budget(text.len())) {
         Ok(found) => found,
-        Err(too_slow) => return Some(Err(too_slow)),
+        Err(over) => return Some(Err(over)),
     };
     let source = text.as_bytes();
     let line_starts: Vec<usize> = std::iter::once(0)

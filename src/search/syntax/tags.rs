@@ -1,4 +1,4 @@
-//! Tags from a tags query, within a CPU-time budget per file.
+//! Tags from a tags query, within a budget of CPU time and memory per file.
 //!
 //! A tags query follows tree-sitter's convention: `@name` captures a name and
 //! `@definition.<kind>` or `@reference.<kind>` the node it names; other captures (`@doc`) are
@@ -9,7 +9,7 @@
 //! the query walk climbs the whole depth of the tree at every step, and a million nested calls
 //! made the parser allocate gigabytes. `tree-sitter-tags` runs its query walk without a
 //! progress callback, so that walk could not be stopped; this module walks the same queries
-//! with one. Pure but for reading the clocks.
+//! with one. Pure but for reading the clocks and the thread's memory count.
 
 use std::cell::RefCell;
 use std::collections::BTreeMap;
@@ -27,6 +27,8 @@ use tree_sitter::QueryCursorOptions;
 use tree_sitter::QueryError;
 use tree_sitter::QueryMatch;
 use tree_sitter::StreamingIterator;
+
+use super::memory;
 
 /// How many bytes of a name's line a signature keeps.
 const MAX_LINE_BYTES: usize = 180;
@@ -87,44 +89,63 @@ pub struct Tag<'q> {
 
 /// A file that used up its budget before it was parsed and tagged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct TooSlow;
+pub struct OverBudget;
 
-/// The CPU time a file of `bytes` may take to parse and tag: a tenth of a second and two
-/// microseconds per byte (0.5 MB/s). Real code goes at about 5 MB/s on one core (cargo's Rust),
-/// dense code at about 2.4 MB/s (a 3.7 MB minified bundle, 3.9 MB of one-line C functions), so
-/// it has over 4 times its need; hostile code is far slower (50,000 nested calls in 150 KB of
-/// C: 17 s, 110 µs per byte). It is CPU time, so that a busy machine does not leave a file
-/// unparsed.
-pub fn budget(bytes: usize) -> Duration {
-    let bytes = u64::try_from(bytes).unwrap_or(u64::MAX);
-    Duration::from_millis(100) + Duration::from_nanos(bytes.saturating_mul(2_000))
+/// What parsing and tagging one file may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Budget {
+    /// CPU time of the thread.
+    pub cpu: Duration,
+    /// Bytes tree-sitter holds at once, counted where the binary installed its allocator
+    /// ([`super::memory`]).
+    pub memory: usize,
+}
+
+/// The budget of a file of `bytes`.
+///
+/// CPU time: a tenth of a second and two microseconds per byte (0.5 MB/s). Real code goes at
+/// about 5 MB/s on one core (cargo's Rust), dense code at about 2.4 MB/s (a 3.7 MB minified
+/// bundle, 3.9 MB of one-line C functions), so it has over 4 times its need; hostile code is
+/// far slower (50,000 nested calls in 150 KB of C: 17 s, 110 µs per byte). It is CPU time, so
+/// that a busy machine does not leave a file unparsed.
+///
+/// Memory: 64 MiB and 128 bytes per byte. Real code holds at most about 60 bytes per byte at
+/// its peak (cargo's Rust over 20 KB, the one-line C), a 4 MB minified bundle 64; a million
+/// nested calls in 3 MB of C held 1.9 GB, 630 bytes per byte, within its time budget.
+pub fn budget(bytes: usize) -> Budget {
+    let wide = u64::try_from(bytes).unwrap_or(u64::MAX);
+    Budget {
+        cpu: Duration::from_millis(100) + Duration::from_nanos(wide.saturating_mul(2_000)),
+        memory: (64_usize << 20).saturating_add(bytes.saturating_mul(128)),
+    }
 }
 
 thread_local! {
     static TOOLS: RefCell<(Parser, QueryCursor)> = RefCell::new((Parser::new(), QueryCursor::new()));
 }
 
-/// The tags `query` finds in `source`, in the order of their names, within `budget` of this
-/// thread's CPU time.
+/// The tags `query` finds in `source`, in the order of their names, within `budget`.
 pub fn tags<'q>(
     query: &'q TagQuery,
     source: &[u8],
-    budget: Duration,
-) -> Result<Vec<Tag<'q>>, TooSlow> {
-    let mut clock = Clock::start(budget);
+    budget: Budget,
+) -> Result<Vec<Tag<'q>>, OverBudget> {
+    let mut meter = Meter::start(budget);
     TOOLS.with(|tools| {
         let (parser, cursor) = &mut *tools.borrow_mut();
         // Only a grammar of another ABI is refused, and compiling its query refused it first.
-        parser.set_language(&query.language).map_err(|_| TooSlow)?;
+        parser
+            .set_language(&query.language)
+            .map_err(|_| OverBudget)?;
         parser.reset();
         let mut read = |at: usize, _: tree_sitter::Point| source.get(at..).unwrap_or_default();
-        let mut on_parse = |_: &tree_sitter::ParseState| clock.tick();
+        let mut on_parse = |_: &tree_sitter::ParseState| meter.tick();
         let options = ParseOptions::new().progress_callback(&mut on_parse);
         let Some(tree) = parser.parse_with_options(&mut read, None, Some(options)) else {
             parser.reset();
-            return Err(TooSlow);
+            return Err(OverBudget);
         };
-        let mut on_query = |_: &tree_sitter::QueryCursorState| clock.tick();
+        let mut on_query = |_: &tree_sitter::QueryCursorState| meter.tick();
         let options = QueryCursorOptions::new().progress_callback(&mut on_query);
         let mut matches =
             cursor.matches_with_options(&query.query, tree.root_node(), source, options);
@@ -143,34 +164,41 @@ pub fn tags<'q>(
             }
         }
         drop(matches);
-        if clock.stopped {
-            return Err(TooSlow);
+        if meter.stopped {
+            return Err(OverBudget);
         }
         Ok(found.into_values().map(|(_, tag)| tag).collect())
     })
 }
 
-/// A file's CPU-time deadline, checked on every progress callback of the parser or the query
+/// A file's budget being used, checked on every progress callback of the parser or the query
 /// walk (they come every hundred steps; over a deep tree, one step of the walk can take
 /// milliseconds). The thread's CPU clock is a system call, 7% of a full index when read on every
 /// callback; the wall clock is not, and the thread cannot use CPU time faster than wall time,
 /// so the CPU clock is read only once the wall clock says the rest of the budget could be gone.
-struct Clock {
+/// The memory count is a thread-local read.
+struct Meter {
     deadline: Duration,
     next_reading: Instant,
+    memory_limit: isize,
     stopped: bool,
 }
 
-impl Clock {
-    fn start(budget: Duration) -> Clock {
-        Clock {
-            deadline: thread_cpu_time() + budget,
-            next_reading: Instant::now() + budget,
+impl Meter {
+    fn start(budget: Budget) -> Meter {
+        let memory = isize::try_from(budget.memory).unwrap_or(isize::MAX);
+        Meter {
+            deadline: thread_cpu_time() + budget.cpu,
+            next_reading: Instant::now() + budget.cpu,
+            memory_limit: memory::held().saturating_add(memory),
             stopped: false,
         }
     }
 
     fn tick(&mut self) -> ControlFlow<()> {
+        if !self.stopped && memory::held() > self.memory_limit {
+            self.stopped = true;
+        }
         let now = Instant::now();
         if !self.stopped && now >= self.next_reading {
             match self.deadline.checked_sub(thread_cpu_time()) {
@@ -280,7 +308,11 @@ mod tests {
     fn a_file_stops_when_its_budget_is_used_up() {
         let query = rust(FUNCTIONS);
         let text = "fn a() { b(c(d)) }\n".repeat(2_000);
-        assert_eq!(tags(&query, text.as_bytes(), Duration::ZERO), Err(TooSlow));
+        let no_time = Budget {
+            cpu: Duration::ZERO,
+            ..budget(text.len())
+        };
+        assert_eq!(tags(&query, text.as_bytes(), no_time), Err(OverBudget));
         let found = tags(&query, text.as_bytes(), budget(text.len())).expect("in time");
         assert_eq!(found.len(), 2_000);
         // The parser and the cursor kept for the thread work again after a stop.
@@ -290,6 +322,22 @@ mod tests {
                 .len(),
             1
         );
+    }
+
+    #[test]
+    fn a_parse_stops_once_it_holds_more_than_its_memory() {
+        let mut meter = Meter::start(Budget {
+            cpu: Duration::from_secs(60),
+            memory: 1_000,
+        });
+        assert_eq!(meter.tick(), ControlFlow::Continue(()));
+        memory::allocated(1_000);
+        assert_eq!(meter.tick(), ControlFlow::Continue(()));
+        memory::allocated(1);
+        assert_eq!(meter.tick(), ControlFlow::Break(()));
+        // Once stopped, it stays stopped.
+        memory::released(1_001);
+        assert_eq!(meter.tick(), ControlFlow::Break(()));
     }
 
     #[test]
