@@ -14,7 +14,7 @@ static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 // tree-sitter's C code allocates and frees a few nodes per token it parses; through glibc's
 // allocator that was 7% of parsing and querying a file, through mimalloc 3%. Each call is
 // counted for the thread (`search::syntax::memory`), so that a file's parse budget bounds its
-// memory: a million nested calls in 3 MB of C took 1.9 GB within its time budget.
+// memory: 1.9 million nested arrays in 3.8 MB of JavaScript took 1.3 GB within its time budget.
 unsafe extern "C" {
     fn mi_malloc(size: usize) -> *mut c_void;
     fn mi_calloc(count: usize, size: usize) -> *mut c_void;

@@ -110,8 +110,9 @@ pub struct Budget {
 /// that a busy machine does not leave a file unparsed.
 ///
 /// Memory: 64 MiB and 128 bytes per byte. Real code holds at most about 60 bytes per byte at
-/// its peak (cargo's Rust over 20 KB, the one-line C), a 4 MB minified bundle 64; a million
-/// nested calls in 3 MB of C held 1.9 GB, 630 bytes per byte, within its time budget.
+/// its peak (cargo's Rust over 20 KB, the one-line C), a 4 MB minified bundle 64; 1.9 million
+/// nested arrays in 3.8 MB of JavaScript took 1.3 GB, 340 bytes per byte, within its time
+/// budget (bench/hostile-memory.sh).
 pub fn budget(bytes: usize) -> Budget {
     let wide = u64::try_from(bytes).unwrap_or(u64::MAX);
     Budget {
