@@ -611,10 +611,10 @@ fn init_with_an_objective_is_all_or_nothing() {
 }
 
 /// A file whose parse would hold gigabytes is stopped at the parser's memory budget (64 MiB
-/// and 128 bytes per byte of the file). 1.9 million nested arrays in 3.8 MB of JavaScript made
-/// tree-sitter hold 1.3 GB within the file's time budget, and `map` crashed under an address
-/// space of 1 GiB; now it maps the file as over its budget, within that limit, with the rest
-/// of the repository parsed as usual.
+/// and 128 bytes per byte of the file). With 1.9 million nested arrays in 3.8 MB of JavaScript,
+/// `map` took 1.3 GB within the file's time budget and crashed under an address space of
+/// 1 GiB; now it maps the file as over its budget, within that limit, with the rest of the
+/// repository parsed as usual.
 #[test]
 fn a_file_whose_parse_would_hold_gigabytes_is_stopped_at_its_memory_budget() {
     let env = TestEnv::bare();
