@@ -43,7 +43,7 @@ const COMPACT_SCAN_BUDGET: Duration = Duration::from_millis(30);
 /// cites) or a definition's name (the files defining it). Each file shows its definitions most
 /// referenced first; the whole map fits in `--max-chars`. Uses the outlines `epiphany index`
 /// stored, parsing files changed since; without an index it parses the work tree for at most
-/// 150 ms, focused and cited files first, and says how many files it left out. Works with or
+/// 100 ms, focused and cited files first, and says how many files it left out. Works with or
 /// without a store; never writes anything.
 #[derive(Debug, clap::Args)]
 pub struct Args {
