@@ -43,7 +43,8 @@ use crate::ui::Report;
 /// `--no-model`; only changed files are embedded again. No model is downloaded: distill or
 /// copy one to a local directory.
 ///
-/// `--check` writes nothing and exits 1 when the index is missing or stale.
+/// `--check` writes nothing and exits 1 when the index is missing or stale, code outlines made
+/// by another version of the parsers included (the next `index` rebuilds the index).
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Rebuild from scratch instead of updating changed files only
@@ -79,7 +80,7 @@ pub struct IndexReport {
     /// What this run did (absent for `--check`).
     #[serde(flatten)]
     run: Option<IndexRun>,
-    /// Why the index cannot be used (for `--check`).
+    /// Why the index cannot be used, or why the next `index` rebuilds it (for `--check`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     problem: Option<String>,
 }
@@ -123,6 +124,10 @@ impl Report for IndexReport {
         let size = format!("{files} files, {chunks} chunks");
         let Some(run) = &self.run else {
             return match (&self.problem, self.status) {
+                // An index that has a revision can be searched; only `index` would redo it.
+                (Some(problem), _) if self.index_revision.is_some() => {
+                    writeln!(out, "index is stale: {problem}")
+                }
                 (Some(problem), _) => writeln!(out, "index unusable: {problem}"),
                 (None, RetrievalStatus::Ready) => writeln!(out, "index is fresh ({size})"),
                 (None, _) if self.index_revision.is_none() => writeln!(out, "no index yet"),
@@ -230,7 +235,7 @@ fn semantic_setting(ctx: &Ctx, model: Option<&PathBuf>, no_model: bool) -> Seman
 
 /// `index --check`: reports whether the index is fresh without touching it; `no` when stale.
 fn check_only(ctx: &Ctx, store: &Store) -> Result<Status> {
-    let status = search::status(store.root(), &store.cache_dir());
+    let status = search::check(store.root(), &store.cache_dir());
     let stale = status.is_stale();
     let state = status.state;
     ctx.ui.emit(&IndexReport {

@@ -81,20 +81,32 @@ pub struct IndexStatus {
     pub state: RetrievalState,
     /// Whether a usable persistent index exists.
     pub indexed: bool,
-    /// Why an existing index cannot be used.
+    /// Why an existing index cannot be used, or (from [`check`]) why the next `index`
+    /// rebuilds it.
     pub problem: Option<String>,
 }
 
 impl IndexStatus {
-    /// Whether `index` would change anything.
+    /// Whether `index` would change anything (outlines included when it came from [`check`]).
     pub fn is_stale(&self) -> bool {
         !self.indexed || self.state.status != RetrievalStatus::Ready
     }
 }
 
-/// The freshness of the index in `cache_dir` for the work tree at `root`. Stat-only, except
-/// that files whose size or time changed are hashed.
+/// The freshness of the index in `cache_dir` for the work tree at `root`, as the views show it.
+/// Stat-only, except that files whose size or time changed are hashed.
 pub fn status(root: &Path, cache_dir: &Path) -> IndexStatus {
+    assess(root, cache_dir, false)
+}
+
+/// [`status`] for `index --check`: whether `index` would change anything. An index whose code
+/// outlines these parsers cannot use is stale too, since the next `index` rebuilds it; telling
+/// reads the outlines, which the views do not need.
+pub fn check(root: &Path, cache_dir: &Path) -> IndexStatus {
+    assess(root, cache_dir, true)
+}
+
+fn assess(root: &Path, cache_dir: &Path, with_outlines: bool) -> IndexStatus {
     if !root.is_dir() {
         return IndexStatus {
             state: unavailable_summary(root),
@@ -102,7 +114,8 @@ pub fn status(root: &Path, cache_dir: &Path) -> IndexStatus {
             problem: None,
         };
     }
-    match index::open(&index::Layout::new(cache_dir)) {
+    let layout = index::Layout::new(cache_dir);
+    match index::open(&layout) {
         Opened::Missing => IndexStatus {
             state: baseline_summary(root),
             indexed: false,
@@ -119,12 +132,19 @@ pub fn status(root: &Path, cache_dir: &Path) -> IndexStatus {
             problem: Some(reason),
         },
         Opened::Ready(persistent) => {
-            let listing = current_listing(root, &persistent.manifest);
-            let dirty = manifest::compare(&persistent.manifest, &listing.files, root).dirty_paths();
+            let manifest = &persistent.manifest;
+            let listing = current_listing(root, manifest);
+            let dirty = manifest::compare(manifest, &listing.files, root).dirty_paths();
+            let problem = (with_outlines && layout.load_outlines(manifest.generation).is_none())
+                .then(|| outlines::UNUSABLE.to_owned());
+            let state = match problem {
+                Some(_) => manifest_summary(root, manifest, RetrievalStatus::Stale, dirty),
+                None => freshness_summary(root, manifest, dirty),
+            };
             IndexStatus {
-                state: freshness_summary(root, &persistent.manifest, dirty),
+                state,
                 indexed: true,
-                problem: None,
+                problem,
             }
         }
     }

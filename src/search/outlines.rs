@@ -31,6 +31,9 @@ use crate::state::walk::FileStat;
 
 /// The file name in a generation directory.
 pub const FILE_NAME: &str = "outlines.msgpack";
+/// Why an index whose outlines these parsers cannot use is rebuilt.
+pub const UNUSABLE: &str =
+    "its code outlines are missing or were made by another version of the parsers";
 /// The most of an outlines file that is read (256 MiB).
 const LIMIT: u64 = 256 * 1024 * 1024;
 

@@ -105,12 +105,14 @@ fn the_index_stores_outlines_and_the_map_follows_edits() {
 }
 
 /// Outlines are reused while a file's contents stay the same: those an older version of the
-/// parsers made (a file without a parser version) must not outlive an upgrade.
+/// parsers made (a file without a parser version) must not outlive an upgrade, and
+/// `index --check` says the index is stale until they are remade.
 #[test]
 fn outlines_from_other_parsers_are_parsed_again() {
     let env = TestEnv::new();
     copy_fixture(&env, "rust");
     env.ok(&["index"]);
+    env.ok(&["index", "--check"]);
     let indexed = env.json(&["map"]);
     let path = format!(
         "{}/outlines.msgpack",
@@ -123,6 +125,22 @@ fn outlines_from_other_parsers_are_parsed_again() {
     env.write(&path, rmp_serde::to_vec(&[files]).expect("encode"));
     let stale = env.json(&["map"]);
     assert_eq!(stale["source"], "scan", "{stale}");
+    let checked = env.run(&["--json", "index", "--check"]);
+    assert_eq!(checked.code, 1, "{checked}");
+    assert_eq!(checked.json()["status"], "stale", "{checked}");
+    let problem = checked.json()["problem"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(
+        problem.contains("another version of the parsers"),
+        "{checked}"
+    );
+    let told = env.run(&["index", "--check"]);
+    assert!(
+        told.stdout.starts_with("index is stale: its code outlines"),
+        "{told}"
+    );
     let rebuilt = env.json(&["index"]);
     assert_eq!(rebuilt["mode"], "full", "{rebuilt}");
     let reason = rebuilt["rebuilt_because"].as_str().unwrap_or_default();
@@ -134,6 +152,7 @@ fn outlines_from_other_parsers_are_parsed_again() {
     assert_eq!(map["source"], "index");
     assert_eq!(map["files"], indexed["files"]);
     assert_eq!(env.json(&["index"])["mode"], "unchanged");
+    env.ok(&["index", "--check"]);
 }
 
 #[test]

@@ -130,10 +130,7 @@ pub fn build(
         .and_then(|persistent| layout.load_outlines(persistent.manifest.generation));
     let outlines_unusable = previous.index.is_some() && previous_outlines.is_none();
     if outlines_unusable && !full {
-        previous.rebuilt_because = Some(
-            "its code outlines are missing or were made by another version of the parsers"
-                .to_owned(),
-        );
+        previous.rebuilt_because = Some(crate::search::outlines::UNUSABLE.to_owned());
     }
     let full = full || outlines_unusable;
     let previous_outlines = previous_outlines.unwrap_or_default();
