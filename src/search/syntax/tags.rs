@@ -96,8 +96,9 @@ pub struct OverBudget;
 pub struct Budget {
     /// CPU time of the thread.
     pub cpu: Duration,
-    /// Bytes tree-sitter holds at once, counted where the binary installed its allocator
-    /// ([`super::memory`]).
+    /// Bytes tree-sitter may take on this thread beyond what it held when the parse began
+    /// (the parser and cursor kept for the thread hold the rest), counted where the binary
+    /// installed its allocator ([`super::memory`]).
     pub memory: usize,
 }
 
