@@ -4,11 +4,15 @@
 //!
 //! - Edges: file A → file B for every name A references that B defines, weighted by
 //!   `1 / (number of files defining it)`; names defined in more than [`MAX_DEFINERS`] files
-//!   (`new`, `run`) say nothing about structure and are left out.
+//!   (`new`, `run`) say nothing about structure and are left out. A macro call (`name!()`)
+//!   means only a macro. A member call (`value.name()`) does not say whose `name` it calls,
+//!   nor a plain call of a method: they count toward a file only once A references something
+//!   there that can only mean that file's (a type, a function, a constructor), or every
+//!   `.map()` in the repository would point at the one type that defines a `map` ([`links`]).
 //! - Rank: PageRank with damping [`DAMPING`], teleporting to the seeds ([`Seeds`]) in
 //!   proportion to their weights (uniformly when there are none); rank that reaches a file
 //!   with no outgoing edge teleports the same way.
-//! - Definitions of a file are ordered by how many other files reference their name, seeded
+//! - Definitions of a file are ordered by how many other files' references link to them, seeded
 //!   symbols first, then by line.
 //! - [`select`] keeps the best files, each with its key definitions' signature lines, within a
 //!   character budget; [`render`] prints that selection as text.
@@ -62,12 +66,33 @@ pub struct Definition {
 pub struct Outline {
     /// Definitions in the order of their names in the file.
     pub definitions: Vec<Definition>,
-    /// The distinct names the file references, sorted.
+    /// The distinct names the file references plainly (a call `name()`, a path `Name::new()`,
+    /// a type, an implementation), sorted.
     pub references: Vec<String>,
+    /// The distinct names it references only after a `.` ([`Form::Member`]), sorted. (Always
+    /// written: the index stores outlines as MessagePack arrays, where a skipped field would
+    /// shift the ones after it.)
+    #[serde(default)]
+    pub member_references: Vec<String>,
+    /// The distinct names it calls as macros (`name!()`) and does not reference plainly, sorted.
+    #[serde(default)]
+    pub macro_references: Vec<String>,
     /// Whether the file used up its parse budget before it was parsed and tagged; its outline
     /// is empty then.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub over_budget: bool,
+}
+
+/// How a file names something it references.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Form {
+    /// A call, path, type, import or implementation naming it.
+    Plain,
+    /// After a `.`: a member of a value (`value.name()`) or a name qualified by a package or
+    /// module (`server.Server`, `os.path.join`), which may be another package's.
+    Member,
+    /// Only as a macro: `name!()`.
+    Macro,
 }
 
 impl Outline {
@@ -181,41 +206,113 @@ pub struct MapFile {
 /// A file's edges: (target file, weight).
 type Edges = Vec<Vec<(usize, f64)>>;
 
-/// The file graph: for each file, the files it references names of, with weights.
-fn edges(files: &[MapInput<'_>]) -> Edges {
-    let mut definers: HashMap<&str, Vec<usize>> = HashMap::new();
-    for (at, file) in files.iter().enumerate() {
-        for definition in &file.outline.definitions {
-            let entry = definers.entry(definition.name.as_str()).or_default();
-            if entry.last() != Some(&at) {
-                entry.push(at);
-            }
-        }
-    }
-    files
-        .iter()
-        .enumerate()
-        .map(|(from, file)| {
-            let mut out: BTreeMap<usize, f64> = BTreeMap::new();
-            for name in &file.outline.references {
-                let Some(targets) = definers.get(name.as_str()) else {
-                    continue;
-                };
-                if targets.len() > MAX_DEFINERS {
-                    continue;
-                }
-                let weight = 1.0 / targets.len() as f64;
-                for &to in targets.iter().filter(|&&to| to != from) {
-                    *out.entry(to).or_default() += weight;
-                }
-            }
-            out.into_iter().collect()
-        })
-        .collect()
+/// The file graph, and how many files' references count toward each definition.
+struct Links<'a> {
+    /// For each file, the files it references names of, with weights.
+    edges: Edges,
+    /// (defining file, name): how many other files' references count toward it.
+    referrers: HashMap<(usize, &'a str), u32>,
 }
 
-/// Personalised PageRank over the file graph; the ranks sum to 1.
-pub fn rank(files: &[MapInput<'_>], seeds: &Seeds) -> Vec<f64> {
+/// The file graph: for each file, the files it references names of, with weights.
+///
+/// A reference opens a file when it can only mean something there: a plain reference to a
+/// name the file defines other than as a method or macro, or a macro call of a macro it
+/// defines. A member call, or a plain call of a name the file defines only as methods or
+/// macros (Python's `str()` against a `def str(self)`, Java's call of an inherited method),
+/// could mean another type's: it counts only toward a file the referencing file opened.
+fn links<'a>(files: &[MapInput<'a>]) -> Links<'a> {
+    let mut definers: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut macro_definers: HashMap<&str, Vec<usize>> = HashMap::new();
+    // (file, name) defined there only as methods or macros: a plain reference cannot open it.
+    let mut closed: HashSet<(usize, &str)> = HashSet::new();
+    for (at, file) in files.iter().enumerate() {
+        let mut only_methods_or_macros: HashMap<&str, bool> = HashMap::new();
+        for definition in &file.outline.definitions {
+            let name = definition.name.as_str();
+            let closed_kind = matches!(definition.kind.as_str(), "method" | "macro");
+            *only_methods_or_macros.entry(name).or_insert(true) &= closed_kind;
+            if definition.kind == "macro" {
+                add_definer(&mut macro_definers, name, at);
+            }
+            add_definer(&mut definers, name, at);
+        }
+        closed.extend(
+            (only_methods_or_macros.into_iter())
+                .filter_map(|(name, only)| only.then_some((at, name))),
+        );
+    }
+    let mut links = Links {
+        edges: Vec::with_capacity(files.len()),
+        referrers: HashMap::new(),
+    };
+    for (from, file) in files.iter().enumerate() {
+        let outline = file.outline;
+        let mut opening: Vec<(usize, &str, f64)> = Vec::new();
+        let mut gated: Vec<(usize, &str, f64)> = Vec::new();
+        for name in &outline.references {
+            for (to, weight) in targets(&definers, name, from) {
+                let list = if closed.contains(&(to, name.as_str())) {
+                    &mut gated
+                } else {
+                    &mut opening
+                };
+                list.push((to, name, weight));
+            }
+        }
+        for name in &outline.macro_references {
+            opening.extend(
+                targets(&macro_definers, name, from)
+                    .map(|(to, weight)| (to, name.as_str(), weight)),
+            );
+        }
+        for name in &outline.member_references {
+            gated.extend(
+                targets(&definers, name, from).map(|(to, weight)| (to, name.as_str(), weight)),
+            );
+        }
+        let opened: HashSet<usize> = opening.iter().map(|(to, _, _)| *to).collect();
+        gated.retain(|(to, _, _)| opened.contains(to));
+        let mut out: BTreeMap<usize, f64> = BTreeMap::new();
+        let mut counted: HashSet<(usize, &str)> = HashSet::new();
+        for (to, name, weight) in opening.into_iter().chain(gated) {
+            *out.entry(to).or_default() += weight;
+            if counted.insert((to, name)) {
+                *links.referrers.entry((to, name)).or_default() += 1;
+            }
+        }
+        links.edges.push(out.into_iter().collect());
+    }
+    links
+}
+
+/// Records that the file at `at` defines `name`, once.
+fn add_definer<'a>(definers: &mut HashMap<&'a str, Vec<usize>>, name: &'a str, at: usize) {
+    let entry = definers.entry(name).or_default();
+    if entry.last() != Some(&at) {
+        entry.push(at);
+    }
+}
+
+/// The files a reference to `name` from the file at `from` links to, each with its weight:
+/// `1 / (number of files defining it)`, or none when more than [`MAX_DEFINERS`] files do.
+fn targets<'d>(
+    definers: &'d HashMap<&str, Vec<usize>>,
+    name: &str,
+    from: usize,
+) -> impl Iterator<Item = (usize, f64)> + 'd {
+    let targets = (definers.get(name))
+        .filter(|targets| targets.len() <= MAX_DEFINERS)
+        .map(Vec::as_slice)
+        .unwrap_or_default();
+    let weight = 1.0 / targets.len().max(1) as f64;
+    (targets.iter())
+        .filter(move |&&to| to != from)
+        .map(move |&to| (to, weight))
+}
+
+/// Personalised PageRank over the file graph `edges`; the ranks sum to 1.
+fn rank(files: &[MapInput<'_>], edges: &Edges, seeds: &Seeds) -> Vec<f64> {
     let count = files.len();
     if count == 0 {
         return Vec::new();
@@ -230,7 +327,6 @@ pub fn rank(files: &[MapInput<'_>], seeds: &Seeds) -> Vec<f64> {
     } else {
         teleport.fill(1.0 / count as f64);
     }
-    let edges = edges(files);
     let out_weight: Vec<f64> = edges
         .iter()
         .map(|out| out.iter().map(|(_, weight)| weight).sum())
@@ -263,28 +359,16 @@ pub fn rank(files: &[MapInput<'_>], seeds: &Seeds) -> Vec<f64> {
 
 /// The ranked map: files by rank (then path), each with its definitions in map order.
 pub fn ranked(files: &[MapInput<'_>], seeds: &Seeds) -> Vec<MapFile> {
-    let ranks = rank(files, seeds);
-    let mut referrers: HashMap<&str, u32> = HashMap::new();
-    for file in files {
-        for name in &file.outline.references {
-            *referrers.entry(name.as_str()).or_default() += 1;
-        }
-    }
-    let mut map: Vec<MapFile> = files
-        .iter()
+    let links = links(files);
+    let ranks = rank(files, &links.edges, seeds);
+    let mut map: Vec<MapFile> = (files.iter().enumerate())
         .zip(&ranks)
-        .map(|(file, &rank)| {
-            let own: HashSet<&str> = file.outline.references.iter().map(String::as_str).collect();
-            let mut definitions: Vec<MapDefinition> = file
-                .outline
-                .definitions
-                .iter()
+        .map(|((at, file), &rank)| {
+            let mut definitions: Vec<MapDefinition> = (file.outline.definitions.iter())
                 .map(|definition| {
-                    let referenced_by = referrers
-                        .get(definition.name.as_str())
+                    let referenced_by = (links.referrers.get(&(at, definition.name.as_str())))
                         .copied()
-                        .unwrap_or(0)
-                        - u32::from(own.contains(definition.name.as_str()));
+                        .unwrap_or(0);
                     shown(definition, referenced_by)
                 })
                 .collect();
@@ -385,7 +469,7 @@ pub fn picture(files: &[MapFile], inputs: &[MapInput<'_>], language: Language) -
     for file in files {
         picture.node(&file.path, &file.path, false);
     }
-    let all = edges(inputs);
+    let all = links(inputs).edges;
     for file in files {
         let Some(&from) = index.get(file.path.as_str()) else {
             continue;
@@ -416,7 +500,7 @@ mod tests {
                 })
                 .collect(),
             references: refs.iter().map(|name| (*name).to_owned()).collect(),
-            over_budget: false,
+            ..Outline::default()
         }
     }
 
@@ -483,7 +567,70 @@ mod tests {
             path: "caller.rs",
             outline: &caller,
         });
-        assert!(edges(&files).iter().all(Vec::is_empty));
+        assert!(links(&files).edges.iter().all(Vec::is_empty));
+    }
+
+    /// `secret.rs` is the only file defining methods `map` and `expose` (on its `Secret`) and a
+    /// macro `format`; `free.rs` a function `map`. Member calls, plain calls of methods and
+    /// plain references to a macro's name link only to a file something else opened.
+    #[test]
+    fn member_calls_count_only_toward_files_opened_otherwise() {
+        let definition = |name: &str, kind: &str| Definition {
+            kind: kind.to_owned(),
+            ..outline(&[name], &[]).definitions.remove(0)
+        };
+        let names = |list: &[&str]| list.iter().map(|name| (*name).to_owned()).collect();
+        let secret = Outline {
+            definitions: vec![
+                definition("Secret", "class"),
+                definition("map", "method"),
+                definition("expose", "method"),
+                definition("format", "macro"),
+            ],
+            ..Outline::default()
+        };
+        let reference = |plain: &[&str], members: &[&str], macros: &[&str]| Outline {
+            references: names(plain),
+            member_references: names(members),
+            macro_references: names(macros),
+            ..Outline::default()
+        };
+        let iterates = reference(&["expose", "format"], &["map"], &[]);
+        let formats = reference(&[], &[], &["format"]);
+        let uses_secret = reference(&["Secret"], &["map", "expose"], &[]);
+        let files = [
+            MapInput {
+                path: "secret.rs",
+                outline: &secret,
+            },
+            MapInput {
+                path: "iterates.rs",
+                outline: &iterates,
+            },
+            MapInput {
+                path: "formats.rs",
+                outline: &formats,
+            },
+            MapInput {
+                path: "uses_secret.rs",
+                outline: &uses_secret,
+            },
+        ];
+        let links = links(&files);
+        assert!(links.edges[1].is_empty(), "{:?}", links.edges[1]);
+        assert_eq!(links.edges[2], [(0, 1.0)]);
+        assert_eq!(links.edges[3], [(0, 3.0)]);
+        let map = ranked(&files, &Seeds::default());
+        let counts: Vec<(&str, u32)> = (map.iter().find(|file| file.path == "secret.rs"))
+            .expect("mapped")
+            .definitions
+            .iter()
+            .map(|definition| (definition.name.as_str(), definition.referenced_by))
+            .collect();
+        assert_eq!(
+            counts,
+            [("Secret", 1), ("map", 1), ("expose", 1), ("format", 1)]
+        );
     }
 
     #[test]

@@ -247,3 +247,26 @@ fn parse_all(
     }
     (all, left_out)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Outlines are MessagePack arrays: a field left out would shift every field after it.
+    #[test]
+    fn every_reference_form_survives_the_encoding() {
+        let outline = Outline {
+            macro_references: vec!["format".to_owned()],
+            over_budget: true,
+            ..Outline::default()
+        };
+        let outlines = Outlines::new(vec![FileOutline {
+            path: "a.rs".to_owned(),
+            content_hash: "0".repeat(64),
+            outline,
+        }]);
+        let bytes = rmp_serde::to_vec(&outlines).expect("encodes");
+        let decoded: Outlines = rmp_serde::from_slice(&bytes).expect("decodes");
+        assert_eq!(decoded, outlines);
+    }
+}

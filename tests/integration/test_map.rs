@@ -119,7 +119,7 @@ fn outlines_from_other_parsers_are_parsed_again() {
         crate::test_retrieve::generation_dir(&env)
     );
     let current: Value = rmp_serde::from_slice(&env.read(&path)).expect("outlines");
-    assert_eq!(current[1], 2, "files, then the parser version");
+    assert_eq!(current[1], 3, "files, then the parser version");
     let mut files = current[0].clone();
     files[0][2] = serde_json::json!([[], []]);
     env.write(&path, rmp_serde::to_vec(&[files]).expect("encode"));
@@ -183,6 +183,66 @@ fn focus_and_state_citations_rank_the_map() {
     assert_eq!(
         first(&env.json(&["map", "--focus", "leafy"])),
         "src/leaf.rs"
+    );
+}
+
+/// The one file defining methods named like the standard library's (`map`, `to_owned`) is
+/// not made central by every `.map()` in the repository: a member call counts only toward a
+/// file its caller names something of otherwise (cargo's `secret.rs` was second in its map).
+#[test]
+fn member_calls_do_not_make_a_hub_of_the_file_defining_their_name() {
+    let env = TestEnv::new();
+    for (path, text) in [
+        (
+            "src/secret.rs",
+            "pub struct Secret(String);\nimpl Secret {\n    pub fn new(s: &str) -> Secret { Secret(s.to_owned()) }\n    pub fn map(self) -> Secret { self }\n    pub fn to_owned(&self) -> String { self.0.clone() }\n}\n",
+        ),
+        (
+            "src/resolve.rs",
+            "pub fn resolve(names: &[&str]) -> Vec<String> {\n    names.iter().map(|n| n.to_owned()).collect()\n}\n",
+        ),
+        (
+            "src/graph.rs",
+            "pub fn edges(v: &[u8]) -> Vec<u8> { v.iter().map(|b| b + 1).collect() }\n",
+        ),
+        (
+            "src/main.rs",
+            "fn main() {\n    let names = resolve(&[\"a\"]);\n    edges(&[1]);\n    names.iter().map(|n| n.to_owned());\n}\n",
+        ),
+        (
+            "src/login.rs",
+            "fn login() -> String {\n    Secret::new(\"k\").map().to_owned()\n}\n",
+        ),
+    ] {
+        env.write(path, text);
+    }
+    env.ok(&["index"]);
+    let map = env.json(&["map", "--focus", "src/main.rs"]);
+    let paths: Vec<&str> = (map["files"].as_array().expect("files").iter())
+        .map(|file| file["path"].as_str().expect("path"))
+        .collect();
+    assert_eq!(
+        paths[..3],
+        ["src/main.rs", "src/graph.rs", "src/resolve.rs"],
+        "{map}"
+    );
+    // Named by `login.rs` (`Secret::new`), its methods count for that file.
+    let secret = (map["files"].as_array().expect("files").iter())
+        .find(|file| file["path"] == "src/secret.rs")
+        .expect("mapped");
+    let referenced: Vec<(&str, u64)> = (secret["definitions"].as_array().expect("definitions"))
+        .iter()
+        .map(|d| {
+            (
+                d["name"].as_str().expect("name"),
+                d["referenced_by"].as_u64().expect("count"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        referenced,
+        [("Secret", 1), ("new", 1), ("map", 1), ("to_owned", 1)],
+        "{secret}"
     );
 }
 

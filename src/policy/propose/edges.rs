@@ -28,10 +28,13 @@ pub const MAX_EDGES_PER_NODE: usize = 4;
 /// The most referenced names an edge's mechanism names.
 const NAMED: usize = 3;
 
-/// What a node's code refs cover: the definitions they cite and the names their files use.
+/// What a node's code refs cover: the definitions they cite and the names their files use,
+/// by form ([`Outline`]).
 struct Coverage<'a> {
     defined: HashMap<&'a str, &'a Definition>,
-    used: HashSet<&'a str>,
+    plain: HashSet<&'a str>,
+    members: HashSet<&'a str>,
+    macros: HashSet<&'a str>,
 }
 
 impl<'a> Coverage<'a> {
@@ -40,15 +43,18 @@ impl<'a> Coverage<'a> {
     fn of(node: &GraphNode, outlines: &'a BTreeMap<String, Outline>) -> Coverage<'a> {
         let mut coverage = Coverage {
             defined: HashMap::new(),
-            used: HashSet::new(),
+            plain: HashSet::new(),
+            members: HashSet::new(),
+            macros: HashSet::new(),
         };
         for code_ref in &node.code_refs {
             let Some(outline) = outlines.get(&slash_key(&code_ref.path)) else {
                 continue;
             };
-            coverage
-                .used
-                .extend(outline.references.iter().map(String::as_str));
+            let names = |list: &'a [String]| list.iter().map(String::as_str);
+            coverage.plain.extend(names(&outline.references));
+            coverage.members.extend(names(&outline.member_references));
+            coverage.macros.extend(names(&outline.macro_references));
             let symbol = code_ref.symbol.as_deref().map(definition_name);
             let covered = outline.definitions.iter().filter(|definition| {
                 match (symbol, ref_lines(code_ref)) {
@@ -67,14 +73,29 @@ impl<'a> Coverage<'a> {
         coverage
     }
 
-    /// The definitions of `other` this node's code uses, by name, leaving out names both
-    /// define (a name defined on both sides says nothing about which one is meant).
+    /// The definitions of `other` this node's code uses, by name, as the map matches them
+    /// (`policy::code_map`): plainly, a macro by a macro call, and by member calls only once
+    /// something else of `other` is used. Names both define are left out (a name defined on
+    /// both sides says nothing about which one is meant).
     fn uses<'b>(&self, other: &Coverage<'b>) -> Vec<&'b Definition> {
-        let mut used: Vec<&Definition> = (other.defined.iter())
-            .filter(|(name, _)| self.used.contains(*name) && !self.defined.contains_key(*name))
+        let candidates =
+            || (other.defined.iter()).filter(|(name, _)| !self.defined.contains_key(*name));
+        let mut used: Vec<&Definition> = candidates()
+            .filter(|(name, definition)| {
+                self.plain.contains(*name)
+                    || (definition.kind == "macro" && self.macros.contains(*name))
+            })
             .map(|(_, definition)| *definition)
             .collect();
+        if !used.is_empty() {
+            used.extend(
+                candidates()
+                    .filter(|(name, _)| self.members.contains(*name))
+                    .map(|(_, definition)| *definition),
+            );
+        }
         used.sort_by(|a, b| a.name.cmp(&b.name));
+        used.dedup_by(|a, b| a.name == b.name);
         used
     }
 }
@@ -203,7 +224,7 @@ mod tests {
         Outline {
             definitions,
             references: references.iter().map(|r| (*r).to_owned()).collect(),
-            over_budget: false,
+            ..Outline::default()
         }
     }
 

@@ -2,14 +2,19 @@
 //! Python, JavaScript, TypeScript/TSX, Go, Java, C, C++) is parsed with its tree-sitter
 //! grammar and tagged with the grammar crate's own tags query ([`tags`]), giving
 //! its [`Outline`]: the definitions (name, kind, line span, signature line) and the distinct
-//! names it references (calls, types, implementations).
+//! names it references (calls, types, implementations, imports), each with its form: plain,
+//! member call (`value.name()`) or macro call ([`crate::policy::code_map::Form`]).
 //!
 //! A few patterns of our own are put before a crate's query where it misses what a code map
-//! needs ([`supplement`]): Rust constants and statics and the types of path calls
-//! (`Store::open()` references `Store`), whole C/C++ function definitions (the crates tag the
-//! declarator line only), and calls in C and C++ (their queries have no references). A pattern
-//! put first wins over a crate's pattern for the same name. References are kept to calls,
-//! implementations and path calls, to keep the parsing cost of a full index down.
+//! needs ([`supplement`]): Rust constants and statics, Python methods (the crate tags them as
+//! functions), and whole C/C++ function definitions (the crates tag the declarator line
+//! only); after it, references the map needs to tell which file a member call can mean: the
+//! types of Rust path calls (`Store::open()` references `Store`) and struct literals, the
+//! names Python and JavaScript/TypeScript files import, Java's type names, and calls in C and
+//! C++ (their queries have no references). (Rust's `use` names made the map worse on cargo:
+//! bench/map-quality.py.) A pattern put first wins over a crate's
+//! pattern for the same name. References stop there (no variables, no fields), to keep the
+//! parsing cost of a full index down.
 //!
 //! Other languages have no outline here; [`crate::search::symbols`] keeps their line
 //! patterns. A file gets a budget of CPU time and memory to parse and tag ([`tags::budget`],
@@ -18,12 +23,14 @@
 //! and a query cursor are kept per thread.
 
 use std::borrow::Cow;
+use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::sync::LazyLock;
 
 pub mod memory;
 mod tags;
 
+use crate::policy::code_map::Form;
 use tags::OverBudget;
 use tags::TagQuery;
 
@@ -35,9 +42,10 @@ pub use crate::policy::code_map::Outline;
 /// any outline bumps this; outlines of another version are not used, and the next `index`
 /// parses every file again.
 /// 2: Rust macros named after a primitive type (`str![...]`) no longer fail the parse.
+/// 3: references keep their form: plain, member call (`value.name()`) or macro call.
 /// (The time budget did not bump it: an outline made before it is what the parsers make given
 /// the time, and stays true.)
-pub const PARSER_VERSION: u32 = 2;
+pub const PARSER_VERSION: u32 = 3;
 
 /// The grammars this module parses with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -108,17 +116,29 @@ fn supplement(grammar: Grammar) -> (&'static [&'static str], &'static str) {
             r#"
 (call_expression function: (scoped_identifier path: (identifier) @name)) @reference.type
 (call_expression function: (scoped_identifier name: (identifier) @name)) @reference.call
+(struct_expression name: (type_identifier) @name) @reference.type
+(struct_expression name: (scoped_type_identifier name: (type_identifier) @name)) @reference.type
 "#,
         ),
         Grammar::C => (C_DEFINITIONS, C_REFERENCES),
         Grammar::Cpp => (CPP_DEFINITIONS, C_REFERENCES),
         Grammar::Python => (
-            &[],
-            "(call function: (attribute attribute: (identifier) @name)) @reference.call\n",
+            &[r#"
+(class_definition body: (block (function_definition name: (identifier) @name) @definition.method))
+(class_definition body: (block (decorated_definition definition: (function_definition name: (identifier) @name) @definition.method)))
+"#],
+            r#"
+(call function: (attribute attribute: (identifier) @name)) @reference.call
+(import_from_statement name: (dotted_name (identifier) @name)) @reference.import
+(import_from_statement name: (aliased_import name: (dotted_name (identifier) @name))) @reference.import
+"#,
         ),
-        Grammar::Java | Grammar::JavaScript | Grammar::TypeScript | Grammar::Tsx | Grammar::Go => {
-            (&[], "")
-        }
+        Grammar::JavaScript | Grammar::TypeScript | Grammar::Tsx => (
+            &[],
+            "(import_specifier name: (identifier) @name) @reference.import\n",
+        ),
+        Grammar::Java => (&[], "(type_identifier) @name @reference.type\n"),
+        Grammar::Go => (&[], ""),
     }
 }
 
@@ -350,13 +370,13 @@ fn tagged(path: &str, text: &str, tags: Tags) -> Option<Result<Outline, OverBudg
         u32::try_from(line_starts.partition_point(|&start| start <= byte)).unwrap_or(u32::MAX)
     };
     let mut outline = Outline::default();
-    let mut references = BTreeSet::new();
+    let mut references: BTreeMap<&str, BTreeSet<Form>> = BTreeMap::new();
     for tag in found {
         let Some(name) = text.get(tag.name.clone()) else {
             continue;
         };
         if !tag.definition {
-            references.insert(name);
+            references.entry(name).or_default().insert(tag.form);
             continue;
         }
         let signature = text.get(tag.line.clone()).unwrap_or_default().trim();
@@ -374,7 +394,20 @@ fn tagged(path: &str, text: &str, tags: Tags) -> Option<Result<Outline, OverBudg
             signature: signature.to_owned(),
         });
     }
-    outline.references = references.into_iter().map(str::to_owned).collect();
+    for (name, forms) in references {
+        // A name referenced plainly anywhere is a plain reference; the others keep their forms.
+        let name = name.to_owned();
+        if forms.contains(&Form::Plain) {
+            outline.references.push(name);
+            continue;
+        }
+        if forms.contains(&Form::Member) {
+            outline.member_references.push(name.clone());
+        }
+        if forms.contains(&Form::Macro) {
+            outline.macro_references.push(name);
+        }
+    }
     Some(Ok(outline))
 }
 
@@ -473,10 +506,44 @@ mod tests {
             outline.definitions[0].signature,
             "pub fn add(a: u8) -> u8 {"
         );
-        for name in ["helper", "Vec", "go", "Point"] {
-            assert!(outline.references.iter().any(|r| r == name), "{name}");
-        }
+        assert_eq!(outline.references, ["Point", "Vec", "helper", "new"]);
+        assert_eq!(outline.member_references, ["go"]);
         assert!(!outline.references.iter().any(|r| r == "ghost"));
+    }
+
+    /// A reference keeps its form: plain (calls, paths, types, imports but Rust's), member
+    /// (after `.` or `?.`, also across white space, a package's type too) or macro; a name used plainly anywhere is plain.
+    #[test]
+    fn references_keep_their_form() {
+        let forms = |path: &str, text: &str| {
+            let outline = outline(path, text).expect("parsed");
+            (
+                outline.references,
+                outline.member_references,
+                outline.macro_references,
+            )
+        };
+        let rust = "use crate::a::{B, c::D};\nfn f(v: Vec<u8>) {\n    let p = store::Point { x: 1 };\n    v.iter()\n        .map(g);\n    format!(\"{}\", 1);\n    let r = 0..len();\n    h(); x.h();\n    y.\n    z();\n}\n";
+        assert_eq!(
+            forms("a.rs", rust),
+            (
+                ["Point", "h", "len"].map(str::to_owned).to_vec(),
+                vec!["iter".to_owned(), "map".to_owned(), "z".to_owned()],
+                vec!["format".to_owned()]
+            )
+        );
+        let python = "from store import Store, load as fetch\n\ndef f(p: Path):\n    Store().save()\n    p.exists()\n";
+        let (plain, member, _) = forms("a.py", python);
+        assert_eq!(plain, ["Store", "load"]);
+        assert_eq!(member, ["exists", "save"]);
+        let js = "import { render } from './view';\nrender(a?.b(), c.d());\n";
+        let (plain, member, _) = forms("a.js", js);
+        assert_eq!(plain, ["render"]);
+        assert_eq!(member, ["b", "d"]);
+        let go = "package a\n\nfunc f() {\n\ts := &pkg.Server{}\n\tpkg.Run()\n\tlocal()\n}\n";
+        let (plain, member, _) = forms("a.go", go);
+        assert_eq!(plain, ["local"]);
+        assert_eq!(member, ["Run", "Server"]);
     }
 
     /// A macro named after a primitive type (snapbox's `str!`) is not a syntax error that
@@ -534,7 +601,7 @@ mod tests {
             ),
             [
                 def("Transport", "class", 1, 3),
-                def("send", "function", 2, 3),
+                def("send", "method", 2, 3),
                 def("main", "function", 5, 6)
             ]
         );

@@ -29,6 +29,7 @@ use tree_sitter::QueryMatch;
 use tree_sitter::StreamingIterator;
 
 use super::memory;
+use crate::policy::code_map::Form;
 
 /// How many bytes of a name's line a signature keeps.
 const MAX_LINE_BYTES: usize = 180;
@@ -85,6 +86,10 @@ pub struct Tag<'q> {
     /// The bytes of the name's line, without its leading and trailing white space, cut at
     /// [`MAX_LINE_BYTES`].
     pub line: Range<usize>,
+    /// How a reference names it: as a macro (the tagged node a `macro_invocation`), as a
+    /// member (a `.` before the name: `value.name()`, or `server.Server`, which may be
+    /// another package's) or plainly.
+    pub form: Form,
 }
 
 /// A file that used up its budget before it was parsed and tagged.
@@ -237,14 +242,32 @@ fn tag_of<'q>(query: &'q TagQuery, matched: &QueryMatch, source: &[u8]) -> Optio
     let line_start = name
         .start_byte()
         .saturating_sub(name.start_position().column);
+    let form = if node.kind() == "macro_invocation" {
+        Form::Macro
+    } else if after_member_access(source, name.start_byte()) {
+        Form::Member
+    } else {
+        Form::Plain
+    };
     let (name, node) = (name.byte_range(), node.byte_range());
     Some(Tag {
         definition,
         kind,
+        form,
         line: line_from(source, line_start),
         range: node.start.min(name.start)..node.end.max(name.end),
         name,
     })
+}
+
+/// Whether the name at byte `start` follows a member access: `.` or `?.` and white space
+/// (`value.name`, `value?.name`, `value\n    .name`), not a range or a spread (`0..name`,
+/// `...name`). (The queries tag no C or C++ member calls, so `->` never comes.) Read from the
+/// bytes, not the tree: finding a node's parent in tree-sitter climbs from the root, which
+/// over a deep tree costs its depth per name.
+fn after_member_access(source: &[u8], start: usize) -> bool {
+    let before = source[..start].trim_ascii_end();
+    before.ends_with(b".") && !before.ends_with(b"..")
 }
 
 /// The line of `source` that starts at byte `start`, without its leading and trailing white
