@@ -18,9 +18,9 @@
 //!   character budget; [`render`] prints that selection as text.
 
 use std::collections::BTreeMap;
-use std::collections::HashMap;
-use std::collections::HashSet;
 
+use foldhash::HashMap;
+use foldhash::HashSet;
 use serde::Deserialize;
 use serde::Serialize;
 
@@ -222,12 +222,12 @@ struct Links<'a> {
 /// macros (Python's `str()` against a `def str(self)`, Java's call of an inherited method),
 /// could mean another type's: it counts only toward a file the referencing file opened.
 fn links<'a>(files: &[MapInput<'a>]) -> Links<'a> {
-    let mut definers: HashMap<&str, Vec<usize>> = HashMap::new();
-    let mut macro_definers: HashMap<&str, Vec<usize>> = HashMap::new();
+    let mut definers: HashMap<&str, Vec<usize>> = HashMap::default();
+    let mut macro_definers: HashMap<&str, Vec<usize>> = HashMap::default();
     // (file, name) defined there only as methods or macros: a plain reference cannot open it.
-    let mut closed: HashSet<(usize, &str)> = HashSet::new();
+    let mut closed: HashSet<(usize, &str)> = HashSet::default();
     for (at, file) in files.iter().enumerate() {
-        let mut only_methods_or_macros: HashMap<&str, bool> = HashMap::new();
+        let mut only_methods_or_macros: HashMap<&str, bool> = HashMap::default();
         for definition in &file.outline.definitions {
             let name = definition.name.as_str();
             let closed_kind = matches!(definition.kind.as_str(), "method" | "macro");
@@ -244,7 +244,7 @@ fn links<'a>(files: &[MapInput<'a>]) -> Links<'a> {
     }
     let mut links = Links {
         edges: Vec::with_capacity(files.len()),
-        referrers: HashMap::new(),
+        referrers: HashMap::default(),
     };
     for (from, file) in files.iter().enumerate() {
         let outline = file.outline;
@@ -274,7 +274,7 @@ fn links<'a>(files: &[MapInput<'a>]) -> Links<'a> {
         let opened: HashSet<usize> = opening.iter().map(|(to, _, _)| *to).collect();
         gated.retain(|(to, _, _)| opened.contains(to));
         let mut out: BTreeMap<usize, f64> = BTreeMap::new();
-        let mut counted: HashSet<(usize, &str)> = HashSet::new();
+        let mut counted: HashSet<(usize, &str)> = HashSet::default();
         for (to, name, weight) in opening.into_iter().chain(gated) {
             *out.entry(to).or_default() += weight;
             if counted.insert((to, name)) {
