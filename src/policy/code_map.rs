@@ -571,8 +571,9 @@ mod tests {
     }
 
     /// `secret.rs` is the only file defining methods `map` and `expose` (on its `Secret`) and a
-    /// macro `format`; `free.rs` a function `map`. Member calls, plain calls of methods and
-    /// plain references to a macro's name link only to a file something else opened.
+    /// macro `format`. Member calls, plain calls of methods and plain references to a macro's
+    /// name link only to a file something else opened: `iterates.rs` reaches nothing,
+    /// `formats.rs` reaches it by a macro call, `uses_secret.rs` by naming `Secret`.
     #[test]
     fn member_calls_count_only_toward_files_opened_otherwise() {
         let definition = |name: &str, kind: &str| Definition {

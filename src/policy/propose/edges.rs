@@ -74,28 +74,31 @@ impl<'a> Coverage<'a> {
     }
 
     /// The definitions of `other` this node's code uses, by name, as the map matches them
-    /// (`policy::code_map`): plainly, a macro by a macro call, and by member calls only once
-    /// something else of `other` is used. Names both define are left out (a name defined on
-    /// both sides says nothing about which one is meant).
+    /// (`policy::code_map`): a plain reference to a definition other than a method or macro,
+    /// or a macro call of a macro, and once one of those is found, member calls and plain
+    /// calls of methods. Names both define are left out (a name defined on both sides says
+    /// nothing about which one is meant).
     fn uses<'b>(&self, other: &Coverage<'b>) -> Vec<&'b Definition> {
+        let opens = |name: &str, definition: &Definition| match definition.kind.as_str() {
+            "macro" => self.macros.contains(name),
+            "method" => false,
+            _ => self.plain.contains(name),
+        };
+        let joins = |name: &str| self.plain.contains(name) || self.members.contains(name);
         let candidates =
             || (other.defined.iter()).filter(|(name, _)| !self.defined.contains_key(*name));
         let mut used: Vec<&Definition> = candidates()
-            .filter(|(name, definition)| {
-                self.plain.contains(*name)
-                    || (definition.kind == "macro" && self.macros.contains(*name))
-            })
+            .filter(|(name, definition)| opens(name, definition))
             .map(|(_, definition)| *definition)
             .collect();
         if !used.is_empty() {
             used.extend(
                 candidates()
-                    .filter(|(name, _)| self.members.contains(*name))
+                    .filter(|(name, definition)| !opens(name, definition) && joins(name))
                     .map(|(_, definition)| *definition),
             );
         }
         used.sort_by(|a, b| a.name.cmp(&b.name));
-        used.dedup_by(|a, b| a.name == b.name);
         used
     }
 }
@@ -319,6 +322,35 @@ mod tests {
             .push(CodeRefBuilder::lines("engine.rs", 5));
         let nodes = vec![stop_only, fixtures::node("app", &["app.rs"])];
         assert!(reference_edges(&nodes, &[], &["app".into()], &outlines()).is_empty());
+    }
+
+    /// `store.rs` defines `Store` and its method `save`; `sync.rs` only calls `.save()`, which
+    /// could be any type's, and `app.rs` also names `Store`.
+    #[test]
+    fn member_calls_join_only_nodes_something_else_joins() {
+        let mut outlines = outlines();
+        let store = vec![
+            definition("Store", "class", 1),
+            definition("save", "method", 3),
+        ];
+        outlines.insert("store.rs".into(), outline(store, &[]));
+        let calls = |plain: &[&str]| Outline {
+            member_references: vec!["save".to_owned()],
+            ..outline(Vec::new(), plain)
+        };
+        outlines.insert("sync.rs".into(), calls(&[]));
+        outlines.insert("app.rs".into(), calls(&["Store"]));
+        let nodes = vec![
+            fixtures::node("store", &["store.rs"]),
+            fixtures::node("sync", &["sync.rs"]),
+            fixtures::node("app", &["app.rs"]),
+        ];
+        let edges = reference_edges(&nodes, &[], &["store".into()], &outlines);
+        assert_eq!(ends(&edges), [("app", "store", "calls")]);
+        assert_eq!(
+            edges[0].mechanism.as_deref(),
+            Some("the code of `app` uses `Store`, `save` of `store` (found by the parser)")
+        );
     }
 
     #[test]
