@@ -3,18 +3,19 @@
 //! grammar and tagged with the grammar crate's own tags query ([`tags`]), giving
 //! its [`Outline`]: the definitions (name, kind, line span, signature line) and the distinct
 //! names it references (calls, types, implementations, imports), each with its form: plain,
-//! member call (`value.name()`) or macro call ([`crate::policy::code_map::Form`]).
+//! after a `.` (`value.name()`, `server.Server`) or a macro call
+//! ([`crate::policy::code_map::Form`]).
 //!
 //! A few patterns of our own are put before a crate's query where it misses what a code map
 //! needs ([`supplement`]): Rust constants and statics, Python methods (the crate tags them as
 //! functions), and whole C/C++ function definitions (the crates tag the declarator line
-//! only); after it, references the map needs to tell which file a member call can mean: the
-//! types of Rust path calls (`Store::open()` references `Store`) and struct literals, the
-//! names Python and JavaScript/TypeScript files import, Java's type names, and calls in C and
-//! C++ (their queries have no references). (Rust's `use` names made the map worse on cargo:
-//! bench/map-quality.py.) A pattern put first wins over a crate's
-//! pattern for the same name. References stop there (no variables, no fields), to keep the
-//! parsing cost of a full index down.
+//! only). Others come after it, for references the map needs to tell which file a member call
+//! can mean: the types of Rust path calls (`Store::open()` references `Store`) and struct
+//! literals, the names Python and JavaScript/TypeScript files import, Java's type names, and
+//! calls in C and C++ (their queries have no references). Rust's `use` names are left out: they
+//! made the map worse on cargo (`bench/map-quality.py`). A pattern put first wins over a
+//! crate's pattern for the same name. References stop there (no variables, no fields), to keep
+//! the parsing cost of a full index down.
 //!
 //! Other languages have no outline here; [`crate::search::symbols`] keeps their line
 //! patterns. A file gets a budget of CPU time and memory to parse and tag ([`tags::budget`],
@@ -42,7 +43,9 @@ pub use crate::policy::code_map::Outline;
 /// any outline bumps this; outlines of another version are not used, and the next `index`
 /// parses every file again.
 /// 2: Rust macros named after a primitive type (`str![...]`) no longer fail the parse.
-/// 3: references keep their form: plain, member call (`value.name()`) or macro call.
+/// 3: references keep their form (plain, after a `.`, macro call); Python methods are
+/// methods; Python and JavaScript/TypeScript imports, Rust struct literals and Java type names
+/// are references.
 /// (The time budget did not bump it: an outline made before it is what the parsers make given
 /// the time, and stays true.)
 pub const PARSER_VERSION: u32 = 3;
