@@ -218,7 +218,8 @@ fn member_calls_do_not_make_a_hub_of_the_file_defining_their_name() {
     }
     env.ok(&["index"]);
     let map = env.json(&["map", "--focus", "src/main.rs"]);
-    let paths: Vec<&str> = (map["files"].as_array().expect("files").iter())
+    let files = map["files"].as_array().expect("files");
+    let paths: Vec<&str> = (files.iter())
         .map(|file| file["path"].as_str().expect("path"))
         .collect();
     assert_eq!(
@@ -227,7 +228,7 @@ fn member_calls_do_not_make_a_hub_of_the_file_defining_their_name() {
         "{map}"
     );
     // Named by `login.rs` (`Secret::new`), its methods count for that file.
-    let secret = (map["files"].as_array().expect("files").iter())
+    let secret = (files.iter())
         .find(|file| file["path"] == "src/secret.rs")
         .expect("mapped");
     let referenced: Vec<(&str, u64)> = (secret["definitions"].as_array().expect("definitions"))

@@ -515,7 +515,8 @@ mod tests {
     }
 
     /// A reference keeps its form: plain (calls, paths, types, imports but Rust's), member
-    /// (after `.` or `?.`, also across white space, a package's type too) or macro; a name used plainly anywhere is plain.
+    /// (after `.` or `?.`, also across white space, a package's type too) or macro; a name
+    /// used plainly anywhere is plain.
     #[test]
     fn references_keep_their_form() {
         let forms = |path: &str, text: &str| {
@@ -543,6 +544,10 @@ mod tests {
         let (plain, member, _) = forms("a.js", js);
         assert_eq!(plain, ["render"]);
         assert_eq!(member, ["b", "d"]);
+        let java = "class A {\n    int pay(Cart cart) {\n        cart.add(3);\n        return 0;\n    }\n}\n";
+        let (plain, member, _) = forms("A.java", java);
+        assert_eq!(plain, ["Cart"]);
+        assert_eq!(member, ["add"]);
         let go = "package a\n\nfunc f() {\n\ts := &pkg.Server{}\n\tpkg.Run()\n\tlocal()\n}\n";
         let (plain, member, _) = forms("a.go", go);
         assert_eq!(plain, ["local"]);
