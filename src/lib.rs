@@ -39,4 +39,5 @@ pub mod search;
 pub mod signals;
 pub mod state;
 pub mod ui;
+pub mod wire;
 pub mod write;

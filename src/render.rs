@@ -16,15 +16,15 @@ use serde::Serialize;
 use crate::ctx::Ctx;
 use crate::policy::code_ref::format_code_ref;
 use crate::policy::code_ref::line_list;
-use crate::policy::projection::GraphSlice;
 use crate::policy::prompt::code_ref;
 use crate::policy::prompt::inline_ids;
-use crate::policy::recheck::RefFinding;
 use crate::state::model::CodeRef;
 use crate::state::model::GraphEdge;
 use crate::state::model::GraphNode;
 use crate::state::patch::Patch;
 use crate::ui::Report;
+use crate::wire::freshness::RefFinding;
+use crate::wire::graph::GraphSlice;
 
 /// A report that is one JSON document for a script and the same document pretty-printed for a
 /// person (`show`'s state, `schema`'s schemas).

@@ -12,7 +12,6 @@ use crate::code_refs::read_cited_files;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;
 use crate::policy::context::ContextRequest;
-use crate::policy::context::ContextShard;
 use crate::policy::context::cited_paths;
 use crate::policy::context::context_shard;
 use crate::policy::context::mark_refs_not_holding;
@@ -21,6 +20,7 @@ use crate::policy::prompt::inline_ids;
 use crate::policy::prompt::record_line;
 use crate::render;
 use crate::ui::Report;
+use crate::wire::context::ContextShard;
 
 /// Show the state around named nodes, edges, observations and evidence.
 ///
@@ -184,6 +184,6 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let mut shard = context_shard(state, &request);
     let cited = read_cited_files(store.root(), &cited_paths(&shard), None);
     mark_refs_not_holding(&mut shard, &cited);
-    ctx.ui.emit(&shard)?;
+    ctx.ui.emit(&ContextShard::from(shard))?;
     Ok(Status::Ok)
 }

@@ -10,16 +10,15 @@ use anyhow::Result;
 use schemars::Schema;
 
 use crate::ctx::Ctx;
+use crate::policy;
 use crate::ctx::Status;
 use crate::error::ErrorKind;
 use crate::error::Failure;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;
 use crate::policy::freshness::ChangeSource;
-use crate::policy::freshness::Freshness;
 use crate::policy::freshness::StaleReason;
 use crate::policy::prompt::inline_ids;
-use crate::policy::recheck::RefFinding;
 use crate::policy::recheck::reanchor_patch;
 use crate::render::DraftReport;
 use crate::render::describe_finding;
@@ -30,6 +29,8 @@ use crate::state::patch::Patch;
 use crate::state::store::Head;
 use crate::state::store::Store;
 use crate::ui::Report;
+use crate::wire::freshness::Freshness;
+use crate::wire::freshness::RefFinding;
 
 /// Check whether the recorded understanding still matches the code.
 ///
@@ -184,9 +185,10 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     {
         return Err(unknown_history(&store, &unknown_commits, &freshness.watcher.note).into());
     }
-    ctx.ui.emit(&freshness)?;
-    if *check && !freshness.fresh {
-        ctx.ui.hint(&stale_hint(&freshness));
+    let stale = (*check && !freshness.fresh).then(|| stale_hint(&freshness));
+    ctx.ui.emit(&Freshness::from(freshness))?;
+    if let Some(hint) = stale {
+        ctx.ui.hint(&hint);
         return Ok(Status::No);
     }
     Ok(Status::Ok)
@@ -221,7 +223,7 @@ fn unknown_history(store: &Store, commits: &[String], note: &str) -> Failure {
 }
 
 /// What to do about each reason the check failed.
-fn stale_hint(freshness: &Freshness) -> String {
+fn stale_hint(freshness: &policy::freshness::Freshness) -> String {
     let mut steps = Vec::new();
     for reason in &freshness.stale_reasons {
         steps.push(match reason {
@@ -250,15 +252,15 @@ fn stale_hint(freshness: &Freshness) -> String {
 
 /// `--fix`: the envelope that re-anchors what can be fixed mechanically, on stdout; what is
 /// left for a person, on stderr.
-fn print_fix(ctx: &Ctx, head: &Head, freshness: &Freshness) -> Result<Status> {
+fn print_fix(ctx: &Ctx, head: &Head, freshness: &policy::freshness::Freshness) -> Result<Status> {
     let findings = &freshness.references.findings;
-    let manual: Vec<&RefFinding> = findings
+    let manual = findings
         .iter()
-        .filter(|f| f.blocking && f.reanchored.is_none())
-        .collect();
-    for finding in &manual {
+        .filter(|f| f.blocking && f.reanchored.is_none());
+    for finding in manual {
+        let finding = RefFinding::from(finding.clone());
         ctx.ui
-            .warn(&format!("needs a person: {}", describe_finding(finding)));
+            .warn(&format!("needs a person: {}", describe_finding(&finding)));
     }
     let patch = head
         .has_state()

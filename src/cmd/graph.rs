@@ -13,13 +13,14 @@ use crate::cmd::Tool;
 use crate::cmd::schema_of;
 use crate::policy::graph_query::Direction;
 use crate::policy::graph_query::GraphQuery;
-use crate::policy::graph_query::GraphQueryResult;
 use crate::policy::graph_query::draw;
 use crate::policy::graph_query::query_graph;
 use crate::policy::projection::StateStatus;
 use crate::render;
 use crate::signals::observe;
 use crate::ui::Report;
+use crate::wire::graph::GraphQueryResult;
+use crate::wire::graph::GraphSlice;
 
 /// Walk the graphs from named nodes, edges, paths, symbols, edge kinds or the frontier.
 ///
@@ -74,6 +75,15 @@ pub enum DirectionArg {
     Both,
 }
 
+/// Whether the slice holds no node, edge or link.
+fn nothing_selected(slice: &GraphSlice) -> bool {
+    slice.architecture_nodes.is_empty()
+        && slice.architecture_edges.is_empty()
+        && slice.dataflow_nodes.is_empty()
+        && slice.dataflow_edges.is_empty()
+        && slice.links.is_empty()
+}
+
 impl Report for GraphQueryResult {
     fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
         if let Some(picture) = &self.picture {
@@ -81,7 +91,7 @@ impl Report for GraphQueryResult {
         }
         if self.state_status == StateStatus::Missing {
             writeln!(out, "no state yet")?;
-        } else if self.graph.is_empty() {
+        } else if nothing_selected(&self.graph) {
             writeln!(out, "nothing matched")?;
         } else {
             render::graph_slice(out, &self.graph)?;
@@ -133,6 +143,6 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         let stale = stale.iter().map(String::as_str).collect();
         result.picture = Some(draw(&result.graph, &stale, language));
     }
-    ctx.ui.emit(&result)?;
+    ctx.ui.emit(&GraphQueryResult::from(result))?;
     Ok(Status::Ok)
 }

@@ -9,10 +9,10 @@ use crate::ctx::Ctx;
 use crate::ctx::Status;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;
-use crate::policy::planning::PlanningView;
 use crate::policy::planning::planning_view;
 use crate::policy::prompt::record_line;
 use crate::ui::Report;
+use crate::wire::planning::PlanningView;
 
 /// Show captures, backlog, roadmap streams and objective drafts.
 ///
@@ -94,6 +94,6 @@ impl Report for PlanningView {
 pub fn run(ctx: &Ctx, _args: &Args) -> Result<Status> {
     let head = ctx.store()?.head()?;
     let state = head.has_state().then_some(&head.state);
-    ctx.ui.emit(&planning_view(state))?;
+    ctx.ui.emit(&PlanningView::from(planning_view(state)))?;
     Ok(Status::Ok)
 }

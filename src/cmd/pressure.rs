@@ -9,10 +9,10 @@ use crate::ctx::Ctx;
 use crate::ctx::Status;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;
-use crate::policy::pressure::Pressure;
 use crate::policy::pressure::Telemetry;
 use crate::policy::pressure::assess_pressure;
 use crate::ui::Report;
+use crate::wire::pressure::Pressure;
 
 /// Tell how full the agent's context is and whether to prepare for compaction.
 ///
@@ -94,6 +94,8 @@ impl Report for Pressure {
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let Args { used, limits } = args;
     ctx.ui
-        .emit(&assess_pressure(limits.telemetry(Some(*used)).as_ref()))?;
+        .emit(&Pressure::from(assess_pressure(
+            limits.telemetry(Some(*used)).as_ref(),
+        )))?;
     Ok(Status::Ok)
 }

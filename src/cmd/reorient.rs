@@ -15,12 +15,12 @@ use crate::policy::pressure::Telemetry;
 use crate::policy::pressure::assess_pressure;
 use crate::policy::prompt::inline_ids;
 use crate::policy::reorient::ReorientAction;
-use crate::policy::reorient::Reorientation;
 use crate::policy::reorient::plan_reorientation;
 use crate::signals::observe;
 use crate::state::store::Head;
 use crate::state::store::Store;
 use crate::ui::Report;
+use crate::wire::reorient::Reorientation;
 
 /// Decide whether to resume from the investigation checkpoint or re-gather source context.
 ///
@@ -86,8 +86,9 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let store = ctx.store()?;
     let head = store.head()?;
     let verdict = reorientation(ctx, &store, &head, limits.telemetry(*used).as_ref())?;
-    ctx.ui.emit(&verdict)?;
-    if *check && verdict.action == ReorientAction::Regather {
+    let regather = verdict.action == ReorientAction::Regather;
+    ctx.ui.emit(&Reorientation::from(verdict))?;
+    if *check && regather {
         return Ok(Status::No);
     }
     Ok(Status::Ok)
@@ -100,7 +101,7 @@ pub fn reorientation(
     store: &Store,
     head: &Head,
     telemetry: Option<&Telemetry>,
-) -> Result<Reorientation> {
+) -> Result<crate::policy::reorient::Reorientation> {
     let freshness = observe(ctx, store, head, None)?.freshness;
     let state = head.has_state().then_some(&head.state);
     Ok(plan_reorientation(

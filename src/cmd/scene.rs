@@ -12,13 +12,13 @@ use crate::cmd::schema_of;
 use crate::policy::prompt::inline_ids;
 use crate::policy::prompt::record_line;
 use crate::policy::scene::LATEST_LIMIT;
-use crate::policy::scene::Scene;
-use crate::policy::scene::SceneCheckpoint;
-use crate::policy::scene::SceneRecords;
 use crate::policy::scene::scene;
 use crate::signals::observe;
 use crate::state::model::RetrievalStatus;
 use crate::ui::Report;
+use crate::wire::scene::Scene;
+use crate::wire::scene::SceneCheckpoint;
+use crate::wire::scene::SceneRecords;
 
 /// Show the wall board: objective, subgoals, invariants, graph focus, checkpoint, latest
 /// records, churn, and what to do next.
@@ -255,11 +255,11 @@ pub fn run(ctx: &Ctx, _args: &Args) -> Result<Status> {
     let state = head.has_state().then_some(&head.state);
     let observed = observe(ctx, &store, &head, None)?;
     let staleness = state.map(|_| observed.freshness.staleness());
-    ctx.ui.emit(&scene(
+    ctx.ui.emit(&Scene::from(scene(
         state,
         head.totals,
         Some(&observed.retrieval),
         staleness.as_ref(),
-    ))?;
+    )))?;
     Ok(Status::Ok)
 }

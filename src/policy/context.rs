@@ -10,8 +10,6 @@ use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::collections::HashSet;
 
-use serde::Serialize;
-
 use crate::policy::code_ref::CitedFile;
 use crate::policy::code_ref::RefCarriers;
 use crate::policy::projection::GraphSlice;
@@ -48,18 +46,15 @@ pub struct ContextRequest {
 }
 
 /// The selected records.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ContextBody {
     /// Nodes, edges and links.
     pub graph: GraphSlice,
     /// The graph frontier (unless left out).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frontier: Option<GraphFrontier>,
     /// The graph checkpoint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint: Option<GraphCheckpoint>,
     /// The full investigation checkpoint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub investigation_checkpoint: Option<InvestigationCheckpoint>,
     /// Observations, newest first.
     pub observations: Vec<Observation>,
@@ -68,7 +63,7 @@ pub struct ContextBody {
 }
 
 /// Ids asked for and not found, in request order.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ContextMissing {
     /// Graph node ids.
     pub graph_node_ids: Vec<String>,
@@ -81,12 +76,11 @@ pub struct ContextMissing {
 }
 
 /// The context shard.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ContextShard {
     /// Whether a state exists.
     pub state_status: StateStatus,
     /// Its revision.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_revision: Option<u64>,
     /// The selected records.
     pub context: ContextBody,

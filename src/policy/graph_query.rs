@@ -64,7 +64,7 @@ pub struct GraphQuery {
 }
 
 /// What the query found.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Matched {
     /// Nodes returned (architecture then dataflow, graph order).
     pub node_ids: Vec<String>,
@@ -79,7 +79,7 @@ pub struct Matched {
 }
 
 /// Ids the query reached that are not in the graphs.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Missing {
     /// Node ids (asked for, or dangling endpoints met on the way).
     pub node_ids: Vec<String>,
@@ -88,12 +88,11 @@ pub struct Missing {
 }
 
 /// The query's answer.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GraphQueryResult {
     /// Whether a state exists.
     pub state_status: StateStatus,
     /// Its revision.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_revision: Option<u64>,
     /// The direction walked.
     pub direction: Direction,
@@ -102,17 +101,14 @@ pub struct GraphQueryResult {
     /// Nodes, edges and links reached.
     pub graph: GraphSlice,
     /// The graph frontier.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frontier: Option<GraphFrontier>,
     /// The graph checkpoint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint: Option<GraphCheckpoint>,
     /// What matched.
     pub matched: Matched,
     /// What was not found.
     pub missing: Missing,
     /// The reached nodes, edges and links drawn (`--format mermaid|dot`), stale nodes marked.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub picture: Option<String>,
 }
 

@@ -3,14 +3,12 @@
 //!
 //! Never adopts a draft and never touches the objective; every status comparison is exact.
 
-use serde::Serialize;
-
 use crate::policy::projection::StateStatus;
 use crate::state::model::PlanningState;
 use crate::state::model::State;
 
 /// Counts over the planning records.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanningSummary {
     /// Captures.
     pub capture_count: usize,
@@ -29,19 +27,17 @@ pub struct PlanningSummary {
     /// Objective drafts with status `draft`.
     pub draft_objective_count: usize,
     /// The active objective, which planning never changes.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_objective: Option<String>,
     /// What it means.
     pub note: String,
 }
 
 /// The planning view.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PlanningView {
     /// Whether a state exists.
     pub state_status: StateStatus,
     /// Its revision.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_revision: Option<u64>,
     /// Every planning record.
     pub planning: PlanningState,

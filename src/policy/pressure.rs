@@ -83,7 +83,7 @@ pub enum PressureBasis {
 }
 
 /// The pressure reading.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Pressure {
     /// Whether a reading was made.
     pub status: PressureStatus,
@@ -92,19 +92,14 @@ pub struct Pressure {
     /// Which limit the ratio is against.
     pub basis: PressureBasis,
     /// Tokens the context holds now.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub used_tokens: Option<i64>,
     /// The model's context window, as given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_context_window: Option<i64>,
     /// The auto-compaction threshold, as given.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub model_auto_compact_token_limit: Option<i64>,
     /// Tokens left before the limit (negative past it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remaining_tokens: Option<i64>,
     /// `used × 1000 / limit`, rounded down.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub ratio_per_mille: Option<i64>,
     /// Time to write a checkpoint before the host compacts.
     pub should_prepare_compaction: bool,

@@ -58,7 +58,7 @@ pub fn not_found<'a>(wanted: &[String], found: impl IntoIterator<Item = &'a str>
 }
 
 /// Part of the graphs, in graph order.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GraphSlice {
     /// Selected architecture nodes.
     pub architecture_nodes: Vec<GraphNode>,
@@ -125,14 +125,5 @@ impl GraphSlice {
             .iter()
             .chain(&self.dataflow_edges)
             .filter_map(|edge| edge.id.as_deref())
-    }
-
-    /// Whether nothing was selected.
-    pub fn is_empty(&self) -> bool {
-        self.architecture_nodes.is_empty()
-            && self.architecture_edges.is_empty()
-            && self.dataflow_nodes.is_empty()
-            && self.dataflow_edges.is_empty()
-            && self.links.is_empty()
     }
 }

@@ -72,7 +72,7 @@ impl RefFindingKind {
 }
 
 /// One stored reference that no longer says what is true.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RefFinding {
     /// What is wrong.
     pub kind: RefFindingKind,
@@ -81,14 +81,11 @@ pub struct RefFinding {
     /// The reference as stored.
     pub code_ref: CodeRef,
     /// Where git followed the file, for `renamed`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub renamed_to: Option<String>,
     /// Where the symbol occurs now, for `moved_lines` (where its definitions start, where the
     /// language is parsed).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub symbol_lines: Vec<u32>,
     /// The reference re-anchored mechanically, when that is possible.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reanchored: Option<CodeRef>,
     /// Whether it fails `freshness --check`: the record can be rewritten (graphs, the
     /// checkpoint) and the reference is not a plan.
@@ -96,7 +93,7 @@ pub struct RefFinding {
 }
 
 /// The references' re-check in the freshness report.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ReferenceFreshness {
     /// Whether the work tree was read at all.
     pub checked: bool,

@@ -92,19 +92,17 @@ impl ReorientReason {
 }
 
 /// The verdict.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Reorientation {
     /// Whether a state exists.
     pub state_status: StateStatus,
     /// The revision the verdict was reached on.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_revision: Option<u64>,
     /// Resume or regather.
     pub action: ReorientAction,
     /// The checkpoint's standing.
     pub checkpoint_status: CheckpointStatus,
     /// The checkpoint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint_id: Option<String>,
     /// Context pressure.
     pub pressure_level: PressureLevel,

@@ -24,7 +24,7 @@ use crate::state::model::State;
 pub const LATEST_LIMIT: usize = 5;
 
 /// A subgoal on the board.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SceneSubgoal {
     /// Id.
     pub id: String,
@@ -33,14 +33,13 @@ pub struct SceneSubgoal {
     /// Status.
     pub status: String,
     /// Detail.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
     /// Whether it is the active subgoal.
     pub active: bool,
 }
 
 /// How many invariants have one status.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StatusCount {
     /// The exact status string.
     pub status: String,
@@ -49,7 +48,7 @@ pub struct StatusCount {
 }
 
 /// Graph counts and focus.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SceneGraph {
     /// Architecture nodes.
     pub architecture_node_count: usize,
@@ -72,15 +71,13 @@ pub struct SceneGraph {
     /// Frontier dirty paths.
     pub dirty_paths: Vec<String>,
     /// The graph checkpoint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint_id: Option<String>,
     /// What the graph checkpoint records.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint_summary: Option<String>,
 }
 
 /// The retrieval index in brief.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SceneRetrieval {
     /// The indexed root.
     pub workspace_root: String,
@@ -89,13 +86,10 @@ pub struct SceneRetrieval {
     /// Whether chunk search is available.
     pub semantic_available: bool,
     /// Which index.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub index_revision: Option<String>,
     /// Files indexed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub indexed_file_count: Option<u32>,
     /// Chunks indexed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub indexed_chunk_count: Option<u32>,
     /// Shards.
     pub shard_count: usize,
@@ -104,10 +98,9 @@ pub struct SceneRetrieval {
 }
 
 /// The investigation checkpoint in brief.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SceneCheckpoint {
     /// What it is and where it stands.
-    #[serde(flatten)]
     pub brief: CheckpointBrief,
     /// Open questions.
     pub open_question_count: usize,
@@ -118,7 +111,7 @@ pub struct SceneCheckpoint {
 }
 
 /// One of the newest records.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SceneRecord {
     /// Id.
     pub id: String,
@@ -133,7 +126,7 @@ pub struct SceneRecord {
 }
 
 /// A newest-first collection in brief.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SceneRecords {
     /// How many records exist.
     pub total_count: usize,
@@ -192,18 +185,15 @@ impl SceneAction {
 }
 
 /// The wall board.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Scene {
     /// Whether a state exists.
     pub state_status: StateStatus,
     /// Its revision.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revision: Option<u64>,
     /// The objective.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub objective: Option<String>,
     /// The active subgoal, when its id resolves.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub active_subgoal: Option<SceneSubgoal>,
     /// Every subgoal.
     pub subgoals: Vec<SceneSubgoal>,
@@ -212,24 +202,19 @@ pub struct Scene {
     /// Graph counts and focus.
     pub graph: SceneGraph,
     /// The retrieval index.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub retrieval: Option<SceneRetrieval>,
     /// Whether the work tree still matches the map, as `freshness`, `reorient` and `prompt`
     /// say it (absent before the first write).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub staleness: Option<Staleness>,
     /// The investigation checkpoint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub investigation_checkpoint: Option<SceneCheckpoint>,
     /// Observations.
     pub observations: SceneRecords,
     /// Evidence.
     pub evidence: SceneRecords,
     /// Churn, copied.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub churn: Option<ChurnState>,
     /// Fields and records that concurrent writes from merged branches set differently.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conflicts: Vec<String>,
     /// Commands that make sense next.
     pub available_actions: Vec<SceneAction>,

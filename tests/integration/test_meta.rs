@@ -93,8 +93,9 @@ fn crate_paths(code: &str) -> Vec<Vec<&str>> {
 fn each_layer_names_only_what_it_is_allowed() {
     // What each lower layer's code may name under `crate::`, as path prefixes. Anything new
     // (a module added above, or a state module policy should not see) fails until listed.
-    let rules: [(&str, &[&str]); 3] = [
+    let rules: [(&str, &[&str]); 4] = [
         ("state", &["state", "parallel"]),
+        ("wire", &["wire", "policy", "state::model"]),
         (
             "search",
             &[
@@ -143,6 +144,77 @@ fn each_layer_names_only_what_it_is_allowed() {
         offences.is_empty(),
         "a layer names what its allow-list does not hold:\n{}",
         offences.join("\n")
+    );
+}
+
+/// The policy's structs that may be serialized, each for a reason. Its computed reports reach
+/// scripts through their twins in `src/wire/`, so that a policy change cannot change `--json`
+/// unseen; a new report goes there too. (Enums, the reports' closed vocabularies, keep theirs.)
+const SERIALIZED_POLICY_STRUCTS: [(&str, &str); 9] = [
+    ("Definition", "stored in the index's outlines"),
+    ("Outline", "stored in the index's outlines"),
+    (
+        "MapDefinition",
+        "part of `map`'s own report, rendered by the policy",
+    ),
+    (
+        "MapFile",
+        "part of `map`'s own report, rendered by the policy",
+    ),
+    ("Rendered", "part of `prompt`'s own report"),
+    ("LeftOut", "part of `prompt`'s own report"),
+    ("Page", "part of `show`'s own report"),
+    ("Redaction", "part of the writes' own reports"),
+    (
+        "Backup",
+        "stored beside a host's settings by `hooks install`",
+    ),
+];
+
+#[test]
+fn policy_reports_reach_json_only_through_wire() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/policy");
+    let allowed: Vec<&str> = SERIALIZED_POLICY_STRUCTS.map(|(name, _)| name).to_vec();
+    let mut found = Vec::new();
+    for file in rust_files(&root) {
+        let code = own_code(&file);
+        let mut serialized = false;
+        for line in code.lines().map(str::trim) {
+            if line.starts_with("#[derive(") {
+                serialized = (line.split(|c: char| !(c.is_alphanumeric() || c == ':')))
+                    .any(|word| word == "Serialize" || word.ends_with("::Serialize"));
+            } else if let Some(rest) = line
+                .strip_prefix("pub struct ")
+                .or(line.strip_prefix("struct "))
+            {
+                let name: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if serialized {
+                    found.push((name, file.display().to_string()));
+                }
+                serialized = false;
+            } else if !line.starts_with("#[") {
+                serialized = false;
+            }
+        }
+    }
+    let unlisted: Vec<String> = (found.iter())
+        .filter(|(name, _)| !allowed.contains(&name.as_str()))
+        .map(|(name, file)| format!("{file}: {name}"))
+        .collect();
+    assert!(
+        unlisted.is_empty(),
+        "serialized policy structs (give each a twin in src/wire/ or list it with a reason):\n{}",
+        unlisted.join("\n")
+    );
+    let stale: Vec<&&str> = (allowed.iter())
+        .filter(|name| !found.iter().any(|(found, _)| found == *name))
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "listed but no longer serialized: {stale:?}"
     );
 }
 

@@ -710,8 +710,8 @@ fn regression_29_every_rule_the_patch_schema_states_is_enforced() {
 
 /// The `--json` contract in one reviewed place: what every report, the error document and the
 /// input documents hold, as `Type.field: shape` lines, each named type once. The reports are
-/// built from the policy's own types (`Scene`, `Freshness`, `State`, ...), so a change to one
-/// of them changes what scripts read; this snapshot makes that a deliberate, reviewed change
+/// the wire twins of the policy's reports (`src/wire/`), the commands' own reports and the
+/// state itself; this snapshot makes a change to any of them a deliberate, reviewed change
 /// (`cargo insta review`) rather than a side effect of a refactor.
 #[test]
 fn the_json_contract_changes_only_on_purpose() {

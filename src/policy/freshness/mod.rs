@@ -65,14 +65,13 @@ pub enum RetrievalFreshnessStatus {
 }
 
 /// Freshness of the retrieval index (docs/freshness.md#retrieval-freshness).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RetrievalFreshness {
     /// Index status.
     pub status: RetrievalFreshnessStatus,
     /// Whether chunk search is available.
     pub semantic_available: bool,
     /// When the index was written and what it holds.
-    #[serde(flatten)]
     pub index: IndexTally,
     /// Files changed since indexing.
     pub dirty_paths: Vec<String>,
@@ -93,7 +92,7 @@ pub enum GraphFreshnessStatus {
 }
 
 /// Freshness of the graph as the state itself records it (docs/freshness.md#graph-freshness).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GraphFreshness {
     /// Graph status.
     pub status: GraphFreshnessStatus,
@@ -106,10 +105,8 @@ pub struct GraphFreshness {
     /// Open gaps on the frontier.
     pub open_gap_count: usize,
     /// The graph checkpoint.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub checkpoint_id: Option<String>,
     /// `churn.graph_freshness`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub graph_freshness: Option<String>,
     /// What it means.
     pub note: String,
@@ -210,12 +207,11 @@ pub enum WatcherStatus {
 }
 
 /// One changed path and the mapped records that cite it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PathChange {
     /// The path, relative to the watched root.
     pub path: String,
     /// Where it went, when it was renamed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub renamed_to: Option<String>,
     /// Graph nodes citing it that were written before it changed.
     pub graph_node_ids: Vec<String>,
@@ -227,24 +223,19 @@ pub struct PathChange {
 
 /// Work-tree changes mapped onto the graph and the checkpoint
 /// (docs/freshness.md#watcher-inputs).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct WatcherFreshness {
     /// Watcher status.
     pub status: WatcherStatus,
     /// git or the manifest.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub source: Option<ChangeSource>,
     /// The directory the paths are relative to.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub watched_root: Option<String>,
     /// When the changes were observed.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub observed_at_unix_seconds: Option<i64>,
     /// The commit compared against by default.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub base_commit: Option<String>,
     /// The revision `--since` named.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub since_revision: Option<u64>,
     /// How many paths changed.
     pub changed_path_count: usize,
@@ -290,12 +281,11 @@ pub enum StaleReason {
 }
 
 /// The freshness report.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Freshness {
     /// Whether a state exists.
     pub state_status: StateStatus,
     /// Its revision.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state_revision: Option<u64>,
     /// No reason to be stale.
     pub fresh: bool,
@@ -308,7 +298,6 @@ pub struct Freshness {
     /// The work tree's changes against the mapped records.
     pub watcher: WatcherFreshness,
     /// Fields and records that concurrent writes from merged branches set differently.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub conflicts: Vec<String>,
     /// Every code reference re-checked against the work tree.
     pub references: ReferenceFreshness,
@@ -330,7 +319,7 @@ impl StaleReason {
 
 /// What every view says about staleness: one reading of [`Freshness`], so `scene`, `prompt`,
 /// `reorient`, `freshness` and the session-start hook cannot disagree.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Staleness {
     /// No reason to be stale.
     pub fresh: bool,
@@ -349,7 +338,6 @@ pub struct Staleness {
     /// never stale on their own (observations are kept as written), but marked wherever they
     /// are shown; `epiphany recheck --observation ID` supersedes one with an observation citing
     /// where the code is now. (Evidence records are what was seen then, and are not marked.)
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outdated_record_refs: Vec<String>,
     /// The whole verdict in a sentence.
     pub note: String,
