@@ -10,12 +10,12 @@ use anyhow::Result;
 use schemars::Schema;
 
 use crate::ctx::Ctx;
-use crate::policy;
 use crate::ctx::Status;
 use crate::error::ErrorKind;
 use crate::error::Failure;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;
+use crate::policy;
 use crate::policy::freshness::ChangeSource;
 use crate::policy::freshness::StaleReason;
 use crate::policy::prompt::inline_ids;

@@ -11,6 +11,7 @@ use crate::cmd::pressure::TokenLimits;
 use crate::cmd::pressure::tokens;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;
+use crate::policy;
 use crate::policy::pressure::Telemetry;
 use crate::policy::pressure::assess_pressure;
 use crate::policy::prompt::inline_ids;
@@ -101,7 +102,7 @@ pub fn reorientation(
     store: &Store,
     head: &Head,
     telemetry: Option<&Telemetry>,
-) -> Result<crate::policy::reorient::Reorientation> {
+) -> Result<policy::reorient::Reorientation> {
     let freshness = observe(ctx, store, head, None)?.freshness;
     let state = head.has_state().then_some(&head.state);
     Ok(plan_reorientation(
