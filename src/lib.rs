@@ -25,6 +25,8 @@
 //!   the one write path of a patch, whichever command writes it.
 //! - [`parallel`] spreads independent pieces of work (rollout parsing, hit excerpts) over the
 //!   cores.
+//!
+//! [`write`]: mod@write
 
 pub mod cli;
 pub mod cmd;

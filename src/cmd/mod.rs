@@ -1,5 +1,5 @@
 //! The command line: [`Cli`] (the global flags and the subcommand), and the registry of one
-//! module per subcommand, listed once in [`commands!`], which declares the modules, the
+//! module per subcommand, listed once in `commands!`, which declares the modules, the
 //! `Command` enum (in help order), the dispatch and the MCP tools.
 //!
 //! Every command module has the same shape: an `Args` struct whose doc comments are the help

@@ -4,6 +4,8 @@
 //! changed since the index are embedded now, from their current text, so a changed file is
 //! never ranked by its old vectors. A file's score is its best chunk's cosine similarity to
 //! the query, times its prior. Read-only.
+//!
+//! [`embed`]: crate::search::embed
 
 use std::path::Path;
 

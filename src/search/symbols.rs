@@ -3,7 +3,7 @@
 //! that `SocketAddr`, `socket_addr`, `socket-addr` and `socketaddr` are one name.
 //!
 //! Files of a parsed language ([`crate::search::syntax`]) take their definitions from the
-//! parser. The other languages listed in [`language`] (Kotlin, C#, Scala, Objective-C) keep
+//! parser. The other languages of [`PatternLanguage`] (Kotlin, C#, Scala, Objective-C) keep
 //! line patterns: a definition is a line that starts (after indentation, visibility and
 //! modifiers) with a definition keyword and a name, or for C-like languages a line-start
 //! signature that opens a body; a miss only costs the exact boost. Pure: no I/O.

@@ -91,7 +91,7 @@ pub fn analyzer() -> TextAnalyzer {
 }
 
 /// The analyzer's tokens before stemming: the same tokens, one for one, lowercased. With
-/// [`stem`], what a scan uses to stem only the tokens that can be a query term.
+/// [`stemmer`], what a scan uses to stem only the tokens that can be a query term.
 pub fn unstemmed_analyzer() -> TextAnalyzer {
     TextAnalyzer::builder(CodeTokenizer::default())
         .filter(LowerCaser)

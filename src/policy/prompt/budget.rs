@@ -108,7 +108,8 @@ impl PromptPart {
         }
     }
 
-    /// `<count> <label> (`<fetch>`)`, without the count for single records.
+    /// `<count> <label> (<fetch>)`, the fetch command in backticks, without the count for single
+    /// records.
     pub(super) fn describe(self, count: usize) -> String {
         match self {
             PromptPart::Mode | PromptPart::Scratch | PromptPart::Churn => {

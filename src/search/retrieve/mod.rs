@@ -1,7 +1,7 @@
 //! Answering a query (docs/retrieval.md): lexical chunk search (BM25 over chunk text, paths and
 //! definition names) and exact lookup (files and definitions named by the query's
 //! identifiers), fused into one ranking by reciprocal rank in hybrid mode; or semantic search
-//! over the index's chunk vectors ([`semantic`]) in semantic mode.
+//! over the index's chunk vectors ([`semantic`](crate::search::semantic)) in semantic mode.
 //!
 //! Chunk search uses the persistent index when there is a usable one. Files changed since it
 //! was built are never answered from it: their indexed chunks are masked out, and their
@@ -99,6 +99,8 @@ impl Request {
     /// empty nor longer than [`MAX_QUERY_WORDS`] words or [`MAX_QUERY_BYTES`] bytes, a given
     /// limit must not be zero and is clamped to 1–50. `prefixes` are already
     /// normalised ([`exact::normalize_prefixes`]).
+    ///
+    /// [`exact::normalize_prefixes`]: crate::search::exact::normalize_prefixes
     pub fn new(
         query: &str,
         limit: Option<usize>,

@@ -161,6 +161,8 @@ pub struct Staged<'a> {
 impl<'a> Transaction<'a> {
     /// The head, read under the lock. Its observation and evidence lists hold only their
     /// newest items; their ids are all answered by [`RecordIds`].
+    ///
+    /// [`RecordIds`]: crate::state::model::RecordIds
     pub fn head(&self) -> &Head {
         &self.head
     }
@@ -247,6 +249,8 @@ impl<'a> Transaction<'a> {
 impl Staged<'_> {
     /// The head with the staged record folded in. Its observation and evidence lists hold only
     /// what the staged record adds; their ids are all answered by [`RecordIds`].
+    ///
+    /// [`RecordIds`]: crate::state::model::RecordIds
     pub fn head(&self) -> &Head {
         &self.tx.head
     }
