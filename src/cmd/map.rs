@@ -40,8 +40,10 @@ const COMPACT_SCAN_BUDGET: Duration = Duration::from_millis(30);
 /// are ranked by PageRank over which file references names which file defines, personalised
 /// by what the state cites (graph nodes, more heavily the frontier and the investigation
 /// checkpoint) and by every `--focus`: a path or directory, a graph node id (the files it
-/// cites) or a definition's name (the files defining it). Each file shows its definitions most
-/// referenced first; the whole map fits in `--max-chars`. Uses the outlines `epiphany index`
+/// cites) or a definition's name (the files defining it). A focus ranks by what is related to
+/// it, following references both ways (what it uses and what uses it, such as its tests), and
+/// the focused files come first. Each file shows its definitions most referenced first; the
+/// whole map fits in `--max-chars`. Uses the outlines `epiphany index`
 /// stored, parsing files changed since; without an index it parses the work tree for at most
 /// 100 ms, focused and cited files first, and says how many files it left out. Works with or
 /// without a store; never writes anything.
@@ -152,16 +154,16 @@ pub fn build(
             .filter(|node| node.id == *raw);
         for node in nodes {
             for code_ref in &node.code_refs {
-                seeds.add_path(&code_ref.path, code_map::FOCUS_WEIGHT);
+                seeds.add_focus(&code_ref.path);
                 seeds.symbols.extend(code_ref.symbol.clone());
             }
         }
         for (path, outline) in &gathered.files {
             if path == focus || is_under(path, focus) {
-                seeds.add_path(path, code_map::FOCUS_WEIGHT);
+                seeds.add_focus(path);
             }
             if outline.named(raw).next().is_some() {
-                seeds.add_path(path, code_map::FOCUS_WEIGHT);
+                seeds.add_focus(path);
                 seeds.symbols.insert(raw.clone());
             }
         }

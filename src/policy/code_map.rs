@@ -11,13 +11,19 @@
 //!   `.map()` in the repository would point at the one type that defines a `map` ([`links`]).
 //! - Rank: PageRank with damping [`DAMPING`], teleporting to the seeds ([`Seeds`]) in
 //!   proportion to their weights (uniformly when there are none); rank that reaches a file
-//!   with no outgoing edge teleports the same way.
+//!   with no outgoing edge teleports the same way. Rank follows the edges, so it gathers in
+//!   the files whose names the others use, and the state's citations pull it their way.
+//! - A focus ([`Seeds::add_focus`]) asks what is related to a file rather than what matters
+//!   most: rank then follows every edge both ways ([`both_ways`]), since what uses the focus
+//!   (its callers, its tests) is as related as what it uses, and rank that followed the edges
+//!   alone never reached those. The focused files lead the map.
 //! - Definitions of a file are ordered by how many other files' references link to them, seeded
 //!   symbols first, then by line.
 //! - [`select`] keeps the best files, each with its key definitions' signature lines, within a
 //!   character budget; [`render`] prints that selection as text.
 
 use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 
 use foldhash::HashMap;
 use foldhash::HashSet;
@@ -120,9 +126,18 @@ pub struct Seeds {
     pub paths: BTreeMap<String, f64>,
     /// Symbols whose definitions come first in their files.
     pub symbols: HashSet<String>,
+    /// The paths a focus named ([`Seeds::add_focus`]).
+    pub focus: BTreeSet<String>,
 }
 
 impl Seeds {
+    /// Focuses on `path`: seeds it with [`FOCUS_WEIGHT`], ranks by references in both
+    /// directions, and puts it first.
+    pub fn add_focus(&mut self, path: &str) {
+        self.add_path(path, FOCUS_WEIGHT);
+        self.focus.insert(path.to_owned());
+    }
+
     /// Adds `weight` to `path`.
     pub fn add_path(&mut self, path: &str, weight: f64) {
         *self.paths.entry(path.to_owned()).or_default() += weight;
@@ -357,10 +372,25 @@ fn rank(files: &[MapInput<'_>], edges: &Edges, seeds: &Seeds) -> Vec<f64> {
     ranks
 }
 
+/// `edges` with each edge also drawn the other way, at the same weight.
+fn both_ways(edges: &Edges) -> Edges {
+    let mut both = edges.clone();
+    for (from, out) in edges.iter().enumerate() {
+        for &(to, weight) in out {
+            both[to].push((from, weight));
+        }
+    }
+    both
+}
+
 /// The ranked map: files by rank (then path), each with its definitions in map order.
 pub fn ranked(files: &[MapInput<'_>], seeds: &Seeds) -> Vec<MapFile> {
     let links = links(files);
-    let ranks = rank(files, &links.edges, seeds);
+    let ranks = if seeds.focus.is_empty() {
+        rank(files, &links.edges, seeds)
+    } else {
+        rank(files, &both_ways(&links.edges), seeds)
+    };
     let mut map: Vec<MapFile> = (files.iter().enumerate())
         .zip(&ranks)
         .map(|((at, file), &rank)| {
@@ -388,7 +418,12 @@ pub fn ranked(files: &[MapInput<'_>], seeds: &Seeds) -> Vec<MapFile> {
             }
         })
         .collect();
-    map.sort_by(|a, b| b.rank.total_cmp(&a.rank).then(a.path.cmp(&b.path)));
+    let focused = |file: &MapFile| seeds.focus.contains(&file.path);
+    map.sort_by(|a, b| {
+        (focused(b).cmp(&focused(a)))
+            .then(b.rank.total_cmp(&a.rank))
+            .then(a.path.cmp(&b.path))
+    });
     map
 }
 
@@ -508,30 +543,26 @@ mod tests {
         map.iter().map(|file| file.path.as_str()).collect()
     }
 
+    /// `core.rs` defines what `a.rs` and `b.rs` use; `leaf.rs` uses what `b.rs` defines.
+    fn chain() -> [(&'static str, Outline); 4] {
+        [
+            ("a.rs", outline(&["run"], &["parse", "Store"])),
+            ("b.rs", outline(&["serve"], &["parse"])),
+            ("core.rs", outline(&["parse", "Store"], &[])),
+            ("leaf.rs", outline(&["lonely"], &["serve"])),
+        ]
+    }
+
+    fn inputs<'a>(files: &'a [(&'a str, Outline)]) -> Vec<MapInput<'a>> {
+        (files.iter())
+            .map(|(path, outline)| MapInput { path, outline })
+            .collect()
+    }
+
     #[test]
     fn referenced_files_rank_first_and_seeds_pull_rank() {
-        let core = outline(&["parse", "Store"], &[]);
-        let a = outline(&["run"], &["parse", "Store"]);
-        let b = outline(&["serve"], &["parse"]);
-        let leaf = outline(&["lonely"], &["serve"]);
-        let files = [
-            MapInput {
-                path: "a.rs",
-                outline: &a,
-            },
-            MapInput {
-                path: "b.rs",
-                outline: &b,
-            },
-            MapInput {
-                path: "core.rs",
-                outline: &core,
-            },
-            MapInput {
-                path: "leaf.rs",
-                outline: &leaf,
-            },
-        ];
+        let chain = chain();
+        let files = inputs(&chain);
         let map = ranked(&files, &Seeds::default());
         assert_eq!(paths(&map)[0], "core.rs");
         let sum: f64 = map.iter().map(|file| file.rank).sum();
@@ -541,7 +572,7 @@ mod tests {
         assert_eq!(core.definitions[0].referenced_by, 2);
 
         let mut seeds = Seeds::default();
-        seeds.add_path("leaf.rs", FOCUS_WEIGHT);
+        seeds.add_path("leaf.rs", NODE_WEIGHT);
         seeds.symbols.insert("Store".to_owned());
         let map = ranked(&files, &seeds);
         assert_eq!(paths(&map)[..2], ["leaf.rs", "b.rs"]);
@@ -550,6 +581,32 @@ mod tests {
             .find(|file| file.path == "core.rs")
             .expect("core");
         assert_eq!(core.definitions[0].name, "Store");
+    }
+
+    /// A focus draws the files that use it as well as those it uses: with `core.rs` in focus,
+    /// its two users come next and `leaf.rs`, which reaches it only through `b.rs`, last but
+    /// not at zero. Seeded the same without a focus, rank follows the edges and never leaves
+    /// `core.rs`. A focused file leads the map even where a neighbour gathers more rank.
+    #[test]
+    fn a_focus_draws_the_files_that_use_it() {
+        let chain = chain();
+        let files = inputs(&chain);
+        let mut focus = Seeds::default();
+        focus.add_focus("core.rs");
+        let map = ranked(&files, &focus);
+        assert_eq!(paths(&map), ["core.rs", "a.rs", "b.rs", "leaf.rs"]);
+        assert!(map[3].rank > 0.0, "{map:?}");
+
+        let mut cited = Seeds::default();
+        cited.add_path("core.rs", FOCUS_WEIGHT);
+        let map = ranked(&files, &cited);
+        assert!(map[1..].iter().all(|file| file.rank == 0.0), "{map:?}");
+
+        let mut focus = Seeds::default();
+        focus.add_focus("leaf.rs");
+        let map = ranked(&files, &focus);
+        assert_eq!(paths(&map)[..2], ["leaf.rs", "b.rs"]);
+        assert!(map[1].rank > map[0].rank, "{map:?}");
     }
 
     #[test]

@@ -186,6 +186,37 @@ fn focus_and_state_citations_rank_the_map() {
     );
 }
 
+/// A focus asks what is related to a file: the files that use it come right after it, before
+/// a file that has nothing to do with it (which comes first by path, where rank only followed
+/// references from the focus and stopped there).
+#[test]
+fn a_focus_brings_the_files_that_use_it() {
+    let env = TestEnv::new();
+    for (path, text) in [
+        ("src/core.rs", "pub fn parse() {}\npub fn check() {}\n"),
+        ("src/a_unrelated.rs", "pub fn alone() {}\n"),
+        ("src/user.rs", "fn user() { parse(); check(); }\n"),
+        ("tests/core_test.rs", "fn parses() { parse(); }\n"),
+    ] {
+        env.write(path, text);
+    }
+    let map = env.json(&["map", "--focus", "src/core.rs"]);
+    let files = map["files"].as_array().expect("files");
+    let paths: Vec<&str> = (files.iter())
+        .map(|file| file["path"].as_str().expect("path"))
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "src/core.rs",
+            "src/user.rs",
+            "tests/core_test.rs",
+            "src/a_unrelated.rs"
+        ]
+    );
+    assert_eq!(files[3]["rank"], 0.0);
+}
+
 /// The one file defining methods named like the standard library's (`map`, `to_owned`) is
 /// not made central by every `.map()` in the repository: a member call counts only toward a
 /// file its caller names something of otherwise (cargo's `secret.rs` was second in its map).
