@@ -383,7 +383,8 @@ fn both_ways(edges: &Edges) -> Edges {
     both
 }
 
-/// The ranked map: files by rank (then path), each with its definitions in map order.
+/// The ranked map: the focused files first, then the others, each part by rank (then path),
+/// each file with its definitions in map order.
 pub fn ranked(files: &[MapInput<'_>], seeds: &Seeds) -> Vec<MapFile> {
     let links = links(files);
     let ranks = if seeds.focus.is_empty() {
