@@ -101,6 +101,19 @@ pub enum Form {
     Macro,
 }
 
+impl Form {
+    /// Whether a reference in this form to a definition of `kind` can only mean that
+    /// definition: a plain reference to anything but a method or a macro (a method could be
+    /// another type's), a macro call of a macro. A member call never can.
+    pub fn can_only_mean(self, kind: &str) -> bool {
+        match self {
+            Form::Plain => !matches!(kind, "method" | "macro"),
+            Form::Macro => kind == "macro",
+            Form::Member => false,
+        }
+    }
+}
+
 impl Outline {
     /// The definitions named `name`, outermost first.
     pub fn named<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a Definition> + 'a {
@@ -245,9 +258,9 @@ fn links<'a>(files: &[MapInput<'a>]) -> Links<'a> {
         let mut only_methods_or_macros: HashMap<&str, bool> = HashMap::default();
         for definition in &file.outline.definitions {
             let name = definition.name.as_str();
-            let closed_kind = matches!(definition.kind.as_str(), "method" | "macro");
+            let closed_kind = !Form::Plain.can_only_mean(&definition.kind);
             *only_methods_or_macros.entry(name).or_insert(true) &= closed_kind;
-            if definition.kind == "macro" {
+            if Form::Macro.can_only_mean(&definition.kind) {
                 add_definer(&mut macro_definers, name, at);
             }
             add_definer(&mut definers, name, at);

@@ -13,6 +13,7 @@ use std::collections::HashMap;
 use std::collections::HashSet;
 
 use crate::policy::code_map::Definition;
+use crate::policy::code_map::Form;
 use crate::policy::code_map::Outline;
 use crate::policy::code_ref::definition_name;
 use crate::policy::code_ref::ref_lines;
@@ -79,10 +80,9 @@ impl<'a> Coverage<'a> {
     /// calls of methods. Names both define are left out (a name defined on both sides says
     /// nothing about which one is meant).
     fn uses<'b>(&self, other: &Coverage<'b>) -> Vec<&'b Definition> {
-        let opens = |name: &str, definition: &Definition| match definition.kind.as_str() {
-            "macro" => self.macros.contains(name),
-            "method" => false,
-            _ => self.plain.contains(name),
+        let opens = |name: &str, definition: &Definition| {
+            (self.plain.contains(name) && Form::Plain.can_only_mean(&definition.kind))
+                || (self.macros.contains(name) && Form::Macro.can_only_mean(&definition.kind))
         };
         let joins = |name: &str| self.plain.contains(name) || self.members.contains(name);
         let candidates =
