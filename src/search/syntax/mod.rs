@@ -17,6 +17,11 @@
 //! crate's pattern for the same name. References stop there (no variables, no fields), to keep
 //! the parsing cost of a full index down.
 //!
+//! What a code reference may cite is wider than what the map outlines: the definitions query
+//! ([`Tags::Definitions`], [`definitions`]) adds every declaration ([`citable`]: constants,
+//! variables, type aliases, enums and their members, fields, module-level assignments) and the
+//! items inside Rust macro bodies (`cfg_rt! { fn spawn_inner() {} }`).
+//!
 //! Other languages have no outline here; [`crate::search::symbols`] keeps their line
 //! patterns. A file gets a budget of CPU time and memory to parse and tag ([`tags::budget`],
 //! the memory counted by [`memory`]); one that uses it up (generated or hostile: 50,000 nested
@@ -145,6 +150,78 @@ fn supplement(grammar: Grammar) -> (&'static [&'static str], &'static str) {
     }
 }
 
+/// The declarations a code reference may cite besides the map's definitions (docs/freshness.md#reference-checks):
+/// constants, variables, type aliases, enums and their members, fields and module-level
+/// assignments. They come after every other pattern, so a name another pattern tags keeps that
+/// tag (`const f = () => {}` stays a function). Only [`Tags::Definitions`] has them: the map
+/// ranks files by what they define and use, and a file's every field and constant would crowd
+/// its signature lines. Rust's `@nested` captures are the brace bodies of macro invocations
+/// among items (`cfg_rt! { fn spawn_inner() {} }`), whose items are definitions too
+/// ([`tagged`]).
+fn citable(grammar: Grammar) -> &'static [&'static str] {
+    const MODULE_VARIABLES: &str = r#"
+(program (lexical_declaration (variable_declarator name: (identifier) @name)) @definition.constant)
+(program (variable_declaration (variable_declarator name: (identifier) @name)) @definition.variable)
+(program (export_statement declaration: (lexical_declaration (variable_declarator name: (identifier) @name))) @definition.constant)
+(program (export_statement declaration: (variable_declaration (variable_declarator name: (identifier) @name))) @definition.variable)
+"#;
+    const C_DECLARATIONS: &str = r#"
+(preproc_def name: (identifier) @name) @definition.macro
+(preproc_function_def name: (identifier) @name) @definition.macro
+(enumerator name: (identifier) @name) @definition.constant
+(field_declaration declarator: (field_identifier) @name) @definition.field
+(translation_unit (declaration declarator: (identifier) @name) @definition.variable)
+(translation_unit (declaration declarator: (init_declarator declarator: (identifier) @name)) @definition.variable)
+(translation_unit (declaration declarator: (pointer_declarator declarator: (identifier) @name)) @definition.variable)
+(translation_unit (declaration declarator: (init_declarator declarator: (pointer_declarator declarator: (identifier) @name))) @definition.variable)
+"#;
+    const JS_FIELDS: &str =
+        "(field_definition property: (property_identifier) @name) @definition.field\n";
+    const TS_DECLARATIONS: &str = r#"
+(public_field_definition name: (property_identifier) @name) @definition.field
+(type_alias_declaration name: (type_identifier) @name) @definition.type
+(enum_declaration name: (identifier) @name) @definition.enum
+(internal_module name: (identifier) @name) @definition.module
+"#;
+    const CPP_DECLARATIONS: &str = r#"
+(alias_declaration name: (type_identifier) @name) @definition.type
+(namespace_definition name: (namespace_identifier) @name) @definition.module
+(namespace_definition body: (declaration_list (declaration declarator: (init_declarator declarator: (identifier) @name)) @definition.variable))
+"#;
+    match grammar {
+        Grammar::Rust => &[r#"
+(field_declaration name: (field_identifier) @name) @definition.field
+(enum_variant name: (identifier) @name) @definition.field
+(associated_type name: (type_identifier) @name) @definition.type
+(source_file (macro_invocation (token_tree) @nested (#match? @nested "^\\{")))
+(declaration_list (macro_invocation (token_tree) @nested (#match? @nested "^\\{")))
+"#],
+        Grammar::Python => &[r#"
+(class_definition body: (block (expression_statement (assignment left: (identifier) @name) @definition.field)))
+"#],
+        Grammar::JavaScript => &[MODULE_VARIABLES, JS_FIELDS],
+        Grammar::TypeScript | Grammar::Tsx => &[MODULE_VARIABLES, TS_DECLARATIONS],
+        Grammar::Go => &[r#"
+(const_spec name: (identifier) @name) @definition.constant
+(source_file (var_declaration (var_spec name: (identifier) @name) @definition.variable))
+(source_file (var_declaration (var_spec_list (var_spec name: (identifier) @name) @definition.variable)))
+(field_declaration name: (field_identifier) @name) @definition.field
+(type_alias name: (type_identifier) @name) @definition.type
+"#],
+        Grammar::Java => &[r#"
+(field_declaration declarator: (variable_declarator name: (identifier) @name)) @definition.field
+(constant_declaration declarator: (variable_declarator name: (identifier) @name)) @definition.constant
+(enum_declaration name: (identifier) @name) @definition.enum
+(enum_constant name: (identifier) @name) @definition.constant
+(record_declaration name: (identifier) @name) @definition.class
+(annotation_type_declaration name: (identifier) @name) @definition.interface
+(constructor_declaration name: (identifier) @name) @definition.method
+"#],
+        Grammar::C => &[C_DECLARATIONS],
+        Grammar::Cpp => &[C_DECLARATIONS, CPP_DECLARATIONS],
+    }
+}
+
 /// What a parse tags.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Tags {
@@ -243,6 +320,10 @@ fn query_source(grammar: Grammar, tags: Tags) -> (tree_sitter::Language, String)
     query.push_str(after);
     if tags == Tags::Definitions {
         query = definition_patterns(&query);
+        for part in citable(grammar) {
+            query.push('\n');
+            query.push_str(part);
+        }
     }
     (language, query)
 }
@@ -355,13 +436,55 @@ fn compile(grammar: Grammar, tags: Tags) -> TagQuery {
     TagQuery::new(language, &query).expect("the tags queries compile")
 }
 
+/// How deep the items of a macro body inside a macro body are still tagged.
+const NESTED_DEPTH: usize = 3;
+
+/// The tags `query` finds in `source` and, where it captures `@nested` nodes (Rust macro
+/// bodies among items), in their insides, each parsed again as a file of its own language: the
+/// source with every byte outside those bodies blanked (line breaks kept), so that every byte
+/// and line keeps its place. A body that does not parse as items yields what parses of it;
+/// its names with syntax errors are not tagged. Nested bodies are followed [`NESTED_DEPTH`]
+/// deep, each pass within the file's budget; a pass over budget ends the nesting, and the
+/// tags found before it stand.
+fn tags_with_nested<'q>(
+    query: &'q TagQuery,
+    source: &[u8],
+) -> Result<Vec<tags::Tag<'q>>, OverBudget> {
+    let budget = tags::budget(source.len());
+    let tags::Tagged {
+        tags: mut found,
+        mut nested,
+    } = tags::tags(query, source, budget)?;
+    for _ in 0..NESTED_DEPTH {
+        if nested.is_empty() {
+            break;
+        }
+        let mut inside: Vec<u8> = source
+            .iter()
+            .map(|&byte| if byte == b'\n' { b'\n' } else { b' ' })
+            .collect();
+        for body in &nested {
+            // The body without its braces.
+            let inner = body.start + 1..body.end.saturating_sub(1).max(body.start + 1);
+            inside[inner.clone()].copy_from_slice(&source[inner]);
+        }
+        let Ok(deeper) = tags::tags(query, &inside, budget) else {
+            break;
+        };
+        found.extend(deeper.tags);
+        nested = deeper.nested;
+    }
+    found.sort_by_key(|tag| (tag.name.end, tag.name.start));
+    Ok(found)
+}
+
 /// What the tags query finds in `text`, a file at `path`, within its budget; `None` when its
 /// language is not parsed.
 fn tagged(path: &str, text: &str, tags: Tags) -> Option<Result<Outline, OverBudget>> {
     let grammar = grammar(path)?;
     let query = tag_query(grammar, tags);
     let parsed = parseable(grammar, text);
-    let found = match tags::tags(query, parsed.as_bytes(), tags::budget(text.len())) {
+    let found = match tags_with_nested(query, parsed.as_bytes()) {
         Ok(found) => found,
         Err(over) => return Some(Err(over)),
     };
@@ -450,8 +573,8 @@ mod tests {
         assert!(outline("README.md", "fn x() {}").is_none());
     }
 
-    /// The definitions-only query finds exactly the definitions the whole one does, in every
-    /// language (on the code-map fixtures), and no references.
+    /// The definitions-only query finds every definition the whole one does, in every language
+    /// (on the code-map fixtures), and no references.
     #[test]
     fn the_definitions_query_keeps_every_definition_pattern() {
         macro_rules! fixtures {
@@ -472,7 +595,10 @@ mod tests {
         ) {
             let whole = outline(path, text).expect("parsed");
             assert!(!whole.definitions.is_empty(), "{path}");
-            assert_eq!(definitions(path, text), Some(whole.definitions), "{path}");
+            let citable = definitions(path, text).expect("parsed");
+            for definition in &whole.definitions {
+                assert!(citable.contains(definition), "{path}: {definition:?}");
+            }
             assert!(
                 tagged(path, text, Tags::Definitions)
                     .is_some_and(|outline| outline.is_ok_and(|o| o.references.is_empty())),
@@ -598,6 +724,154 @@ mod tests {
             ));
         }
         assert!(matches!(parseable(Grammar::Python, text), Cow::Borrowed(_)));
+    }
+
+    /// The names, kinds and spans a code ref may cite in `text` (the definitions query).
+    fn citable_defs(path: &str, text: &str) -> Vec<(String, String, u32, u32)> {
+        definitions(path, text)
+            .expect("parsed")
+            .into_iter()
+            .map(|d| (d.name, d.kind, d.start_line, d.end_line))
+            .collect()
+    }
+
+    /// Constants, variables, type aliases, enums and their members, fields and module-level
+    /// assignments are definitions a code ref may cite, in every parsed language; the map's
+    /// outline keeps to what it ranks.
+    #[test]
+    fn every_declaration_can_be_cited() {
+        type Expected = &'static [(&'static str, &'static str, u32, u32)];
+        let cases: [(&str, &str, Expected); 9] = [
+            (
+                "a.ts",
+                "export const PATTERN = /^x$/;\ntype Id = string;\nlet count = 0;\nenum Mode {\n  A,\n}\nclass C {\n  size = 1;\n}\nconst run = () => {};\n",
+                &[
+                    ("PATTERN", "constant", 1, 1),
+                    ("Id", "type", 2, 2),
+                    ("count", "constant", 3, 3),
+                    ("Mode", "enum", 4, 6),
+                    ("C", "class", 7, 9),
+                    ("size", "field", 8, 8),
+                    ("run", "function", 10, 10),
+                ],
+            ),
+            (
+                "a.js",
+                "var seen = new Set();\nexport const LIMIT = 3,\n  OTHER = 4;\nclass A {\n  n = 2;\n}\n",
+                &[
+                    ("seen", "variable", 1, 1),
+                    ("LIMIT", "constant", 2, 3),
+                    ("OTHER", "constant", 2, 3),
+                    ("A", "class", 4, 6),
+                    ("n", "field", 5, 5),
+                ],
+            ),
+            (
+                "a.py",
+                "TIMEOUT = 5\nclass Config:\n    retries: int = 3\n    name = 'x'\n    def load(self):\n        local = 1\n",
+                &[
+                    ("TIMEOUT", "constant", 1, 1),
+                    ("Config", "class", 2, 6),
+                    ("retries", "field", 3, 3),
+                    ("name", "field", 4, 4),
+                    ("load", "method", 5, 6),
+                ],
+            ),
+            (
+                "a.rs",
+                "const MAX: u8 = 1;\nstatic NAME: &str = \"x\";\ntype Id = u64;\nstruct P {\n    x: u8,\n}\nenum E {\n    One,\n}\ntrait T {\n    type Out;\n}\n",
+                &[
+                    ("MAX", "constant", 1, 1),
+                    ("NAME", "constant", 2, 2),
+                    ("Id", "class", 3, 3),
+                    ("P", "class", 4, 6),
+                    ("x", "field", 5, 5),
+                    ("E", "class", 7, 9),
+                    ("One", "field", 8, 8),
+                    ("T", "interface", 10, 12),
+                    ("Out", "type", 11, 11),
+                ],
+            ),
+            (
+                "a.go",
+                "package a\n\nconst Limit = 3\nvar (\n\tcache = map[string]int{}\n)\ntype Alias = int\ntype S struct {\n\tName string\n}\n",
+                &[
+                    ("Limit", "constant", 3, 3),
+                    ("cache", "variable", 5, 5),
+                    ("Alias", "type", 7, 7),
+                    ("S", "type", 8, 10),
+                    ("Name", "field", 9, 9),
+                ],
+            ),
+            (
+                "A.java",
+                "enum Color { RED }\nclass A {\n  static final int MAX = 3;\n  A() {}\n}\nrecord R(int x) {}\n",
+                &[
+                    ("Color", "enum", 1, 1),
+                    ("RED", "constant", 1, 1),
+                    ("A", "class", 2, 5),
+                    ("MAX", "field", 3, 3),
+                    ("A", "method", 4, 4),
+                    ("R", "class", 6, 6),
+                ],
+            ),
+            (
+                "a.c",
+                "#define SIZE 4\n#define MIN(a, b) ((a) < (b) ? (a) : (b))\ntypedef int id_t;\nint counter = 0;\nenum mode { FAST };\nstruct s { int field; };\n",
+                &[
+                    ("SIZE", "macro", 1, 1),
+                    ("MIN", "macro", 2, 2),
+                    ("id_t", "type", 3, 3),
+                    ("counter", "variable", 4, 4),
+                    ("mode", "type", 5, 5),
+                    ("FAST", "constant", 5, 5),
+                    ("s", "class", 6, 6),
+                    ("field", "field", 6, 6),
+                ],
+            ),
+            (
+                "a.cpp",
+                "namespace net {\nusing Port = int;\nint retries = 2;\n}\n",
+                &[
+                    ("net", "module", 1, 4),
+                    ("Port", "type", 2, 2),
+                    ("retries", "variable", 3, 3),
+                ],
+            ),
+            (
+                "a.tsx",
+                "export const View = 1;\n",
+                &[("View", "constant", 1, 1)],
+            ),
+        ];
+        for (path, text, expected) in cases {
+            let expected: Vec<(String, String, u32, u32)> = (expected.iter())
+                .map(|(name, kind, start, end)| def(name, kind, *start, *end))
+                .collect();
+            assert_eq!(citable_defs(path, text), expected, "{path}");
+        }
+        // The map's outline keeps to what it ranks.
+        assert!(
+            !defs("a.ts", "type Id = string;\n")
+                .iter()
+                .any(|d| d.0 == "Id")
+        );
+    }
+
+    /// Rust items inside a macro invocation's braces are definitions (tokio's `cfg_rt! { ... }`),
+    /// nested ones too, on the lines where they are; a body that is not items yields nothing.
+    #[test]
+    fn items_inside_a_macro_body_can_be_cited() {
+        let text = "cfg_rt! {\n    pub(crate) fn spawn_inner() {\n        go();\n    }\n    cfg_net! {\n        const PORT: u16 = 1;\n    }\n}\nimpl Handle {\n    cfg_rt! { pub fn spawn(&self) {} }\n}\nvec! { 1, 2 }\nfn after() {}\n";
+        assert_eq!(
+            citable_defs("a.rs", text),
+            [
+                def("spawn_inner", "function", 2, 4),
+                def("PORT", "constant", 6, 6),
+                def("spawn", "function", 10, 10),
+                def("after", "function", 13, 13),
+            ]
+        );
     }
 
     #[test]

@@ -40,6 +40,9 @@ pub struct TagQuery {
     query: Query,
     /// The index of the `@name` capture.
     name: Option<u32>,
+    /// The index of the `@nested` capture: a node whose inside is source of the same language
+    /// (a Rust macro invocation's body), for the caller to tag again.
+    nested: Option<u32>,
     /// Per capture index, the tag kind it marks (`definition.function` → `function`) and
     /// whether it marks a definition.
     kinds: Vec<Option<(String, bool)>>,
@@ -49,11 +52,13 @@ impl TagQuery {
     /// Compiles `source`, a tags query, for `language`.
     pub fn new(language: Language, source: &str) -> Result<Self, QueryError> {
         let query = Query::new(&language, source)?;
-        let mut name = None;
+        let (mut name, mut nested) = (None, None);
         let kinds = (query.capture_names().iter().enumerate())
             .map(|(index, capture)| {
-                if *capture == "name" {
-                    name = u32::try_from(index).ok();
+                match *capture {
+                    "name" => name = u32::try_from(index).ok(),
+                    "nested" => nested = u32::try_from(index).ok(),
+                    _ => {}
                 }
                 let (kind, definition) = match capture.split_once('.') {
                     Some(("definition", kind)) => (kind, true),
@@ -67,6 +72,7 @@ impl TagQuery {
             language,
             query,
             name,
+            nested,
             kinds,
         })
     }
@@ -90,6 +96,15 @@ pub struct Tag<'q> {
     /// member (a `.` before the name: `value.name()`, or `server.Server`, which may be
     /// another package's) or plainly.
     pub form: Form,
+}
+
+/// What a tags query found in a file.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Tagged<'q> {
+    /// The tags, in the order of their names.
+    pub tags: Vec<Tag<'q>>,
+    /// The bytes of every node captured as `@nested`, in file order.
+    pub nested: Vec<Range<usize>>,
 }
 
 /// A file that used up its budget before it was parsed and tagged.
@@ -131,12 +146,13 @@ thread_local! {
     static TOOLS: RefCell<(Parser, QueryCursor)> = RefCell::new((Parser::new(), QueryCursor::new()));
 }
 
-/// The tags `query` finds in `source`, in the order of their names, within `budget`.
+/// The tags `query` finds in `source`, in the order of their names, and its `@nested` nodes,
+/// within `budget`.
 pub fn tags<'q>(
     query: &'q TagQuery,
     source: &[u8],
     budget: Budget,
-) -> Result<Vec<Tag<'q>>, OverBudget> {
+) -> Result<Tagged<'q>, OverBudget> {
     let mut meter = Meter::start(budget);
     TOOLS.with(|tools| {
         let (parser, cursor) = &mut *tools.borrow_mut();
@@ -158,7 +174,13 @@ pub fn tags<'q>(
             cursor.matches_with_options(&query.query, tree.root_node(), source, options);
         // By name, (end, start): the first pattern to tag a name wins.
         let mut found: BTreeMap<(usize, usize), (usize, Tag<'q>)> = BTreeMap::new();
+        let mut nested = Vec::new();
         while let Some(matched) = matches.next() {
+            nested.extend(
+                (matched.captures.iter())
+                    .filter(|capture| Some(capture.index) == query.nested)
+                    .map(|capture| capture.node.byte_range()),
+            );
             let Some(tag) = tag_of(query, matched, source) else {
                 continue;
             };
@@ -174,7 +196,11 @@ pub fn tags<'q>(
         if meter.stopped {
             return Err(OverBudget);
         }
-        Ok(found.into_values().map(|(_, tag)| tag).collect())
+        nested.sort_by_key(|range| range.start);
+        Ok(Tagged {
+            tags: found.into_values().map(|(_, tag)| tag).collect(),
+            nested,
+        })
     })
 }
 
@@ -339,11 +365,12 @@ mod tests {
         };
         assert_eq!(tags(&query, text.as_bytes(), no_time), Err(OverBudget));
         let found = tags(&query, text.as_bytes(), budget(text.len())).expect("in time");
-        assert_eq!(found.len(), 2_000);
+        assert_eq!(found.tags.len(), 2_000);
         // The parser and the cursor kept for the thread work again after a stop.
         assert_eq!(
             tags(&query, b"fn z() {}", budget(9))
                 .expect("in time")
+                .tags
                 .len(),
             1
         );
@@ -373,7 +400,9 @@ mod tests {
             FUNCTIONS.replace("definition.function", "definition.first")
         ));
         let text = "fn a() {\n    b()\n}\n";
-        let found = tags(&query, text.as_bytes(), budget(text.len())).expect("in time");
+        let found = tags(&query, text.as_bytes(), budget(text.len()))
+            .expect("in time")
+            .tags;
         let shown: Vec<(&str, bool, &str, &str)> = (found.iter())
             .map(|tag| {
                 let name = &text[tag.name.clone()];
