@@ -22,11 +22,13 @@ use std::path::PathBuf;
 use crate::ctx::Ctx;
 use crate::error::Failure;
 use crate::policy::code_ref::CODE_REF_SYNTAX;
+use crate::policy::code_ref::Cited;
 use crate::policy::code_ref::CitedFile;
 use crate::policy::code_ref::RefOwner;
-use crate::policy::code_ref::anchor_span;
+use crate::policy::code_ref::cited_text;
 use crate::policy::code_ref::code_ref_key;
 use crate::policy::code_ref::escape_reason;
+use crate::policy::code_ref::fingerprint;
 use crate::policy::code_ref::format_code_ref;
 use crate::policy::code_ref::is_absolute;
 use crate::policy::code_ref::located_problems;
@@ -42,8 +44,10 @@ use crate::policy::update::UpdateRefusal;
 use crate::search::syntax;
 use crate::state::git;
 use crate::state::model::CodeRef;
+use crate::state::model::GraphKind;
 use crate::state::model::State;
 use crate::state::patch::Patch;
+use crate::state::patch::Recheck;
 use crate::state::paths::slash_key;
 use crate::state::problem::Problem;
 use crate::state::problem::item;
@@ -152,6 +156,7 @@ pub fn audit_patch_refs(
     allow_missing: bool,
 ) -> RefAudit {
     let mut audit = RefAudit::default();
+    let rechecked = rechecked_records(&patch.recheck);
     let mut refs = patch_code_refs_mut(patch);
     let is_new_claim = |owner: &RefOwner| {
         matches!(
@@ -161,12 +166,36 @@ pub fn audit_patch_refs(
     };
     if !refs.is_empty() {
         if refs.iter().any(|(owner, _)| !is_new_claim(owner)) {
-            let mut known: HashSet<(String, bool)> = HashSet::new();
-            visit_state_code_refs(state, |_, r| {
-                known.insert((code_ref_key(r), r.planned));
+            // A restated reference keeps the fingerprint of its last check (its own record's
+            // first, else any record's citing it so), unless the patch says it was re-read.
+            let mut known: HashMap<(String, bool), Option<String>> = HashMap::new();
+            let mut own: HashMap<(String, String), String> = HashMap::new();
+            visit_state_code_refs(state, |owner, r| {
+                let stored = known.entry((code_ref_key(r), r.planned)).or_default();
+                if stored.is_none() {
+                    stored.clone_from(&r.fingerprint);
+                }
+                if let (Some(key), Some(fingerprint)) = (owner.anchor_key(), &r.fingerprint) {
+                    own.insert((key, code_ref_key(r)), fingerprint.clone());
+                }
             });
-            refs.retain(|(owner, r)| {
-                is_new_claim(owner) || !known.contains(&(code_ref_key(r), r.planned))
+            refs.retain_mut(|(owner, r)| {
+                if is_new_claim(owner) || rechecked.contains(&owner.key()) {
+                    return true;
+                }
+                let Some(stored) = known.get(&(code_ref_key(r), r.planned)) else {
+                    return true;
+                };
+                let mine = (owner.anchor_key()).and_then(|key| own.get(&(key, code_ref_key(r))));
+                let stored = mine.or(stored.as_ref());
+                match &r.fingerprint {
+                    None => {
+                        r.fingerprint = stored.cloned();
+                        false
+                    }
+                    // Another fingerprint is a claim about the code: checked like a new one.
+                    Some(claimed) => Some(claimed) != stored,
+                }
             });
         }
         let labelled = refs
@@ -207,6 +236,36 @@ pub fn audit_patch_refs(
     audit
 }
 
+/// Whether `patch` carries a reference of the graphs or the checkpoint without a fingerprint:
+/// one it restates takes the fingerprint the state holds for it (never one made now), so the
+/// write must read the stored graphs.
+pub fn restates_unfingerprinted(patch: &mut Patch) -> bool {
+    patch_code_refs_mut(patch)
+        .iter()
+        .any(|(owner, code_ref)| owner.anchor_key().is_some() && code_ref.fingerprint.is_none())
+}
+
+/// The keys of the records a patch re-checks (`architecture_nodes/ID`, ...): their references
+/// were read again, and are fingerprinted anew.
+fn rechecked_records(recheck: &Recheck) -> HashSet<String> {
+    let node = |graph: GraphKind, id: &String| {
+        RefOwner::Node {
+            graph,
+            id: id.clone(),
+        }
+        .key()
+    };
+    (recheck.architecture_nodes.iter())
+        .map(|id| node(GraphKind::Architecture, id))
+        .chain((recheck.dataflow_nodes.iter()).map(|id| node(GraphKind::Dataflow, id)))
+        .chain(
+            recheck
+                .investigation_checkpoint
+                .then(|| RefOwner::InvestigationCheckpoint { id: String::new() }.key()),
+        )
+        .collect()
+}
+
 /// Checks, resolves and marks the given references; each comes with the path its problems are
 /// reported at (`architecture_nodes/a.code_refs`, `--code-ref`).
 pub fn audit_refs(
@@ -244,7 +303,7 @@ pub fn audit_refs(
         }
         settled.push((label, code_ref, Some(exists)));
     }
-    let files = read_files(&resolver.root, &wanted, None);
+    let files = read_files(&resolver.root, &wanted);
     for (label, code_ref, exists) in settled {
         match exists {
             None => {}
@@ -266,17 +325,23 @@ pub fn audit_refs(
                         format!("`{}`: {problem}", format_code_ref(code_ref)),
                     ));
                 }
+                if !problems.is_empty() {
+                    continue;
+                }
+                let Some((cited, text)) = cited_text(code_ref, file).zip(file.text()) else {
+                    continue;
+                };
                 // A symbol without lines cites its definition: its span is stored.
-                if problems.is_empty()
-                    && code_ref.start_line.is_none()
-                    && let Some(spans) = code_ref
-                        .symbol
-                        .as_deref()
-                        .and_then(|symbol| file.definitions_of(symbol))
-                    && let Some((first, last)) = anchor_span(&spans, None)
+                if let (Cited::Lines((first, last)), None, Some(_)) =
+                    (cited, code_ref.start_line, &code_ref.symbol)
                 {
                     code_ref.start_line = Some(first);
                     code_ref.end_line = Some(last);
+                }
+                // Cited now: what it cites is what the writer checked, unless the reference
+                // brings the fingerprint of an earlier check (a repair by `freshness --fix`).
+                if code_ref.fingerprint.is_none() {
+                    code_ref.fingerprint = Some(fingerprint(text, cited));
                 }
             }
         }
@@ -350,16 +415,11 @@ pub fn warn_planned(ctx: &Ctx, planned: &[String]) {
 
 /// Reads every wanted path under `root`: what is there, its line count, and where each
 /// symbol occurs. Paths that would leave the root read as missing, and links that lead out of
-/// it as [`CitedFile::Elsewhere`]. Only the paths in `changed` (all, when `None`) are parsed
-/// for their definitions: a file unchanged since every record citing it was written still has
-/// the definitions its write was checked against, and its occurrences say where they are.
-pub fn read_cited_files(
-    root: &Path,
-    wanted: &BTreeMap<String, BTreeSet<String>>,
-    changed: Option<&BTreeSet<String>>,
-) -> CitedFiles {
+/// it as [`CitedFile::Elsewhere`]. A file citing a symbol in a parsed language is parsed for its
+/// definitions, exactly as the write path parses it, so that both judge a reference alike.
+pub fn read_cited_files(root: &Path, wanted: &BTreeMap<String, BTreeSet<String>>) -> CitedFiles {
     CitedFiles {
-        files: read_files(root, wanted, changed),
+        files: read_files(root, wanted),
     }
 }
 
@@ -406,7 +466,6 @@ pub fn read_cited_files_at(
 fn read_files(
     root: &Path,
     wanted: &BTreeMap<String, BTreeSet<String>>,
-    changed: Option<&BTreeSet<String>>,
 ) -> HashMap<String, CitedFile> {
     // Links are resolved against the root as the file system has it (it may lie below a link).
     let Ok(real_root) = root.canonicalize() else {
@@ -420,9 +479,7 @@ fn read_files(
     let entries: Vec<(&String, &BTreeSet<String>, bool)> = wanted
         .iter()
         .map(|(path, symbols)| {
-            let parse = !symbols.is_empty()
-                && syntax::grammar(path).is_some()
-                && changed.is_none_or(|changed| changed.contains(path));
+            let parse = !symbols.is_empty() && syntax::grammar(path).is_some();
             (path, symbols, parse)
         })
         .collect();
@@ -487,9 +544,9 @@ fn read_contents(path: &str, bytes: &[u8], symbols: &BTreeSet<String>, parse: bo
     let parsed = std::str::from_utf8(bytes)
         .ok()
         .filter(|_| parse)
-        .and_then(|text| Some((syntax::definitions(path, text)?, text)));
+        .and_then(|text| syntax::definitions(path, text));
     match parsed {
-        Some((definitions, text)) => scanned.with_definitions(&definitions, text),
+        Some(definitions) => scanned.with_definitions(&definitions),
         None => scanned,
     }
 }

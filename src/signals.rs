@@ -55,24 +55,18 @@ pub struct Observed {
 /// `freshness`, `reorient`, `scene`, `prompt` and the session-start hook all read this.
 pub fn observe(ctx: &Ctx, store: &Store, head: &Head, since: Option<u64>) -> Result<Observed> {
     if head.has_state() {
-        // Files cited by symbol that changed are parsed once git has said which changed.
+        // Files cited by symbol are parsed once git has said what changed.
         search::syntax::warm_up(symbol_cited_paths(&head.state), Tags::Definitions);
     }
     let retrieval = retrieval_summary(store);
     let (watcher, unknown_commits) = watcher_input(ctx, store, head, Some(&retrieval), since)?;
     let state = head.has_state().then_some(&head.state);
     let cited = state.map(|state| {
-        let (renames, changed) = match &watcher {
-            WatcherInput::Observed(changes) => {
-                (changes.renames.clone(), Some(changed_paths(changes)))
-            }
+        let renames = match &watcher {
+            WatcherInput::Observed(changes) => changes.renames.clone(),
             WatcherInput::Unavailable(_) | WatcherInput::Unknown(_) => Default::default(),
         };
-        read_cited_files(
-            store.root(),
-            &paths_to_read(state, &renames),
-            changed.as_ref(),
-        )
+        read_cited_files(store.root(), &paths_to_read(state, &renames))
     });
     let freshness = assess_freshness(
         state,
@@ -100,18 +94,6 @@ fn symbol_cited_paths(state: &State) -> impl Iterator<Item = &str> {
         .chain(checkpoint.flat_map(|checkpoint| &checkpoint.code_refs))
         .filter(|code_ref| code_ref.symbol.is_some())
         .map(|code_ref| code_ref.path.as_str())
-}
-
-/// Every path changed since any anchor or the base, renamed paths' new names included: the
-/// cited files whose definitions may have moved since they were checked.
-fn changed_paths(changes: &WorkTreeChanges) -> BTreeSet<String> {
-    changes
-        .since_base
-        .iter()
-        .chain(changes.since_commit.values().flatten())
-        .chain(changes.renames.values())
-        .cloned()
-        .collect()
 }
 
 /// The retrieval index summary (docs/retrieval.md#retrieval-summary) for this store's work tree.

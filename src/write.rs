@@ -12,6 +12,7 @@ use anyhow::Result;
 
 use crate::code_refs::Resolver;
 use crate::code_refs::audit_patch_refs;
+use crate::code_refs::restates_unfingerprinted;
 use crate::code_refs::warn_planned;
 use crate::code_refs::with_ref_problems;
 use crate::ctx::Ctx;
@@ -126,7 +127,9 @@ impl PatchWrite {
         // A patch that needs no stored graph is written without reading them, once its references
         // all stand on their own: a missing one might be a restated reference the state exempts,
         // which only the whole read can tell.
-        let lean = match patch.needs_stored_graphs() {
+        // A restated graph reference without its fingerprint takes the stored one, which only
+        // the whole read has.
+        let lean = match patch.needs_stored_graphs() || restates_unfingerprinted(&mut patch) {
             true => None,
             false => {
                 let mut lean = patch.clone();

@@ -182,7 +182,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     };
     let state = head.has_state().then_some(&head.state);
     let mut shard = context_shard(state, &request);
-    let cited = read_cited_files(store.root(), &cited_paths(&shard), None);
+    let cited = read_cited_files(store.root(), &cited_paths(&shard));
     mark_refs_not_holding(&mut shard, &cited);
     ctx.ui.emit(&ContextShard::from(shard))?;
     Ok(Status::Ok)

@@ -18,20 +18,23 @@ use crate::policy::code_ref::RefOwner;
 use crate::policy::code_ref::format_code_ref;
 use crate::policy::one_line::map::recheck_targets;
 use crate::policy::one_line::work::supersede;
+use crate::policy::recheck::reread_patch;
 use crate::state::git;
 use crate::state::model::Observation;
-use crate::state::patch::Patch;
 use crate::state::problem::Problem;
 use crate::state::rollout::Source;
 use crate::state::store::Store;
 
-/// Re-anchor graph nodes, the checkpoint or observations at the current commit, unchanged.
+/// Say that graph nodes, the checkpoint or observations were read again and still hold.
 ///
-/// Freshness reports a node (or the checkpoint) stale when a file it cites changed after it
-/// was written. After reading the code again and finding the node still right, `recheck NODE`
-/// moves its anchor to the commit checked out now without changing the node, so only later
-/// changes count; `--checkpoint` does the same for the investigation checkpoint. (Rewriting a
-/// record unchanged does not: a write that changes nothing moves no anchor.)
+/// Freshness reports a node (or the checkpoint) stale when the code it cites changed since it
+/// was checked. After reading the code again and finding the node still right, `recheck NODE`
+/// certifies the code it cites as it is now: each reference is fingerprinted anew (and moved to
+/// where its definition went, when it moved), and its anchor moves to the commit checked out
+/// now, so only later changes count; `--checkpoint` does the same for the investigation
+/// checkpoint. Nothing else of the record changes. A reference whose file or symbol is gone
+/// cannot be re-checked: cite where the code is now instead. (Rewriting a record does not
+/// re-check it, and neither does `freshness --fix`: both keep what was checked.)
 ///
 /// `--observation ID` re-reads an observation's code refs: when they all still hold, nothing
 /// is written; otherwise a new observation supersedes it, with the same summary and evidence
@@ -73,6 +76,10 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let state = &head.state;
     let refused = |problems| input_failure("nothing was re-checked", problems);
     let recheck = recheck_targets(state, nodes, *checkpoint).map_err(refused)?;
+    let findings = match recheck.is_empty() {
+        true => Vec::new(),
+        false => crate::signals::observe(ctx, &store, &head, None)?.freshness.references.findings,
+    };
     let mut written: Vec<String> = (recheck.architecture_nodes.iter())
         .map(|id| format!("architecture_nodes/{id}"))
         .chain(
@@ -85,13 +92,11 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     if *checkpoint {
         written.push("investigation_checkpoint".to_owned());
     }
-    let mut patch = Patch {
-        recheck,
-        ..Patch::default()
-    };
+    let mut patch = reread_patch(state, recheck, &findings).map_err(refused)?;
     let old = observed(state.observations.as_slice(), observations).map_err(refused)?;
     let written_at = revisions_writing(&store, &old)?;
     for observation in old {
+        // The observation is read again: its references are checked anew, where they are now.
         // Its references are judged against the code it was written on: renames since that
         // commit are followed, whatever was written after it.
         let since = written_at.get(observation.id.as_str()).copied();
@@ -102,7 +107,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         let own: Vec<_> = (findings.iter())
             .filter(|f| matches!(&f.owner, RefOwner::Observation { id } if *id == observation.id))
             .collect();
-        let Some(superseded) = supersede(observation, &own) else {
+        let Some(mut superseded) = supersede(observation, &own) else {
             ctx.ui.status(&format!(
                 "observation \"{}\": every code ref still holds; nothing to supersede",
                 observation.id
@@ -115,6 +120,9 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
                 observation.id,
                 format_code_ref(dropped)
             ));
+        }
+        for code_ref in &mut superseded.observation.code_refs {
+            code_ref.fingerprint = None;
         }
         written.push(superseded.observation.id.clone());
         patch.observations.push(superseded.observation);

@@ -12,12 +12,12 @@ use std::collections::HashSet;
 
 use crate::policy::code_ref::CitedFile;
 use crate::policy::code_ref::RefCarriers;
+use crate::policy::code_ref::RefFindingKind;
 use crate::policy::projection::GraphSlice;
 use crate::policy::projection::StateStatus;
 use crate::policy::projection::not_found;
 use crate::policy::recheck::CitedFiles;
 use crate::policy::recheck::RefFinding;
-use crate::policy::recheck::RefFindingKind;
 use crate::policy::recheck::recheck_one;
 use crate::policy::text::uniq_append;
 use crate::state::model::EvidenceRecord;
@@ -214,7 +214,7 @@ pub fn mark_refs_not_holding(shard: &mut ContextShard, cited: &CitedFiles) {
             .get(&code_ref.path)
             .unwrap_or(&CitedFile::Missing);
         findings.extend(
-            recheck_one(owner, code_ref, file, None)
+            recheck_one(owner, code_ref, file, None, None)
                 .filter(|finding| finding.kind != RefFindingKind::Planned),
         );
     });
@@ -307,11 +307,7 @@ mod tests {
         let mut shard = context_shard(Some(&state), &request(&["a"], false, false));
         let wanted: Vec<String> = cited_paths(&shard).into_keys().collect();
         assert_eq!(wanted, ["src/gone.rs", "src/here.rs", "src/later.rs"]);
-        let here = CitedFile::File {
-            line_count: 3,
-            symbol_lines: BTreeMap::new(),
-            definitions: None,
-        };
+        let here = crate::policy::code_ref::scan_text("a\nb\nc\n", &Default::default());
         let cited = CitedFiles {
             files: [("src/here.rs".to_owned(), here)].into_iter().collect(),
         };

@@ -22,54 +22,23 @@ use std::collections::BTreeSet;
 use std::collections::HashMap;
 use std::collections::HashSet;
 
-use serde::Serialize;
-
 use crate::policy::code_ref::CitedFile;
 use crate::policy::code_ref::OwnerRef;
+use crate::policy::code_ref::RefFindingKind;
 use crate::policy::code_ref::RefOwner;
-use crate::policy::code_ref::follow_symbol;
+use crate::policy::code_ref::fingerprint_in;
+use crate::policy::code_ref::format_code_ref;
 use crate::policy::code_ref::graph_code_refs_mut;
-use crate::policy::code_ref::range_holds;
-use crate::policy::code_ref::ref_lines;
+use crate::policy::code_ref::judge;
 use crate::policy::code_ref::visit_state_code_refs;
 use crate::state::model::CodeRef;
+use crate::state::model::GraphKind;
 use crate::state::model::Graphs;
 use crate::state::model::State;
 use crate::state::patch::Patch;
+use crate::state::patch::Recheck;
 use crate::state::patch::Upsert;
-
-/// What is wrong with a stored reference now.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RefFindingKind {
-    /// The file is gone (or the path now leads outside the repository), and git saw no
-    /// rename.
-    Missing,
-    /// git followed the file to another path (`renamed_to`).
-    Renamed,
-    /// The symbol no longer occurs in the file.
-    SymbolMissing,
-    /// The symbol occurs, but not in the cited lines (`symbol_lines` says where).
-    MovedLines,
-    /// The cited lines run past the end of the file.
-    LinesPastEnd,
-    /// The file is still to be written (the reference was recorded as a plan).
-    Planned,
-}
-
-impl RefFindingKind {
-    /// The snake_case name, as in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RefFindingKind::Missing => "missing",
-            RefFindingKind::Renamed => "renamed",
-            RefFindingKind::SymbolMissing => "symbol_missing",
-            RefFindingKind::MovedLines => "moved_lines",
-            RefFindingKind::LinesPastEnd => "lines_past_end",
-            RefFindingKind::Planned => "planned",
-        }
-    }
-}
+use crate::state::problem::Problem;
 
 /// One stored reference that no longer says what is true.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -90,6 +59,19 @@ pub struct RefFinding {
     /// Whether it fails `freshness --check`: the record can be rewritten (graphs, the
     /// checkpoint) and the reference is not a plan.
     pub blocking: bool,
+}
+
+impl RefFinding {
+    /// Whether `freshness --fix` repairs it: its record can be rewritten, it has a repair, and
+    /// the repair carries what was checked of it (a reference written before fingerprints
+    /// carries the fingerprint of its text at its record's commit, when git has that; else only
+    /// a re-read repairs it: `epiphany recheck`).
+    pub fn fixable(&self) -> bool {
+        self.owner.is_rewritable()
+            && self.reanchored.as_ref().is_some_and(|repair| {
+                repair.fingerprint.is_some() || self.owner.anchor_key().is_none()
+            })
+    }
 }
 
 /// The references' re-check in the freshness report.
@@ -152,11 +134,13 @@ pub fn paths_to_read(
 }
 
 /// Re-checks every reference of the state against the cited files (`None`: the work tree was
-/// not read). `renames` is git's old path → new path.
-pub fn recheck_references(
+/// not read). `renames` is git's old path → new path; `earlier` gives a cited file as it was
+/// when the record under an anchor key (docs/store.md#anchors) was written, where it was read.
+pub fn recheck_references<'c>(
     state: Option<&State>,
     cited: Option<&CitedFiles>,
     renames: &BTreeMap<String, String>,
+    earlier: &dyn Fn(&str, &str) -> Option<&'c CitedFile>,
 ) -> ReferenceFreshness {
     let (Some(state), Some(cited)) = (state, cited) else {
         return ReferenceFreshness {
@@ -186,13 +170,13 @@ pub fn recheck_references(
             matches!(target, CitedFile::File { .. } | CitedFile::Directory)
                 .then_some((to.as_str(), target))
         });
-        findings.extend(recheck_one(owner, code_ref, file, renamed));
+        let then = owner
+            .anchor_key()
+            .and_then(|key| earlier(&key, &code_ref.path));
+        findings.extend(recheck_one(owner, code_ref, file, renamed, then));
     });
     let blocking_count = findings.iter().filter(|f| f.blocking).count();
-    let fixable_count = findings
-        .iter()
-        .filter(|f| f.reanchored.is_some() && f.owner.is_rewritable())
-        .count();
+    let fixable_count = findings.iter().filter(|f| f.fixable()).count();
     let note = references_note(&findings, blocking_count, fixable_count, checked_ref_count);
     ReferenceFreshness {
         checked: true,
@@ -205,141 +189,65 @@ pub fn recheck_references(
     }
 }
 
-/// What is wrong with one reference, before it is tied to its owner.
-struct Verdict {
-    kind: RefFindingKind,
-    renamed_to: Option<String>,
-    symbol_lines: Vec<u32>,
-    reanchored: Option<CodeRef>,
-}
-
-impl Verdict {
-    fn of(kind: RefFindingKind) -> Option<Verdict> {
-        Some(Verdict {
-            kind,
-            renamed_to: None,
-            symbol_lines: Vec::new(),
-            reanchored: None,
-        })
-    }
-
-    fn into_finding(self, owner: RefOwner, code_ref: &CodeRef) -> RefFinding {
-        RefFinding {
-            blocking: self.kind != RefFindingKind::Planned && owner.is_rewritable(),
-            kind: self.kind,
-            owner,
-            code_ref: code_ref.clone(),
-            renamed_to: self.renamed_to,
-            symbol_lines: self.symbol_lines,
-            reanchored: self.reanchored,
-        }
-    }
-}
-
-/// The finding for one reference, if it no longer holds.
+/// The finding for one reference, if it no longer holds: [`judge`]'s verdict on `file`, or on
+/// the file git renamed it to (`renamed`) when it is gone. `earlier` is its file as it was when
+/// the record was written, when known, so that a repair keeps the part of a definition it cited.
 /// The owner is named (copied) only for a reference that does not hold.
 pub fn recheck_one(
     owner: OwnerRef<'_>,
     code_ref: &CodeRef,
     file: &CitedFile,
     renamed: Option<(&str, &CitedFile)>,
+    earlier: Option<&CitedFile>,
 ) -> Option<RefFinding> {
-    assess_ref(code_ref, file, renamed).map(|v| v.into_finding(owner.to_owner(), code_ref))
-}
-
-fn assess_ref(
-    code_ref: &CodeRef,
-    file: &CitedFile,
-    renamed: Option<(&str, &CitedFile)>,
-) -> Option<Verdict> {
-    match file {
-        CitedFile::Missing if code_ref.planned => Verdict::of(RefFindingKind::Planned),
-        CitedFile::Missing => match renamed {
-            Some((to, target)) => {
-                let moved = CodeRef {
-                    path: to.to_owned(),
-                    ..code_ref.clone()
-                };
-                // Follow the symbol into the renamed file when it moved there too.
-                let holds = |symbol: &str| match target.definitions_of(symbol) {
-                    Some(spans) => {
-                        ref_lines(&moved).is_none_or(|(start, end)| range_holds(start, end, &spans))
-                    }
-                    None => in_range(&moved, target.lines_of(symbol)),
-                };
-                let reanchored = match &moved.symbol {
-                    Some(symbol) if !holds(symbol) => {
-                        follow_symbol(&moved, target).unwrap_or(moved)
-                    }
-                    _ => moved,
-                };
-                Some(Verdict {
-                    kind: RefFindingKind::Renamed,
-                    renamed_to: Some(to.to_owned()),
-                    symbol_lines: Vec::new(),
-                    reanchored: Some(reanchored),
-                })
-            }
-            None => Verdict::of(RefFindingKind::Missing),
+    // A reference written before fingerprints is repaired with the fingerprint of what it cited
+    // when its record was written, so that the repair certifies nothing new.
+    let checked = |repair: CodeRef| match &code_ref.fingerprint {
+        Some(_) => repair,
+        None => CodeRef {
+            fingerprint: earlier.and_then(|earlier| fingerprint_in(code_ref, earlier)),
+            ..repair
         },
-        // Not a file of the repository any more: gone, as far as the reference goes.
-        CitedFile::Elsewhere => Verdict::of(RefFindingKind::Missing),
-        CitedFile::Directory => None,
-        CitedFile::File { line_count, .. } => {
-            if let Some(symbol) = &code_ref.symbol
-                && let Some(spans) = file.definitions_of(symbol)
-            {
-                if spans.is_empty() {
-                    return Verdict::of(RefFindingKind::SymbolMissing);
-                }
-                let holds =
-                    ref_lines(code_ref).is_none_or(|(start, end)| range_holds(start, end, &spans));
-                if holds {
-                    return None;
-                }
-                return Some(Verdict {
-                    kind: RefFindingKind::MovedLines,
-                    renamed_to: None,
-                    symbol_lines: spans.iter().map(|&(first, _)| first).collect(),
-                    reanchored: follow_symbol(code_ref, file),
-                });
-            }
-            if let Some(symbol) = &code_ref.symbol {
-                let lines = file.lines_of(symbol);
-                if lines.is_empty() {
-                    return Verdict::of(RefFindingKind::SymbolMissing);
-                }
-                if !in_range(code_ref, lines) {
-                    return Some(Verdict {
-                        kind: RefFindingKind::MovedLines,
-                        renamed_to: None,
-                        symbol_lines: lines.to_vec(),
-                        reanchored: follow_symbol(code_ref, file),
-                    });
-                }
-            }
-            let (start, end) = ref_lines(code_ref)?;
-            if start.max(end) <= *line_count {
-                return None;
-            }
-            // With the symbol still inside, cutting the range at the end of the file is safe;
-            // without a symbol nothing says where the cited lines went.
-            Some(Verdict {
-                reanchored: code_ref.symbol.as_ref().map(|_| CodeRef {
-                    end_line: code_ref.end_line.map(|_| *line_count),
-                    ..code_ref.clone()
-                }),
-                ..Verdict::of(RefFindingKind::LinesPastEnd)?
-            })
+    };
+    let finding = |kind, renamed_to, symbol_lines, reanchored: Option<CodeRef>| RefFinding {
+        blocking: kind != RefFindingKind::Planned && owner.to_owner().is_rewritable(),
+        kind,
+        owner: owner.to_owner(),
+        code_ref: code_ref.clone(),
+        renamed_to,
+        symbol_lines,
+        reanchored: reanchored.map(checked),
+    };
+    match (file, renamed) {
+        (CitedFile::Missing, _) if code_ref.planned => {
+            Some(finding(RefFindingKind::Planned, None, Vec::new(), None))
         }
-    }
-}
-
-/// Whether the reference has no range, or one of `lines` lies in it.
-fn in_range(code_ref: &CodeRef, lines: &[u32]) -> bool {
-    match ref_lines(code_ref) {
-        None => !lines.is_empty(),
-        Some((start, end)) => lines.iter().any(|line| (start..=end).contains(line)),
+        (CitedFile::Missing, Some((to, target))) => {
+            let moved = CodeRef {
+                path: to.to_owned(),
+                ..code_ref.clone()
+            };
+            // Follow the symbol into the renamed file when it moved there too.
+            let reanchored = match judge(&moved, target, earlier) {
+                Ok(_) => moved,
+                Err(breach) => breach.repair.unwrap_or(moved),
+            };
+            Some(finding(
+                RefFindingKind::Renamed,
+                Some(to.to_owned()),
+                Vec::new(),
+                Some(reanchored),
+            ))
+        }
+        _ => {
+            let breach = judge(code_ref, file, earlier).err()?;
+            Some(finding(
+                breach.kind,
+                None,
+                breach.symbol_lines,
+                breach.repair,
+            ))
+        }
     }
 }
 
@@ -386,7 +294,7 @@ fn references_note(
 pub fn reanchor_patch(state: &State, findings: &[RefFinding]) -> Option<Patch> {
     let fixes: Vec<(&RefOwner, &CodeRef, &CodeRef)> = findings
         .iter()
-        .filter(|f| f.owner.is_rewritable())
+        .filter(|f| f.fixable())
         .filter_map(|f| Some((&f.owner, &f.code_ref, f.reanchored.as_ref()?)))
         .collect();
     if fixes.is_empty() {
@@ -423,6 +331,75 @@ pub fn reanchor_patch(state: &State, findings: &[RefFinding]) -> Option<Patch> {
         investigation_checkpoint: checkpoint.filter(|_| checkpoint_fixed).map(Box::new),
         ..Patch::default()
     })
+}
+
+/// The patch `epiphany recheck` writes for the graph nodes and checkpoint `recheck` names,
+/// which someone read again and found still right: each is restated with every reference
+/// fingerprinted anew (the fingerprint left out, for the write path to take from the code),
+/// where `findings` (the references' re-check now) has a repair, moved there; with `recheck`
+/// itself, which moves their anchors. A reference that no longer holds and has no repair (its
+/// file or symbol is gone) cannot be certified: each is a problem, naming its record.
+pub fn reread_patch(
+    state: &State,
+    recheck: Recheck,
+    findings: &[RefFinding],
+) -> Result<Patch, Vec<Problem>> {
+    let mut problems = Vec::new();
+    let mut reread = |owner: RefOwner, code_refs: &mut Vec<CodeRef>| {
+        for code_ref in code_refs.iter_mut().filter(|r| !r.planned) {
+            let finding = (findings.iter()).find(|f| f.owner == owner && f.code_ref == *code_ref);
+            match finding.map(|f| (f.kind, f.reanchored.as_ref())) {
+                None => {}
+                Some((_, Some(repair))) => *code_ref = repair.clone(),
+                Some((kind, None)) => problems.push(Problem::new(
+                    owner.key(),
+                    format!(
+                        "`{}` no longer holds ({}); cite where the code is now (`epiphany node set` or `checkpoint set` with `--ref`)",
+                        format_code_ref(code_ref),
+                        kind.as_str()
+                    ),
+                )),
+            }
+            code_ref.fingerprint = None;
+        }
+    };
+    let mut upsert = Upsert::default();
+    for (graph, nodes) in state.graphs.each() {
+        let (ids, out) = match graph {
+            GraphKind::Architecture => {
+                (&recheck.architecture_nodes, &mut upsert.architecture_nodes)
+            }
+            GraphKind::Dataflow => (&recheck.dataflow_nodes, &mut upsert.dataflow_nodes),
+        };
+        for node in (nodes.nodes.iter()).filter(|node| ids.contains(&node.id)) {
+            let mut node = node.clone();
+            let owner = RefOwner::Node {
+                graph,
+                id: node.id.clone(),
+            };
+            reread(owner, &mut node.code_refs);
+            out.push(node);
+        }
+    }
+    let checkpoint = (state.investigation_checkpoint.as_ref())
+        .filter(|_| recheck.investigation_checkpoint)
+        .map(|checkpoint| {
+            let mut checkpoint = checkpoint.clone();
+            let owner = RefOwner::InvestigationCheckpoint {
+                id: checkpoint.brief.checkpoint_id.clone(),
+            };
+            reread(owner, &mut checkpoint.code_refs);
+            Box::new(checkpoint)
+        });
+    match problems.is_empty() {
+        true => Ok(Patch {
+            upsert,
+            investigation_checkpoint: checkpoint,
+            recheck,
+            ..Patch::default()
+        }),
+        false => Err(problems),
+    }
 }
 
 /// The graph records of `after` that differ from the same place in `before` (the same graphs
@@ -478,12 +455,21 @@ mod tests {
 
     const SOURCE: &str = "// one\n// two\nfn alpha() {}\nfn beta() {}\n";
 
+    /// `code_ref` as a write stores it: with the fingerprint of what it cited then.
+    fn checked(code_ref: CodeRef) -> CodeRef {
+        CodeRef {
+            fingerprint: Some("0123456789abcdef".into()),
+            ..code_ref
+        }
+    }
+
     fn state() -> State {
         let mut state = State::default();
         let mut a = node("a", &[]);
-        a.code_refs = vec![located("src/a.rs", 1, 2, "alpha")];
+        a.code_refs = vec![checked(located("src/a.rs", 1, 2, "alpha"))];
         let gone = node("gone", &["src/gone.rs"]);
-        let moved = node("moved", &["src/old.rs"]);
+        let mut moved = node("moved", &[]);
+        moved.code_refs = vec![checked(CodeRef::to_path("src/old.rs"))];
         let mut b = node("b", &[]);
         b.code_refs = vec![located("src/a.rs", 4, 4, "beta")];
         state.graphs.architecture.nodes = vec![a, gone, moved, b];
@@ -532,7 +518,7 @@ mod tests {
     fn every_kind_of_finding_in_state_order() {
         let state = state();
         let (cited, renames) = cited();
-        let report = recheck_references(Some(&state), Some(&cited), &renames);
+        let report = recheck_references(Some(&state), Some(&cited), &renames, &|_, _| None);
         let kinds: Vec<(&str, RefFindingKind, bool)> = report
             .findings
             .iter()
@@ -575,6 +561,48 @@ mod tests {
         );
     }
 
+    /// A repair never certifies: it keeps the fingerprint of the check before it, and a reference
+    /// written before fingerprints is repaired by `--fix` only with the fingerprint of its text
+    /// when its record was written; without that text only a re-read repairs it.
+    #[test]
+    fn a_repair_carries_the_earlier_check() {
+        let node = crate::policy::fixtures::node("a", &[]);
+        let owner = OwnerRef::Node(GraphKind::Architecture, &node);
+        let now = file(SOURCE, &["alpha"]);
+        let stored = checked(located("x", 1, 2, "alpha"));
+        let finding = recheck_one(owner, &stored, &now, None, None).expect("moved");
+        assert_eq!(
+            finding
+                .reanchored
+                .as_ref()
+                .and_then(|r| r.fingerprint.clone()),
+            stored.fingerprint
+        );
+        assert!(finding.fixable());
+        let legacy = located("x", 1, 2, "alpha");
+        let unknown = recheck_one(owner, &legacy, &now, None, None).expect("moved");
+        assert!(unknown.reanchored.is_some() && !unknown.fixable());
+        let then = file("fn alpha() {}\n", &["alpha"]);
+        let then = then.with_definitions(&[crate::policy::code_map::Definition {
+            name: "alpha".into(),
+            kind: "function".into(),
+            line: 1,
+            start_line: 1,
+            end_line: 1,
+            signature: "fn alpha() {}".into(),
+        }]);
+        let legacy = located("x", 1, 1, "alpha");
+        let known = recheck_one(owner, &legacy, &now, None, Some(&then)).expect("moved");
+        assert!(known.fixable());
+        assert_eq!(
+            known.reanchored.and_then(|r| r.fingerprint),
+            Some(crate::policy::code_ref::fingerprint(
+                b"fn alpha() {}",
+                crate::policy::code_ref::Cited::File
+            ))
+        );
+    }
+
     #[test]
     fn the_fix_upserts_the_edges_and_links_it_re_anchors() {
         let old = || vec![CodeRef::to_path("src/old.rs")];
@@ -595,7 +623,7 @@ mod tests {
         let cited = CitedFiles {
             files: HashMap::from([("src/new.rs".to_owned(), file("x\n", &[]))]),
         };
-        let report = recheck_references(Some(&state), Some(&cited), &renames);
+        let report = recheck_references(Some(&state), Some(&cited), &renames, &|_, _| None);
         let patch = reanchor_patch(&state, &report.findings).expect("a fix");
         let new = vec![CodeRef::to_path("src/new.rs")];
         let edges = &patch.upsert.dataflow_edges;
@@ -610,7 +638,7 @@ mod tests {
     fn the_fix_rewrites_only_what_can_be_fixed() {
         let state = state();
         let (cited, renames) = cited();
-        let report = recheck_references(Some(&state), Some(&cited), &renames);
+        let report = recheck_references(Some(&state), Some(&cited), &renames, &|_, _| None);
         let patch = reanchor_patch(&state, &report.findings).expect("a fix");
         assert!(patch.investigation_checkpoint.is_none());
         assert!(patch.graphs.is_none(), "the map is not restated");
@@ -637,7 +665,7 @@ mod tests {
         let node = crate::policy::fixtures::node("a", &[]);
         let owner = OwnerRef::Node(GraphKind::Architecture, &node);
         let text = file(SOURCE, &["beta"]);
-        let with_symbol = recheck_one(owner, &located("x", 4, 9, "beta"), &text, None);
+        let with_symbol = recheck_one(owner, &located("x", 4, 9, "beta"), &text, None, None);
         let with_symbol = with_symbol.expect("finding");
         assert_eq!(with_symbol.kind, RefFindingKind::LinesPastEnd);
         assert_eq!(with_symbol.reanchored.map(|r| r.end_line), Some(Some(4)));
@@ -645,9 +673,9 @@ mod tests {
             symbol: None,
             ..located("x", 2, 9, "")
         };
-        let without = recheck_one(owner, &bare, &text, None).expect("finding");
+        let without = recheck_one(owner, &bare, &text, None, None).expect("finding");
         assert!(without.reanchored.is_none());
-        assert!(recheck_one(owner, &located("x", 3, 4, "beta"), &text, None).is_none());
-        assert!(recheck_one(owner, &CodeRef::to_path("x"), &text, None).is_none());
+        assert!(recheck_one(owner, &located("x", 3, 4, "beta"), &text, None, None).is_none());
+        assert!(recheck_one(owner, &CodeRef::to_path("x"), &text, None, None).is_none());
     }
 }

@@ -4,8 +4,10 @@
 
 use serde::Serialize;
 
+use crate::policy::code_ref::RefFindingKind;
 use crate::policy::code_ref::RefOwner;
 use crate::policy::freshness;
+use crate::policy::freshness::CertificateStatus;
 use crate::policy::freshness::ChangeSource;
 use crate::policy::freshness::GraphFreshnessStatus;
 use crate::policy::freshness::RetrievalFreshnessStatus;
@@ -13,7 +15,6 @@ use crate::policy::freshness::StaleReason;
 use crate::policy::freshness::WatcherStatus;
 use crate::policy::projection::StateStatus;
 use crate::policy::recheck;
-use crate::policy::recheck::RefFindingKind;
 use crate::state::model::CodeRef;
 use crate::state::model::IndexTally;
 
@@ -40,11 +41,38 @@ pub struct Freshness {
     pub conflicts: Vec<String>,
     /// Every code reference re-checked against the work tree.
     pub references: ReferenceFreshness,
+    /// The certificate of every graph node and the investigation checkpoint that cite code, in
+    /// state order (docs/freshness.md#certificates).
+    pub certificates: Vec<Certificate>,
 }
 
 moved!(freshness::Freshness => Freshness {
     state_status, state_revision, fresh, stale_reasons, retrieval: into, graph: into,
-    watcher: into, conflicts, references: into,
+    watcher: into, conflicts, references: into, certificates: each,
+});
+
+/// What was checked of one graph node or the investigation checkpoint, and whether it still
+/// holds (docs/freshness.md#certificates).
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct Certificate {
+    /// The record.
+    pub owner: RefOwner,
+    /// Whether its cited code is unchanged since it was checked.
+    pub status: CertificateStatus,
+    /// The commit checked out when the record was last written or re-checked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked_at: Option<String>,
+    /// The revision of that write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checked_revision: Option<u64>,
+    /// Its references whose cited text changed since it was checked, as spelled on the
+    /// command line.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub changed_refs: Vec<String>,
+}
+
+moved!(freshness::Certificate => Certificate {
+    owner, status, checked_at, checked_revision, changed_refs,
 });
 
 /// Freshness of the retrieval index (docs/freshness.md#retrieval-freshness).

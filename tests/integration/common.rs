@@ -35,6 +35,19 @@ pub fn node_json(id: &str, purpose: &str, path: &str) -> Value {
     serde_json::json!({"id": id, "title": id.to_uppercase(), "purpose": purpose, "code_refs": [{"path": path}]})
 }
 
+/// `value` without the fingerprints of its code refs (anywhere in it), for comparing what
+/// references say where what was checked of them is not the point.
+pub fn unfingerprinted(value: &Value) -> Value {
+    match value {
+        Value::Object(map) => (map.iter())
+            .filter(|(key, _)| *key != "fingerprint")
+            .map(|(key, value)| (key.clone(), unfingerprinted(value)))
+            .collect(),
+        Value::Array(items) => items.iter().map(unfingerprinted).collect(),
+        other => other.clone(),
+    }
+}
+
 /// `distill --source-kind KIND --status ok ARGS`: the arguments of an `ok` draft.
 pub fn distill_args<'a>(kind: &'a str, args: &[&'a str]) -> Vec<&'a str> {
     let mut full = vec!["distill", "--source-kind", kind, "--status", "ok"];

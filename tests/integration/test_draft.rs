@@ -7,6 +7,7 @@ use crate::common::Output;
 use crate::common::PASSING_VERIFIER;
 use crate::common::TestEnv;
 use crate::common::distill_args;
+use crate::common::unfingerprinted;
 
 const PROMPT_REF: &str = "epiphany-state-model/src/prompt.rs:10-20#demo";
 const PROMPT_NODE: &str = "arch-path-5b3f3c8187a8";
@@ -150,7 +151,7 @@ fn distill_reads_tool_output_on_stdin() {
     );
     let draft = output.json();
     assert_eq!(
-        draft["patch"]["observations"][0]["code_refs"],
+        unfingerprinted(&draft["patch"]["observations"][0]["code_refs"]),
         json!([{"path": "src/state/store.rs", "start_line": 10, "end_line": 42, "symbol": "Store::commit"}])
     );
     assert_eq!(

@@ -697,9 +697,12 @@ fn rollback_restores_anchors_so_staleness_stays_visible() {
     env.commit_all("change the cited code");
     let stale = env.run(&["freshness", "--check"]);
     assert_eq!(stale.code, 1, "{stale}");
+    // Restating the node keeps what was checked of its references: still stale.
     env.update(
         &json!({"upsert": {"architecture_nodes": [node_json("lexer", "re-read", "src/lib.rs")]}}),
     );
+    assert_eq!(env.run(&["freshness", "--check"]).code, 1);
+    env.ok(&["recheck", "lexer"]);
     assert_eq!(env.run(&["freshness", "--check"]).code, 0);
     env.ok(&["rollback", "--to-revision", "HEAD~1"]);
     let again = env.run(&["freshness", "--check"]);
@@ -875,37 +878,37 @@ fn after_a_squash_merge_a_clone_with_crlf_line_endings_finds_where_the_records_e
     assert_compared_from_the_squash(&clone, &fresh, &squashed);
 }
 
-/// A shallow clone (CI's default) may end before the records entered: what changed since they
-/// were written is unknown, so the check fails loudly instead of calling the state fresh; the
-/// views still answer, and fetching the history settles it.
+/// See: issue 46. A shallow clone (CI's default) may end before the records entered, so git
+/// cannot say what changed since they were written; but every reference carries the
+/// fingerprint of what was checked of it, which the work tree alone answers for: a changed
+/// cited file fails the check (naming the node), an unchanged one passes it, with or without
+/// the history. (References written before fingerprints still fail with `history_unknown`
+/// there: `policy::freshness` tests it.)
 #[test]
-fn a_shallow_clone_cannot_pass_the_freshness_check() {
+fn a_shallow_clone_judges_the_map_by_what_its_references_checked() {
     let (env, _) = mapped_on_a_feature_branch();
-    env.write("src/a.rs", "pub fn a() { changed }\n");
-    env.commit_all("change a");
     env.write("README", "more history\n");
     env.commit_all("readme");
+    let unchanged = clone_of(&env, "feature", &["--depth", "1"]);
+    let check = unchanged.run(&["--json", "freshness", "--check"]);
+    assert_eq!(check.code, 0, "{check}");
+    let certificates = &check.json()["certificates"];
+    assert_eq!(certificates[0]["status"], "unchanged", "{check}");
+    env.write("src/a.rs", "pub fn a() { changed }\n");
+    env.commit_all("change a");
+    env.write("README", "even more history\n");
+    env.commit_all("readme again");
     let clone = clone_of(&env, "feature", &["--depth", "1"]);
     let check = clone.run(&["--json", "freshness", "--check"]);
-    assert_eq!(check.code, 2, "{check}");
-    let error = &check.json()["error"];
-    assert_eq!(error["kind"], "git", "{check}");
-    assert!(
-        error["hint"]
-            .as_str()
-            .is_some_and(|hint| hint.contains("shallow clone") && hint.contains("fetch-depth: 0")),
-        "{check}"
-    );
-    // The views answer, and never call the map fresh.
-    let report = clone.json(&["freshness"]);
-    assert_eq!(report["fresh"], false, "{report}");
+    assert_eq!(check.code, 1, "{check}");
+    let report = check.json();
     assert_eq!(
         report["stale_reasons"],
-        json!(["history_unknown"]),
-        "{report}"
+        json!(["cited_files_changed"]),
+        "{check}"
     );
+    assert_eq!(report["watcher"]["graph_node_ids"], json!(["a"]), "{check}");
     let scene = clone.ok(&["scene"]);
-    assert!(scene.stdout.contains("cannot tell what changed"), "{scene}");
     assert!(
         !scene.stdout.contains("fresh: the work tree matches"),
         "{scene}"
@@ -919,31 +922,31 @@ fn a_shallow_clone_cannot_pass_the_freshness_check() {
     );
 }
 
-/// A map written before the repository's first commit names no commit: freshness cannot tell
-/// what changed since (it used to pass the check whatever changed), until the map is written
-/// again on a commit.
+/// A map written before the repository's first commit names no commit, but what its references
+/// cite is fingerprinted: freshness judges it by the work tree (it used to pass the check
+/// whatever changed, then to fail it with exit 2 whatever did).
 #[test]
-fn a_map_written_before_the_first_commit_cannot_pass_the_check() {
+fn a_map_written_before_the_first_commit_is_judged_by_its_fingerprints() {
     let env = TestEnv::bare();
     env.write("src/a.rs", "pub fn a() {}\n");
     env.ok(&["init"]);
     let node = json!({"upsert": {"architecture_nodes": [node_json("a", "does a", "src/a.rs")]}});
     env.update(&node);
     env.commit_all("code and map");
+    assert_eq!(env.run(&["freshness", "--check"]).code, 0);
     env.write("src/a.rs", "pub fn a() { changed }\n");
     env.commit_all("change a");
     let check = env.run(&["--json", "freshness", "--check"]);
-    assert_eq!(check.code, 2, "{check}");
-    let error = &check.json()["error"];
-    assert_eq!(error["kind"], "git", "{check}");
-    assert!(
-        error["message"]
-            .as_str()
-            .is_some_and(|m| m.contains("before the first commit")),
+    assert_eq!(check.code, 1, "{check}");
+    assert_eq!(
+        check.json()["certificates"][0]["status"],
+        "changed_since_checked",
         "{check}"
     );
-    assert_eq!(env.json(&["freshness"])["fresh"], false);
+    // Restating the node does not certify it; re-checking it does.
     env.update(&node);
+    assert_eq!(env.run(&["freshness", "--check"]).code, 1);
+    env.ok(&["recheck", "a"]);
     assert_eq!(env.json(&["freshness", "--check"])["fresh"], true);
 }
 

@@ -209,7 +209,9 @@ fn walk_schema(defs: &Value, node: &Value, path: String, seen: &mut Vec<String>,
             return;
         }
     }
-    if node.get("const").is_some() || node.get("enum").is_some() {
+    // A fixed word, or a string of a fixed form (a fingerprint): one that carries text is
+    // refused, never stored.
+    if node.get("const").is_some() || node.get("enum").is_some() || node.get("pattern").is_some() {
         out.enums.insert(path);
         return;
     }

@@ -169,6 +169,12 @@ fn example(defs: &Value, node: &Value) -> Value {
     if !node["const"].is_null() {
         return node["const"].clone();
     }
+    if let Some(first) = node["examples"]
+        .as_array()
+        .and_then(|values| values.first())
+    {
+        return first.clone();
+    }
     let kind = match &node["type"] {
         Value::Array(kinds) => kinds.iter().find(|k| *k != "null").expect("a type"),
         kind => kind,

@@ -65,9 +65,13 @@ fn freshness_and_reorient_follow_changes_to_cited_files() {
     assert_eq!(code(&env, &["freshness", "--check"]), 1);
     assert_eq!(code(&env, &["reorient", "--check"]), 1);
 
-    // Writing the node again (re-read, re-described) makes it fresh.
+    // Writing the node again keeps what was checked of its references: still stale. Saying it
+    // was re-read certifies the code as it is now.
     env.update(&json!({"graphs": graphs("does a, as changed")}));
     env.commit_all("remap a");
+    assert_eq!(code(&env, &["freshness", "--check"]), 1);
+    env.ok(&["recheck", "a"]);
+    env.commit_all("re-read a");
     assert_eq!(code(&env, &["freshness", "--check"]), 0);
     let resume = env.json(&["reorient", "--check"]);
     assert_eq!(resume["action"], "resume");
@@ -94,8 +98,12 @@ fn uncommitted_untracked_and_renamed_files_count_and_the_store_does_not() {
         watcher["changed_paths"],
         json!(["src/b.rs", "src/b_moved.rs", "src/brand_new.rs", "src/c.rs"])
     );
-    assert_eq!(watcher["graph_node_ids"], json!(["b"]));
+    // `b`'s file moved unchanged: what it cites is what was checked, but its reference broke.
+    assert_eq!(watcher["graph_node_ids"], json!([]));
     assert_eq!(watcher["changes"][0]["renamed_to"], "src/b_moved.rs");
+    let findings = &report.json()["references"]["findings"];
+    assert_eq!(findings[0]["kind"], "renamed", "{findings}");
+    assert_eq!(findings[0]["renamed_to"], "src/b_moved.rs", "{findings}");
     assert_eq!(watcher["checkpoint_changed_paths"], json!(["src/c.rs"]));
     let verdict = env.json(&["reorient"]);
     assert_eq!(verdict["reasons"], json!(["checkpoint_paths_changed"]));

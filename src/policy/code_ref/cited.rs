@@ -1,20 +1,15 @@
 //! What a cited file answers for a reference: [`CitedFile`], built by scanning its bytes for
-//! the symbols asked about ([`scan_bytes`]) and, where its language is parsed, by the spans and
-//! digests of their definitions ([`CitedFile::with_definitions`]); and the rules for matching a
-//! range to a definition ([`range_holds`], [`anchor_span`], [`definition_unchanged`]). Must not
-//! read files: callers hand in the bytes.
+//! the symbols asked about ([`scan_bytes`]) and, where its language is parsed, by the spans of
+//! their definitions ([`CitedFile::with_definitions`]). It keeps the file's text, which a
+//! reference's fingerprint digests ([`super::fingerprint`]). Must not read files: callers hand
+//! in the bytes.
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::collections::HashMap;
-use std::hash::DefaultHasher;
-use std::hash::Hasher;
+use std::sync::Arc;
 
-use crate::state::model::CodeRef;
-
-use super::ref_lines;
-
-/// A cited path as the work tree has it, read by the caller.
+/// A cited path as the work tree (or a commit) has it, read by the caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CitedFile {
     /// Nothing at that path.
@@ -32,25 +27,17 @@ pub enum CitedFile {
         line_count: u32,
         /// Symbol → the lines it occurs on, ascending; symbols that do not occur map to `[]`.
         symbol_lines: BTreeMap<String, Vec<u32>>,
-        /// For a file of a parsed language: symbol → its definitions, in file order (`[]`:
-        /// none, even if the name occurs). `None` where the language is not parsed, and
-        /// occurrences are all there is.
-        definitions: Option<BTreeMap<String, Vec<Defined>>>,
+        /// For a file of a parsed language: symbol → the spans of its definitions, in file
+        /// order (`[]`: none, even if the name occurs). `None` where the language is not
+        /// parsed, and occurrences are all there is.
+        definitions: Option<BTreeMap<String, Vec<Span>>>,
+        /// The file's bytes.
+        text: Arc<[u8]>,
     },
 }
 
 /// A definition's first and last line.
 pub type Span = (u32, u32);
-
-/// One definition of a cited symbol: where it is, and a digest of its text, which tells
-/// whether the definition itself changed between two versions of its file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Defined {
-    /// Its first and last line.
-    pub span: Span,
-    /// A hash of its lines' text (comparable within one process only).
-    pub digest: u64,
-}
 
 impl CitedFile {
     /// The lines `symbol` occurs on (empty when it does not, or when this is not a file).
@@ -63,134 +50,56 @@ impl CitedFile {
         }
     }
 
-    /// `symbol`'s definitions when the file's language is parsed; `None` when it is not (or
-    /// this is not a file).
-    pub fn defined(&self, symbol: &str) -> Option<&[Defined]> {
+    /// The spans of `symbol`'s definitions when the file's language is parsed; `None` when it
+    /// is not (or this is not a file).
+    pub fn definitions_of(&self, symbol: &str) -> Option<Vec<Span>> {
         match self {
             CitedFile::File {
                 definitions: Some(definitions),
                 ..
-            } => Some(definitions.get(symbol).map_or(&[][..], Vec::as_slice)),
+            } => Some(definitions.get(symbol).cloned().unwrap_or_default()),
             _ => None,
         }
     }
 
-    /// The spans of `symbol`'s definitions when the file's language is parsed; `None` when it
-    /// is not (or this is not a file).
-    pub fn definitions_of(&self, symbol: &str) -> Option<Vec<Span>> {
-        let defined = self.defined(symbol)?;
-        Some(defined.iter().map(|definition| definition.span).collect())
+    /// The file's bytes; `None` when this is not a file.
+    pub fn text(&self) -> Option<&[u8]> {
+        match self {
+            CitedFile::File { text, .. } => Some(text),
+            _ => None,
+        }
     }
 
-    /// This file with the definitions of a parse of `text` (its contents): for each symbol
-    /// asked about, the definitions named like it (its last segment: `Store::commit` →
-    /// `commit`), each with the digest of its lines.
-    pub fn with_definitions(
-        self,
-        definitions: &[crate::policy::code_map::Definition],
-        text: &str,
-    ) -> Self {
+    /// This file with the definitions of a parse of it: for each symbol asked about, the spans
+    /// of the definitions named like it (its last segment: `Store::commit` → `commit`).
+    pub fn with_definitions(self, definitions: &[crate::policy::code_map::Definition]) -> Self {
         let CitedFile::File {
             line_count,
             symbol_lines,
+            text,
             ..
         } = self
         else {
             return self;
         };
-        let line_starts: Vec<usize> = std::iter::once(0)
-            .chain(text.match_indices('\n').map(|(at, _)| at + 1))
-            .collect();
-        let digest = |(first, last): Span| {
-            let at = |line: u32| {
-                let index = usize::try_from(line).unwrap_or(usize::MAX);
-                line_starts.get(index).copied().unwrap_or(text.len())
-            };
-            let lines = text
-                .get(at(first.saturating_sub(1))..at(last))
-                .unwrap_or("");
-            let mut hasher = DefaultHasher::new();
-            hasher.write(lines.as_bytes());
-            hasher.finish()
-        };
         let found = symbol_lines
             .keys()
             .map(|symbol| {
                 let (needle, _) = symbol_needle(symbol);
-                let defined = definitions
+                let spans = definitions
                     .iter()
                     .filter(|definition| definition.name == needle)
-                    .map(|definition| {
-                        let span = (definition.start_line, definition.end_line);
-                        Defined {
-                            span,
-                            digest: digest(span),
-                        }
-                    })
+                    .map(|definition| (definition.start_line, definition.end_line))
                     .collect();
-                (symbol.clone(), defined)
+                (symbol.clone(), spans)
             })
             .collect();
         CitedFile::File {
             line_count,
             symbol_lines,
             definitions: Some(found),
+            text,
         }
-    }
-}
-
-/// Whether a reference's lines hold against its symbol's definitions: they are a definition's
-/// whole span, a part of one that starts after it does, or a window around one that starts
-/// before it does. A range that starts where the definition starts but ends elsewhere cited
-/// all of it before it grew or shrank, and no longer holds.
-pub fn range_holds(start: u32, end: u32, spans: &[Span]) -> bool {
-    spans.iter().any(|&(first, last)| {
-        (start, end) == (first, last)
-            || (first < start && end <= last)
-            || (start < first && last <= end)
-    })
-}
-
-/// Whether the definition `code_ref` cites is, word for word, still a definition of its
-/// symbol: `then` is its file as it was when the reference was written, `now` as it is. The
-/// cited definition is the one its lines fall in (all of the symbol's definitions when they
-/// fall in none, or there are none). `false` whenever it cannot be told: no symbol, a
-/// language not parsed, no definition then.
-pub fn definition_unchanged(code_ref: &CodeRef, then: &CitedFile, now: &CitedFile) -> bool {
-    let Some(symbol) = code_ref.symbol.as_deref() else {
-        return false;
-    };
-    let (Some(before), Some(after)) = (then.defined(symbol), now.defined(symbol)) else {
-        return false;
-    };
-    let within = |definition: &&Defined| {
-        ref_lines(code_ref).is_some_and(|(start, end)| {
-            let (first, last) = definition.span;
-            start <= last && first <= end
-        })
-    };
-    let cited: Vec<&Defined> = match before.iter().filter(within).collect::<Vec<_>>() {
-        within if within.is_empty() => before.iter().collect(),
-        within => within,
-    };
-    !cited.is_empty()
-        && cited
-            .iter()
-            .all(|old| after.iter().any(|new| new.digest == old.digest))
-}
-
-/// The span a reference to `symbol` anchors to: of its definitions, the one nearest `near`
-/// (the longest when there is nothing to be near: a body over a declaration).
-pub fn anchor_span(spans: &[Span], near: Option<u32>) -> Option<Span> {
-    match near {
-        Some(line) => spans
-            .iter()
-            .copied()
-            .min_by_key(|&(first, _)| first.abs_diff(line)),
-        None => spans
-            .iter()
-            .copied()
-            .max_by_key(|&(first, last)| (last - first, std::cmp::Reverse(first))),
     }
 }
 
@@ -326,91 +235,15 @@ pub fn scan_bytes(bytes: &[u8], symbols: &BTreeSet<String>) -> CitedFile {
         line_count: if terminated { line - 1 } else { line },
         symbol_lines: symbols.into_iter().cloned().zip(found).collect(),
         definitions: None,
+        text: Arc::from(bytes),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::super::fixtures::SOURCE;
-    use super::super::fixtures::code_ref;
     use super::super::fixtures::symbols;
-    use super::super::located_problems;
     use super::*;
-    use crate::state::problem::Problem;
-
-    #[test]
-    fn ranges_hold_as_the_span_a_part_or_a_window_and_anchor_to_the_nearest() {
-        let spans = [(10, 20), (40, 41)];
-        for (start, end, holds) in [
-            (10, 20, true),  // the span
-            (12, 15, true),  // a part, starting inside
-            (8, 22, true),   // a window around it
-            (10, 15, false), // started with it, now longer: it grew
-            (10, 25, false), // started with it, now shorter: it shrank
-            (5, 12, false),  // it moved down
-            (30, 35, false), // elsewhere
-        ] {
-            assert_eq!(range_holds(start, end, &spans), holds, "{start}-{end}");
-        }
-        assert_eq!(anchor_span(&spans, Some(38)), Some((40, 41)));
-        assert_eq!(anchor_span(&spans, None), Some((10, 20)));
-        assert_eq!(anchor_span(&[], None), None);
-        let file = scan_text("// helper\nfn helper() {}\n", &["helper".to_owned()].into());
-        let parsed = file.clone().with_definitions(
-            &[crate::policy::code_map::Definition {
-                name: "helper".into(),
-                kind: "function".into(),
-                line: 2,
-                start_line: 2,
-                end_line: 2,
-                signature: "fn helper() {}".into(),
-            }],
-            "// helper\nfn helper() {}\n",
-        );
-        assert_eq!(file.definitions_of("helper"), None);
-        assert_eq!(parsed.definitions_of("helper"), Some(vec![(2, 2)]));
-        let mention = code_ref("a.rs", Some(1), None, Some("helper"));
-        assert!(located_problems(&mention, &file).is_empty());
-        assert_eq!(
-            located_problems(&mention, &parsed),
-            [Problem::whole(
-                "lines 1-1 are not the definition of `helper`, a part of it or a window around it (it is at lines 2-2; cite the symbol without lines to take its span)"
-            )]
-        );
-    }
-
-    #[test]
-    fn a_cited_definition_is_unchanged_while_its_own_text_is() {
-        const THEN: &str = "fn new() {\n    a();\n}\nfn new() {\n    b();\n}\n";
-        let parsed = |text: &str| {
-            let definition = |start_line: u32| crate::policy::code_map::Definition {
-                name: "new".into(),
-                kind: "function".into(),
-                line: start_line,
-                start_line,
-                end_line: start_line + 2,
-                signature: "fn new() {".into(),
-            };
-            scan_text(text, &["new".to_owned()].into())
-                .with_definitions(&[definition(1), definition(4)], text)
-        };
-        let then = parsed(THEN);
-        let second = code_ref("a.rs", Some(4), Some(6), Some("new"));
-        let any = code_ref("a.rs", None, None, Some("new"));
-        let first_changed = parsed(&THEN.replace("a()", "c()"));
-        assert!(definition_unchanged(&second, &then, &first_changed));
-        assert!(!definition_unchanged(&any, &then, &first_changed));
-        let second_changed = parsed(&THEN.replace("b()", "c()"));
-        assert!(!definition_unchanged(&second, &then, &second_changed));
-        // The definitions swapped places: each is still there, word for word.
-        let swapped = parsed("fn new() {\n    b();\n}\nfn new() {\n    a();\n}\n");
-        assert!(definition_unchanged(&second, &then, &swapped));
-        // Not parsed, or no symbol: it cannot be told.
-        let unparsed = scan_text(THEN, &["new".to_owned()].into());
-        assert!(!definition_unchanged(&second, &unparsed, &unparsed));
-        let no_symbol = code_ref("a.rs", Some(1), Some(3), None);
-        assert!(!definition_unchanged(&no_symbol, &then, &then));
-    }
 
     #[test]
     fn scanning_counts_lines_and_finds_whole_identifiers() {

@@ -6,29 +6,35 @@
 //! command runs in. The rest lives beside it: `owners` holds the one walk over every code
 //! reference a patch or a state carries ([`patch_code_refs_mut`], [`visit_state_code_refs`]);
 //! `cited` holds what a file answers for a reference ([`CitedFile`], scanned from its bytes);
-//! `check` holds the rules a reference must keep against its file: lines count from 1, a range
-//! is ordered and inside the file, a symbol occurs in the file (inside the range when there is
-//! one). Pure: callers read the files and hand in what they found as [`CitedFile`].
+//! `judge` is the one verdict on whether a reference holds against its file and which text it
+//! cites ([`judge()`], [`fingerprint`]), which the write path and `freshness` both ask; `check`
+//! holds the rules a reference must keep on its own and words the judge's verdict for a write.
+//! Pure: callers read the files and hand in what they found as [`CitedFile`].
 
 mod check;
 mod cited;
+mod judge;
 mod owners;
 
-pub use check::follow_symbol;
 pub use check::line_list;
 pub use check::located_problems;
 pub use check::ref_lines;
 pub use check::shape_problems;
 pub use check::span_list;
 pub use cited::CitedFile;
-pub use cited::Defined;
 pub use cited::Span;
-pub use cited::anchor_span;
 pub use cited::definition_name;
-pub use cited::definition_unchanged;
-pub use cited::range_holds;
 pub use cited::scan_bytes;
 pub use cited::scan_text;
+pub use judge::Breach;
+pub use judge::Cited;
+pub use judge::RefFindingKind;
+pub use judge::cited_text;
+pub use judge::fingerprint;
+pub use judge::fingerprint_in;
+pub use judge::fingerprint_now;
+pub use judge::is_fingerprint;
+pub use judge::judge;
 pub use owners::OwnerRef;
 pub use owners::RefCarriers;
 pub use owners::RefOwner;
@@ -105,6 +111,7 @@ pub fn parse_code_ref(text: &str) -> Result<CodeRef, Problem> {
         symbol,
         note: None,
         planned: false,
+        fingerprint: None,
     })
 }
 
@@ -261,6 +268,7 @@ mod fixtures {
             symbol: symbol.map(Into::into),
             note: None,
             planned: false,
+            fingerprint: None,
         }
     }
 

@@ -20,6 +20,8 @@ use crate::state::model::Observation;
 use crate::state::model::State;
 use crate::state::patch::Patch;
 use crate::state::patch::Upsert;
+use crate::state::snapshot::CHECKPOINT_ANCHOR;
+use crate::state::snapshot::node_anchor_key;
 
 /// The record that carries a code reference.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -92,6 +94,16 @@ impl RefOwner {
             RefOwner::Observation { id } => format!("observations/{id}"),
             RefOwner::Evidence { id } => format!("evidence/{id}"),
             RefOwner::InvestigationCheckpoint { .. } => "investigation_checkpoint".to_owned(),
+        }
+    }
+
+    /// The key its anchor is kept under (docs/store.md#anchors): graph nodes and the
+    /// investigation checkpoint have one.
+    pub fn anchor_key(&self) -> Option<String> {
+        match self {
+            RefOwner::Node { graph, id } => Some(node_anchor_key(*graph, id)),
+            RefOwner::InvestigationCheckpoint { .. } => Some(CHECKPOINT_ANCHOR.to_owned()),
+            _ => None,
         }
     }
 
@@ -278,6 +290,16 @@ pub enum OwnerRef<'a> {
 }
 
 impl OwnerRef<'_> {
+    /// The key its anchor is kept under (docs/store.md#anchors): graph nodes and the
+    /// investigation checkpoint have one.
+    pub fn anchor_key(self) -> Option<String> {
+        match self {
+            OwnerRef::Node(graph, node) => Some(node_anchor_key(graph, &node.id)),
+            OwnerRef::InvestigationCheckpoint(_) => Some(CHECKPOINT_ANCHOR.to_owned()),
+            _ => None,
+        }
+    }
+
     /// The owned owner, for a report.
     pub fn to_owner(self) -> RefOwner {
         match self {

@@ -27,10 +27,10 @@ use std::collections::BTreeSet;
 use serde::Serialize;
 
 use crate::policy::code_ref::CitedFile;
+use crate::policy::code_ref::RefFindingKind;
 use crate::policy::code_ref::RefOwner;
 use crate::policy::projection::StateStatus;
 use crate::policy::recheck::CitedFiles;
-use crate::policy::recheck::RefFindingKind;
 use crate::policy::recheck::ReferenceFreshness;
 use crate::policy::recheck::recheck_references;
 use crate::policy::text::uniq_append;
@@ -39,7 +39,7 @@ use crate::state::model::RetrievalState;
 use crate::state::model::State;
 use crate::state::snapshot::Anchor;
 
-use watch::maps_code;
+use watch::maps_unfingerprinted_code;
 use watch::watch;
 
 /// `churn.graph_freshness` values that read as fresh (exact, case-sensitive).
@@ -171,6 +171,20 @@ impl WorkTreeChanges {
     }
 }
 
+impl WorkTreeChanges {
+    /// The file at `path` as the commit the record under `anchor_key` is compared with had it,
+    /// where it was read.
+    fn cited_then_at(
+        &self,
+        anchors: &BTreeMap<String, Anchor>,
+        anchor_key: &str,
+        path: &str,
+    ) -> Option<&CitedFile> {
+        let (commit, _) = self.compared(anchors, anchor_key);
+        (self.cited_then).get(&(commit?.to_owned(), path.to_owned()))
+    }
+}
+
 /// The watcher input: observed changes, or why there are none.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum WatcherInput {
@@ -253,6 +267,48 @@ pub struct WatcherFreshness {
     pub note: String,
 }
 
+/// Whether a record's cited code is still what was checked (docs/freshness.md#certificates).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CertificateStatus {
+    /// Every text its references cite is the text last checked: it need not be read again.
+    Unchanged,
+    /// Some cited text changed since it was checked, or is gone: read it again, then
+    /// `epiphany recheck` (or rewrite the record).
+    ChangedSinceChecked,
+    /// Nothing can tell: references written before fingerprints where git cannot say what
+    /// changed, or whose file cannot be read.
+    NotCheckable,
+}
+
+impl CertificateStatus {
+    /// The snake_case name, as in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            CertificateStatus::Unchanged => "unchanged",
+            CertificateStatus::ChangedSinceChecked => "changed_since_checked",
+            CertificateStatus::NotCheckable => "not_checkable",
+        }
+    }
+}
+
+/// What was checked of one graph node or the investigation checkpoint, and whether it still
+/// holds: its certificate.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Certificate {
+    /// The record.
+    pub owner: RefOwner,
+    /// Whether its cited code is unchanged since it was checked.
+    pub status: CertificateStatus,
+    /// The commit checked out when the record was last written or re-checked.
+    pub checked_at: Option<String>,
+    /// The revision of that write.
+    pub checked_revision: Option<u64>,
+    /// Its references whose cited text changed since it was checked, as spelled on the
+    /// command line.
+    pub changed_refs: Vec<String>,
+}
+
 impl WatcherFreshness {
     /// Whether any mapped record cites a file that changed after it was written.
     pub fn cited_files_changed(&self) -> bool {
@@ -301,6 +357,9 @@ pub struct Freshness {
     pub conflicts: Vec<String>,
     /// Every code reference re-checked against the work tree.
     pub references: ReferenceFreshness,
+    /// The certificate of every graph node and the investigation checkpoint that cite code, in
+    /// state order.
+    pub certificates: Vec<Certificate>,
 }
 
 impl StaleReason {
@@ -457,9 +516,14 @@ pub fn assess_freshness(
         WatcherInput::Observed(changes) => &changes.renames,
         WatcherInput::Unavailable(_) | WatcherInput::Unknown(_) => &no_renames,
     };
-    let history_unknown = watcher.history_unknown() && state.is_some_and(maps_code);
-    let references = recheck_references(state, cited, renames);
-    let watcher = watch(state, anchors, watcher, cited);
+    let history_unknown = watcher.history_unknown() && state.is_some_and(maps_unfingerprinted_code);
+    let changes = match watcher {
+        WatcherInput::Observed(changes) => Some(changes),
+        WatcherInput::Unavailable(_) | WatcherInput::Unknown(_) => None,
+    };
+    let earlier = |anchor_key: &str, path: &str| changes?.cited_then_at(anchors, anchor_key, path);
+    let references = recheck_references(state, cited, renames, &earlier);
+    let (watcher, certificates) = watch(state, anchors, watcher, cited);
     let mut stale_reasons = Vec::new();
     if watcher.cited_files_changed() {
         stale_reasons.push(StaleReason::CitedFilesChanged);
@@ -492,6 +556,7 @@ pub fn assess_freshness(
         watcher,
         conflicts,
         references,
+        certificates,
     }
 }
 
@@ -608,7 +673,7 @@ mod tests {
                 end_line: 3,
                 signature: "fn helper() {".into(),
             };
-            crate::policy::code_ref::scan_text(text, &symbols).with_definitions(&[definition], text)
+            crate::policy::code_ref::scan_text(text, &symbols).with_definitions(&[definition])
         };
         let then = parsed("// one\nfn helper() {\n}\n");
         let stale_with = |now: CitedFile, input: &WatcherInput| {

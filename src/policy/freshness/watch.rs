@@ -1,11 +1,16 @@
 //! The watcher (docs/freshness.md#watcher-inputs): maps the work tree's changes onto the graph
-//! nodes and the investigation checkpoint, each against its own anchor. Must not decide
-//! whether the whole is fresh: [`assess_freshness`](super::assess_freshness) does.
+//! nodes and the investigation checkpoint, each against its own anchor, and writes each of
+//! them its certificate (docs/freshness.md#certificates). Must not decide whether the whole is
+//! fresh: [`assess_freshness`](super::assess_freshness) does.
 
 use std::collections::BTreeMap;
 use std::collections::HashSet;
 
-use crate::policy::code_ref::definition_unchanged;
+use crate::policy::code_ref::CitedFile;
+use crate::policy::code_ref::RefOwner;
+use crate::policy::code_ref::fingerprint_in;
+use crate::policy::code_ref::fingerprint_now;
+use crate::policy::code_ref::format_code_ref;
 use crate::policy::recheck::CitedFiles;
 use crate::policy::text::fresh_key;
 use crate::policy::text::uniq_append;
@@ -15,6 +20,8 @@ use crate::state::snapshot::Anchor;
 use crate::state::snapshot::CHECKPOINT_ANCHOR;
 use crate::state::snapshot::node_anchor_key;
 
+use super::Certificate;
+use super::CertificateStatus;
 use super::PathChange;
 use super::WatcherFreshness;
 use super::WatcherInput;
@@ -28,28 +35,31 @@ struct Hits {
     checkpoint: bool,
 }
 
-/// Whether the graphs or the checkpoint cite code: what the watcher compares with git.
-pub(super) fn maps_code(state: &State) -> bool {
+/// Whether the graphs or the checkpoint cite code that only git can judge: references written
+/// before fingerprints, which are compared with the commit of their record.
+pub(super) fn maps_unfingerprinted_code(state: &State) -> bool {
     let graphs = state.graphs.each().into_iter();
-    graphs
-        .flat_map(|(_, graph)| &graph.nodes)
-        .any(|node| !node.code_refs.is_empty())
-        || (state.investigation_checkpoint.as_ref()).is_some_and(|c| !c.code_refs.is_empty())
+    let nodes = graphs.flat_map(|(_, graph)| &graph.nodes);
+    let checkpoint = state.investigation_checkpoint.iter();
+    (nodes.flat_map(|node| &node.code_refs))
+        .chain(checkpoint.flat_map(|checkpoint| &checkpoint.code_refs))
+        .any(|code_ref| !code_ref.planned && code_ref.fingerprint.is_none())
 }
 
 /// Maps the work tree's changes onto the graph nodes and the checkpoint
-/// (docs/freshness.md#watcher-inputs), each against its own anchor.
+/// (docs/freshness.md#watcher-inputs), each against its own anchor, and certifies each of them
+/// (docs/freshness.md#certificates): the watcher's report, and the certificates in state order. A reference with a fingerprint is judged by its cited text
+/// alone, so it is certified even where git cannot say what changed; one written before
+/// fingerprints is judged by git, against the commit of its record.
 pub(super) fn watch(
     state: Option<&State>,
     anchors: &BTreeMap<String, Anchor>,
     input: &WatcherInput,
     cited: Option<&CitedFiles>,
-) -> WatcherFreshness {
+) -> (WatcherFreshness, Vec<Certificate>) {
     let changes = match input {
-        WatcherInput::Unavailable(reason) | WatcherInput::Unknown(reason) => {
-            return unavailable(reason);
-        }
-        WatcherInput::Observed(changes) => changes,
+        WatcherInput::Observed(changes) => Some(changes),
+        WatcherInput::Unavailable(_) | WatcherInput::Unknown(_) => None,
     };
     let compared = Compared {
         changes,
@@ -59,7 +69,7 @@ pub(super) fn watch(
     let found = find_hits(state, &compared);
     let changes_list = path_changes(
         found.hits,
-        &changes.renames,
+        changes.map(|c| &c.renames),
         &found.active_frontier_node_ids,
     );
     let changed_paths: Vec<String> = changes_list.iter().map(|c| c.path.clone()).collect();
@@ -74,17 +84,25 @@ pub(super) fn watch(
         found.active_frontier_node_ids.len(),
         checkpoint_changed_paths.len(),
     );
-    WatcherFreshness {
-        status: if changed_paths.is_empty() {
-            WatcherStatus::Clean
-        } else {
-            WatcherStatus::Changed
-        },
-        source: Some(changes.source),
-        watched_root: Some(changes.watched_root.clone()),
-        observed_at_unix_seconds: Some(changes.observed_at_unix_seconds),
-        base_commit: changes.base_commit.clone(),
-        since_revision: changes.since_revision,
+    let (status, note) = match input {
+        WatcherInput::Unavailable(reason) | WatcherInput::Unknown(reason)
+            if changed_paths.is_empty() =>
+        {
+            (WatcherStatus::Unavailable, reason.clone())
+        }
+        WatcherInput::Unavailable(reason) | WatcherInput::Unknown(reason) => {
+            (WatcherStatus::Unavailable, format!("{reason}; {note}"))
+        }
+        WatcherInput::Observed(_) if changed_paths.is_empty() => (WatcherStatus::Clean, note),
+        WatcherInput::Observed(_) => (WatcherStatus::Changed, note),
+    };
+    let watcher = WatcherFreshness {
+        status,
+        source: changes.map(|c| c.source),
+        watched_root: changes.map(|c| c.watched_root.clone()),
+        observed_at_unix_seconds: changes.map(|c| c.observed_at_unix_seconds),
+        base_commit: changes.and_then(|c| c.base_commit.clone()),
+        since_revision: changes.and_then(|c| c.since_revision),
         changed_path_count: changed_paths.len(),
         changed_paths,
         changes: changes_list,
@@ -92,95 +110,169 @@ pub(super) fn watch(
         active_frontier_node_ids: found.active_frontier_node_ids,
         checkpoint_changed_paths,
         note,
-    }
+    };
+    (watcher, found.certificates)
 }
 
-/// The watcher's report when the work tree's changes could not be observed: `reason` says why.
-fn unavailable(reason: &str) -> WatcherFreshness {
-    WatcherFreshness {
-        status: WatcherStatus::Unavailable,
-        source: None,
-        watched_root: None,
-        observed_at_unix_seconds: None,
-        base_commit: None,
-        since_revision: None,
-        changed_path_count: 0,
-        changed_paths: Vec::new(),
-        changes: Vec::new(),
-        graph_node_ids: Vec::new(),
-        active_frontier_node_ids: Vec::new(),
-        checkpoint_changed_paths: Vec::new(),
-        note: reason.to_owned(),
-    }
-}
-
-/// What a record's references are compared with: the observed changes, the anchors that say
-/// which commit each record is compared with, and the cited files as the work tree has them.
+/// What a record's references are compared with: the observed changes (none where git cannot
+/// tell), the anchors that say which commit each record is compared with, and the cited files
+/// as the work tree has them.
 struct Compared<'a> {
-    changes: &'a WorkTreeChanges,
+    changes: Option<&'a WorkTreeChanges>,
     anchors: &'a BTreeMap<String, Anchor>,
     cited: Option<&'a CitedFiles>,
 }
 
+/// One reference's part in its record's certificate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RefVerdict {
+    /// What it cites is what was checked.
+    Unchanged,
+    /// What it cites changed since it was checked (or is gone).
+    Changed,
+    /// Nothing can tell.
+    Unknown,
+}
+
 impl Compared<'_> {
-    /// Whether the definition `code_ref` cites is word for word what it was at `commit`: such
-    /// a reference cites nothing changed.
-    fn definition_kept(&self, code_ref: &CodeRef, commit: Option<&str>) -> bool {
-        let then = commit.and_then(|commit| {
-            let key = (commit.to_owned(), code_ref.path.clone());
-            self.changes.cited_then.get(&key)
-        });
-        let now = (self.cited).and_then(|cited| cited.files.get(&code_ref.path));
-        then.zip(now)
-            .is_some_and(|(then, now)| definition_unchanged(code_ref, then, now))
+    /// `code_ref` where its file is now: at the path git renamed it to when it is gone.
+    fn followed(&self, code_ref: &CodeRef) -> Option<(CodeRef, &CitedFile)> {
+        let files = &self.cited?.files;
+        let file = files.get(&code_ref.path)?;
+        if *file != CitedFile::Missing {
+            return Some((code_ref.clone(), file));
+        }
+        let to = self.changes?.renames.get(&code_ref.path)?;
+        let moved = CodeRef {
+            path: to.clone(),
+            ..code_ref.clone()
+        };
+        Some((moved, files.get(to)?))
     }
 
-    /// The changed paths (as keys under the watched root) that `refs`, of the record anchored
-    /// at `anchor_key`, cite, each once, in the order of the references.
-    fn cited_changes(&self, refs: &[CodeRef], anchor_key: &str) -> Vec<String> {
-        let root = Some(self.changes.watched_root.as_str());
-        let (commit, changed) = self.changes.compared(self.anchors, anchor_key);
-        let mut keys = Vec::new();
-        uniq_append(
-            &mut keys,
-            refs.iter().filter_map(|r| {
-                let key = fresh_key(&r.path, root);
-                (changed.contains(&key) && !self.definition_kept(r, commit)).then_some(key)
-            }),
-        );
-        keys
+    /// Whether what `code_ref`, of the record under `anchor_key`, cites is still what was
+    /// checked: with a fingerprint, its cited text now (wherever its definition moved) against
+    /// the fingerprint; without one, or when `--since` names the commit to compare with, git's
+    /// word that its file did not change since that commit, or that the definition it cites is
+    /// word for word what it was then.
+    fn verdict(&self, code_ref: &CodeRef, anchor_key: &str) -> RefVerdict {
+        let then = (self.changes)
+            .and_then(|changes| changes.cited_then_at(self.anchors, anchor_key, &code_ref.path));
+        let since = self.changes.is_some_and(|c| c.since_revision.is_some());
+        if let Some(stored) = code_ref.fingerprint.as_ref().filter(|_| !since) {
+            let Some((followed, now)) = self.followed(code_ref) else {
+                return RefVerdict::Unknown;
+            };
+            return match fingerprint_now(&followed, now, then) {
+                Some(current) if current == *stored => RefVerdict::Unchanged,
+                _ => RefVerdict::Changed,
+            };
+        }
+        let Some(changes) = self.changes else {
+            return RefVerdict::Unknown;
+        };
+        let root = Some(changes.watched_root.as_str());
+        let (_, changed) = changes.compared(self.anchors, anchor_key);
+        if !changed.contains(&fresh_key(&code_ref.path, root)) {
+            return RefVerdict::Unchanged;
+        }
+        let kept = code_ref.symbol.is_some()
+            && (then.zip(self.followed(code_ref))).is_some_and(|(then, (followed, now))| {
+                let was = fingerprint_in(code_ref, then);
+                was.is_some() && was == fingerprint_now(&followed, now, Some(then))
+            });
+        if kept {
+            RefVerdict::Unchanged
+        } else {
+            RefVerdict::Changed
+        }
+    }
+
+    /// The certificate of the record `owner`, anchored under `anchor_key`, with `refs`, and the
+    /// paths (as keys under the watched root) of its references whose cited code changed, each
+    /// once, in the order of the references. `None` when it cites nothing to check (no
+    /// references, or only plans).
+    fn certify(
+        &self,
+        owner: RefOwner,
+        refs: &[CodeRef],
+        anchor_key: &str,
+    ) -> Option<(Certificate, Vec<String>)> {
+        let root = self.changes.map(|c| c.watched_root.as_str());
+        let mut changed_paths = Vec::new();
+        let mut changed_refs = Vec::new();
+        let mut unknown = false;
+        let mut checked_any = false;
+        for code_ref in refs.iter().filter(|r| !r.planned) {
+            checked_any = true;
+            match self.verdict(code_ref, anchor_key) {
+                RefVerdict::Unchanged => {}
+                RefVerdict::Unknown => unknown = true,
+                RefVerdict::Changed => {
+                    uniq_append(&mut changed_paths, [fresh_key(&code_ref.path, root)]);
+                    changed_refs.push(format_code_ref(code_ref));
+                }
+            }
+        }
+        if !checked_any {
+            return None;
+        }
+        let status = if !changed_refs.is_empty() {
+            CertificateStatus::ChangedSinceChecked
+        } else if unknown {
+            CertificateStatus::NotCheckable
+        } else {
+            CertificateStatus::Unchanged
+        };
+        let anchor = self.anchors.get(anchor_key);
+        let certificate = Certificate {
+            owner,
+            status,
+            checked_at: anchor.and_then(|a| a.git_head.clone()),
+            checked_revision: anchor.map(|a| a.revision),
+            changed_refs,
+        };
+        Some((certificate, changed_paths))
     }
 }
 
 /// What the changes hit: each changed path with its hits, the graph nodes hit (in graph
-/// order), and the active frontier nodes among them.
+/// order), the active frontier nodes among them, and every record's certificate.
 struct Found {
     hits: BTreeMap<String, Hits>,
     graph_node_ids: Vec<String>,
     active_frontier_node_ids: Vec<String>,
+    certificates: Vec<Certificate>,
 }
 
-/// Walks the graph nodes and the checkpoint for the changed paths their references cite,
-/// each against its own anchor. Every path changed since the base is listed, hit or not.
+/// Walks the graph nodes and the checkpoint for what their references cite that changed since
+/// it was checked, each against its own anchor. Every path changed since the base is listed,
+/// hit or not.
 fn find_hits(state: Option<&State>, compared: &Compared<'_>) -> Found {
-    let changes = compared.changes;
     let mut found = Found {
-        hits: (changes.since_base.iter())
+        hits: (compared.changes.iter())
+            .flat_map(|changes| &changes.since_base)
             .map(|path| (path.clone(), Hits::default()))
             .collect(),
         graph_node_ids: Vec::new(),
         active_frontier_node_ids: Vec::new(),
+        certificates: Vec::new(),
     };
-    // A clean tree since every anchor hits nothing: the map need not be walked.
-    let anything_changed = !changes.since_base.is_empty()
-        || changes.since_commit.values().any(|paths| !paths.is_empty());
-    let Some(state) = state.filter(|_| anything_changed) else {
+    let Some(state) = state else {
         return found;
     };
     let mut hit_nodes: HashSet<&str> = HashSet::new();
     for (kind, graph) in state.graphs.each() {
         for node in &graph.nodes {
-            let paths = compared.cited_changes(&node.code_refs, &node_anchor_key(kind, &node.id));
+            let owner = RefOwner::Node {
+                graph: kind,
+                id: node.id.clone(),
+            };
+            let key = node_anchor_key(kind, &node.id);
+            let Some((certificate, paths)) = compared.certify(owner, &node.code_refs, &key) else {
+                continue;
+            };
+            found.certificates.push(certificate);
             for path in &paths {
                 let hit = found.hits.entry(path.clone()).or_default();
                 uniq_append(&mut hit.node_ids, [node.id.clone()]);
@@ -191,8 +283,16 @@ fn find_hits(state: Option<&State>, compared: &Compared<'_>) -> Found {
         }
     }
     if let Some(checkpoint) = &state.investigation_checkpoint {
-        for path in compared.cited_changes(&checkpoint.code_refs, CHECKPOINT_ANCHOR) {
-            found.hits.entry(path).or_default().checkpoint = true;
+        let owner = RefOwner::InvestigationCheckpoint {
+            id: checkpoint.brief.checkpoint_id.clone(),
+        };
+        if let Some((certificate, paths)) =
+            compared.certify(owner, &checkpoint.code_refs, CHECKPOINT_ANCHOR)
+        {
+            found.certificates.push(certificate);
+            for path in paths {
+                found.hits.entry(path).or_default().checkpoint = true;
+            }
         }
     }
     if let Some(frontier) = &state.graph_frontier {
@@ -210,12 +310,12 @@ fn find_hits(state: Option<&State>, compared: &Compared<'_>) -> Found {
 /// nodes it hits, in path order.
 fn path_changes(
     hits: BTreeMap<String, Hits>,
-    renames: &BTreeMap<String, String>,
+    renames: Option<&BTreeMap<String, String>>,
     active_frontier_node_ids: &[String],
 ) -> Vec<PathChange> {
     hits.into_iter()
         .map(|(path, hit)| PathChange {
-            renamed_to: renames.get(&path).cloned(),
+            renamed_to: renames.and_then(|renames| renames.get(&path)).cloned(),
             active_frontier_node_ids: active_frontier_node_ids
                 .iter()
                 .filter(|id| hit.node_ids.contains(id))

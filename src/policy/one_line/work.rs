@@ -275,9 +275,9 @@ pub fn supersede(old: &Observation, findings: &[&RefFinding]) -> Option<Supersed
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::code_ref::RefFindingKind;
     use crate::policy::code_ref::RefOwner;
     use crate::policy::fixtures;
-    use crate::policy::recheck::RefFindingKind;
 
     #[test]
     fn a_new_checkpoint_needs_focus_and_next_and_gets_defaults() {

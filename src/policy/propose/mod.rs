@@ -214,6 +214,7 @@ mod tests {
             symbol: Some(symbol.into()),
             note: None,
             planned: false,
+            fingerprint: None,
         }
     }
 

@@ -156,6 +156,14 @@ pub struct CodeRef {
     /// plans about files still to be written). Set by the write path, not by hand.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub planned: bool,
+    /// What the cited text was when someone last checked it: the first 16 hex digits of a
+    /// SHA-256 over the cited lines (the definition's, with a symbol; the range's; the whole
+    /// file's), each trimmed, blank ones left out (docs/freshness.md#certificates). Set by the
+    /// write path when a reference is cited or re-checked; a reference moved by `freshness
+    /// --fix` keeps it, so changed code is never certified by being found again.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(pattern(r"^[0-9a-f]{16}$"), example = "0123456789abcdef")]
+    pub fingerprint: Option<String>,
 }
 
 impl CodeRef {
@@ -168,6 +176,7 @@ impl CodeRef {
             symbol: None,
             note: None,
             planned: false,
+            fingerprint: None,
         }
     }
 }
