@@ -343,7 +343,9 @@ fn node_rm_removes_what_names_the_node_in_one_write() {
     let removed = env.run(&["node", "rm", "parser"]);
     assert_eq!(removed.code, 0, "{removed}");
     assert!(
-        removed.stderr.contains("edge lexer -feeds-> parser"),
+        removed.stdout.contains(
+            "  removed architecture_nodes/parser, architecture_edges/lexer->parser:feeds, graph_frontier.active_node_ids/parser\n"
+        ),
         "{removed}"
     );
     let state = env.json(&["show"]);
