@@ -25,8 +25,8 @@ use crate::state::problem::Problem;
 ///
 /// `edge add SOURCE TARGET --kind K` writes the edge (an edge with the same `--id`, or with
 /// the same ends and kind, is replaced); the graph is the one that holds both nodes unless
-/// `--graph` says. `edge rm SOURCE TARGET --kind K` or `edge rm --id ID` removes one and
-/// lists what it removed. Each reads the graph as it stands when the
+/// `--graph` says. `edge rm SOURCE TARGET --kind K` or `edge rm --id ID` removes one (and its
+/// id from the frontier) and lists what it removed. Each reads the graph as it stands when the
 /// write takes the store lock; `--expected-revision` refuses any other revision.
 #[derive(Debug, clap::Args)]
 pub struct Args {

@@ -26,8 +26,9 @@ use crate::state::problem::Problem;
 /// graph. Rewriting a node unchanged writes nothing: to say a node still holds after the code
 /// it cites changed, run `epiphany recheck ID`.
 ///
-/// `node rm ID` removes the node, the edges and links that name it, and its place on the
-/// frontier and the graph checkpoint, in one write, and lists what it removed.
+/// `node rm ID` removes the node, the edges and links that name it, and its place (and its
+/// edges' places) on the frontier and the graph checkpoint, in one write, and lists what it
+/// removed.
 ///
 /// Each reads the node as it stands when the write takes the store lock, so a concurrent
 /// write of another of its values is kept; `--expected-revision` refuses any other revision.

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use crate::policy::one_line::Edit;
 use crate::policy::one_line::given;
 use crate::policy::one_line::record_names;
+use crate::state::fields::Keyed;
 use crate::state::model::CodeRef;
 use crate::state::model::Graph;
 use crate::state::model::GraphEdge;
@@ -158,7 +159,8 @@ fn set_node(
 
 /// What `node rm` writes: the node `id` (of the graph named, else the one that holds it), every
 /// edge and link that names it, and, unless the other graph still has a node `id`, its place
-/// on the frontier and the graph checkpoint.
+/// on the frontier and the graph checkpoint, and its edges' ids on the frontier: nothing is
+/// left naming what is gone.
 pub fn node_rm(state: &State, id: &str, graph: Option<GraphKind>) -> Result<Edit, Vec<Problem>> {
     let kind = node_graph(state, id, graph, "--graph").map_err(|problem| vec![problem])?;
     if find_node(state, kind, id).is_none() {
@@ -209,15 +211,20 @@ fn removal(state: &State, mut patch: Patch) -> Edit {
     }
 }
 
-/// Takes the nodes `patch` removes off the frontier and the graph checkpoint, where no graph
-/// holds them once it is applied (a node id may live in both graphs); ids that were missing
-/// before are left as they are. Answers what it took off, as `field.list/id`.
+/// Takes the nodes and edge ids `patch` removes off the frontier and the graph checkpoint,
+/// where no graph holds them once it is applied (a node id may live in both graphs, and so may
+/// an edge id); ids that were missing before are left as they are. Answers what it took off,
+/// as `field.list/id`.
 fn prune_frontier(state: &State, patch: &mut Patch) -> Vec<String> {
     let (mut gone_nodes, mut left_nodes) = (HashSet::new(), HashSet::new());
+    let (mut gone_edges, mut left_edges) = (HashSet::new(), HashSet::new());
     for (kind, graph) in state.graphs.each() {
-        let nodes = match kind {
-            GraphKind::Architecture => &patch.remove.architecture_nodes,
-            GraphKind::Dataflow => &patch.remove.dataflow_nodes,
+        let (nodes, edges) = match kind {
+            GraphKind::Architecture => (
+                &patch.remove.architecture_nodes,
+                &patch.remove.architecture_edges,
+            ),
+            GraphKind::Dataflow => (&patch.remove.dataflow_nodes, &patch.remove.dataflow_edges),
         };
         for node in &graph.nodes {
             match nodes.contains(&node.id) {
@@ -225,9 +232,21 @@ fn prune_frontier(state: &State, patch: &mut Patch) -> Vec<String> {
                 false => left_nodes.insert(node.id.as_str()),
             };
         }
+        let edge_keys: HashSet<_> = edges.iter().map(Keyed::record_key).collect();
+        for edge in &graph.edges {
+            let Some(id) = edge.id.as_deref() else {
+                continue;
+            };
+            match edge_keys.contains(&edge.record_key()) {
+                true => gone_edges.insert(id),
+                false => left_edges.insert(id),
+            };
+        }
     }
     let node_taken =
         |id: &String| gone_nodes.contains(id.as_str()) && !left_nodes.contains(id.as_str());
+    let edge_taken =
+        |id: &String| gone_edges.contains(id.as_str()) && !left_edges.contains(id.as_str());
     let mut removed = Vec::new();
     let mut take = |list: &[String], taken: &dyn Fn(&String) -> bool, name: &str| {
         let (out, kept): (Vec<&String>, Vec<&String>) = list.iter().partition(|id| taken(id));
@@ -235,10 +254,20 @@ fn prune_frontier(state: &State, patch: &mut Patch) -> Vec<String> {
         (!out.is_empty()).then(|| kept.into_iter().cloned().collect::<Vec<String>>())
     };
     if let Some(frontier) = &state.graph_frontier {
-        let name = "graph_frontier.active_node_ids";
-        if let Some(nodes) = take(&frontier.active_node_ids, &node_taken, name) {
+        let nodes = take(
+            &frontier.active_node_ids,
+            &node_taken,
+            "graph_frontier.active_node_ids",
+        );
+        let edges = take(
+            &frontier.active_edge_ids,
+            &edge_taken,
+            "graph_frontier.active_edge_ids",
+        );
+        if nodes.is_some() || edges.is_some() {
             patch.graph_frontier = Some(Box::new(GraphFrontier {
-                active_node_ids: nodes,
+                active_node_ids: nodes.unwrap_or_else(|| frontier.active_node_ids.clone()),
+                active_edge_ids: edges.unwrap_or_else(|| frontier.active_edge_ids.clone()),
                 ..frontier.clone()
             }));
         }
@@ -358,7 +387,7 @@ pub fn edge_add(state: &State, input: EdgeInput<'_>) -> Result<Edit, Vec<Problem
 }
 
 /// What `edge rm` writes: the edge with `id`, or the one between `source` and `target` of
-/// `kind`, found in `graph` or whichever graph holds it.
+/// `kind`, found in `graph` or whichever graph holds it, and its id off the frontier.
 pub fn edge_rm(
     state: &State,
     graph: Option<GraphKind>,
@@ -450,8 +479,8 @@ mod tests {
     use crate::state::model::Graphs;
 
     /// Architecture: lexer -feeds-> parser (anonymous), lexer -calls-> parser (`e1`); dataflow:
-    /// tokens and lexer, linked tokens -> lexer; `parser` on the frontier, `parser` and `lexer`
-    /// on the graph checkpoint.
+    /// tokens and lexer, tokens -feeds-> lexer (`e1` too), linked tokens -> lexer; `parser`
+    /// and `e1` on the frontier, `parser` and `lexer` on the graph checkpoint.
     fn state() -> State {
         State {
             graphs: Graphs {
@@ -475,6 +504,7 @@ mod tests {
             },
             graph_frontier: Some(GraphFrontier {
                 active_node_ids: vec!["parser".into()],
+                active_edge_ids: vec!["e1".into()],
                 dirty_paths: vec!["src/lexer.rs".into()],
                 ..GraphFrontier::default()
             }),
@@ -571,6 +601,7 @@ mod tests {
         assert_eq!(patch.remove.architecture_edges.len(), 2);
         let frontier = patch.graph_frontier.expect("frontier");
         assert_eq!(frontier.active_node_ids, Vec::<String>::new());
+        assert_eq!(frontier.active_edge_ids, Vec::<String>::new());
         assert_eq!(frontier.dirty_paths, ["src/lexer.rs"], "the rest stays");
         let checkpoint = patch.graph_checkpoint.expect("graph checkpoint");
         assert_eq!(checkpoint.frontier_node_ids, ["lexer"]);
@@ -582,6 +613,7 @@ mod tests {
                 "architecture_edges/lexer->parser:feeds",
                 "architecture_edges/e1",
                 "graph_frontier.active_node_ids/parser",
+                "graph_frontier.active_edge_ids/e1",
                 "graph_checkpoint.frontier_node_ids/parser",
             ]
         );
@@ -590,7 +622,10 @@ mod tests {
             write(node_rm(&state, "lexer", Some(GraphKind::Architecture)).expect("rm lexer"));
         assert_eq!(patch.remove.links.len(), 1);
         assert!(patch.graph_checkpoint.is_none(), "{patch:?}");
-        assert!(patch.graph_frontier.is_none(), "{patch:?}");
+        assert_eq!(
+            patch.graph_frontier.expect("frontier").active_edge_ids,
+            Vec::<String>::new()
+        );
         assert!(
             removed.contains(&"links/tokens->lexer".to_owned()),
             "{removed:?}"
@@ -609,12 +644,25 @@ mod tests {
     #[test]
     fn a_removal_leaves_alone_frontier_ids_it_does_not_make_missing() {
         let mut state = state();
+        // `e1` also lives in the dataflow graph, and `ghost` was missing before.
+        state.graphs.dataflow.edges = vec![fixtures::edge(Some("e1"), "tokens", "lexer", "feeds")];
         if let Some(frontier) = &mut state.graph_frontier {
             frontier.active_node_ids.push("ghost".into());
         }
+        let (patch, _, removed) = write(
+            edge_rm(
+                &state,
+                Some(GraphKind::Architecture),
+                &EdgeRef::Id("e1".into()),
+            )
+            .expect("rm"),
+        );
+        assert_eq!(removed, ["architecture_edges/e1"]);
+        assert!(patch.graph_frontier.is_none(), "{patch:?}");
         let (patch, _, removed) = write(node_rm(&state, "parser", None).expect("rm"));
         let frontier = patch.graph_frontier.expect("frontier");
         assert_eq!(frontier.active_node_ids, ["ghost"]);
+        assert_eq!(frontier.active_edge_ids, ["e1"]);
         assert!(!removed.iter().any(|r| r.contains("ghost")), "{removed:?}");
     }
 
@@ -651,6 +699,16 @@ mod tests {
         );
         assert!(written.is_empty());
         assert_eq!(removed, ["architecture_edges/lexer->parser:feeds"]);
+        let (patch, _, removed) =
+            write(edge_rm(&state, None, &EdgeRef::Id("e1".into())).expect("rm"));
+        assert_eq!(
+            patch.graph_frontier.expect("frontier").active_edge_ids,
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            removed,
+            ["architecture_edges/e1", "graph_frontier.active_edge_ids/e1"]
+        );
         let missing = edge_rm(&state, None, &EdgeRef::Id("e9".into())).expect_err("none");
         assert_eq!(missing[0].message, "there is no edge \"e9\"");
     }
