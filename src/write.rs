@@ -5,6 +5,12 @@
 //! not have; it is staged into a `StagedPatch` and committed into a [`PatchCommitted`]. On any
 //! refusal nothing is written and the error says why (exit 2, or 3 for a revision conflict).
 //! How a command reports the write is the command's.
+//!
+//! A patch is applied to whatever head the lock finds, unless `expected_revision` pins one. A
+//! write whose patch depends on what is stored (a one-line write editing a node) makes it
+//! under the lock instead: [`Locked`] takes the lock and hands out the head, and the patch
+//! made from it is committed under it ([`PatchWrite::commit_with`]), so what the patch was made
+//! from is what it is applied to.
 
 use std::collections::BTreeMap;
 
@@ -44,6 +50,7 @@ use crate::state::store::Payload;
 use crate::state::store::Revision;
 use crate::state::store::Staged;
 use crate::state::store::Store;
+use crate::state::store::Transaction;
 use crate::state::store::WriteScope;
 
 /// A patch on its way into the store.
@@ -75,6 +82,14 @@ pub struct PatchCommitted {
     pub redactions: Vec<Redaction>,
 }
 
+/// Where a write's lock comes from.
+pub enum Lock<'s> {
+    /// Take it for the write, on this store.
+    Take(&'s Store),
+    /// Held already, with the whole head read.
+    Held(Box<Locked<'s>>),
+}
+
 /// A patch validated and folded under the lock, not yet committed.
 #[must_use = "a staged patch is written only by `commit`"]
 struct StagedPatch<'s> {
@@ -87,17 +102,51 @@ struct StagedPatch<'s> {
     revision: u64,
 }
 
+/// The store lock, taken for a patch that is made from the head it is applied to (a one-line
+/// write): nothing can land between reading the head and writing the patch made from it.
+#[must_use = "the lock is held for a write; commit or draft a patch with it"]
+pub struct Locked<'s> {
+    store: &'s Store,
+    tx: Transaction<'s>,
+}
+
+impl<'s> Locked<'s> {
+    /// Takes the store lock and reads the whole head; refuses (exit 3) when `expected_revision`
+    /// is given and the head is at another revision.
+    pub fn begin(ctx: &Ctx, store: &'s Store, expected_revision: Option<u64>) -> Result<Self> {
+        let tx = ctx.begin(store, WriteScope::Whole)?;
+        check_revision(expected_revision, tx.head().state.revision).map_err(refusal_error)?;
+        Ok(Locked { store, tx })
+    }
+
+    /// The head, read under the lock. Its observation and evidence lists hold only their
+    /// newest items.
+    pub fn state(&self) -> &State {
+        &self.tx.head().state
+    }
+
+    /// Writes under this lock: the write's [`Lock`].
+    pub fn into_lock(self) -> Lock<'s> {
+        Lock::Held(Box::new(self))
+    }
+}
+
 impl PatchWrite {
     /// Redacts, audits, validates and commits the write (see the module docs).
     pub fn commit(self, ctx: &Ctx, store: &Store) -> Result<PatchCommitted> {
-        self.stage(ctx, store, false)?.commit(ctx)
+        self.commit_with(ctx, Lock::Take(store))
     }
 
-    /// Everything [`PatchWrite::commit`] does but the commit: the patch as it would be written
-    /// (secrets redacted, code refs resolved), with the revision it was checked against.
-    /// Nothing is written.
-    pub fn draft(self, ctx: &Ctx, store: &Store) -> Result<DraftReport> {
-        let staged = self.stage(ctx, store, true)?;
+    /// [`PatchWrite::commit`], taking the lock or, when it is held, against the head it read.
+    pub fn commit_with(self, ctx: &Ctx, lock: Lock<'_>) -> Result<PatchCommitted> {
+        self.stage(ctx, lock, false)?.commit(ctx)
+    }
+
+    /// Everything [`PatchWrite::commit_with`] does but the commit: the patch as it would be
+    /// written (secrets redacted, code refs resolved), with the revision it was checked
+    /// against. Nothing is written.
+    pub fn draft(self, ctx: &Ctx, lock: Lock<'_>) -> Result<DraftReport> {
+        let staged = self.stage(ctx, lock, true)?;
         warn_redactions(ctx, &staged.redactions);
         warn_planned(ctx, &staged.planned);
         Ok(DraftReport {
@@ -106,10 +155,10 @@ impl PatchWrite {
         })
     }
 
-    /// Redacts and audits the patch, takes the lock, validates the patch against the head and
-    /// stages it, refusing a state with problems the head did not have. `keep_patch` keeps a
-    /// copy of the patch as staged, for a draft.
-    fn stage<'s>(self, ctx: &Ctx, store: &'s Store, keep_patch: bool) -> Result<StagedPatch<'s>> {
+    /// Redacts and audits the patch, takes the lock (unless it is held), validates the patch
+    /// against the head and stages it, refusing a state with problems the head did not have.
+    /// `keep_patch` keeps a copy of the patch as staged, for a draft.
+    fn stage<'s>(self, ctx: &Ctx, lock: Lock<'s>, keep_patch: bool) -> Result<StagedPatch<'s>> {
         let PatchWrite {
             source,
             patch,
@@ -123,15 +172,20 @@ impl PatchWrite {
         let mut patch = redact_serialized(patch, &mut found).map_err(redaction_failure)?;
         let turn_id = turn_id.map(|turn_id| redact_text(&turn_id, &mut found).unwrap_or(turn_id));
         let redactions = redactions(found);
+        let store = match &lock {
+            Lock::Take(store) => *store,
+            Lock::Held(locked) => locked.store,
+        };
         let resolver = Resolver::new(store.root(), &ctx.cwd, refs_from_cwd);
         // A patch that needs no stored graph is written without reading them, once its references
         // all stand on their own: a missing one might be a restated reference the state exempts,
-        // which only the whole read can tell.
-        // A restated graph reference without its fingerprint takes the stored one, which only
-        // the whole read has.
-        let lean = match patch.needs_stored_graphs() || restates_unfingerprinted(&mut patch) {
-            true => None,
-            false => {
+        // which only the whole read can tell. A held lock has read them already. A restated
+        // graph reference without its fingerprint takes the stored one, which only the whole
+        // read has.
+        let needs_stored = patch.needs_stored_graphs() || restates_unfingerprinted(&mut patch);
+        let lean = match (&lock, needs_stored) {
+            (Lock::Held(_), _) | (_, true) => None,
+            (Lock::Take(_), false) => {
                 let mut lean = patch.clone();
                 let audit =
                     audit_patch_refs(&resolver, &State::default(), &mut lean, allow_missing_paths);
@@ -142,7 +196,10 @@ impl PatchWrite {
             Some(_) => WriteScope::Records,
             None => WriteScope::Whole,
         };
-        let tx = ctx.begin(store, scope)?;
+        let tx = match lock {
+            Lock::Take(store) => ctx.begin(store, scope)?,
+            Lock::Held(locked) => locked.tx,
+        };
         let revision = tx.head().state.revision;
         let (patch, audit) = match lean {
             Some(audited) => audited,

@@ -5,13 +5,11 @@ use anyhow::Result;
 use crate::ctx::Ctx;
 use crate::ctx::Status;
 use crate::cmd::update::WriteFlags;
-use crate::cmd::update::input_failure;
-use crate::cmd::update::write_from_flags;
+use crate::cmd::update::write_edit;
 use crate::cmd::update::write_outcome_schema;
 use crate::cmd::Tool;
 use crate::policy::one_line::work::BacklogInput;
-use crate::policy::one_line::work::add_backlog_item;
-use crate::state::patch::Patch;
+use crate::policy::one_line::work::backlog_add;
 
 /// Put an item on the planning backlog, kept apart from the active objective.
 ///
@@ -70,7 +68,6 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         flags,
     }) = &args.action;
     let store = ctx.store()?;
-    let state = store.head()?.state;
     let input = BacklogInput {
         title,
         summary: summary.as_deref(),
@@ -78,14 +75,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         priority: priority.as_deref(),
         horizon: horizon.as_deref(),
     };
-    let item = add_backlog_item(&state, input)
-        .map_err(|problems| input_failure("the backlog item was not added", problems))?;
-    let written = vec![format!("backlog/{}", item.id)];
-    let mut patch = Patch::default();
-    patch.upsert.backlog.push(item);
-    let flags = WriteFlags {
-        expected_revision: flags.expected_revision.or(Some(state.revision)),
-        ..flags.clone()
-    };
-    write_from_flags(ctx, &store, patch, &flags, written)
+    write_edit(ctx, &store, flags, "the backlog item was not added", |state| {
+        backlog_add(state, input)
+    })
 }

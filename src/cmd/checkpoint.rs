@@ -6,17 +6,15 @@ use crate::ctx::Ctx;
 use crate::ctx::Status;
 use crate::cmd::update::WROTE_NOTHING;
 use crate::cmd::update::WriteFlags;
-use crate::cmd::update::input_failure;
-use crate::cmd::update::write_from_flags;
+use crate::cmd::update::write_edit;
 use crate::cmd::update::write_outcome_schema;
 use crate::code_refs::resolve_typed_refs;
 use crate::cmd::Tool;
 use crate::policy::code_ref::parse_code_ref;
 use crate::policy::one_line::work::CheckpointChanges;
-use crate::policy::one_line::work::set_checkpoint;
+use crate::policy::one_line::work::checkpoint_set;
 use crate::state::model::CodeRef;
 use crate::state::model::Disposition;
-use crate::state::patch::Patch;
 use crate::state::problem::Problem;
 
 /// Write the investigation checkpoint: where the work stands, for whoever picks it up.
@@ -24,8 +22,9 @@ use crate::state::problem::Problem;
 /// `checkpoint set` changes the values given and keeps the rest; the first checkpoint needs
 /// `--focus` and `--next` (its id is `ck-<hex12>` of the focus, its kind `investigation`, its
 /// disposition `resume_ready`). `--ref` and `--question` replace the checkpoint's lists when
-/// given. Example: `epiphany checkpoint set --focus "lexer retry" --next "read the retry
-/// loop" --ref src/lexer.rs#retry`.
+/// given. The checkpoint is read as it stands when the write takes the store lock, so a
+/// concurrent change of another of its values is kept. Example: `epiphany checkpoint set
+/// --focus "lexer retry" --next "read the retry loop" --ref src/lexer.rs#retry`.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// What to do
@@ -96,7 +95,6 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         flags,
     } = args;
     let store = ctx.store()?;
-    let state = store.head()?.state;
     let changes = CheckpointChanges {
         focus: focus.as_deref(),
         next_action: next_action.as_deref(),
@@ -110,16 +108,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             .transpose()?,
         questions: (!questions.is_empty()).then(|| questions.clone()),
     };
-    let checkpoint = set_checkpoint(state.investigation_checkpoint.as_ref(), changes)
-        .map_err(|problems| input_failure("the checkpoint was not written", problems))?;
-    let written = vec![checkpoint.brief.checkpoint_id.clone()];
-    let patch = Patch {
-        investigation_checkpoint: Some(Box::new(checkpoint)),
-        ..Patch::default()
-    };
-    let flags = WriteFlags {
-        expected_revision: flags.expected_revision.or(Some(state.revision)),
-        ..flags.clone()
-    };
-    write_from_flags(ctx, &store, patch, &flags, written)
+    write_edit(ctx, &store, flags, "the checkpoint was not written", |state| {
+        checkpoint_set(state, changes)
+    })
 }

@@ -8,15 +8,14 @@ use crate::cmd::node::graph_kind;
 use crate::cmd::update::WROTE_NOTHING;
 use crate::cmd::update::WriteFlags;
 use crate::cmd::update::input_failure;
-use crate::cmd::update::write_from_flags;
+use crate::cmd::update::write_edit;
 use crate::cmd::update::write_outcome_schema;
 use crate::code_refs::resolve_typed_refs;
 use crate::cmd::Tool;
 use crate::policy::code_ref::parse_code_ref;
 use crate::policy::one_line::map::EdgeInput;
-use crate::policy::one_line::map::edge_graph;
-use crate::policy::one_line::map::edge_removal;
-use crate::policy::one_line::map::edge_upsert;
+use crate::policy::one_line::map::edge_add;
+use crate::policy::one_line::map::edge_rm;
 use crate::state::model::CodeRef;
 use crate::state::model::GraphKind;
 use crate::state::patch::EdgeRef;
@@ -26,7 +25,9 @@ use crate::state::problem::Problem;
 ///
 /// `edge add SOURCE TARGET --kind K` writes the edge (an edge with the same `--id`, or with
 /// the same ends and kind, is replaced); the graph is the one that holds both nodes unless
-/// `--graph` says. `edge rm SOURCE TARGET --kind K` or `edge rm --id ID` removes one.
+/// `--graph` says. `edge rm SOURCE TARGET --kind K` or `edge rm --id ID` removes one (and its
+/// id from the frontier) and lists what it removed. Each reads the graph as it stands when the
+/// write takes the store lock; `--expected-revision` refuses any other revision.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// What to do
@@ -115,9 +116,6 @@ fn add(ctx: &Ctx, args: &AddArgs) -> Result<Status> {
         flags,
     } = args;
     let store = ctx.store()?;
-    let state = store.head()?.state;
-    let refused = |problems: Vec<Problem>| input_failure("the edge was not written", problems);
-    let graph = edge_graph(&state, source, target, *graph).map_err(|p| refused(vec![p]))?;
     let input = EdgeInput {
         source,
         target,
@@ -125,10 +123,11 @@ fn add(ctx: &Ctx, args: &AddArgs) -> Result<Status> {
         id: id.as_deref(),
         label: label.as_deref(),
         refs: resolve_typed_refs(ctx, refs, flags.allow_missing_paths, "--ref", WROTE_NOTHING)?,
+        graph: *graph,
     };
-    let (patch, key) = edge_upsert(graph, input).map_err(refused)?;
-    let written = vec![format!("{}_edges/{key}", graph.as_str())];
-    write_from_flags(ctx, &store, patch, flags, written)
+    write_edit(ctx, &store, flags, "the edge was not written", |state| {
+        edge_add(state, input)
+    })
 }
 
 fn rm(ctx: &Ctx, args: &RmArgs) -> Result<Status> {
@@ -153,14 +152,7 @@ fn rm(ctx: &Ctx, args: &RmArgs) -> Result<Status> {
         }
     };
     let store = ctx.store()?;
-    let state = store.head()?.state;
-    let patch = edge_removal(&state, *graph, &named)
-        .map_err(|problem| input_failure("the edge was not removed", vec![problem]))?;
-    let written = patch
-        .remove
-        .keys()
-        .into_iter()
-        .map(|(collection, key)| format!("{}/{key}", collection.as_str()))
-        .collect();
-    write_from_flags(ctx, &store, patch, flags, written)
+    write_edit(ctx, &store, flags, "the edge was not removed", |state| {
+        edge_rm(state, *graph, &named)
+    })
 }

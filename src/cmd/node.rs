@@ -6,23 +6,17 @@ use crate::ctx::Ctx;
 use crate::ctx::Status;
 use crate::cmd::update::WROTE_NOTHING;
 use crate::cmd::update::WriteFlags;
-use crate::cmd::update::WriteReport;
-use crate::cmd::update::input_failure;
-use crate::cmd::update::write_from_flags;
+use crate::cmd::update::write_edit;
 use crate::cmd::update::write_outcome_schema;
 use crate::code_refs::resolve_typed_refs;
 use crate::cmd::Tool;
 use crate::policy::code_ref::parse_code_ref;
 use crate::policy::one_line::map::NodeChanges;
-use crate::policy::one_line::map::find_node;
-use crate::policy::one_line::map::node_graph;
-use crate::policy::one_line::map::node_removal;
-use crate::policy::one_line::map::node_upsert;
-use crate::policy::one_line::map::set_node;
+use crate::policy::one_line::map::node_rm;
+use crate::policy::one_line::map::node_set;
 use crate::state::model::CodeRef;
 use crate::state::model::GraphKind;
 use crate::state::problem::Problem;
-use crate::state::rollout::Source;
 
 /// Write or remove one node of the architecture or dataflow graph.
 ///
@@ -32,8 +26,12 @@ use crate::state::rollout::Source;
 /// graph. Rewriting a node unchanged writes nothing: to say a node still holds after the code
 /// it cites changed, run `epiphany recheck ID`.
 ///
-/// `node rm ID` removes the node, the edges and links that name it, and its place on the
-/// frontier and the graph checkpoint, in one write.
+/// `node rm ID` removes the node, the edges and links that name it, and its place (and its
+/// edges' places) on the frontier and the graph checkpoint, in one write, and lists what it
+/// removed.
+///
+/// Each reads the node as it stands when the write takes the store lock, so a concurrent
+/// write of another of its values is kept; `--expected-revision` refuses any other revision.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// What to do
@@ -46,7 +44,7 @@ pub struct Args {
 pub enum Action {
     /// Create a node, or change the values given and keep the rest
     Set(SetArgs),
-    /// Remove a node and every edge, link and frontier entry that names it
+    /// Remove a node and every edge, link and frontier entry that names it, listing them
     Rm(RmArgs),
 }
 
@@ -126,11 +124,6 @@ fn set(ctx: &Ctx, args: &SetArgs) -> Result<Status> {
         flags,
     } = args;
     let store = ctx.store()?;
-    let head = store.head()?;
-    let state = &head.state;
-    let kind = node_graph(state, id, *graph, "--graph")
-        .map_err(|problem| input_failure("the node was not written", vec![problem]))?;
-    let existing = find_node(state, kind, id);
     let changes = NodeChanges {
         title: title.as_deref(),
         purpose: purpose.as_deref(),
@@ -142,40 +135,15 @@ fn set(ctx: &Ctx, args: &SetArgs) -> Result<Status> {
             })
             .transpose()?,
     };
-    let node = set_node(existing, id, changes)
-        .map_err(|problems| input_failure("the node was not written", problems))?;
-    if existing == Some(&node) {
-        ctx.ui
-            .emit(&WriteReport::unchanged(state.revision, Source::Update))?;
-        ctx.ui.hint(&format!(
-            "node \"{id}\" already says this; nothing was written (to record that it still holds, run `epiphany recheck {id}`)"
-        ));
-        return Ok(Status::Ok);
-    }
-    let flags = WriteFlags {
-        expected_revision: flags.expected_revision.or(Some(state.revision)),
-        ..flags.clone()
-    };
-    let written = vec![format!("{}_nodes/{id}", kind.as_str())];
-    write_from_flags(ctx, &store, node_upsert(kind, node), &flags, written)
+    write_edit(ctx, &store, flags, "the node was not written", |state| {
+        node_set(state, id, *graph, changes)
+    })
 }
 
 fn rm(ctx: &Ctx, args: &RmArgs) -> Result<Status> {
     let RmArgs { id, graph, flags } = args;
     let store = ctx.store()?;
-    let head = store.head()?;
-    let state = &head.state;
-    let refused = |problem| input_failure("the node was not removed", vec![problem]);
-    let kind = node_graph(state, id, *graph, "--graph").map_err(refused)?;
-    let (patch, also) = node_removal(state, kind, id).map_err(refused)?;
-    if !also.is_empty() && !flags.dry_run {
-        ctx.ui
-            .status(&format!("removing node \"{id}\" with: {}", also.join(", ")));
-    }
-    let flags = WriteFlags {
-        expected_revision: flags.expected_revision.or(Some(state.revision)),
-        ..flags.clone()
-    };
-    let written = vec![format!("{}_nodes/{id}", kind.as_str())];
-    write_from_flags(ctx, &store, patch, &flags, written)
+    write_edit(ctx, &store, flags, "the node was not removed", |state| {
+        node_rm(state, id, *graph)
+    })
 }

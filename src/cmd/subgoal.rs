@@ -5,19 +5,19 @@ use anyhow::Result;
 use crate::ctx::Ctx;
 use crate::ctx::Status;
 use crate::cmd::update::WriteFlags;
-use crate::cmd::update::input_failure;
-use crate::cmd::update::write_from_flags;
+use crate::cmd::update::write_edit;
 use crate::cmd::update::write_outcome_schema;
 use crate::cmd::Tool;
-use crate::policy::one_line::work::add_subgoal;
-use crate::policy::one_line::work::finish_subgoal;
-use crate::state::patch::Patch;
+use crate::policy::one_line::work::SubgoalInput;
+use crate::policy::one_line::work::subgoal_add;
+use crate::policy::one_line::work::subgoal_done;
 
 /// Add a subgoal to the plan, or mark one done.
 ///
 /// `subgoal add TITLE` adds an `open` subgoal whose id is `sg-` and the title's words
-/// (`sg-keep-spans-on-retry`) unless `--id` gives one; `--active` also makes it the active
-/// subgoal. `subgoal done ID` sets its status to `done` (or `--status`).
+/// (`sg-keep-spans-on-retry`, or `sg-keep-spans-on-retry-2` when that is taken) unless `--id`
+/// gives one; `--active` also makes it the active subgoal. `subgoal done ID` sets its status to
+/// `done` (or `--status`). Ids are looked up when the write takes the store lock.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// What to do
@@ -73,8 +73,7 @@ pub const TOOL: Tool = Tool::WRITER.report(write_outcome_schema);
 /// Runs `subgoal`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let store = ctx.store()?;
-    let state = store.head()?.state;
-    let (subgoal, active, flags) = match &args.action {
+    match &args.action {
         Action::Add(AddArgs {
             title,
             id,
@@ -82,25 +81,20 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             active,
             flags,
         }) => {
-            let subgoal = add_subgoal(&state, title, id.as_deref(), status.as_deref())
-                .map_err(|problems| input_failure("the subgoal was not added", problems))?;
-            (subgoal, *active, flags)
+            let input = SubgoalInput {
+                title,
+                id: id.as_deref(),
+                status: status.as_deref(),
+                active: *active,
+            };
+            write_edit(ctx, &store, flags, "the subgoal was not added", |state| {
+                subgoal_add(state, input)
+            })
         }
         Action::Done(DoneArgs { id, status, flags }) => {
-            let subgoal = finish_subgoal(&state, id, status)
-                .map_err(|problem| input_failure("no subgoal was closed", vec![problem]))?;
-            (subgoal, false, flags)
+            write_edit(ctx, &store, flags, "no subgoal was closed", |state| {
+                subgoal_done(state, id, status)
+            })
         }
-    };
-    let written = vec![format!("subgoals/{}", subgoal.id)];
-    let mut patch = Patch {
-        active_subgoal_id: active.then(|| subgoal.id.clone()),
-        ..Patch::default()
-    };
-    patch.upsert.subgoals.push(subgoal);
-    let flags = WriteFlags {
-        expected_revision: flags.expected_revision.or(Some(state.revision)),
-        ..flags.clone()
-    };
-    write_from_flags(ctx, &store, patch, &flags, written)
+    }
 }

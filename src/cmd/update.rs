@@ -1,6 +1,6 @@
 //! `epiphany update`: validate and apply one patch through the one write path
 //! ([`crate::write`]). Also home of what the one-line writes share with it: the write flags,
-//! the write report, and [`write_from_flags`].
+//! the write report, [`write_from_flags`] and [`write_edit`].
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -15,16 +15,20 @@ use crate::error::Failure;
 use crate::cmd::PATCH_INPUT;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;
+use crate::policy::one_line::Edit;
 use crate::policy::secrets::Redaction;
 use crate::render::DraftReport;
 use crate::render::emit_draft;
 use crate::state::fields::ChangedField;
+use crate::state::model::State;
 use crate::state::patch::Patch;
 use crate::state::problem::Problem;
 use crate::state::rollout::Source;
 use crate::state::store::Committed;
 use crate::state::store::Store;
 use crate::ui::Report;
+use crate::write::Lock;
+use crate::write::Locked;
 use crate::write::PatchCommitted;
 use crate::write::PatchWrite;
 
@@ -124,6 +128,11 @@ pub struct WriteReport {
     /// (`obs-…` and `ev-…` for a note, the node, the edge, the subgoal, ...).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub written: Vec<String>,
+    /// What a one-line removal took away: records as `collection/key`
+    /// (`architecture_nodes/lexer`), and ids taken off a list as `field.list/id`
+    /// (`graph_frontier.active_node_ids/lexer`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub removed: Vec<String>,
 }
 
 /// What a write from the command line printed: the write, or (with `--dry-run`) the envelope
@@ -147,6 +156,7 @@ impl WriteReport {
             id: Some(committed.record.id.clone()),
             source: committed.record.source,
             written: Vec::new(),
+            removed: Vec::new(),
         }
     }
 
@@ -159,6 +169,7 @@ impl WriteReport {
             id: None,
             source,
             written: Vec::new(),
+            removed: Vec::new(),
         }
     }
 }
@@ -176,6 +187,9 @@ impl Report for WriteReport {
         if !self.written.is_empty() {
             writeln!(out, "  wrote {}", self.written.join(", "))?;
         }
+        if !self.removed.is_empty() {
+            writeln!(out, "  removed {}", self.removed.join(", "))?;
+        }
         Ok(())
     }
 }
@@ -189,11 +203,18 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         expected_revision: flags.expected_revision.or(envelope.expected_revision),
         ..flags.clone()
     };
-    write_patch(ctx, &store, envelope.patch, &flags, Vec::new(), false)
+    let write = CommandWrite {
+        patch: envelope.patch,
+        written: Vec::new(),
+        removed: Vec::new(),
+        refs_from_cwd: false,
+    };
+    write_patch(ctx, Lock::Take(&store), write, &flags)
 }
 
-/// Writes a patch built from command-line flags (a one-line write) through the one write path;
-/// see [`write_patch`]. Its code refs were typed, so they mean the current directory first.
+/// Writes a patch built from command-line flags alone (a one-line write that depends on
+/// nothing stored: a note) through the one write path; see [`write_patch`]. Its code refs were
+/// typed, so they mean the current directory first.
 pub fn write_from_flags(
     ctx: &Ctx,
     store: &Store,
@@ -201,19 +222,70 @@ pub fn write_from_flags(
     flags: &WriteFlags,
     written: Vec<String>,
 ) -> Result<Status> {
-    write_patch(ctx, store, patch, flags, written, true)
+    let write = CommandWrite {
+        patch,
+        written,
+        removed: Vec::new(),
+        refs_from_cwd: true,
+    };
+    write_patch(ctx, Lock::Take(store), write, flags)
+}
+
+/// Writes a one-line write that depends on what is stored (the node it edits, the edge it
+/// removes, an id it finds free): takes the store lock, lets `edit` make the patch from the
+/// head it read there, and writes it under the same lock, so the patch is applied to the state
+/// it was made from. Without `--expected-revision`, any head will do; with it, another one is
+/// refused (exit 3). A problem `edit` finds is refused with `refused` as the message (exit 2).
+pub fn write_edit(
+    ctx: &Ctx,
+    store: &Store,
+    flags: &WriteFlags,
+    refused: &str,
+    edit: impl FnOnce(&State) -> Result<Edit, Vec<Problem>>,
+) -> Result<Status> {
+    let locked = Locked::begin(ctx, store, flags.expected_revision)?;
+    let revision = locked.state().revision;
+    match edit(locked.state()).map_err(|problems| input_failure(refused, problems))? {
+        Edit::Unchanged { hint } => {
+            drop(locked);
+            ctx.ui
+                .emit(&WriteReport::unchanged(revision, Source::Update))?;
+            ctx.ui.hint(&hint);
+            Ok(Status::Ok)
+        }
+        Edit::Write {
+            patch,
+            written,
+            removed,
+        } => {
+            let write = CommandWrite {
+                patch: *patch,
+                written,
+                removed,
+                refs_from_cwd: true,
+            };
+            write_patch(ctx, locked.into_lock(), write, flags)
+        }
+    }
+}
+
+/// A patch on its way from the command line, with what the report names.
+struct CommandWrite {
+    patch: Patch,
+    written: Vec<String>,
+    removed: Vec<String>,
+    refs_from_cwd: bool,
 }
 
 /// Writes a patch through the one write path and prints the report (or, with `--dry-run`, the
-/// envelope it would apply). `written` names the records it adds or changes, for the report.
-fn write_patch(
-    ctx: &Ctx,
-    store: &Store,
-    patch: Patch,
-    flags: &WriteFlags,
-    written: Vec<String>,
-    refs_from_cwd: bool,
-) -> Result<Status> {
+/// envelope it would apply), naming what it writes and removes.
+fn write_patch(ctx: &Ctx, lock: Lock<'_>, write: CommandWrite, flags: &WriteFlags) -> Result<Status> {
+    let CommandWrite {
+        patch,
+        written,
+        removed,
+        refs_from_cwd,
+    } = write;
     let WriteFlags {
         expected_revision,
         turn_id,
@@ -230,7 +302,7 @@ fn write_patch(
         refs_from_cwd,
     };
     if *dry_run {
-        let report = write.draft(ctx, store)?;
+        let report = write.draft(ctx, lock)?;
         emit_draft(
             ctx,
             &report,
@@ -238,9 +310,10 @@ fn write_patch(
         )?;
         return Ok(Status::Ok);
     }
-    let committed = write.commit(ctx, store)?;
+    let committed = write.commit_with(ctx, lock)?;
     let report = WriteReport {
         written,
+        removed,
         ..report_of(&committed)
     };
     ctx.ui.emit_landed(&report, &committed.committed.landed());

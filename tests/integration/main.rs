@@ -21,4 +21,5 @@ mod test_store_faults;
 mod test_stream;
 mod test_truth;
 mod test_views;
+mod test_write_races;
 mod test_writes;

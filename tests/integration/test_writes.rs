@@ -5,6 +5,7 @@
 use serde_json::Value;
 use serde_json::json;
 
+use crate::common::PASSING_VERIFIER;
 use crate::common::TestEnv;
 use crate::common::unfingerprinted;
 
@@ -344,7 +345,9 @@ fn node_rm_removes_what_names_the_node_in_one_write() {
     let removed = env.run(&["node", "rm", "parser"]);
     assert_eq!(removed.code, 0, "{removed}");
     assert!(
-        removed.stderr.contains("edge lexer -feeds-> parser"),
+        removed.stdout.contains(
+            "  removed architecture_nodes/parser, architecture_edges/lexer->parser:feeds, graph_frontier.active_node_ids/parser\n"
+        ),
         "{removed}"
     );
     let state = env.json(&["show"]);
@@ -364,6 +367,224 @@ fn node_rm_removes_what_names_the_node_in_one_write() {
     ]);
     env.ok(&["edge", "rm", "--id", "self"]);
     assert!(env.json(&["show"])["graphs"]["architecture"]["edges"].is_null());
+}
+
+/// After `propose | promote`, the frontier names the edges around what was proposed, and
+/// `edge rm` and `node rm` refused to remove them (`graph_frontier.active_edge_ids[0]: names
+/// missing edge`), with no one-line way out. They now take them off the frontier too, and say
+/// so.
+#[test]
+fn regression_46_removals_after_propose_and_promote_clean_up_the_frontier() {
+    // See: issue 46.
+    let env = repo();
+    env.ok(&[
+        "node",
+        "set",
+        "lexer",
+        "--purpose",
+        "lexes",
+        "--ref",
+        "src/lexer.rs",
+    ]);
+    env.ok(&[
+        "node",
+        "set",
+        "parser",
+        "--purpose",
+        "parses",
+        "--ref",
+        "src/parser.rs",
+    ]);
+    env.ok(&[
+        "edge", "add", "lexer", "parser", "--kind", "feeds", "--id", "e1",
+    ]);
+    env.ok(&[
+        "note",
+        "the lexer drops the span",
+        "--ref",
+        "src/lexer.rs",
+        "--kind",
+        "result",
+    ]);
+    let proposal = env.ok(&["--json", "propose"]);
+    let promoted = env.run_json_with_stdin(&PASSING_VERIFIER, proposal.stdout.as_str());
+    assert_eq!(promoted.code, 0, "{promoted}");
+    assert_eq!(promoted.json()["accepted"], true, "{promoted}");
+    let frontier = env.json(&["show"])["graph_frontier"].clone();
+    assert_eq!(frontier["active_node_ids"], json!(["lexer"]), "{frontier}");
+    assert_eq!(frontier["active_edge_ids"], json!(["e1"]), "{frontier}");
+    let edge_rm = env.json(&["edge", "rm", "--id", "e1"]);
+    assert_eq!(
+        edge_rm["removed"],
+        json!(["architecture_edges/e1", "graph_frontier.active_edge_ids/e1"])
+    );
+    assert_eq!(
+        edge_rm["changed_fields"],
+        json!(["graphs", "graph_frontier"])
+    );
+    assert!(edge_rm.get("written").is_none(), "{edge_rm}");
+    env.ok(&[
+        "edge", "add", "lexer", "parser", "--kind", "feeds", "--id", "e1",
+    ]);
+    env.update(
+        &json!({"graph_frontier": {"active_node_ids": ["lexer"], "active_edge_ids": ["e1"]}}),
+    );
+    let node_rm = env.run(&["node", "rm", "lexer"]);
+    assert_eq!(node_rm.code, 0, "{node_rm}");
+    assert!(
+        node_rm.stdout.contains(
+            "  removed architecture_nodes/lexer, architecture_edges/e1, graph_frontier.active_node_ids/lexer, graph_frontier.active_edge_ids/e1\n"
+        ),
+        "{node_rm}"
+    );
+    let state = env.json(&["show"]);
+    assert_eq!(
+        state["graph_frontier"]["active_node_ids"],
+        Value::Null,
+        "{state}"
+    );
+    assert_eq!(
+        state["graph_frontier"]["active_edge_ids"],
+        Value::Null,
+        "{state}"
+    );
+    let nodes = state["graphs"]["architecture"]["nodes"].to_string();
+    assert!(!nodes.contains("\"lexer\""), "{nodes}");
+    assert_eq!(env.json(&["verify"])["ok"], true);
+}
+
+/// On a state built by hand, with both graphs, links, and ids on the frontier and the graph
+/// checkpoint: removing a node takes away everything that would name it, and only that; an id
+/// the other graph still holds stays.
+#[test]
+fn removals_take_away_what_would_dangle_on_a_hand_built_state() {
+    let env = repo();
+    let node = |id: &str| json!({"id": id, "title": id, "purpose": "p"});
+    env.update(&json!({
+        "graphs": {
+            "architecture": {
+                "nodes": [node("lexer"), node("parser"), node("emitter")],
+                "edges": [
+                    {"id": "e1", "source_id": "lexer", "target_id": "parser", "kind": "feeds"},
+                    {"source_id": "parser", "target_id": "lexer", "kind": "calls"},
+                    {"id": "e2", "source_id": "parser", "target_id": "emitter", "kind": "feeds"}
+                ]
+            },
+            "dataflow": {
+                "nodes": [node("tokens"), node("lexer")],
+                "edges": [{"id": "e3", "source_id": "tokens", "target_id": "lexer", "kind": "flows"}]
+            },
+            "links": [
+                {"dataflow_node_id": "tokens", "architecture_node_id": "lexer"},
+                {"dataflow_node_id": "lexer", "architecture_node_id": "parser"}
+            ]
+        },
+        "graph_frontier": {"active_node_ids": ["lexer", "parser", "tokens"],
+                           "active_edge_ids": ["e1", "e2", "e3"], "dirty_paths": ["src/lexer.rs"]},
+        "graph_checkpoint": {"checkpoint_id": "gc-1", "graph_revision": 1,
+                             "frontier_node_ids": ["parser", "lexer"]}
+    }));
+    let removed = env.json(&["node", "rm", "parser"]);
+    assert_eq!(
+        removed["removed"],
+        json!([
+            "architecture_nodes/parser",
+            "architecture_edges/e1",
+            "architecture_edges/parser->lexer:calls",
+            "architecture_edges/e2",
+            "links/lexer->parser",
+            "graph_frontier.active_node_ids/parser",
+            "graph_frontier.active_edge_ids/e1",
+            "graph_frontier.active_edge_ids/e2",
+            "graph_checkpoint.frontier_node_ids/parser"
+        ])
+    );
+    assert_eq!(
+        removed["changed_fields"],
+        json!(["graphs", "graph_frontier", "graph_checkpoint"])
+    );
+    // `lexer` lives in both graphs: removing the architecture one keeps its frontier place.
+    let removed = env.json(&["node", "rm", "lexer", "--graph", "architecture"]);
+    assert_eq!(
+        removed["removed"],
+        json!(["architecture_nodes/lexer", "links/tokens->lexer"])
+    );
+    let state = env.json(&["show"]);
+    assert_eq!(
+        state["graphs"]["architecture"],
+        json!({"nodes": [node("emitter")]})
+    );
+    assert_eq!(state["graphs"]["links"], Value::Null, "{state}");
+    assert_eq!(
+        state["graph_frontier"],
+        json!({"active_node_ids": ["lexer", "tokens"], "active_edge_ids": ["e3"],
+               "dirty_paths": ["src/lexer.rs"]})
+    );
+    assert_eq!(
+        state["graph_checkpoint"],
+        json!({"checkpoint_id": "gc-1", "graph_revision": 1, "frontier_node_ids": ["lexer"]})
+    );
+    let removed = env.ok(&["edge", "rm", "tokens", "lexer", "--kind", "flows"]);
+    let lines: Vec<&str> = removed.stdout.lines().collect();
+    assert!(
+        lines.len() == 2 && lines[0].starts_with("revision 5: graphs, graph_frontier (record "),
+        "{removed}"
+    );
+    assert_eq!(
+        lines[1],
+        "  removed dataflow_edges/e3, graph_frontier.active_edge_ids/e3"
+    );
+    assert_eq!(env.json(&["verify"])["ok"], true);
+}
+
+/// Removing what is not there names it, and writes nothing.
+#[test]
+fn removing_an_unknown_id_says_so_and_changes_nothing() {
+    let env = repo();
+    env.ok(&["node", "set", "lexer", "--purpose", "p"]);
+    env.ok(&[
+        "edge", "add", "lexer", "lexer", "--kind", "loops", "--id", "self",
+    ]);
+    let cases: [(&[&str], &str, &str, &str); 4] = [
+        (
+            &["node", "rm", "ghost"],
+            "the node was not removed",
+            "ID",
+            "there is no architecture node \"ghost\"",
+        ),
+        (
+            &["node", "rm", "lexer", "--graph", "dataflow"],
+            "the node was not removed",
+            "ID",
+            "there is no dataflow node \"lexer\"",
+        ),
+        (
+            &["edge", "rm", "--id", "ghost"],
+            "the edge was not removed",
+            "EDGE",
+            "there is no edge \"ghost\"",
+        ),
+        (
+            &["edge", "rm", "lexer", "lexer", "--kind", "feeds"],
+            "the edge was not removed",
+            "EDGE",
+            "there is no edge lexer -feeds-> lexer",
+        ),
+    ];
+    for (args, message, path, problem) in cases {
+        let error = refused(&env, args);
+        assert_eq!(error["message"], message, "{args:?}: {error}");
+        assert_eq!(
+            error["problems"],
+            json!([{"path": path, "message": problem}]),
+            "{args:?}: {error}"
+        );
+        let text = env.run(args);
+        assert!(
+            text.stderr.contains(&format!("{path}: {problem}")),
+            "{args:?}: {text}"
+        );
+    }
 }
 
 /// Rewriting a node unchanged does not clear its staleness (it writes nothing and says so);

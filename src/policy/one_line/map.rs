@@ -1,8 +1,14 @@
 //! The map's one-line writes: `node set` / `node rm`, `edge add` / `edge rm`, and which graph
-//! an id lives in (`recheck` asks too).
+//! an id lives in (`recheck` asks too). Each edit is made from the state it is applied to.
 
+use std::collections::HashSet;
+
+use crate::policy::one_line::Edit;
 use crate::policy::one_line::given;
+use crate::policy::one_line::record_names;
+use crate::state::fields::Keyed;
 use crate::state::model::CodeRef;
+use crate::state::model::Graph;
 use crate::state::model::GraphEdge;
 use crate::state::model::GraphFrontier;
 use crate::state::model::GraphKind;
@@ -27,7 +33,7 @@ fn graphs_with(state: &State, id: &str) -> Vec<GraphKind> {
 
 /// The graph a node is addressed in: the one named, else the one that holds it; a new node
 /// goes to the architecture graph. `flag` is where a problem is reported.
-pub fn node_graph(
+fn node_graph(
     state: &State,
     id: &str,
     named: Option<GraphKind>,
@@ -49,14 +55,14 @@ pub fn node_graph(
 }
 
 /// The node `id` of graph `kind`, if there is one.
-pub fn find_node<'s>(state: &'s State, kind: GraphKind, id: &str) -> Option<&'s GraphNode> {
+fn find_node<'s>(state: &'s State, kind: GraphKind, id: &str) -> Option<&'s GraphNode> {
     graph_of(state, kind)
         .nodes
         .iter()
         .find(|node| node.id == id)
 }
 
-fn graph_of(state: &State, kind: GraphKind) -> &crate::state::model::Graph {
+fn graph_of(state: &State, kind: GraphKind) -> &Graph {
     match kind {
         GraphKind::Architecture => &state.graphs.architecture,
         GraphKind::Dataflow => &state.graphs.dataflow,
@@ -79,9 +85,37 @@ pub struct NodeChanges<'a> {
     pub refs: Option<Vec<CodeRef>>,
 }
 
-/// The node `node set` writes: `existing` with the changes, or a new node (its title defaults
-/// to its id; it needs a purpose).
-pub fn set_node(
+/// What `node set` writes: the node `id` as `state` holds it (in the graph named, else the one
+/// that holds it; a new node goes to the architecture graph) with the changes, upserted; only
+/// the values given change, so a concurrent edit of another of its values stays. Unchanged
+/// when the node already says this.
+pub fn node_set(
+    state: &State,
+    id: &str,
+    graph: Option<GraphKind>,
+    changes: NodeChanges<'_>,
+) -> Result<Edit, Vec<Problem>> {
+    let kind = node_graph(state, id, graph, "--graph").map_err(|problem| vec![problem])?;
+    let existing = find_node(state, kind, id);
+    let node = set_node(existing, id, changes)?;
+    if existing == Some(&node) {
+        return Ok(Edit::Unchanged {
+            hint: format!(
+                "node \"{id}\" already says this; nothing was written (to record that it still holds, run `epiphany recheck {id}`)"
+            ),
+        });
+    }
+    let mut patch = Patch::default();
+    match kind {
+        GraphKind::Architecture => patch.upsert.architecture_nodes.push(node),
+        GraphKind::Dataflow => patch.upsert.dataflow_nodes.push(node),
+    }
+    Ok(Edit::upserts(patch))
+}
+
+/// `existing` with the changes, or a new node (its title defaults to its id; it needs a
+/// purpose).
+fn set_node(
     existing: Option<&GraphNode>,
     id: &str,
     changes: NodeChanges<'_>,
@@ -123,47 +157,26 @@ pub fn set_node(
     Ok(node)
 }
 
-/// The patch `node set` writes.
-pub fn node_upsert(kind: GraphKind, node: GraphNode) -> Patch {
-    let mut patch = Patch::default();
-    match kind {
-        GraphKind::Architecture => patch.upsert.architecture_nodes.push(node),
-        GraphKind::Dataflow => patch.upsert.dataflow_nodes.push(node),
-    }
-    patch
-}
-
-/// The patch `node rm` writes: the node, every edge and link that names it, and its entries on
-/// the frontier and the graph checkpoint (which would otherwise name a missing node); with
-/// what else goes, as `kind id` lines for the report.
-pub fn node_removal(
-    state: &State,
-    kind: GraphKind,
-    id: &str,
-) -> Result<(Patch, Vec<String>), Problem> {
+/// What `node rm` writes: the node `id` (of the graph named, else the one that holds it), every
+/// edge and link that names it, and, unless the other graph still has a node `id`, its place
+/// on the frontier and the graph checkpoint, and its edges' ids on the frontier: nothing is
+/// left naming what is gone.
+pub fn node_rm(state: &State, id: &str, graph: Option<GraphKind>) -> Result<Edit, Vec<Problem>> {
+    let kind = node_graph(state, id, graph, "--graph").map_err(|problem| vec![problem])?;
     if find_node(state, kind, id).is_none() {
-        return Err(Problem::new(
+        return Err(vec![Problem::new(
             "ID",
             format!("there is no {} node \"{id}\"", kind.as_str()),
-        ));
+        )]);
     }
     let mut patch = Patch::default();
-    let mut also = Vec::new();
     let edges: Vec<EdgeRef> = graph_of(state, kind)
         .edges
         .iter()
         .filter(|edge| edge.source_id == id || edge.target_id == id)
         .map(edge_ref)
         .collect();
-    also.extend(
-        edges
-            .iter()
-            .map(|edge| format!("edge {}", describe_edge(edge))),
-    );
-    let links: Vec<LinkRef> = state
-        .graphs
-        .links
-        .iter()
+    patch.remove.links = (state.graphs.links.iter())
         .filter(|link| match kind {
             GraphKind::Architecture => link.architecture_node_id == id,
             GraphKind::Dataflow => link.dataflow_node_id == id,
@@ -173,12 +186,6 @@ pub fn node_removal(
             architecture_node_id: link.architecture_node_id.clone(),
         })
         .collect();
-    also.extend(links.iter().map(|link| {
-        format!(
-            "link {} -> {}",
-            link.dataflow_node_id, link.architecture_node_id
-        )
-    }));
     match kind {
         GraphKind::Architecture => {
             patch.remove.architecture_nodes.push(id.to_owned());
@@ -189,36 +196,91 @@ pub fn node_removal(
             patch.remove.dataflow_edges = edges;
         }
     }
-    patch.remove.links = links;
-    // The id stays on the frontier and checkpoint while the other graph still has it.
-    let still_named = graphs_with(state, id).len() > 1;
-    if !still_named {
-        drop_from_frontier(state, id, &mut patch, &mut also);
-    }
-    Ok((patch, also))
+    Ok(removal(state, patch))
 }
 
-fn drop_from_frontier(state: &State, id: &str, patch: &mut Patch, also: &mut Vec<String>) {
-    if let Some(frontier) = &state.graph_frontier
-        && frontier.active_node_ids.iter().any(|n| n == id)
-    {
-        patch.graph_frontier = Some(Box::new(GraphFrontier {
-            active_node_ids: (frontier.active_node_ids.iter())
-                .filter(|n| *n != id)
-                .cloned()
-                .collect(),
-            ..frontier.clone()
-        }));
-        also.push("its place on the frontier".to_owned());
+/// A removal patch with what it leaves the frontier and the graph checkpoint naming taken off
+/// them, and what it removes, named.
+fn removal(state: &State, mut patch: Patch) -> Edit {
+    let mut removed = record_names(patch.remove.keys());
+    removed.extend(prune_frontier(state, &mut patch));
+    Edit::Write {
+        patch: Box::new(patch),
+        written: Vec::new(),
+        removed,
     }
-    if let Some(checkpoint) = &state.graph_checkpoint
-        && checkpoint.frontier_node_ids.iter().any(|n| n == id)
-    {
-        let mut checkpoint = checkpoint.clone();
-        checkpoint.frontier_node_ids.retain(|n| n != id);
-        patch.graph_checkpoint = Some(Box::new(checkpoint));
-        also.push("its place on the graph checkpoint".to_owned());
+}
+
+/// Takes the nodes and edge ids `patch` removes off the frontier and the graph checkpoint,
+/// where no graph holds them once it is applied (a node id may live in both graphs, and so may
+/// an edge id); ids that were missing before are left as they are. Answers what it took off,
+/// as `field.list/id`.
+fn prune_frontier(state: &State, patch: &mut Patch) -> Vec<String> {
+    let (mut gone_nodes, mut left_nodes) = (HashSet::new(), HashSet::new());
+    let (mut gone_edges, mut left_edges) = (HashSet::new(), HashSet::new());
+    for (kind, graph) in state.graphs.each() {
+        let (nodes, edges) = match kind {
+            GraphKind::Architecture => (
+                &patch.remove.architecture_nodes,
+                &patch.remove.architecture_edges,
+            ),
+            GraphKind::Dataflow => (&patch.remove.dataflow_nodes, &patch.remove.dataflow_edges),
+        };
+        for node in &graph.nodes {
+            match nodes.contains(&node.id) {
+                true => gone_nodes.insert(node.id.as_str()),
+                false => left_nodes.insert(node.id.as_str()),
+            };
+        }
+        let edge_keys: HashSet<_> = edges.iter().map(Keyed::record_key).collect();
+        for edge in &graph.edges {
+            let Some(id) = edge.id.as_deref() else {
+                continue;
+            };
+            match edge_keys.contains(&edge.record_key()) {
+                true => gone_edges.insert(id),
+                false => left_edges.insert(id),
+            };
+        }
     }
+    let node_taken =
+        |id: &String| gone_nodes.contains(id.as_str()) && !left_nodes.contains(id.as_str());
+    let edge_taken =
+        |id: &String| gone_edges.contains(id.as_str()) && !left_edges.contains(id.as_str());
+    let mut removed = Vec::new();
+    let mut take = |list: &[String], taken: &dyn Fn(&String) -> bool, name: &str| {
+        let (out, kept): (Vec<&String>, Vec<&String>) = list.iter().partition(|id| taken(id));
+        removed.extend(out.iter().map(|id| format!("{name}/{id}")));
+        (!out.is_empty()).then(|| kept.into_iter().cloned().collect::<Vec<String>>())
+    };
+    if let Some(frontier) = &state.graph_frontier {
+        let nodes = take(
+            &frontier.active_node_ids,
+            &node_taken,
+            "graph_frontier.active_node_ids",
+        );
+        let edges = take(
+            &frontier.active_edge_ids,
+            &edge_taken,
+            "graph_frontier.active_edge_ids",
+        );
+        if nodes.is_some() || edges.is_some() {
+            patch.graph_frontier = Some(Box::new(GraphFrontier {
+                active_node_ids: nodes.unwrap_or_else(|| frontier.active_node_ids.clone()),
+                active_edge_ids: edges.unwrap_or_else(|| frontier.active_edge_ids.clone()),
+                ..frontier.clone()
+            }));
+        }
+    }
+    if let Some(checkpoint) = &state.graph_checkpoint {
+        let name = "graph_checkpoint.frontier_node_ids";
+        if let Some(nodes) = take(&checkpoint.frontier_node_ids, &node_taken, name) {
+            let mut checkpoint = checkpoint.clone();
+            checkpoint.frontier_node_ids = nodes;
+            patch.graph_checkpoint = Some(Box::new(checkpoint));
+        }
+    }
+    removed
 }
 
 fn edge_ref(edge: &GraphEdge) -> EdgeRef {
@@ -245,7 +307,7 @@ fn describe_edge(edge: &EdgeRef) -> String {
 
 /// The graph an edge between `source` and `target` lives in: the one named, else the one that
 /// holds both nodes.
-pub fn edge_graph(
+fn edge_graph(
     state: &State,
     source: &str,
     target: &str,
@@ -291,14 +353,15 @@ pub struct EdgeInput<'a> {
     pub label: Option<&'a str>,
     /// `--ref`.
     pub refs: Vec<CodeRef>,
+    /// `--graph`: the graph named, else the one that holds both nodes.
+    pub graph: Option<GraphKind>,
 }
 
-/// The patch `edge add` writes (an edge with the same id, or the same ends and kind, is
-/// replaced), and the edge's key.
-pub fn edge_upsert(
-    graph: GraphKind,
-    input: EdgeInput<'_>,
-) -> Result<(Patch, String), Vec<Problem>> {
+/// What `edge add` writes: the edge, upserted (it replaces an edge with the same id, or the
+/// same ends and kind), in the graph named or the one that holds both its nodes.
+pub fn edge_add(state: &State, input: EdgeInput<'_>) -> Result<Edit, Vec<Problem>> {
+    let graph = edge_graph(state, input.source, input.target, input.graph)
+        .map_err(|problem| vec![problem])?;
     let mut problems = Vec::new();
     let kind = given("--kind", Some(input.kind), &mut problems);
     let id = given("--id", input.id, &mut problems);
@@ -306,9 +369,6 @@ pub fn edge_upsert(
     let (Some(kind), true) = (kind, problems.is_empty()) else {
         return Err(problems);
     };
-    let key = id
-        .clone()
-        .unwrap_or_else(|| format!("{}->{}:{kind}", input.source, input.target));
     let edge = GraphEdge {
         id,
         source_id: input.source.to_owned(),
@@ -323,16 +383,16 @@ pub fn edge_upsert(
         GraphKind::Architecture => patch.upsert.architecture_edges.push(edge),
         GraphKind::Dataflow => patch.upsert.dataflow_edges.push(edge),
     }
-    Ok((patch, key))
+    Ok(Edit::upserts(patch))
 }
 
-/// The patch `edge rm` writes: the edge with `id`, or the one between `source` and `target` of
-/// `kind`, found in `graph` or whichever graph holds it.
-pub fn edge_removal(
+/// What `edge rm` writes: the edge with `id`, or the one between `source` and `target` of
+/// `kind`, found in `graph` or whichever graph holds it, and its id off the frontier.
+pub fn edge_rm(
     state: &State,
     graph: Option<GraphKind>,
     named: &EdgeRef,
-) -> Result<Patch, Problem> {
+) -> Result<Edit, Vec<Problem>> {
     let matches = |edge: &GraphEdge| match named {
         EdgeRef::Id(id) => edge.id.as_deref() == Some(id.as_str()),
         EdgeRef::Ends {
@@ -361,14 +421,14 @@ pub fn edge_removal(
                 describe_edge(named)
             ),
         };
-        return Err(Problem::new("EDGE", message));
+        return Err(vec![Problem::new("EDGE", message)]);
     };
     let mut patch = Patch::default();
     match kind {
         GraphKind::Architecture => patch.remove.architecture_edges.push(edge.clone()),
         GraphKind::Dataflow => patch.remove.dataflow_edges.push(edge.clone()),
     }
-    Ok(patch)
+    Ok(removal(state, patch))
 }
 
 /// What `recheck` re-anchors: each named node in every graph that holds it, and the
@@ -414,16 +474,22 @@ pub fn recheck_targets(
 mod tests {
     use super::*;
     use crate::policy::fixtures;
-    use crate::state::model::Graph;
+    use crate::state::model::GraphCheckpoint;
     use crate::state::model::GraphLink;
     use crate::state::model::Graphs;
 
+    /// Architecture: lexer -feeds-> parser (anonymous), lexer -calls-> parser (`e1`); dataflow:
+    /// tokens and lexer, tokens -feeds-> lexer (`e1` too), linked tokens -> lexer; `parser`
+    /// and `e1` on the frontier, `parser` and `lexer` on the graph checkpoint.
     fn state() -> State {
         State {
             graphs: Graphs {
                 architecture: Graph {
                     nodes: vec![fixtures::node("lexer", &[]), fixtures::node("parser", &[])],
-                    edges: vec![fixtures::edge(None, "lexer", "parser", "feeds")],
+                    edges: vec![
+                        fixtures::edge(None, "lexer", "parser", "feeds"),
+                        fixtures::edge(Some("e1"), "lexer", "parser", "calls"),
+                    ],
                 },
                 dataflow: Graph {
                     nodes: vec![fixtures::node("tokens", &[]), fixtures::node("lexer", &[])],
@@ -438,35 +504,70 @@ mod tests {
             },
             graph_frontier: Some(GraphFrontier {
                 active_node_ids: vec!["parser".into()],
+                active_edge_ids: vec!["e1".into()],
+                dirty_paths: vec!["src/lexer.rs".into()],
                 ..GraphFrontier::default()
+            }),
+            graph_checkpoint: Some(GraphCheckpoint {
+                checkpoint_id: "gc-1".into(),
+                graph_revision: 3,
+                summary: None,
+                frontier_node_ids: vec!["parser".into(), "lexer".into()],
+                open_question_ids: vec![],
+                open_gap_ids: vec![],
             }),
             ..State::default()
         }
     }
 
+    /// The patch, the records written and what was removed, of an edit that writes.
+    fn write(edit: Edit) -> (Patch, Vec<String>, Vec<String>) {
+        match edit {
+            Edit::Write {
+                patch,
+                written,
+                removed,
+            } => (*patch, written, removed),
+            Edit::Unchanged { hint } => panic!("unchanged: {hint}"),
+        }
+    }
+
     #[test]
-    fn node_set_keeps_what_it_does_not_name() {
-        let state = state();
-        let existing = find_node(&state, GraphKind::Architecture, "lexer");
+    fn node_set_changes_only_what_it_names_of_the_node_it_finds() {
+        let mut state = state();
+        state.graphs.architecture.nodes[0].mechanism = Some("written by another".into());
         let changes = NodeChanges {
-            mechanism: Some("a loop over bytes"),
+            purpose: Some("turns bytes into tokens"),
             ..NodeChanges::default()
         };
-        let node = set_node(existing, "lexer", changes).expect("set");
-        assert_eq!(node.title, existing.expect("node").title);
-        assert_eq!(node.mechanism.as_deref(), Some("a loop over bytes"));
-        let problems = set_node(None, "new", NodeChanges::default()).expect_err("no purpose");
+        let (patch, written, removed) =
+            write(node_set(&state, "lexer", Some(GraphKind::Architecture), changes).expect("set"));
+        let node = &patch.upsert.architecture_nodes[0];
+        assert_eq!(node.purpose, "turns bytes into tokens");
+        assert_eq!(node.mechanism.as_deref(), Some("written by another"));
+        assert_eq!(node.title, "lexer");
+        assert_eq!(written, ["architecture_nodes/lexer"]);
+        assert!(removed.is_empty());
+        let same = NodeChanges {
+            purpose: Some("p"),
+            ..NodeChanges::default()
+        };
+        let unchanged = node_set(&state, "parser", None, same).expect("set");
+        assert!(
+            matches!(&unchanged, Edit::Unchanged { hint } if hint.contains("epiphany recheck parser")),
+            "{unchanged:?}"
+        );
+        let problems = node_set(&state, "new", None, NodeChanges::default()).expect_err("purpose");
         assert_eq!(problems[0].path, "--purpose");
-        let new = set_node(
-            None,
-            "new",
-            NodeChanges {
-                purpose: Some("p"),
-                ..NodeChanges::default()
-            },
-        )
-        .expect("new");
-        assert_eq!((new.title.as_str(), new.purpose.as_str()), ("new", "p"));
+        let new = NodeChanges {
+            purpose: Some("p"),
+            ..NodeChanges::default()
+        };
+        let (patch, ..) = write(node_set(&state, "new", None, new).expect("new"));
+        let node = &patch.upsert.architecture_nodes[0];
+        assert_eq!((node.title.as_str(), node.purpose.as_str()), ("new", "p"));
+        let both = node_set(&state, "lexer", None, NodeChanges::default()).expect_err("both");
+        assert_eq!(both[0].path, "--graph");
     }
 
     #[test]
@@ -492,51 +593,124 @@ mod tests {
     }
 
     #[test]
-    fn node_rm_takes_its_edges_links_and_frontier_place_along() {
+    fn node_rm_takes_its_edges_links_and_frontier_places_along() {
         let state = state();
-        let (patch, also) = node_removal(&state, GraphKind::Architecture, "parser").expect("rm");
+        let (patch, written, removed) = write(node_rm(&state, "parser", None).expect("rm parser"));
+        assert!(written.is_empty());
         assert_eq!(patch.remove.architecture_nodes, ["parser"]);
-        assert_eq!(patch.remove.architecture_edges.len(), 1);
+        assert_eq!(patch.remove.architecture_edges.len(), 2);
+        let frontier = patch.graph_frontier.expect("frontier");
+        assert_eq!(frontier.active_node_ids, Vec::<String>::new());
+        assert_eq!(frontier.active_edge_ids, Vec::<String>::new());
+        assert_eq!(frontier.dirty_paths, ["src/lexer.rs"], "the rest stays");
+        let checkpoint = patch.graph_checkpoint.expect("graph checkpoint");
+        assert_eq!(checkpoint.frontier_node_ids, ["lexer"]);
+        assert_eq!(checkpoint.checkpoint_id, "gc-1");
         assert_eq!(
-            patch.graph_frontier.expect("frontier").active_node_ids,
+            removed,
+            [
+                "architecture_nodes/parser",
+                "architecture_edges/lexer->parser:feeds",
+                "architecture_edges/e1",
+                "graph_frontier.active_node_ids/parser",
+                "graph_frontier.active_edge_ids/e1",
+                "graph_checkpoint.frontier_node_ids/parser",
+            ]
+        );
+        // The dataflow graph still has a `lexer`: its place on the frontier stays.
+        let (patch, _, removed) =
+            write(node_rm(&state, "lexer", Some(GraphKind::Architecture)).expect("rm lexer"));
+        assert_eq!(patch.remove.links.len(), 1);
+        assert!(patch.graph_checkpoint.is_none(), "{patch:?}");
+        assert_eq!(
+            patch.graph_frontier.expect("frontier").active_edge_ids,
             Vec::<String>::new()
         );
-        assert_eq!(
-            also,
-            ["edge lexer -feeds-> parser", "its place on the frontier"]
+        assert!(
+            removed.contains(&"links/tokens->lexer".to_owned()),
+            "{removed:?}"
         );
-        let (patch, also) = node_removal(&state, GraphKind::Architecture, "lexer").expect("rm");
-        assert_eq!(patch.remove.links.len(), 1);
-        assert_eq!(also.len(), 2, "{also:?}");
-        assert!(node_removal(&state, GraphKind::Dataflow, "parser").is_err());
+        assert!(
+            !removed.iter().any(|r| r.ends_with("_node_ids/lexer")),
+            "{removed:?}"
+        );
+        let missing = node_rm(&state, "parser", Some(GraphKind::Dataflow)).expect_err("none");
+        assert_eq!(
+            (missing[0].path.as_str(), missing[0].message.as_str()),
+            ("ID", "there is no dataflow node \"parser\"")
+        );
+    }
+
+    #[test]
+    fn a_removal_leaves_alone_frontier_ids_it_does_not_make_missing() {
+        let mut state = state();
+        // `e1` also lives in the dataflow graph, and `ghost` was missing before.
+        state.graphs.dataflow.edges = vec![fixtures::edge(Some("e1"), "tokens", "lexer", "feeds")];
+        if let Some(frontier) = &mut state.graph_frontier {
+            frontier.active_node_ids.push("ghost".into());
+        }
+        let (patch, _, removed) = write(
+            edge_rm(
+                &state,
+                Some(GraphKind::Architecture),
+                &EdgeRef::Id("e1".into()),
+            )
+            .expect("rm"),
+        );
+        assert_eq!(removed, ["architecture_edges/e1"]);
+        assert!(patch.graph_frontier.is_none(), "{patch:?}");
+        let (patch, _, removed) = write(node_rm(&state, "parser", None).expect("rm"));
+        let frontier = patch.graph_frontier.expect("frontier");
+        assert_eq!(frontier.active_node_ids, ["ghost"]);
+        assert_eq!(frontier.active_edge_ids, ["e1"]);
+        assert!(!removed.iter().any(|r| r.contains("ghost")), "{removed:?}");
     }
 
     #[test]
     fn edges_are_added_and_removed_by_ends_or_id() {
         let state = state();
-        let (patch, key) = edge_upsert(
-            GraphKind::Architecture,
-            EdgeInput {
-                source: "parser",
-                target: "lexer",
-                kind: "calls",
-                id: None,
-                label: None,
-                refs: vec![],
-            },
-        )
-        .expect("edge");
-        assert_eq!(key, "parser->lexer:calls");
+        let input = EdgeInput {
+            source: "parser",
+            target: "lexer",
+            kind: "calls",
+            id: None,
+            label: None,
+            refs: vec![],
+            graph: None,
+        };
+        let (patch, written, _) = write(edge_add(&state, input.clone()).expect("edge"));
+        assert_eq!(written, ["architecture_edges/parser->lexer:calls"]);
         assert_eq!(patch.upsert.architecture_edges.len(), 1);
+        let blank = EdgeInput { kind: " ", ..input };
+        assert_eq!(
+            edge_add(&state, blank).expect_err("blank")[0].path,
+            "--kind"
+        );
         let named = EdgeRef::Ends {
             source_id: "lexer".into(),
             target_id: "parser".into(),
             kind: "feeds".into(),
         };
-        let removal = edge_removal(&state, None, &named).expect("rm");
-        assert_eq!(removal.remove.architecture_edges, [named]);
-        let missing = edge_removal(&state, None, &EdgeRef::Id("e9".into())).expect_err("none");
-        assert_eq!(missing.message, "there is no edge \"e9\"");
+        let (patch, written, removed) = write(edge_rm(&state, None, &named).expect("rm"));
+        assert_eq!(patch.remove.architecture_edges, [named]);
+        assert!(
+            patch.graph_frontier.is_none(),
+            "an anonymous edge is on no frontier"
+        );
+        assert!(written.is_empty());
+        assert_eq!(removed, ["architecture_edges/lexer->parser:feeds"]);
+        let (patch, _, removed) =
+            write(edge_rm(&state, None, &EdgeRef::Id("e1".into())).expect("rm"));
+        assert_eq!(
+            patch.graph_frontier.expect("frontier").active_edge_ids,
+            Vec::<String>::new()
+        );
+        assert_eq!(
+            removed,
+            ["architecture_edges/e1", "graph_frontier.active_edge_ids/e1"]
+        );
+        let missing = edge_rm(&state, None, &EdgeRef::Id("e9".into())).expect_err("none");
+        assert_eq!(missing[0].message, "there is no edge \"e9\"");
     }
 
     #[test]

@@ -2,10 +2,13 @@
 //! `checkpoint`, `subgoal`, `backlog` and `recheck` build from a few command-line values, with
 //! defaults for everything else and deterministic ids.
 //!
-//! Each function takes the values as typed and, where a write changes a record, the record as
-//! stored; it returns the record (or the patch) to write, or the problems with the input, each
-//! at the flag or argument it concerns. The write itself is the one write path's: nothing here
-//! checks what validation checks (unique ids, references that resolve, code refs that hold).
+//! Each function takes the values as typed and, where a write depends on what is stored (the
+//! record it edits or removes, an id it finds free), the state; it returns the patch to write
+//! (an [`Edit`]), or the problems with the input, each at the flag or argument it concerns.
+//! The write path calls them with the head it read under the store lock, so what an edit
+//! depends on is what it is applied to, and no revision needs to be pinned. The write itself
+//! is the one write path's: nothing here checks what validation checks (unique ids, references
+//! that resolve, code refs that hold).
 //!
 //! [`map`] builds graph nodes and edges and finds which graph an id lives in; [`work`] the
 //! investigation checkpoint, subgoals, backlog items and superseding observations.
@@ -18,6 +21,7 @@ use crate::policy::distill::SUMMARY_LIMIT;
 use crate::policy::text::collapse;
 use crate::policy::text::hex12;
 use crate::policy::text::truncate;
+use crate::state::fields::Collection;
 use crate::state::model::CodeRef;
 use crate::state::model::EvidenceRecord;
 use crate::state::model::Observation;
@@ -33,6 +37,44 @@ const MIN_SENTENCE: usize = 16;
 
 /// What a note is: its observation's `source_kind`.
 pub const NOTE_KINDS: [&str; 4] = ["finding", "question", "decision", "result"];
+
+/// What a one-line write makes of the state it is applied to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Edit {
+    /// A patch to write, with what it writes and removes, for the report.
+    Write {
+        /// The patch.
+        patch: Box<Patch>,
+        /// The records it adds or changes (`subgoals/sg-x`, a checkpoint's id, ...).
+        written: Vec<String>,
+        /// What it takes away: records as `collection/key`, and the ids it takes off a list
+        /// as `field.list/id` (`graph_frontier.active_edge_ids/e1`).
+        removed: Vec<String>,
+    },
+    /// The state already says this: nothing is written.
+    Unchanged {
+        /// What to do instead.
+        hint: String,
+    },
+}
+
+impl Edit {
+    /// A patch of record upserts (and fields set beside them), naming the records it upserts.
+    pub fn upserts(patch: Patch) -> Edit {
+        Edit::Write {
+            written: record_names(patch.upsert.keys()),
+            patch: Box::new(patch),
+            removed: Vec::new(),
+        }
+    }
+}
+
+/// Records named as `collection/key`.
+pub fn record_names(keys: Vec<(Collection, String)>) -> Vec<String> {
+    (keys.into_iter())
+        .map(|(collection, key)| format!("{}/{key}", collection.as_str()))
+        .collect()
+}
 
 /// A note as typed.
 #[derive(Debug, Clone)]

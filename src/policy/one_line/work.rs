@@ -1,7 +1,9 @@
 //! The working records' one-line writes: `checkpoint set`, `subgoal add` / `subgoal done`,
-//! `backlog add`, and the observation `recheck --observation` writes in place of an old one.
+//! `backlog add`, each made from the state it is applied to, and the observation
+//! `recheck --observation` writes in place of an old one.
 
 use crate::policy::code_ref::code_ref_key;
+use crate::policy::one_line::Edit;
 use crate::policy::one_line::given;
 use crate::policy::one_line::slug_id;
 use crate::policy::recheck::RefFinding;
@@ -15,6 +17,7 @@ use crate::state::model::Observation;
 use crate::state::model::PlanningPriority;
 use crate::state::model::State;
 use crate::state::model::Subgoal;
+use crate::state::patch::Patch;
 use crate::state::problem::Problem;
 
 /// The kind a new checkpoint gets when `--kind` is not given.
@@ -40,10 +43,25 @@ pub struct CheckpointChanges<'a> {
     pub questions: Option<Vec<String>>,
 }
 
+/// What `checkpoint set` writes: the investigation checkpoint `state` holds with the changes,
+/// so a concurrent change of another of its values stays, or a new one (see
+/// [`set_checkpoint`]).
+pub fn checkpoint_set(state: &State, changes: CheckpointChanges<'_>) -> Result<Edit, Vec<Problem>> {
+    let checkpoint = set_checkpoint(state.investigation_checkpoint.as_ref(), changes)?;
+    Ok(Edit::Write {
+        written: vec![checkpoint.brief.checkpoint_id.clone()],
+        patch: Box::new(Patch {
+            investigation_checkpoint: Some(Box::new(checkpoint)),
+            ..Patch::default()
+        }),
+        removed: Vec::new(),
+    })
+}
+
 /// The checkpoint `checkpoint set` writes: `existing` with the changes, or a new one (it needs
 /// a focus and a next action; its id is `ck-<hex12>` of the focus, its kind `investigation`,
 /// its disposition `resume_ready`).
-pub fn set_checkpoint(
+fn set_checkpoint(
     existing: Option<&InvestigationCheckpoint>,
     changes: CheckpointChanges<'_>,
 ) -> Result<InvestigationCheckpoint, Vec<Problem>> {
@@ -109,9 +127,42 @@ pub fn set_checkpoint(
     Ok(checkpoint)
 }
 
+/// A subgoal as `subgoal add` types it.
+#[derive(Debug, Clone, Default)]
+pub struct SubgoalInput<'a> {
+    /// The title.
+    pub title: &'a str,
+    /// `--id`.
+    pub id: Option<&'a str>,
+    /// `--status`.
+    pub status: Option<&'a str>,
+    /// `--active`: make it the active subgoal.
+    pub active: bool,
+}
+
+/// What `subgoal add` writes: the subgoal (see [`add_subgoal`]; its id is free in `state`),
+/// and the active subgoal id when asked.
+pub fn subgoal_add(state: &State, input: SubgoalInput<'_>) -> Result<Edit, Vec<Problem>> {
+    let subgoal = add_subgoal(state, input.title, input.id, input.status)?;
+    let mut patch = Patch {
+        active_subgoal_id: input.active.then(|| subgoal.id.clone()),
+        ..Patch::default()
+    };
+    patch.upsert.subgoals.push(subgoal);
+    Ok(Edit::upserts(patch))
+}
+
+/// What `subgoal done` writes: the subgoal `id` as `state` holds it, with its new status.
+pub fn subgoal_done(state: &State, id: &str, status: &str) -> Result<Edit, Vec<Problem>> {
+    let subgoal = finish_subgoal(state, id, status).map_err(|problem| vec![problem])?;
+    let mut patch = Patch::default();
+    patch.upsert.subgoals.push(subgoal);
+    Ok(Edit::upserts(patch))
+}
+
 /// The subgoal `subgoal add` writes: status `open` unless given, id `sg-<words of the title>`
 /// unless given.
-pub fn add_subgoal(
+fn add_subgoal(
     state: &State,
     title: &str,
     id: Option<&str>,
@@ -142,7 +193,7 @@ pub fn add_subgoal(
 }
 
 /// The subgoal `subgoal done` writes: the stored one with its new status.
-pub fn finish_subgoal(state: &State, id: &str, status: &str) -> Result<Subgoal, Problem> {
+fn finish_subgoal(state: &State, id: &str, status: &str) -> Result<Subgoal, Problem> {
     let Some(subgoal) = state.subgoals.iter().find(|s| s.id == id) else {
         let known: Vec<&str> = state.subgoals.iter().map(|s| s.id.as_str()).collect();
         let message = match known.is_empty() {
@@ -175,13 +226,18 @@ pub struct BacklogInput<'a> {
     pub horizon: Option<&'a str>,
 }
 
+/// What `backlog add` writes: the item (see [`add_backlog_item`]; its id is free in `state`).
+pub fn backlog_add(state: &State, input: BacklogInput<'_>) -> Result<Edit, Vec<Problem>> {
+    let item = add_backlog_item(state, input)?;
+    let mut patch = Patch::default();
+    patch.upsert.backlog.push(item);
+    Ok(Edit::upserts(patch))
+}
+
 /// The backlog item `backlog add` writes, with defaults for every field the planning rules
 /// require: id `bl-<words of the title>`, status `proposed`, confidence `medium`, product area
 /// `general`, and a priority rationale saying it was not ranked yet.
-pub fn add_backlog_item(
-    state: &State,
-    input: BacklogInput<'_>,
-) -> Result<BacklogItem, Vec<Problem>> {
+fn add_backlog_item(state: &State, input: BacklogInput<'_>) -> Result<BacklogItem, Vec<Problem>> {
     let mut problems = Vec::new();
     let title = given("TITLE", Some(input.title), &mut problems);
     let summary = given("--summary", input.summary, &mut problems);
@@ -328,6 +384,91 @@ mod tests {
                 .expect_err("missing")
                 .message,
             "there is no subgoal \"sg-x\" (subgoals: sg-keep-spans-on-retry)"
+        );
+    }
+
+    /// The patch and what it names, of an edit that writes.
+    fn write(edit: Edit) -> (Patch, Vec<String>) {
+        match edit {
+            Edit::Write { patch, written, .. } => (*patch, written),
+            Edit::Unchanged { hint } => panic!("unchanged: {hint}"),
+        }
+    }
+
+    #[test]
+    fn edits_read_what_they_depend_on_from_the_state_they_are_applied_to() {
+        let mut state = State::default();
+        state.subgoals.push(Subgoal {
+            id: "sg-ship-it".into(),
+            title: "Ship it, renamed by another writer".into(),
+            status: "open".into(),
+            summary: None,
+        });
+        let input = SubgoalInput {
+            title: "Ship it",
+            active: true,
+            ..SubgoalInput::default()
+        };
+        let (patch, written) = write(subgoal_add(&state, input).expect("add"));
+        assert_eq!(written, ["subgoals/sg-ship-it-2"]);
+        assert_eq!(patch.active_subgoal_id.as_deref(), Some("sg-ship-it-2"));
+        let (patch, written) = write(subgoal_done(&state, "sg-ship-it", "done").expect("done"));
+        assert_eq!(written, ["subgoals/sg-ship-it"]);
+        assert_eq!(
+            patch.upsert.subgoals[0].title,
+            "Ship it, renamed by another writer"
+        );
+        assert_eq!(patch.active_subgoal_id, None);
+        state.planning.backlog_items.push(
+            add_backlog_item(
+                &state,
+                BacklogInput {
+                    title: "Ship it",
+                    ..BacklogInput::default()
+                },
+            )
+            .expect("item"),
+        );
+        let (_, written) = write(
+            backlog_add(
+                &state,
+                BacklogInput {
+                    title: "Ship it",
+                    ..BacklogInput::default()
+                },
+            )
+            .expect("add"),
+        );
+        assert_eq!(written, ["backlog/bl-ship-it-2"]);
+        state.investigation_checkpoint = Some(
+            set_checkpoint(
+                None,
+                CheckpointChanges {
+                    focus: Some("f"),
+                    next_action: Some("n"),
+                    summary: Some("written by another"),
+                    ..CheckpointChanges::default()
+                },
+            )
+            .expect("checkpoint"),
+        );
+        let changes = CheckpointChanges {
+            next_action: Some("read the loop"),
+            ..CheckpointChanges::default()
+        };
+        let (patch, written) = write(checkpoint_set(&state, changes).expect("set"));
+        let checkpoint = patch.investigation_checkpoint.expect("checkpoint");
+        assert_eq!(
+            written,
+            std::slice::from_ref(&checkpoint.brief.checkpoint_id)
+        );
+        assert_eq!(
+            checkpoint.brief.summary.as_deref(),
+            Some("written by another")
+        );
+        assert_eq!(
+            checkpoint.brief.next_action.as_deref(),
+            Some("read the loop")
         );
     }
 
