@@ -16,6 +16,7 @@ use serde::Serialize;
 use crate::ctx::Ctx;
 use crate::policy::code_ref::format_code_ref;
 use crate::policy::code_ref::line_list;
+use crate::policy::freshness::CertificateStatus;
 use crate::policy::prompt::code_ref;
 use crate::policy::prompt::inline_ids;
 use crate::state::model::CodeRef;
@@ -23,6 +24,7 @@ use crate::state::model::GraphEdge;
 use crate::state::model::GraphNode;
 use crate::state::patch::Patch;
 use crate::ui::Report;
+use crate::wire::freshness::Certificate;
 use crate::wire::freshness::RefFinding;
 use crate::wire::graph::GraphSlice;
 
@@ -41,6 +43,27 @@ impl<T: Serialize> Report for Document<T> {
         serde_json::to_writer_pretty(&mut *out, &self.0)?;
         writeln!(out)
     }
+}
+
+/// A record's certificate as a line (docs/freshness.md#certificates): the record, and whether
+/// the code it cites is unchanged since it was checked (and at which commit), changed since
+/// (which references), or not checkable.
+pub fn certificate(certificate: &Certificate) -> String {
+    let status = match certificate.status {
+        CertificateStatus::Unchanged => match &certificate.checked_at {
+            Some(commit) => format!(
+                "unchanged since checked at commit {}",
+                &commit[..commit.len().min(12)]
+            ),
+            None => "unchanged since checked".to_owned(),
+        },
+        CertificateStatus::ChangedSinceChecked => format!(
+            "changed since checked: {}",
+            certificate.changed_refs.join(", ")
+        ),
+        CertificateStatus::NotCheckable => "not checkable".to_owned(),
+    };
+    format!("{}: {status}", certificate.owner)
 }
 
 /// A reference that no longer holds, as a line: what, where, and what a fix would do.

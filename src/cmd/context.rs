@@ -12,25 +12,31 @@ use crate::code_refs::read_cited_files;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;
 use crate::policy::context::ContextRequest;
+use crate::policy::context::certify_shown;
 use crate::policy::context::cited_paths;
 use crate::policy::context::context_shard;
 use crate::policy::context::mark_refs_not_holding;
+use crate::policy::context::show_cited_code;
 use crate::policy::projection::StateStatus;
 use crate::policy::prompt::inline_ids;
 use crate::policy::prompt::record_line;
+use crate::policy::text::printable;
 use crate::render;
 use crate::ui::Report;
+use crate::wire::context::CitedCode;
+use crate::wire::context::ContextBody;
 use crate::wire::context::ContextShard;
 
 /// Show the state around named nodes, edges, observations and evidence.
 ///
 /// Returns the named graph nodes with every edge and link touching them, the named edges, the
-/// named observations (newest first) with the evidence they cite, and the named evidence. By
-/// default the active frontier's nodes and edges are included too, and the frontier itself.
-/// The graph and investigation checkpoints always come along. Ids that do not exist are
-/// listed under `missing`; they are not an error. Code references of the shown records that no
-/// longer hold (file gone, symbol gone, lines past the end) are listed under
-/// `refs_not_holding`.
+/// named observations (newest first) with the evidence they cite (unless it only repeats the
+/// observation), and the named evidence. Naming nothing shows the active frontier and the
+/// checkpoints; `--frontier` adds them to named records. Ids that do not exist are listed under
+/// `missing`; they are not an error. Code references of the shown records that no longer hold
+/// (file gone, symbol gone, lines past the end) are listed under `refs_not_holding`, and each
+/// shown node and checkpoint says under `certificates` whether the code it cites is unchanged
+/// since it was checked. `--code` prints that code too.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The graph records to show
@@ -42,12 +48,20 @@ pub struct Args {
     /// An evidence id (repeatable)
     #[arg(long = "evidence", value_name = "ID")]
     pub evidence: Vec<String>,
-    /// Leave out the active frontier
+    /// Also show the active frontier and the checkpoints (shown by default only when no record
+    /// is named)
+    #[arg(long, conflicts_with = "no_frontier")]
+    pub frontier: bool,
+    /// Leave out the active frontier and the checkpoints, even when no record is named
     #[arg(long)]
     pub no_frontier: bool,
     /// Leave out the evidence the selected observations cite
     #[arg(long)]
     pub no_linked_evidence: bool,
+    /// Also print the code the shown references cite, as it is now (at most 120 lines a
+    /// reference and 16,000 characters in all)
+    #[arg(long)]
+    pub code: bool,
 }
 
 /// Graph records named by id, as `context` and `graph` take them.
@@ -72,75 +86,8 @@ impl Report for ContextShard {
         }
         let body = &self.context;
         render::graph_slice(out, &body.graph)?;
-        if let Some(frontier) = &body.frontier {
-            render::id_line(out, "frontier nodes", &frontier.active_node_ids)?;
-            render::id_line(out, "frontier edges", &frontier.active_edge_ids)?;
-            render::id_line(out, "open questions", &frontier.open_question_ids)?;
-            render::id_line(out, "open gaps", &frontier.open_gap_ids)?;
-            render::id_line(out, "dirty paths", &frontier.dirty_paths)?;
-        }
-        if let Some(checkpoint) = &body.checkpoint {
-            writeln!(
-                out,
-                "graph checkpoint `{}` (graph revision {})",
-                checkpoint.checkpoint_id, checkpoint.graph_revision
-            )?;
-        }
-        if let Some(c) = &body.investigation_checkpoint {
-            let brief = &c.brief;
-            writeln!(
-                out,
-                "investigation checkpoint `{}` ({}, {}): {}",
-                brief.checkpoint_id,
-                brief.kind,
-                brief.disposition.as_str(),
-                brief.focus
-            )?;
-            for (label, value) in [
-                ("summary", &brief.summary),
-                ("next action", &brief.next_action),
-            ] {
-                if let Some(value) = value {
-                    writeln!(out, "  {label}: {value}")?;
-                }
-            }
-            for question in &c.open_questions {
-                writeln!(out, "  open question: {question}")?;
-            }
-            if !c.code_refs.is_empty() {
-                writeln!(out, "  code refs: {}", render::refs(&c.code_refs))?;
-            }
-            if !c.evidence_ids.is_empty() {
-                writeln!(out, "  evidence: {}", inline_ids(&c.evidence_ids))?;
-            }
-        }
-        for o in &body.observations {
-            writeln!(
-                out,
-                "observation {}",
-                record_line(
-                    &o.id,
-                    &format!("{} via {}", o.status, o.source_kind),
-                    &o.summary
-                )
-            )?;
-            if !o.evidence_ids.is_empty() {
-                writeln!(out, "  evidence: {}", inline_ids(&o.evidence_ids))?;
-            }
-            if !o.code_refs.is_empty() {
-                writeln!(out, "  code refs: {}", render::refs(&o.code_refs))?;
-            }
-        }
-        for e in &body.evidence {
-            writeln!(
-                out,
-                "evidence {}",
-                record_line(&e.id, &format!("{} / {}", e.kind, e.status), &e.summary)
-            )?;
-            if !e.code_refs.is_empty() {
-                writeln!(out, "  code refs: {}", render::refs(&e.code_refs))?;
-            }
-        }
+        frontier_and_checkpoints(out, body)?;
+        records(out, body)?;
         let missing = &self.missing;
         render::id_line(out, "missing nodes", &missing.graph_node_ids)?;
         render::id_line(out, "missing edges", &missing.graph_edge_ids)?;
@@ -152,8 +99,106 @@ impl Report for ContextShard {
                 writeln!(out, "  {}", render::describe_finding(finding))?;
             }
         }
-        Ok(())
+        if !self.certificates.is_empty() {
+            writeln!(out, "checked:")?;
+            for certificate in &self.certificates {
+                writeln!(out, "  {}", render::certificate(certificate))?;
+            }
+        }
+        cited_code(out, &self.code)
     }
+}
+
+fn frontier_and_checkpoints(out: &mut dyn Write, body: &ContextBody) -> std::io::Result<()> {
+    if let Some(frontier) = &body.frontier {
+        render::id_line(out, "frontier nodes", &frontier.active_node_ids)?;
+        render::id_line(out, "frontier edges", &frontier.active_edge_ids)?;
+        render::id_line(out, "open questions", &frontier.open_question_ids)?;
+        render::id_line(out, "open gaps", &frontier.open_gap_ids)?;
+        render::id_line(out, "dirty paths", &frontier.dirty_paths)?;
+    }
+    if let Some(checkpoint) = &body.checkpoint {
+        writeln!(
+            out,
+            "graph checkpoint `{}` (graph revision {})",
+            checkpoint.checkpoint_id, checkpoint.graph_revision
+        )?;
+    }
+    let Some(c) = &body.investigation_checkpoint else {
+        return Ok(());
+    };
+    let brief = &c.brief;
+    writeln!(
+        out,
+        "investigation checkpoint `{}` ({}, {}): {}",
+        brief.checkpoint_id,
+        brief.kind,
+        brief.disposition.as_str(),
+        brief.focus
+    )?;
+    for (label, value) in [
+        ("summary", &brief.summary),
+        ("next action", &brief.next_action),
+    ] {
+        if let Some(value) = value {
+            writeln!(out, "  {label}: {value}")?;
+        }
+    }
+    for question in &c.open_questions {
+        writeln!(out, "  open question: {question}")?;
+    }
+    if !c.code_refs.is_empty() {
+        writeln!(out, "  code refs: {}", render::refs(&c.code_refs))?;
+    }
+    if !c.evidence_ids.is_empty() {
+        writeln!(out, "  evidence: {}", inline_ids(&c.evidence_ids))?;
+    }
+    Ok(())
+}
+
+fn records(out: &mut dyn Write, body: &ContextBody) -> std::io::Result<()> {
+    for o in &body.observations {
+        writeln!(
+            out,
+            "observation {}",
+            record_line(
+                &o.id,
+                &format!("{} via {}", o.status, o.source_kind),
+                &o.summary
+            )
+        )?;
+        if !o.evidence_ids.is_empty() {
+            writeln!(out, "  evidence: {}", inline_ids(&o.evidence_ids))?;
+        }
+        if !o.code_refs.is_empty() {
+            writeln!(out, "  code refs: {}", render::refs(&o.code_refs))?;
+        }
+    }
+    for e in &body.evidence {
+        writeln!(
+            out,
+            "evidence {}",
+            record_line(&e.id, &format!("{} / {}", e.kind, e.status), &e.summary)
+        )?;
+        if !e.code_refs.is_empty() {
+            writeln!(out, "  code refs: {}", render::refs(&e.code_refs))?;
+        }
+    }
+    Ok(())
+}
+
+/// The cited lines `--code` asked for, numbered, with what the budget left out.
+fn cited_code(out: &mut dyn Write, code: &[CitedCode]) -> std::io::Result<()> {
+    for cited in code {
+        writeln!(out, "code {} ({}):", cited.code_ref, cited.owner)?;
+        for (line, text) in (cited.start_line..).zip(&cited.lines) {
+            writeln!(out, "{line:>6}  {}", printable(text))?;
+        }
+        if cited.lines_left_out > 0 {
+            writeln!(out, "        ... {} more lines", cited.lines_left_out)?;
+        }
+    }
+    Ok(())
 }
 
 /// Runs `context`.
@@ -162,17 +207,23 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         graph: GraphIds { nodes, edges },
         observations,
         evidence,
+        frontier,
         no_frontier,
         no_linked_evidence,
+        code,
     } = args;
-    let request = ContextRequest {
+    let mut request = ContextRequest {
         node_ids: nodes.clone(),
         edge_ids: edges.clone(),
         observation_ids: observations.clone(),
         evidence_ids: evidence.clone(),
-        include_active_frontier: !no_frontier,
+        include_active_frontier: false,
+        include_checkpoints: false,
         include_linked_evidence: !no_linked_evidence,
     };
+    let around = *frontier || (request.names_nothing() && !no_frontier);
+    request.include_active_frontier = around;
+    request.include_checkpoints = around;
     // Observations and evidence are decoded only when some are asked for.
     let store = ctx.store()?;
     let head = if observations.is_empty() && evidence.is_empty() {
@@ -184,6 +235,10 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let mut shard = context_shard(state, &request);
     let cited = read_cited_files(store.root(), &cited_paths(&shard));
     mark_refs_not_holding(&mut shard, &cited);
+    certify_shown(&mut shard, &head.anchors, &cited);
+    if *code {
+        show_cited_code(&mut shard, &cited);
+    }
     ctx.ui.emit(&ContextShard::from(shard))?;
     Ok(Status::Ok)
 }

@@ -16,10 +16,12 @@ use crate::error::Failure;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;
 use crate::policy;
+use crate::policy::freshness::CertificateStatus;
 use crate::policy::freshness::ChangeSource;
 use crate::policy::freshness::StaleReason;
 use crate::policy::prompt::inline_ids;
 use crate::policy::recheck::reanchor_patch;
+use crate::render;
 use crate::render::DraftReport;
 use crate::render::describe_finding;
 use crate::signals::Observed;
@@ -149,6 +151,21 @@ impl Report for Freshness {
                 writeln!(out, "  {}", describe_finding(finding))?;
             }
         }
+        if !self.certificates.is_empty() {
+            let unchanged = (self.certificates.iter())
+                .filter(|c| c.status == CertificateStatus::Unchanged)
+                .count();
+            writeln!(
+                out,
+                "certificates: {unchanged} of {} records that cite code are unchanged since checked",
+                self.certificates.len()
+            )?;
+            for certificate in &self.certificates {
+                if certificate.status != CertificateStatus::Unchanged {
+                    writeln!(out, "  {}", render::certificate(certificate))?;
+                }
+            }
+        }
         if self.fresh {
             writeln!(out, "fresh")
         } else {
@@ -228,7 +245,7 @@ fn stale_hint(freshness: &policy::freshness::Freshness) -> String {
     for reason in &freshness.stale_reasons {
         steps.push(match reason {
             StaleReason::CitedFilesChanged => {
-                "re-read the changed files; then change the nodes or checkpoint that cite them (`epiphany node set`, `checkpoint set`), or, where they still hold, say so with `epiphany recheck NODE...` / `recheck --checkpoint` (rewriting them unchanged does not count)"
+                "re-read the code that changed since it was checked (`epiphany context --node ID --code` prints it); then rewrite what no longer holds (`epiphany node set`, `checkpoint set`, with `--ref`), or, where it still holds, say so with `epiphany recheck NODE...` / `recheck --checkpoint` (rewriting a record or `freshness --fix` keeps what was checked of it)"
             }
             StaleReason::ReferencesBroken if freshness.references.fixable_count > 0 => {
                 "re-anchor renamed paths and moved lines with `epiphany freshness --fix | epiphany update`, and fix the rest by hand"
@@ -254,13 +271,17 @@ fn stale_hint(freshness: &policy::freshness::Freshness) -> String {
 /// left for a person, on stderr.
 fn print_fix(ctx: &Ctx, head: &Head, freshness: &policy::freshness::Freshness) -> Result<Status> {
     let findings = &freshness.references.findings;
-    let manual = findings
-        .iter()
-        .filter(|f| f.blocking && f.reanchored.is_none());
-    for finding in manual {
+    for finding in findings.iter().filter(|f| f.blocking && !f.fixable()) {
+        let reread = match finding.reanchored {
+            // A repair that could not carry what was checked: written before fingerprints.
+            Some(_) => " (written before fingerprints: re-read it, then `epiphany recheck`)",
+            None => "",
+        };
         let finding = RefFinding::from(finding.clone());
-        ctx.ui
-            .warn(&format!("needs a person: {}", describe_finding(&finding)));
+        ctx.ui.warn(&format!(
+            "needs a person: {}{reread}",
+            describe_finding(&finding)
+        ));
     }
     let patch = head
         .has_state()
@@ -269,7 +290,7 @@ fn print_fix(ctx: &Ctx, head: &Head, freshness: &policy::freshness::Freshness) -
     let patch = match patch {
         Some(patch) => {
             ctx.ui.status(&format!(
-                "re-anchors {} code reference(s); apply it with `epiphany update`",
+                "re-anchors {} code reference(s); apply it with `epiphany update` (it moves them, it does not certify them: code that changed since it was checked stays so until `epiphany recheck`)",
                 freshness.references.fixable_count
             ));
             patch

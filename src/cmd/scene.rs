@@ -9,6 +9,7 @@ use crate::ctx::Ctx;
 use crate::ctx::Status;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;
+use crate::policy::freshness::CertificateStatus;
 use crate::policy::prompt::inline_ids;
 use crate::policy::prompt::record_line;
 use crate::policy::scene::LATEST_LIMIT;
@@ -16,6 +17,7 @@ use crate::policy::scene::scene;
 use crate::signals::observe;
 use crate::state::model::RetrievalStatus;
 use crate::ui::Report;
+use crate::wire::freshness::Certificate;
 use crate::wire::scene::Scene;
 use crate::wire::scene::SceneCheckpoint;
 use crate::wire::scene::SceneRecords;
@@ -69,6 +71,7 @@ impl Report for Scene {
         retrieval(out, self)?;
         if let Some(staleness) = &self.staleness {
             writeln!(out, "freshness: {}", staleness.note)?;
+            certified(out, &staleness.certificates)?;
         }
         checkpoint(out, self)?;
         records(out, "observations", &self.observations)?;
@@ -87,6 +90,36 @@ impl Report for Scene {
         churn(out, self)?;
         actions(out, self)
     }
+}
+
+/// What was checked of the records that cite code: how many are unchanged since checked, and
+/// which are not (docs/freshness.md#certificates).
+fn certified(out: &mut dyn Write, certificates: &[Certificate]) -> std::io::Result<()> {
+    if certificates.is_empty() {
+        return Ok(());
+    }
+    let named = |status: CertificateStatus| -> Vec<String> {
+        (certificates.iter())
+            .filter(|c| c.status == status)
+            .map(|c| c.owner.to_string())
+            .collect()
+    };
+    let unchanged = named(CertificateStatus::Unchanged).len();
+    write!(
+        out,
+        "checked: {unchanged} of {} records that cite code are unchanged since checked",
+        certificates.len()
+    )?;
+    for (status, label) in [
+        (CertificateStatus::ChangedSinceChecked, "changed since checked"),
+        (CertificateStatus::NotCheckable, "not checkable"),
+    ] {
+        let records = named(status);
+        if !records.is_empty() {
+            write!(out, "; {label}: {}", records.join(", "))?;
+        }
+    }
+    writeln!(out)
 }
 
 /// The lines of what the work is for: conflicts to resolve, the objective, the subgoals and
@@ -210,7 +243,7 @@ fn checkpoint(out: &mut dyn Write, scene: &Scene) -> std::io::Result<()> {
     {
         writeln!(
             out,
-            "  stale: files it cites changed since it was written: {}; re-gather before resuming",
+            "  stale: the code it cites changed since it was checked: {}; re-gather before resuming",
             staleness.checkpoint_changed_paths.join(", ")
         )?;
     }

@@ -10,9 +10,15 @@ use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::collections::HashSet;
 
+use crate::policy::code_ref::Cited;
 use crate::policy::code_ref::CitedFile;
 use crate::policy::code_ref::RefCarriers;
 use crate::policy::code_ref::RefFindingKind;
+use crate::policy::code_ref::RefOwner;
+use crate::policy::code_ref::cited_text;
+use crate::policy::code_ref::format_code_ref;
+use crate::policy::freshness::Certificate;
+use crate::policy::freshness::certify_by_fingerprints;
 use crate::policy::projection::GraphSlice;
 use crate::policy::projection::StateStatus;
 use crate::policy::projection::not_found;
@@ -27,6 +33,9 @@ use crate::state::model::GraphKind;
 use crate::state::model::InvestigationCheckpoint;
 use crate::state::model::Observation;
 use crate::state::model::State;
+use crate::state::snapshot::Anchor;
+use crate::state::snapshot::CHECKPOINT_ANCHOR;
+use crate::state::snapshot::node_anchor_key;
 
 /// What to include.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,8 +50,21 @@ pub struct ContextRequest {
     pub evidence_ids: Vec<String>,
     /// Also include the active frontier's nodes and edges, and the frontier itself.
     pub include_active_frontier: bool,
-    /// Also include the evidence the selected observations cite.
+    /// Also include the graph checkpoint and the investigation checkpoint.
+    pub include_checkpoints: bool,
+    /// Also include the evidence the selected observations cite (what it adds to them: an
+    /// evidence record that only repeats its observation is named by its id there).
     pub include_linked_evidence: bool,
+}
+
+impl ContextRequest {
+    /// Whether it names no record: then the shard is the active frontier and the checkpoints.
+    pub fn names_nothing(&self) -> bool {
+        self.node_ids.is_empty()
+            && self.edge_ids.is_empty()
+            && self.observation_ids.is_empty()
+            && self.evidence_ids.is_empty()
+    }
 }
 
 /// The selected records.
@@ -89,6 +111,32 @@ pub struct ContextShard {
     /// The shown code references that no longer hold (of graph records, the checkpoint and
     /// observations; evidence is what was seen then and is never marked), in shard order.
     pub refs_not_holding: Vec<RefFinding>,
+    /// The certificate of each shown graph node and of the investigation checkpoint, judged by
+    /// the fingerprints of their references (docs/freshness.md#certificates).
+    pub certificates: Vec<Certificate>,
+    /// With `--code`: the text the shown references cite, within [`CODE_BUDGET`].
+    pub code: Vec<CitedCode>,
+}
+
+/// The most characters of cited code a shard shows, and of one reference's text.
+pub const CODE_BUDGET: usize = 16_000;
+
+/// The most lines of one reference's cited text a shard shows.
+pub const CODE_LINES_PER_REF: usize = 120;
+
+/// The text one shown reference cites, as the work tree has it now.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CitedCode {
+    /// The record that carries the reference.
+    pub owner: RefOwner,
+    /// The reference, as spelled on the command line.
+    pub code_ref: String,
+    /// The line the text starts at (1-based).
+    pub start_line: u32,
+    /// The lines, as they are (invalid UTF-8 replaced).
+    pub lines: Vec<String>,
+    /// How many more lines it cites that the budget left out.
+    pub lines_left_out: usize,
 }
 
 fn uniq(ids: &[String]) -> Vec<String> {
@@ -111,6 +159,8 @@ pub fn context_shard(state: Option<&State>, request: &ContextRequest) -> Context
                 evidence_ids: uniq(&request.evidence_ids),
             },
             refs_not_holding: Vec::new(),
+            certificates: Vec::new(),
+            code: Vec::new(),
         };
     };
     let frontier = state
@@ -140,10 +190,17 @@ pub fn context_shard(state: Option<&State>, request: &ContextRequest) -> Context
             uniq_append(&mut evidence_ids, observation.evidence_ids.iter().cloned());
         }
     }
-    let evidence: Vec<EvidenceRecord> = state
-        .recent_evidence
-        .iter()
+    let asked: HashSet<&String> = request.evidence_ids.iter().collect();
+    let repeats = |evidence: &EvidenceRecord| {
+        !asked.contains(&evidence.id)
+            && (observations.iter()).any(|o| repeats_its_observation(o, evidence))
+    };
+    let found: Vec<&EvidenceRecord> = (state.recent_evidence.iter())
         .filter(|e| evidence_ids.contains(&e.id))
+        .collect();
+    let missing_evidence = not_found(&evidence_ids, found.iter().map(|e| e.id.as_str()));
+    let evidence: Vec<EvidenceRecord> = (found.into_iter())
+        .filter(|e| !repeats(e))
         .cloned()
         .collect();
 
@@ -151,22 +208,37 @@ pub fn context_shard(state: Option<&State>, request: &ContextRequest) -> Context
         graph_node_ids: not_found(&node_ids, graph.node_ids()),
         graph_edge_ids: not_found(&edge_ids, graph.edge_ids()),
         observation_ids: not_found(&observation_ids, observations.iter().map(|o| o.id.as_str())),
-        evidence_ids: not_found(&evidence_ids, evidence.iter().map(|e| e.id.as_str())),
+        evidence_ids: missing_evidence,
     };
+    let checkpoints = request.include_checkpoints;
     ContextShard {
         state_status: StateStatus::Ready,
         state_revision: Some(state.revision),
         context: ContextBody {
             frontier: frontier.cloned(),
-            checkpoint: state.graph_checkpoint.clone(),
-            investigation_checkpoint: state.investigation_checkpoint.clone(),
+            checkpoint: state.graph_checkpoint.clone().filter(|_| checkpoints),
+            investigation_checkpoint: (state.investigation_checkpoint.clone())
+                .filter(|_| checkpoints),
             graph,
             observations,
             evidence,
         },
         missing,
         refs_not_holding: Vec::new(),
+        certificates: Vec::new(),
+        code: Vec::new(),
     }
+}
+
+/// Whether `evidence` only repeats `observation`, which cites it: its summary says nothing the
+/// observation's does not, and it cites no other code (as `note` and `distill` write them).
+fn repeats_its_observation(observation: &Observation, evidence: &EvidenceRecord) -> bool {
+    observation.evidence_ids.contains(&evidence.id)
+        && evidence.summary.trim() == observation.summary.trim()
+        && evidence
+            .code_refs
+            .iter()
+            .all(|r| observation.code_refs.contains(r))
 }
 
 /// The shard's records whose code references can stop holding: evidence is what was seen then
@@ -221,6 +293,110 @@ pub fn mark_refs_not_holding(shard: &mut ContextShard, cited: &CitedFiles) {
     shard.refs_not_holding = findings;
 }
 
+/// Certifies the shard's graph nodes and investigation checkpoint from the cited files
+/// (docs/freshness.md#certificates): their references are judged by their fingerprints, as
+/// `freshness` judges them; `anchors` say when each was checked.
+pub fn certify_shown(
+    shard: &mut ContextShard,
+    anchors: &BTreeMap<String, Anchor>,
+    cited: &CitedFiles,
+) {
+    let body = &shard.context;
+    let graph = &body.graph;
+    let mut certificates = Vec::new();
+    for (kind, nodes) in [
+        (GraphKind::Architecture, &graph.architecture_nodes),
+        (GraphKind::Dataflow, &graph.dataflow_nodes),
+    ] {
+        for node in nodes {
+            let owner = RefOwner::Node {
+                graph: kind,
+                id: node.id.clone(),
+            };
+            let key = node_anchor_key(kind, &node.id);
+            certificates.extend(certify_by_fingerprints(
+                owner,
+                &node.code_refs,
+                &key,
+                anchors,
+                cited,
+            ));
+        }
+    }
+    if let Some(checkpoint) = &body.investigation_checkpoint {
+        let owner = RefOwner::InvestigationCheckpoint {
+            id: checkpoint.brief.checkpoint_id.clone(),
+        };
+        let refs = &checkpoint.code_refs;
+        certificates.extend(certify_by_fingerprints(
+            owner,
+            refs,
+            CHECKPOINT_ANCHOR,
+            anchors,
+            cited,
+        ));
+    }
+    shard.certificates = certificates;
+}
+
+/// Adds the text each shown reference cites (of graph records, the checkpoint and observations)
+/// to the shard, once per reference, in shard order: the lines [`cited_text`] says it cites
+/// (its definition with its lines, its lines, or its file), at most [`CODE_LINES_PER_REF`] of
+/// them and [`CODE_BUDGET`] characters in all. A reference that does not hold cites nothing.
+pub fn show_cited_code(shard: &mut ContextShard, cited: &CitedFiles) {
+    let mut code = Vec::new();
+    let mut seen = HashSet::new();
+    let mut room = CODE_BUDGET;
+    carriers(&shard.context).visit(|owner, code_ref| {
+        let Some(file) = cited.files.get(&code_ref.path) else {
+            return;
+        };
+        let (Some(cited), Some(text)) = (cited_text(code_ref, file), file.text()) else {
+            return;
+        };
+        if room == 0 || !seen.insert(format_code_ref(code_ref)) {
+            return;
+        }
+        let (first, last) = match cited {
+            Cited::Lines(span) => span,
+            Cited::File => (1, u32::MAX),
+        };
+        let wanted = String::from_utf8_lossy(text);
+        let all: Vec<&str> = (wanted.lines())
+            .skip(
+                usize::try_from(first)
+                    .unwrap_or(usize::MAX)
+                    .saturating_sub(1),
+            )
+            .take(
+                usize::try_from(last - first)
+                    .unwrap_or(usize::MAX)
+                    .saturating_add(1),
+            )
+            .collect();
+        let mut lines = Vec::new();
+        for line in all.iter().take(CODE_LINES_PER_REF) {
+            let cost = line.chars().count() + 1;
+            if cost > room {
+                break;
+            }
+            room -= cost;
+            lines.push((*line).to_owned());
+        }
+        if lines.len() < all.len() && lines.len() < CODE_LINES_PER_REF {
+            room = 0;
+        }
+        code.push(CitedCode {
+            owner: owner.to_owner(),
+            code_ref: format_code_ref(code_ref),
+            start_line: first,
+            lines_left_out: all.len() - lines.len(),
+            lines,
+        });
+    });
+    shard.code = code;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -255,7 +431,7 @@ mod tests {
             id: "e1".into(),
             kind: "test".into(),
             status: "ok".into(),
-            summary: "s".into(),
+            summary: "cargo test passed".into(),
             code_refs: vec![],
         }];
         state
@@ -268,6 +444,7 @@ mod tests {
             observation_ids: vec!["o1".into(), "o-gone".into(), "o1".into()],
             evidence_ids: vec![],
             include_active_frontier: frontier,
+            include_checkpoints: frontier,
             include_linked_evidence: linked,
         }
     }
@@ -323,6 +500,33 @@ mod tests {
                 "src/gone.rs"
             )]
         );
+    }
+
+    #[test]
+    fn linked_evidence_that_repeats_its_observation_is_left_out() {
+        let mut state = state();
+        state.recent_evidence[0].summary = " s ".into();
+        let shard = context_shard(Some(&state), &request(&["a"], false, true));
+        assert!(shard.context.evidence.is_empty());
+        assert_eq!(shard.missing.evidence_ids, vec!["e-gone"]);
+    }
+
+    #[test]
+    fn naming_nothing_shows_the_frontier_and_checkpoints_only() {
+        let request = ContextRequest {
+            node_ids: vec![],
+            edge_ids: vec![],
+            observation_ids: vec![],
+            evidence_ids: vec![],
+            include_active_frontier: true,
+            include_checkpoints: true,
+            include_linked_evidence: true,
+        };
+        assert!(request.names_nothing());
+        let shard = context_shard(Some(&state()), &request);
+        let ids: Vec<&str> = shard.context.graph.node_ids().collect();
+        assert_eq!(ids, vec!["c"]);
+        assert!(shard.context.observations.is_empty());
     }
 
     #[test]

@@ -209,13 +209,16 @@ pub struct Staleness {
     /// where the code is now. (Evidence records are what was seen then, and are not marked.)
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outdated_record_refs: Vec<String>,
+    /// The certificate of every graph node and the investigation checkpoint that cite code, in
+    /// state order (docs/freshness.md#certificates).
+    pub certificates: Vec<Certificate>,
     /// The whole verdict in a sentence.
     pub note: String,
 }
 
 moved!(freshness::Staleness => Staleness {
     fresh, stale_reasons, node_changed_paths, stale_node_ids, checkpoint_changed_paths,
-    broken_refs, outdated_record_refs, note,
+    broken_refs, outdated_record_refs, certificates: each, note,
 });
 
 /// The references' re-check in the freshness report.

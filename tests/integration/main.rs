@@ -3,6 +3,7 @@
 
 mod common;
 
+mod test_certificates;
 mod test_draft;
 mod test_git;
 mod test_hardening;

@@ -931,7 +931,7 @@ fn regression_30_pre_push_refuses_only_a_stale_map() {
     assert!(!refused.status.success(), "{refused:?}");
     assert!(
         stderr.contains(
-            "the push is refused: the map is stale: cited files changed since written: src/lib.rs"
+            "the push is refused: the map is stale: cited code changed since it was checked: src/lib.rs"
         ) && stderr.contains("git push --no-verify"),
         "{stderr}"
     );

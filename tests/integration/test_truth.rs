@@ -602,18 +602,24 @@ fn regression_10_every_view_tells_the_same_truth() {
     assert_eq!(scene["retrieval"]["status"], "ready");
     let board = env.ok(&["scene"]).stdout;
     assert!(
-        board.contains("freshness: stale: cited files changed since written: src/a.rs, src/c.rs"),
+        board.contains(
+            "freshness: stale: cited code changed since it was checked: src/a.rs, src/c.rs"
+        ),
         "{board}"
     );
     assert!(
-        board.contains("  stale: files it cites changed since it was written: src/c.rs"),
+        board.contains("  stale: the code it cites changed since it was checked: src/c.rs"),
+        "{board}"
+    );
+    assert!(
+        board.contains("checked: 1 of 3 records that cite code are unchanged since checked; changed since checked: architecture node \"a\", investigation checkpoint \"ck\""),
         "{board}"
     );
 
     let prompt = env.ok(&["prompt"]).stdout;
-    assert!(prompt.contains("- Stale: files changed since the nodes citing them were written: `src/a.rs` (nodes `a`)"), "{prompt}");
+    assert!(prompt.contains("- Stale: the code these nodes cite changed since it was checked: `src/a.rs` (nodes `a`)"), "{prompt}");
     assert!(
-        prompt.contains("- Stale: files it cites changed since it was written: `src/c.rs`"),
+        prompt.contains("- Stale: the code it cites changed since it was checked: `src/c.rs`"),
         "{prompt}"
     );
     assert!(
@@ -635,7 +641,7 @@ fn regression_10_every_view_tells_the_same_truth() {
     );
     assert!(context.contains("`src/a.rs` (nodes `a`)"), "{context}");
     assert!(
-        context.contains("changed since it was written: `src/c.rs`"),
+        context.contains("changed since it was checked: `src/c.rs`"),
         "{context}"
     );
 }

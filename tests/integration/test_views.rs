@@ -341,6 +341,7 @@ fn scene_and_pressure_read_well() {
       frontier: `a`
     retrieval: ready, no persistent index (queries scan the work tree)
     freshness: fresh: the work tree matches the map
+    checked: 3 of 3 records that cite code are unchanged since checked
     checkpoint `ck` (debug, resume_ready): the c seam
       next action: reread c
     next: index, retrieve, distill, context, planning, graph, freshness, pressure, reorient, update, propose, promote

@@ -39,6 +39,7 @@ use crate::state::model::RetrievalState;
 use crate::state::model::State;
 use crate::state::snapshot::Anchor;
 
+pub use watch::certify_by_fingerprints;
 use watch::maps_unfingerprinted_code;
 use watch::watch;
 
@@ -366,7 +367,7 @@ impl StaleReason {
     /// How a person reads it.
     pub fn describe(self) -> &'static str {
         match self {
-            StaleReason::CitedFilesChanged => "cited files changed",
+            StaleReason::CitedFilesChanged => "cited code changed since checked",
             StaleReason::ReferencesBroken => "code references broken",
             StaleReason::GraphStale => "graph stale",
             StaleReason::IndexStale => "index stale",
@@ -398,8 +399,18 @@ pub struct Staleness {
     /// are shown; `epiphany recheck --observation ID` supersedes one with an observation citing
     /// where the code is now. (Evidence records are what was seen then, and are not marked.)
     pub outdated_record_refs: Vec<String>,
+    /// The certificate of every graph node and the investigation checkpoint that cite code, in
+    /// state order.
+    pub certificates: Vec<Certificate>,
     /// The whole verdict in a sentence.
     pub note: String,
+}
+
+impl Staleness {
+    /// The certificate of the record `owner` names, when it cites code.
+    pub fn certificate(&self, owner: &RefOwner) -> Option<&Certificate> {
+        self.certificates.iter().find(|c| c.owner == *owner)
+    }
 }
 
 /// What a `pre-push` check makes of a freshness reading (docs/freshness.md#before-a-push).
@@ -466,7 +477,7 @@ impl Freshness {
             for reason in &self.stale_reasons {
                 parts.push(match reason {
                     StaleReason::CitedFilesChanged => format!(
-                        "cited files changed since written: {}",
+                        "cited code changed since it was checked: {}",
                         changed_cited_paths.join(", ")
                     ),
                     StaleReason::ReferencesBroken => {
@@ -494,6 +505,7 @@ impl Freshness {
             checkpoint_changed_paths: self.watcher.checkpoint_changed_paths.clone(),
             broken_refs,
             outdated_record_refs,
+            certificates: self.certificates.clone(),
             note,
         }
     }
@@ -848,7 +860,7 @@ mod tests {
             panic!("stale");
         };
         assert!(
-            note.starts_with("stale: cited files changed since written: src/a.rs"),
+            note.starts_with("stale: cited code changed since it was checked: src/a.rs"),
             "{note}"
         );
         assert!(!note.contains("index"), "{note}");

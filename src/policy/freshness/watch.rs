@@ -114,6 +114,25 @@ pub(super) fn watch(
     (watcher, found.certificates)
 }
 
+/// The certificate of the record `owner` (anchored under `anchor_key`) with `refs`, judged by
+/// what its references checked alone, without git: references written before fingerprints are
+/// not checkable here. For views that show a few records (`context`); `None` when it cites
+/// nothing to check.
+pub fn certify_by_fingerprints(
+    owner: RefOwner,
+    refs: &[CodeRef],
+    anchor_key: &str,
+    anchors: &BTreeMap<String, Anchor>,
+    cited: &CitedFiles,
+) -> Option<Certificate> {
+    let compared = Compared {
+        changes: None,
+        anchors,
+        cited: Some(cited),
+    };
+    Some(compared.certify(owner, refs, anchor_key)?.0)
+}
+
 /// What a record's references are compared with: the observed changes (none where git cannot
 /// tell), the anchors that say which commit each record is compared with, and the cited files
 /// as the work tree has them.

@@ -221,16 +221,17 @@ mod tests {
             checkpoint_changed_paths: vec!["src/c.rs".into()],
             broken_refs: vec!["src/gone.rs (missing)".into()],
             outdated_record_refs: vec![],
+            certificates: vec![],
             note: "stale".into(),
         };
         let text = render(&state, Some(&staleness), 100_000).text;
-        assert!(text.contains("- Stale: files changed since the nodes citing them were written: `src/a.rs` (nodes `a`)"), "{text}");
+        assert!(text.contains("- Stale: the code these nodes cite changed since it was checked: `src/a.rs` (nodes `a`)"), "{text}");
         assert!(
             text.contains("- Broken code refs: `src/gone.rs (missing)`"),
             "{text}"
         );
         assert!(
-            text.contains("- Stale: files it cites changed since it was written: `src/c.rs`"),
+            text.contains("- Stale: the code it cites changed since it was checked: `src/c.rs`"),
             "{text}"
         );
         assert!(
@@ -243,6 +244,7 @@ mod tests {
             checkpoint_changed_paths: vec![],
             broken_refs: vec![],
             outdated_record_refs: vec![],
+            certificates: vec![],
             ..staleness
         };
         assert_eq!(
@@ -262,6 +264,7 @@ mod tests {
             checkpoint_changed_paths: vec![],
             broken_refs: vec![],
             outdated_record_refs: vec![],
+            certificates: vec![],
             note: "stale".into(),
         };
         let text = render(&state, Some(&unknown), 100_000).text;

@@ -2,9 +2,9 @@
 //! to three nodes around the focus with their edges and links. Must not decide whether its
 //! detail is cut: `sections` passes that in.
 
+use crate::policy::code_ref::RefOwner;
 use crate::policy::freshness::Staleness;
 use crate::policy::text::collapse;
-use crate::state::model::Graph;
 use crate::state::model::GraphCheckpoint;
 use crate::state::model::GraphFrontier;
 use crate::state::model::GraphKind;
@@ -17,6 +17,7 @@ use super::LINK_LIMIT;
 use super::NODE_LIMIT;
 use super::Section;
 use super::backticked;
+use super::checked_note;
 use super::code_refs;
 use super::inline_ids;
 use super::map_contradicted;
@@ -35,7 +36,7 @@ pub(super) fn graphs(
     if let Some(staleness) = map_contradicted(staleness) {
         if !staleness.stale_node_ids.is_empty() {
             section.line(format!(
-                "- Stale: files changed since the nodes citing them were written: {} (nodes {}); re-read them before trusting those nodes",
+                "- Stale: the code these nodes cite changed since it was checked: {} (nodes {}); re-read it before trusting those nodes",
                 backticked(&staleness.node_changed_paths),
                 inline_ids(&staleness.stale_node_ids)
             ));
@@ -67,7 +68,7 @@ pub(super) fn graphs(
             graph.edges.len()
         ));
         if detail {
-            graph_detail(&mut section, state, graph, focus);
+            graph_detail(&mut section, state, kind, staleness, focus);
         }
     }
     if detail && !state.graphs.links.is_empty() {
@@ -154,8 +155,16 @@ fn link_lines(section: &mut Section, state: &State, focus: &[String]) {
     );
 }
 
-/// Up to three nodes (focus first, then fill in graph order) and the edges around them.
-fn graph_detail(section: &mut Section, state: &State, graph: &Graph, focus: &[String]) {
+/// Up to three nodes (focus first, then fill in graph order), each with its certificate, and
+/// the edges around them.
+fn graph_detail(
+    section: &mut Section,
+    state: &State,
+    kind: GraphKind,
+    staleness: Option<&Staleness>,
+    focus: &[String],
+) {
+    let graph = state.graphs.each()[usize::from(kind == GraphKind::Dataflow)].1;
     let mut selected: Vec<_> = graph
         .nodes
         .iter()
@@ -188,6 +197,13 @@ fn graph_detail(section: &mut Section, state: &State, graph: &Graph, focus: &[St
         }
         if !node.code_refs.is_empty() {
             section.line(format!("    code refs: {}", code_refs(&node.code_refs)));
+        }
+        let owner = RefOwner::Node {
+            graph: kind,
+            id: node.id.clone(),
+        };
+        if let Some(certificate) = staleness.and_then(|s| s.certificate(&owner)) {
+            section.line(format!("    checked: {}", checked_note(certificate)));
         }
     }
     omission(

@@ -13,7 +13,10 @@ mod work;
 
 use std::borrow::Cow;
 
+use crate::policy::code_ref::RefOwner;
 use crate::policy::code_ref::format_code_ref;
+use crate::policy::freshness::Certificate;
+use crate::policy::freshness::CertificateStatus;
 use crate::policy::freshness::StaleReason;
 use crate::policy::freshness::Staleness;
 use crate::policy::text::collapse;
@@ -71,7 +74,10 @@ const INTRO: &str = "\
 This is the typed understanding of this repository that `epiphany` keeps in `.epiphany/`, \
 projected here for orientation. Start from it instead of re-deriving the map. When the code \
 disagrees with it or shows a gap, say so before making broad edits. Change it only through \
-`epiphany update`, never by restating it in prose.";
+`epiphany update`, never by restating it in prose. A record marked `unchanged since checked` \
+cites code that `epiphany` compared just now with the text checked when the record was written \
+or re-checked: it is the same, so that part need not be read again to be trusted. Re-read \
+what is marked `changed since checked` or `not checkable`.";
 
 const DISCIPLINE: &str = "\
 ## Operating Discipline
@@ -281,6 +287,9 @@ fn overview(state: &State, staleness: Option<&Staleness>, focus: &[String]) -> S
                 .to_owned(),
         );
     }
+    if let Some(line) = staleness.and_then(|s| code_check(&s.certificates)) {
+        section.line(line);
+    }
     if let Some(objective) = &state.objective {
         section.line(format!("- Objective: {}", collapse(objective)));
     }
@@ -294,6 +303,70 @@ fn overview(state: &State, staleness: Option<&Staleness>, focus: &[String]) -> S
         section.line(format!("- Frontier focus: {}", inline_ids(focus)));
     }
     section
+}
+
+/// The overview's line on what was checked of the map: how many of the records that cite
+/// code cite it unchanged since it was checked, and which do not; `None` when none cites code.
+fn code_check(certificates: &[Certificate]) -> Option<String> {
+    if certificates.is_empty() {
+        return None;
+    }
+    let named = |status: CertificateStatus| -> Vec<String> {
+        (certificates.iter())
+            .filter(|c| c.status == status)
+            .map(|c| record_name(&c.owner))
+            .collect()
+    };
+    let unchanged = named(CertificateStatus::Unchanged).len();
+    let changed = named(CertificateStatus::ChangedSinceChecked);
+    let unknown = named(CertificateStatus::NotCheckable);
+    let total = certificates.len();
+    if unchanged == total {
+        return Some(format!(
+            "- Code check: all {total} records that cite code (graph nodes, investigation checkpoint) are `unchanged since checked`: each cited definition, range and file was compared just now with the text checked when it was written or re-checked, and is the same"
+        ));
+    }
+    let mut line = format!(
+        "- Code check: {unchanged} of {total} records that cite code are `unchanged since checked`"
+    );
+    if !changed.is_empty() {
+        line.push_str(&format!(
+            "; `changed since checked`: {} (re-read, then `epiphany recheck`)",
+            changed.join(", ")
+        ));
+    }
+    if !unknown.is_empty() {
+        line.push_str(&format!("; `not checkable`: {}", unknown.join(", ")));
+    }
+    Some(line)
+}
+
+/// How a record is named in a line: `` `id` `` for a node, `the checkpoint`.
+fn record_name(owner: &RefOwner) -> String {
+    match owner {
+        RefOwner::Node { id, .. } => format!("`{id}`"),
+        _ => "the investigation checkpoint".to_owned(),
+    }
+}
+
+/// A record's certificate as its own line says it (docs/freshness.md#certificates).
+fn checked_note(certificate: &Certificate) -> String {
+    match certificate.status {
+        CertificateStatus::Unchanged => match &certificate.checked_at {
+            Some(commit) => format!(
+                "`unchanged since checked` (at commit {})",
+                &commit[..commit.len().min(12)]
+            ),
+            None => "`unchanged since checked`".to_owned(),
+        },
+        CertificateStatus::ChangedSinceChecked => format!(
+            "`changed since checked`: {}; re-read it before trusting this record",
+            backticked(&certificate.changed_refs)
+        ),
+        CertificateStatus::NotCheckable => {
+            "`not checkable` (written before fingerprints, and git cannot tell); re-read what it cites".to_owned()
+        }
+    }
 }
 
 /// Whether the work tree contradicts the map: cited files changed under their records, or

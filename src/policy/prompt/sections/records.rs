@@ -2,6 +2,7 @@
 //! recent observations and evidence, churn, mode. Must not decide whether a section is cut:
 //! `sections` does.
 
+use crate::policy::code_ref::RefOwner;
 use crate::policy::freshness::Staleness;
 use crate::policy::projection::current_observations;
 use crate::policy::text::collapse;
@@ -12,6 +13,7 @@ use super::EVIDENCE_LIMIT;
 use super::OBSERVATION_LIMIT;
 use super::Section;
 use super::backticked;
+use super::checked_note;
 use super::code_refs;
 use super::inline_ids;
 use super::map_contradicted;
@@ -32,7 +34,7 @@ pub(super) fn investigation_checkpoint(
     section.line(format!("- Id: `{}`", brief.checkpoint_id));
     if let Some(staleness) = staleness.filter(|s| !s.checkpoint_changed_paths.is_empty()) {
         section.line(format!(
-            "- Stale: files it cites changed since it was written: {}; re-gather before resuming",
+            "- Stale: the code it cites changed since it was checked: {}; re-gather before resuming",
             backticked(&staleness.checkpoint_changed_paths)
         ));
     }
@@ -64,6 +66,12 @@ pub(super) fn investigation_checkpoint(
     }
     if !checkpoint.code_refs.is_empty() {
         section.line(format!("- Code refs: {}", code_refs(&checkpoint.code_refs)));
+    }
+    let owner = RefOwner::InvestigationCheckpoint {
+        id: brief.checkpoint_id.clone(),
+    };
+    if let Some(certificate) = staleness.and_then(|s| s.certificate(&owner)) {
+        section.line(format!("- Checked: {}", checked_note(certificate)));
     }
     section
 }
