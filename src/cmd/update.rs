@@ -12,6 +12,9 @@ use serde::Serialize;
 use crate::ctx::Ctx;
 use crate::ctx::Status;
 use crate::error::Failure;
+use crate::input::Malformed;
+use crate::input::PatchInput;
+use crate::input::read_envelope;
 use crate::cmd::PATCH_INPUT;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;
@@ -183,13 +186,30 @@ impl Report for WriteReport {
 /// Runs `update`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let Args { file, flags } = args;
-    let envelope = crate::input::read_envelope(ctx, file.as_deref())?;
-    let store = ctx.store()?;
+    let PatchInput {
+        envelope,
+        malformed,
+    } = read_envelope(ctx, file.as_deref())?;
+    let store = match (ctx.store(), &malformed) {
+        (Ok(store), _) => store,
+        // Without a store there is nothing to check the rest against; the shape's problems
+        // are still the input's.
+        (Err(_), Some(malformed)) => return Err(malformed.refusal(Vec::new(), Vec::new())),
+        (Err(err), None) => return Err(err),
+    };
     let flags = WriteFlags {
         expected_revision: flags.expected_revision.or(envelope.expected_revision),
         ..flags.clone()
     };
-    write_patch(ctx, &store, envelope.patch, &flags, Vec::new(), false)
+    write_patch(
+        ctx,
+        &store,
+        envelope.patch,
+        &flags,
+        Vec::new(),
+        false,
+        malformed,
+    )
 }
 
 /// Writes a patch built from command-line flags (a one-line write) through the one write path;
@@ -201,11 +221,12 @@ pub fn write_from_flags(
     flags: &WriteFlags,
     written: Vec<String>,
 ) -> Result<Status> {
-    write_patch(ctx, store, patch, flags, written, true)
+    write_patch(ctx, store, patch, flags, written, true, None)
 }
 
 /// Writes a patch through the one write path and prints the report (or, with `--dry-run`, the
 /// envelope it would apply). `written` names the records it adds or changes, for the report.
+/// `malformed` says what was wrong with the shape of the document the patch came from.
 fn write_patch(
     ctx: &Ctx,
     store: &Store,
@@ -213,6 +234,7 @@ fn write_patch(
     flags: &WriteFlags,
     written: Vec<String>,
     refs_from_cwd: bool,
+    malformed: Option<Malformed>,
 ) -> Result<Status> {
     let WriteFlags {
         expected_revision,
@@ -228,6 +250,7 @@ fn write_patch(
         turn_id: turn_id.clone(),
         allow_missing_paths: *allow_missing_paths,
         refs_from_cwd,
+        malformed,
     };
     if *dry_run {
         let report = write.draft(ctx, store)?;

@@ -4,6 +4,13 @@
 //! field with the closest known one, every missing field, every wrong type or value), not the
 //! first one serde stops at.
 //!
+//! A shape problem does not stop the check: where the document breaks the schema, a stand-in
+//! takes its place (a missing field gets an empty value of its type, a wrong value the type's
+//! empty value or the first allowed one, an unknown field is dropped, a malformed code
+//! reference left out), so what is left decodes and the write path validates it as usual.
+//! [`ShapeProblems`] keeps what decoding found; the write path lists it with its own problems,
+//! less those that only restate a problem at a stand-in, and refuses the write.
+//!
 //! The schema is the one `epiphany schema patch` prints ([`patch_schema`]): what decoding
 //! enforces and what the schema says are the same document. Meaning (ids, references) is the
 //! validator's job (`policy::update`).
@@ -66,30 +73,102 @@ fn cached_patch_schema() -> &'static Value {
     SCHEMA.get_or_init(patch_schema)
 }
 
-/// Decodes patch input: either a bare patch or an `{"expected_revision", "patch"}` envelope.
-/// Every problem is reported, each with its path.
-pub fn decode_patch_input(text: &str) -> Result<Envelope, Vec<Problem>> {
-    // A JSON object that names a key twice keeps the last value silently; input that says two
-    // things is refused instead.
-    let duplicates = duplicate_keys(text);
-    if !duplicates.is_empty() {
-        return Err(duplicates);
+/// What decoding found wrong with the shape of a patch document, each problem at its path as
+/// written (`patch.observations[0].summary` in an envelope), in document order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ShapeProblems {
+    /// Every shape problem: unknown fields, missing required fields, wrong types, values
+    /// outside an enumeration or a range, repeated keys.
+    pub problems: Vec<Problem>,
+    /// Where the patch lies in the document: `patch` in an envelope, empty for a bare patch.
+    pub patch_at: &'static str,
+}
+
+impl ShapeProblems {
+    /// Whether the document's shape is right.
+    pub fn is_empty(&self) -> bool {
+        self.problems.is_empty()
     }
-    let value: Value =
-        serde_json::from_str(text).map_err(|err| vec![Problem::whole(err.to_string())])?;
+
+    /// Whether a problem found at `path` in the patch restates one decoding reported: it lies
+    /// at or under a path decoding named, where a stand-in stood in for what was written.
+    pub fn covers(&self, path: &str) -> bool {
+        let written = join(self.patch_at, path);
+        self.problems.iter().any(|problem| {
+            problem.path.is_empty()
+                || written
+                    .strip_prefix(problem.path.as_str())
+                    .is_some_and(|rest| {
+                        rest.is_empty() || rest.starts_with('.') || rest.starts_with('[')
+                    })
+        })
+    }
+
+    /// Decoding's problems, then each problem the later checks found in the decoded patch
+    /// (`in_patch`, paths in the patch) that [`ShapeProblems::covers`] does not, placed where
+    /// the patch lies as written, then `besides` (problems of other input, such as a
+    /// verifier record), each once.
+    pub fn merged(&self, in_patch: Vec<Problem>, besides: Vec<Problem>) -> Vec<Problem> {
+        let mut merged = self.problems.clone();
+        let found = in_patch
+            .into_iter()
+            .filter(|problem| !self.covers(&problem.path))
+            .map(|problem| problem.under(self.patch_at))
+            .chain(besides);
+        for problem in found {
+            if !merged.contains(&problem) {
+                merged.push(problem);
+            }
+        }
+        merged
+    }
+}
+
+/// Patch input as decoded: what could be read (stand-ins where the shape is wrong), and what
+/// was wrong with it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Decoded {
+    /// The envelope (a bare patch has no expected revision).
+    pub envelope: Envelope,
+    /// The shape problems; when there is any, the patch must not be written.
+    pub shape: ShapeProblems,
+}
+
+/// Decodes patch input: either a bare patch or an `{"expected_revision", "patch"}` envelope.
+/// Every shape problem is reported, each with its path, beside what could be read of the rest
+/// (see the module docs). Only input with nothing to validate is an error: text that is not
+/// JSON, a document that is not an object, or one the schema admits and serde still refuses.
+pub fn decode_patch_input(text: &str) -> Result<Decoded, Vec<Problem>> {
+    // A JSON object that names a key twice keeps the last value silently; input that says two
+    // things is refused, and the last value validated like the rest.
+    let mut problems = duplicate_keys(text);
+    let value: Value = match serde_json::from_str(text) {
+        Ok(value) => value,
+        Err(err) => {
+            problems.push(Problem::whole(err.to_string()));
+            return Err(problems);
+        }
+    };
     let Value::Object(mut object) = value else {
-        return Err(vec![Problem::whole(format!(
+        problems.push(Problem::whole(format!(
             "expected a JSON object (a patch or an envelope), found {}",
             json_type_name(&value)
-        ))]);
+        )));
+        return Err(problems);
     };
     if !object.contains_key("patch") {
-        return decode_patch(Value::Object(object), "").map(|patch| Envelope {
-            expected_revision: None,
-            patch,
+        let patch = decode_patch(Value::Object(object), "", &mut problems)?;
+        return Ok(Decoded {
+            envelope: Envelope {
+                expected_revision: None,
+                patch,
+            },
+            shape: ShapeProblems {
+                problems,
+                patch_at: "",
+            },
         });
     }
-    let mut problems = Vec::new();
     for key in object.keys() {
         if key != "patch" && key != "expected_revision" {
             problems.push(Problem::new(
@@ -112,21 +191,26 @@ pub fn decode_patch_input(text: &str) -> Result<Envelope, Vec<Problem>> {
         },
     };
     let patch = object.remove("patch").unwrap_or(Value::Null);
-    match decode_patch(patch, "patch") {
-        Ok(patch) if problems.is_empty() => Ok(Envelope {
+    let patch = decode_patch(patch, "patch", &mut problems)?;
+    Ok(Decoded {
+        envelope: Envelope {
             expected_revision,
             patch,
-        }),
-        Ok(_) => Err(problems),
-        Err(more) => {
-            problems.extend(more);
-            Err(problems)
-        }
-    }
+        },
+        shape: ShapeProblems {
+            problems,
+            patch_at: "patch",
+        },
+    })
 }
 
-/// Checks `value` against the patch schema, then reads it.
-fn decode_patch(value: Value, prefix: &str) -> Result<Patch, Vec<Problem>> {
+/// Checks `value` against the patch schema, adding every problem to `problems`, then reads it,
+/// with stand-ins where it breaks the schema.
+fn decode_patch(
+    mut value: Value,
+    prefix: &str,
+    problems: &mut Vec<Problem>,
+) -> Result<Patch, Vec<Problem>> {
     let schema = cached_patch_schema();
     let mut check = Check {
         root: schema,
@@ -134,16 +218,19 @@ fn decode_patch(value: Value, prefix: &str) -> Result<Patch, Vec<Problem>> {
     };
     check.value(&value, schema, prefix);
     if !check.problems.is_empty() {
-        return Err(check.problems);
+        check.repair(&mut value, schema, 0);
+        problems.append(&mut check.problems);
     }
-    // The schema admitted it, so serde does too; should they ever disagree, serde's word is
-    // reported rather than a panic.
+    // The schema admitted it (or its stand-ins), so serde does too; should they ever disagree,
+    // serde's word is reported rather than a panic, and nothing is left to validate.
     serde_path_to_error::deserialize(value).map_err(|err| {
         let path = err.path().to_string();
-        vec![Problem::new(
+        let mut all = std::mem::take(problems);
+        all.push(Problem::new(
             join(prefix, if path == "." { "" } else { &path }),
             err.inner().to_string(),
-        )]
+        ));
+        all
     })
 }
 
@@ -335,6 +422,205 @@ impl<'a> Check<'a> {
                 .push(Problem::new(path, format!("must be at most {most}")));
         }
     }
+}
+
+/// The definition whose malformed items are left out of a list rather than given stand-ins:
+/// nothing names a code reference, and its problems are reported by the record that holds it,
+/// not by its position, so leaving one out moves no other problem.
+const LEFT_OUT_WHEN_MALFORMED: &str = "#/$defs/CodeRef";
+
+/// How deep a stand-in for a missing object is built (the patch's types nest far less).
+const STAND_IN_DEPTH: usize = 16;
+
+impl<'a> Check<'a> {
+    /// Whether `value` matches `schema` with no problem.
+    fn admits(&self, value: &Value, schema: &'a Value) -> bool {
+        let mut trial = Check {
+            root: self.root,
+            problems: Vec::new(),
+        };
+        trial.value(value, schema, "");
+        trial.problems.is_empty()
+    }
+
+    /// Makes `value` match `schema`, following the walk of [`Check::value`]: every place that
+    /// walk found a problem gets a stand-in ([`Check::stand_in`]) or loses what the schema
+    /// does not know, and the rest is left as written.
+    fn repair(&self, value: &mut Value, schema: &'a Value, depth: usize) {
+        let schema = self.resolve(schema);
+        if schema == &Value::Bool(true) || schema.as_object().is_some_and(Map::is_empty) {
+            return;
+        }
+        if let Some(branches) = schema
+            .get("anyOf")
+            .or_else(|| schema.get("oneOf"))
+            .and_then(Value::as_array)
+        {
+            if branches.iter().any(|branch| self.admits(value, branch)) {
+                return;
+            }
+            let fitting: Vec<&'a Value> = branches
+                .iter()
+                .filter(|branch| {
+                    self.resolve(branch)
+                        .get("type")
+                        .is_none_or(|t| type_admits(t, value))
+                })
+                .collect();
+            match fitting.as_slice() {
+                [branch] => self.repair(value, branch, depth),
+                _ => *value = self.stand_in(schema, depth),
+            }
+            return;
+        }
+        if schema
+            .get("type")
+            .is_some_and(|types| !type_admits(types, value))
+            || allowed_values(schema).is_some_and(|allowed| !allowed.contains(value))
+        {
+            *value = self.stand_in(schema, depth);
+            return;
+        }
+        match value {
+            Value::Object(fields) => self.repair_object(fields, schema, depth),
+            Value::Array(items) => {
+                let Some(each) = schema.get("items") else {
+                    return;
+                };
+                if each.get("$ref").and_then(Value::as_str) == Some(LEFT_OUT_WHEN_MALFORMED) {
+                    items.retain(|item| self.admits(item, each));
+                }
+                for item in items {
+                    self.repair(item, each, depth + 1);
+                }
+            }
+            Value::Number(number) => {
+                let bound = |key: &str| schema.get(key).and_then(Value::as_f64);
+                let found = number.as_f64().unwrap_or_default();
+                let largest = match schema.get("format").and_then(Value::as_str) {
+                    Some("uint8") => Some(f64::from(u8::MAX)),
+                    Some("uint16") => Some(f64::from(u16::MAX)),
+                    Some("uint32") => Some(f64::from(u32::MAX)),
+                    _ => None,
+                };
+                if let Some(least) = bound("minimum").filter(|least| found < *least) {
+                    *value = number_like(least, schema);
+                } else if let Some(most) = bound("maximum").or(largest).filter(|most| found > *most)
+                {
+                    *value = number_like(most, schema);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn repair_object(&self, fields: &mut Map<String, Value>, schema: &'a Value, depth: usize) {
+        let mut properties: Vec<(&'a str, &'a Value)> = Vec::new();
+        let mut required: Vec<&'a str> = Vec::new();
+        collect_properties(self, schema, &mut properties, &mut required);
+        let extra = schema
+            .get("additionalProperties")
+            .filter(|extra| extra.is_object());
+        if properties.is_empty() && schema.get("properties").is_none() {
+            if let Some(extra) = extra {
+                for field in fields.values_mut() {
+                    self.repair(field, extra, depth + 1);
+                }
+            }
+            return;
+        }
+        fields.retain(|key, _| extra.is_some() || properties.iter().any(|(name, _)| name == key));
+        for (key, field) in fields.iter_mut() {
+            match properties.iter().find(|(name, _)| name == key) {
+                Some((_, property)) => self.repair(field, property, depth + 1),
+                None => {
+                    if let Some(extra) = extra {
+                        self.repair(field, extra, depth + 1);
+                    }
+                }
+            }
+        }
+        for name in required {
+            if !fields.contains_key(name) {
+                let stand_in = properties
+                    .iter()
+                    .find(|(known, _)| *known == name)
+                    .map_or(Value::Null, |(_, property)| {
+                        self.stand_in(property, depth + 1)
+                    });
+                fields.insert(name.to_owned(), stand_in);
+            }
+        }
+    }
+
+    /// The plainest value `schema` admits: null where it allows null, else the first allowed
+    /// value, an empty string, list or `false`, the least number, or an object holding a
+    /// stand-in for each required field. The validator then finds any stand-in that matters
+    /// empty, at the path decoding already named.
+    fn stand_in(&self, schema: &'a Value, depth: usize) -> Value {
+        let schema = self.resolve(schema);
+        if depth > STAND_IN_DEPTH {
+            return Value::Null;
+        }
+        if let Some(branches) = schema
+            .get("anyOf")
+            .or_else(|| schema.get("oneOf"))
+            .and_then(Value::as_array)
+        {
+            let null = Value::from("null");
+            return match branches.iter().find(|branch| {
+                self.resolve(branch)
+                    .get("type")
+                    .is_some_and(|t| t == &null || t.as_array().is_some_and(|t| t.contains(&null)))
+            }) {
+                Some(_) => Value::Null,
+                None => branches
+                    .first()
+                    .map_or(Value::Null, |first| self.stand_in(first, depth + 1)),
+            };
+        }
+        if let Some(first) = allowed_values(schema).and_then(|allowed| allowed.into_iter().next()) {
+            return first;
+        }
+        let types: Vec<&str> = match schema.get("type") {
+            Some(Value::String(name)) => vec![name.as_str()],
+            Some(Value::Array(names)) => names.iter().filter_map(Value::as_str).collect(),
+            _ if schema.get("properties").is_some() => vec!["object"],
+            _ => Vec::new(),
+        };
+        if types.contains(&"null") {
+            return Value::Null;
+        }
+        match types.first().copied() {
+            Some("string") => Value::from(""),
+            Some("array") => Value::Array(Vec::new()),
+            Some("boolean") => Value::Bool(false),
+            Some("integer" | "number") => number_like(
+                schema.get("minimum").and_then(Value::as_f64).unwrap_or(0.0),
+                schema,
+            ),
+            Some("object") => {
+                let mut fields = Map::new();
+                self.repair_object(&mut fields, schema, depth);
+                Value::Object(fields)
+            }
+            _ => Value::Null,
+        }
+    }
+}
+
+/// `number` as a JSON value of the schema's type: whole for an integer.
+fn number_like(number: f64, schema: &Value) -> Value {
+    let integer = match schema.get("type") {
+        Some(Value::String(name)) => name == "integer",
+        Some(Value::Array(names)) => names.iter().any(|name| name == "integer"),
+        _ => false,
+    };
+    if integer {
+        // Bounds of the patch's integers are whole and within i64.
+        return Value::from(number as i64);
+    }
+    serde_json::Number::from_f64(number).map_or(Value::from(0), Value::Number)
 }
 
 /// The properties and required names of an object schema, its `allOf` parts included (how a
@@ -598,23 +884,34 @@ pub fn json_type_name(value: &Value) -> &'static str {
 mod tests {
     use super::*;
 
+    /// Every problem decoding finds in `text`, whether or not something decoded.
     fn texts(text: &str) -> Vec<String> {
-        decode_patch_input(text)
-            .expect_err("invalid")
-            .iter()
-            .map(ToString::to_string)
-            .collect()
+        let problems = match decode_patch_input(text) {
+            Ok(decoded) => decoded.shape.problems,
+            Err(problems) => problems,
+        };
+        assert!(!problems.is_empty(), "{text} decoded without a problem");
+        problems.iter().map(ToString::to_string).collect()
+    }
+
+    /// What decoded from `text`, which has shape problems.
+    fn stand_ins(text: &str) -> Patch {
+        let decoded = decode_patch_input(text).expect("something decodes");
+        assert!(!decoded.shape.is_empty(), "{text} has no shape problem");
+        decoded.envelope.patch
     }
 
     #[test]
     fn bare_patch_and_envelope_decode_alike() {
         let bare = decode_patch_input(r#"{"objective":"x"}"#).expect("bare");
-        assert_eq!(bare.expected_revision, None);
-        assert_eq!(bare.patch.objective.as_deref(), Some("x"));
+        assert!(bare.shape.is_empty());
+        assert_eq!(bare.envelope.expected_revision, None);
+        assert_eq!(bare.envelope.patch.objective.as_deref(), Some("x"));
         let wrapped = decode_patch_input(r#"{"expected_revision":4,"patch":{"objective":"x"}}"#)
             .expect("env");
-        assert_eq!(wrapped.expected_revision, Some(4));
-        assert_eq!(wrapped.patch, bare.patch);
+        assert!(wrapped.shape.is_empty());
+        assert_eq!(wrapped.envelope.expected_revision, Some(4));
+        assert_eq!(wrapped.envelope.patch, bare.envelope.patch);
     }
 
     #[test]
@@ -710,6 +1007,108 @@ mod tests {
     }
 
     #[test]
+    fn text_that_is_no_json_object_leaves_nothing_to_validate() {
+        assert!(decode_patch_input("not json").is_err());
+        assert!(decode_patch_input("[1, 2]").is_err());
+        let problems = decode_patch_input(r#"{"objective": "a", "objective": "#).expect_err("cut");
+        assert_eq!(problems.len(), 2, "{problems:?}");
+        assert_eq!(problems[0].path, "objective");
+    }
+
+    #[test]
+    fn what_breaks_the_shape_gets_a_stand_in_and_the_rest_decodes_as_written() {
+        // A missing required field: an empty value of its type; the rest as written.
+        let patch = stand_ins(
+            r#"{"objective":"o","planning":{"objective_drafts":[{"id":"d","title":"t","summary":"s","status":"draft","source_item_ids":["b9"]}]}}"#,
+        );
+        assert_eq!(patch.objective.as_deref(), Some("o"));
+        let draft = &patch.planning.as_ref().expect("planning").objective_drafts[0];
+        assert_eq!(draft.source_item_ids, ["b9"]);
+        assert!(draft.acceptance_criteria.is_empty());
+        // An unknown field is dropped, a wrong type becomes the type's empty value, a value
+        // outside an enumeration the first allowed one, a number out of range its bound.
+        let patch = stand_ins(
+            r#"{"objectiv":"x","subgoals":"nope","mode":{"name":"m","kind":"plans"},"graph_checkpoint":{"checkpoint_id":"c","graph_revision":-2}}"#,
+        );
+        assert_eq!(patch.objective, None);
+        assert_eq!(patch.subgoals, None);
+        assert_eq!(
+            serde_json::to_value(&patch.mode).expect("mode")["kind"],
+            "plan"
+        );
+        assert_eq!(
+            patch
+                .graph_checkpoint
+                .as_ref()
+                .expect("checkpoint")
+                .graph_revision,
+            0
+        );
+        // A malformed code reference is left out; the well-formed one beside it stays.
+        let patch = stand_ins(
+            r#"{"observations":[{"id":"o","summary":"s","source_kind":"k","status":"ok","evidence_ids":["e"],"code_refs":[{"start_line":3},{"path":"a.rs"}]}]}"#,
+        );
+        let refs = &patch.observations[0].code_refs;
+        assert_eq!(refs.len(), 1);
+        assert_eq!(refs[0].path, "a.rs");
+        // A patch that is no object at all stands in as empty.
+        let decoded = decode_patch_input(r#"{"expected_revision":2,"patch":5}"#).expect("envelope");
+        assert!(decoded.envelope.patch.is_empty());
+        assert_eq!(decoded.envelope.expected_revision, Some(2));
+        assert_eq!(decoded.shape.problems[0].path, "patch");
+    }
+
+    #[test]
+    fn later_problems_are_listed_after_decodings_unless_a_stand_in_caused_them() {
+        let shape = ShapeProblems {
+            problems: vec![
+                Problem::new(
+                    "patch.planning.objective_drafts[0].acceptance_criteria",
+                    "is required",
+                ),
+                Problem::new("patch.upsert.subgoals[1]", "expected an object, found null"),
+            ],
+            patch_at: "patch",
+        };
+        assert!(shape.covers("planning.objective_drafts[0].acceptance_criteria"));
+        assert!(shape.covers("upsert.subgoals[1].title"));
+        assert!(!shape.covers("upsert.subgoals[10].title"));
+        assert!(!shape.covers("planning.objective_drafts[0].acceptance"));
+        let merged = shape.merged(
+            vec![
+                Problem::new(
+                    "planning.objective_drafts[0].acceptance_criteria",
+                    "must hold one",
+                ),
+                Problem::new(
+                    "planning.objective_drafts[0].source_item_ids[0]",
+                    "names b9",
+                ),
+                Problem::new(
+                    "planning.objective_drafts[0].source_item_ids[0]",
+                    "names b9",
+                ),
+            ],
+            vec![Problem::new("verifierEvidence.status", "must be accepting")],
+        );
+        let paths: Vec<&str> = merged.iter().map(|p| p.path.as_str()).collect();
+        assert_eq!(
+            paths,
+            [
+                "patch.planning.objective_drafts[0].acceptance_criteria",
+                "patch.upsert.subgoals[1]",
+                "patch.planning.objective_drafts[0].source_item_ids[0]",
+                "verifierEvidence.status",
+            ]
+        );
+        let whole = ShapeProblems {
+            problems: vec![Problem::whole("not an object")],
+            patch_at: "",
+        };
+        assert!(whole.covers("objective"));
+    }
+
+    #[test]
     fn closest_names_allow_typos_prefixes_and_plurals() {
         let known = ["summary", "code_refs", "open_questions", "kind"];
         assert_eq!(closest("sumary", &known), Some("summary"));
@@ -729,5 +1128,83 @@ mod tests {
         fn arbitrary_json_shapes_never_panic(text in "[{}\\[\\]\":,0-9a-z_ .-]{0,300}") {
             let _ = decode_patch_input(&text);
         }
+
+        /// Whatever a JSON object holds, its stand-ins make it decode: a shape problem never
+        /// leaves the rest of a patch unchecked.
+        #[test]
+        fn every_json_object_decodes_with_stand_ins(
+            fields in proptest::collection::vec(
+                (proptest::sample::select(crate::state::patch::PATCH_FIELDS), json()),
+                0..4,
+            ),
+            inner in proptest::collection::vec((proptest::sample::select(INNER_NAMES), json()), 0..4),
+        ) {
+            let mut patch = Map::new();
+            for (name, value) in fields {
+                patch.insert(name.to_owned(), value);
+            }
+            // Put the inner fields into a record of each kind, so the walk reaches the leaves.
+            let record = Value::Object(inner.into_iter().map(|(k, v)| (k.to_owned(), v)).collect());
+            patch.insert("observations".to_owned(), Value::Array(vec![record.clone()]));
+            patch.insert("upsert".to_owned(), serde_json::json!({
+                "architecture_nodes": [record.clone()], "architecture_edges": [record.clone()],
+                "backlog": [record.clone()], "objective_drafts": [record.clone()],
+            }));
+            patch.insert("investigation_checkpoint".to_owned(), record.clone());
+            patch.insert("planning".to_owned(), serde_json::json!({
+                "captures": [record.clone()], "backlog_items": [record],
+            }));
+            let text = Value::Object(patch).to_string();
+            let decoded = decode_patch_input(&text);
+            proptest::prop_assert!(decoded.is_ok(), "{text}: {decoded:?}");
+        }
+    }
+
+    /// Field names of the records the property places its values in.
+    const INNER_NAMES: &[&str] = &[
+        "id",
+        "title",
+        "purpose",
+        "summary",
+        "status",
+        "kind",
+        "code_refs",
+        "evidence_ids",
+        "source_id",
+        "target_id",
+        "disposition",
+        "focus",
+        "priority",
+        "source",
+        "source_refs",
+        "acceptance_criteria",
+        "scope",
+        "lane_plan",
+        "start_line",
+        "path",
+        "colour",
+    ];
+
+    /// Any JSON value, a few levels deep.
+    fn json() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::Bool),
+            any::<i64>().prop_map(Value::from),
+            (-1e6f64..1e6).prop_map(Value::from),
+            "[a-z_]{0,8}".prop_map(Value::from),
+            proptest::sample::select(&["resume_ready", "plan", "path", "github_issue"][..])
+                .prop_map(Value::from),
+        ];
+        leaf.prop_recursive(3, 24, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+                proptest::collection::vec((proptest::sample::select(INNER_NAMES), inner), 0..4)
+                    .prop_map(|fields| Value::Object(
+                        fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()
+                    )),
+            ]
+        })
     }
 }
