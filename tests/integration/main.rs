@@ -11,6 +11,7 @@ mod test_help;
 mod test_history;
 mod test_hooks;
 mod test_hostile;
+mod test_lost_records;
 mod test_map;
 mod test_mcp;
 mod test_meta;
