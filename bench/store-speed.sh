@@ -11,8 +11,14 @@
 #  C. The first read after git merges two branches that wrote 1,000 records each, against the
 #     same read before the merge (target: at most 2x), and the reads after it (which start from
 #     the fold the first one remembered).
+#  D. Reads of 3,000 records written in 300 committed segments (one commit after every ten
+#     writes), which every read checks against what HEAD's commit holds (docs/store.md#lost-records):
+#     `scene`, `show --json` and `prompt` with the cache; `scene` when HEAD's `rollout/` tree is
+#     not the one last measured but its segments are (the first read after a commit), when
+#     nothing was measured, and with no cache at all (a fresh clone's first read); with loose
+#     objects and after `git gc`.
 #
-# Usage: [SECTIONS=ABC] bench/store-speed.sh [path/to/epiphany]   (default: target/release/epiphany;
+# Usage: [SECTIONS=ABCD] bench/store-speed.sh [path/to/epiphany]   (default: target/release/epiphany;
 #        SECTIONS picks the sections to run)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -25,7 +31,7 @@ export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-want() { [[ ${SECTIONS:-ABC} == *"$1"* ]]; }
+want() { [[ ${SECTIONS:-ABCD} == *"$1"* ]]; }
 median() { python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))["results"]; [print("%-44s median %8.1f ms" % (x["command"], x["median"]*1000)) for x in r]' "$1"; }
 
 # Writes `count` one-observation records straight into a rollout segment, sealed as epiphany
@@ -146,4 +152,39 @@ hyperfine -N --warmup 1 --runs 20 --export-json "$work/c3.json" \
 median "$work/c1.json"; median "$work/c2.json"; median "$work/c3.json"
 python3 -c 'import json,sys; m=[json.load(open(f))["results"][0]["median"] for f in sys.argv[1:]]; print("%-44s %8.1fx (target <= 2x)" % ("first read after the merge / before", m[1] / m[0])); print("%-44s %8.1fx" % ("later reads after the merge / before", m[2] / m[0]))' "$work/c1.json" "$work/c2.json" "$work/c3.json"
 "$bin" verify
+fi
+
+if want D; then
+echo "== D. reads of 3,000 records in 300 committed segments" >&2
+d="$work/d"; mkdir -p "$d"; cd "$d"; git init -q -b main .
+"$bin" init -q --objective "segments benchmark"
+for round in $(seq 1 300); do
+  python3 - "$round" <<'PY' | while read -r line; do printf '%s' "$line" | "$bin" -q update; done
+import json, sys
+r = sys.argv[1]
+for i in range(10):
+    print(json.dumps({"observations": [{"id": f"obs-{r}-{i}", "summary": "s", "source_kind": "t", "status": "ok", "evidence_ids": [f"ev-{r}-{i}"]}],
+                      "evidence": [{"id": f"ev-{r}-{i}", "kind": "t", "status": "ok", "summary": "s"}]}))
+PY
+  git add -A && git commit -qm "round $round"
+done
+echo "$(ls .epiphany/rollout | wc -l) segments, $(git count-objects | cut -d' ' -f1) loose objects" >&2
+for objects in loose packed; do
+  [ "$objects" = packed ] && git gc -q
+  "$bin" scene > /dev/null
+  hyperfine -N --warmup 3 --runs 40 --export-json "$work/d-$objects.json" \
+    --command-name "scene ($objects objects)" "$bin scene" \
+    --command-name "show --json ($objects objects)" "$bin show --json" \
+    --command-name "prompt ($objects objects)" "$bin prompt" >&2
+  hyperfine -N --warmup 1 --runs 20 --export-json "$work/d-$objects-cold.json" \
+    --prepare "rm -rf $d/.epiphany/cache" \
+    --command-name "scene, no cache ($objects objects)" "$bin scene" >&2
+  note="$d/.epiphany/cache/committed-rollout.json"
+  hyperfine -N --warmup 1 --runs 40 --export-json "$work/d-$objects-moved.json" \
+    --prepare "sed -i 's/\"tree\":\"[0-9a-f]*\"/\"tree\":\"0\"/' $note" \
+    --command-name "scene, a new tree of measured segments ($objects objects)" "$bin scene" \
+    --prepare "rm -f $note" \
+    --command-name "scene, nothing measured ($objects objects)" "$bin scene" >&2
+  median "$work/d-$objects.json"; median "$work/d-$objects-moved.json"; median "$work/d-$objects-cold.json"
+done
 fi

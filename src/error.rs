@@ -183,7 +183,7 @@ impl From<&StoreError> for Failure {
             ),
             StoreError::LostRecords { .. } => (
                 ErrorKind::Corrupt,
-                "restore the missing rollout files (`git checkout -- .epiphany/rollout`, `git stash pop`, or a backup); to accept the loss instead, `epiphany verify --repair` rebuilds the cache from the records that are left",
+                "restore the missing rollout files (`git checkout HEAD -- .epiphany/rollout`, `git stash pop`, or a backup); to accept the loss instead, commit the removal of any committed segment, then `epiphany verify --repair` rebuilds the cache from the records that are left",
             ),
             StoreError::DamagedRollout { .. } => (
                 ErrorKind::Corrupt,

@@ -10,8 +10,10 @@ use anyhow::Result;
 
 use crate::ctx::Ctx;
 use crate::error::Failure;
+use crate::state::decode::ShapeProblems;
 use crate::state::decode::decode_patch_input;
 use crate::state::patch::Envelope;
+use crate::state::problem::Problem;
 
 /// The largest patch or envelope document accepted.
 pub const MAX_DOCUMENT_BYTES: u64 = 64 * 1024 * 1024;
@@ -59,8 +61,45 @@ pub fn read_document(ctx: &Ctx, path: Option<&Path>) -> Result<(String, String)>
     Ok((name, text))
 }
 
-/// Reads a bare patch or an envelope from `path` or stdin, strictly.
-pub fn read_envelope(ctx: &Ctx, path: Option<&Path>) -> Result<Envelope> {
+/// A patch document as read: what decoded, and what was wrong with its shape.
+#[derive(Debug)]
+pub struct PatchInput {
+    /// The envelope (a bare patch has no expected revision), with stand-ins where the shape
+    /// is wrong.
+    pub envelope: Envelope,
+    /// What was wrong with the shape, when anything was: then nothing may be written.
+    pub malformed: Option<Malformed>,
+}
+
+/// A patch document whose shape is wrong. The write path checks what decoded as usual, lists
+/// these problems with its own, and refuses the write.
+#[derive(Debug, Clone)]
+pub struct Malformed {
+    /// The document, as errors name it (`stdin`, `` `patch.json` ``).
+    pub document: String,
+    /// The shape problems, at their paths as written.
+    pub shape: ShapeProblems,
+}
+
+impl Malformed {
+    /// The refusal of a malformed patch: every shape problem, then every problem the later
+    /// checks found in what decoded (`in_patch`, paths in the patch) that does not restate one
+    /// of them, then `besides` (problems of other input, such as a verifier record).
+    pub fn refusal(&self, in_patch: Vec<Problem>, besides: Vec<Problem>) -> anyhow::Error {
+        Failure::input(format!("{} is not a valid patch", self.document))
+            .with_problems(self.shape.merged(in_patch, besides))
+            .with_hint(MALFORMED_HINT)
+            .into()
+    }
+}
+
+const MALFORMED_HINT: &str =
+    "fix every problem listed; `epiphany schema patch` has every field and rule";
+
+/// Reads a bare patch or an envelope from `path` or stdin, strictly: text that is not a JSON
+/// object is refused here; a document whose shape is wrong comes back with what decoded and
+/// its problems, for the write path to validate the rest and refuse.
+pub fn read_envelope(ctx: &Ctx, path: Option<&Path>) -> Result<PatchInput> {
     let (name, text) = read_document(ctx, path)?;
     if text.trim().is_empty() {
         return Err(
@@ -76,11 +115,17 @@ pub fn read_envelope(ctx: &Ctx, path: Option<&Path>) -> Result<Envelope> {
         .with_hint("fix the command that drafts the patch; nothing was written")
         .into());
     }
-    decode_patch_input(&text).map_err(|problems| {
+    let decoded = decode_patch_input(&text).map_err(|problems| {
         Failure::input(format!("{name} is not a valid patch"))
             .with_problems(problems)
-            .with_hint("fix every problem listed; `epiphany schema patch` has every field and rule")
-            .into()
+            .with_hint(MALFORMED_HINT)
+    })?;
+    Ok(PatchInput {
+        envelope: decoded.envelope,
+        malformed: (!decoded.shape.is_empty()).then_some(Malformed {
+            document: name,
+            shape: decoded.shape,
+        }),
     })
 }
 

@@ -24,6 +24,7 @@ use crate::code_refs::with_ref_problems;
 use crate::ctx::Ctx;
 use crate::error::ErrorKind;
 use crate::error::Failure;
+use crate::input::Malformed;
 use crate::policy::secrets::Redaction;
 use crate::policy::secrets::redact_serialized;
 use crate::policy::secrets::redact_text;
@@ -34,6 +35,7 @@ use crate::policy::update::check_revision;
 use crate::policy::update::check_update;
 use crate::policy::update::node_upsert_problems;
 use crate::policy::update::structure_problems;
+use crate::policy::update::update_validation_errors;
 use crate::render::DraftReport;
 use crate::state::fields::ChangedField;
 use crate::state::git;
@@ -71,6 +73,10 @@ pub struct PatchWrite {
     /// Read relative code-ref paths from the current directory first (they were typed on the
     /// command line), rather than from the repository root first (a patch document's).
     pub refs_from_cwd: bool,
+    /// What was wrong with the shape of the document the patch was read from, if anything:
+    /// the patch (stand-ins where the shape is wrong) is checked as usual, every problem is
+    /// listed, and nothing is written.
+    pub malformed: Option<Malformed>,
 }
 
 /// A patch that made it into the store.
@@ -167,6 +173,7 @@ impl PatchWrite {
             turn_id,
             allow_missing_paths,
             refs_from_cwd,
+            malformed,
         } = self;
         let mut found = BTreeMap::new();
         let mut patch = redact_serialized(patch, &mut found).map_err(redaction_failure)?;
@@ -209,6 +216,18 @@ impl PatchWrite {
                 (patch, audit)
             }
         };
+        if let Some(malformed) = malformed {
+            // A malformed patch is refused whatever else holds (an empty patch or another
+            // revision included), with every problem the update checks find beside the
+            // shape's. The state it would produce is not judged: its stand-ins are not what
+            // was written.
+            let mut found = update_validation_errors(&tx.head().state, tx.head(), &patch);
+            found.extend(audit.problems);
+            if matches!(scope, WriteScope::Records) {
+                found.extend(node_upsert_problems(&patch));
+            }
+            return Err(malformed.refusal(found, Vec::new()));
+        }
         with_ref_problems(
             check_update(&tx.head().state, tx.head(), &patch, expected_revision),
             audit.problems,

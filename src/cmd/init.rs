@@ -163,6 +163,7 @@ fn write_objective(ctx: &Ctx, store: &Store, objective: &str, expected: u64) -> 
         turn_id: None,
         allow_missing_paths: false,
         refs_from_cwd: false,
+        malformed: None,
     };
     Ok(write.commit(ctx, store)?.committed.revision)
 }

@@ -17,6 +17,7 @@ use crate::ctx::Ctx;
 use crate::ctx::Status;
 use crate::error::Failure;
 use crate::input::read_document;
+use crate::input::PatchInput;
 use crate::input::read_envelope;
 use crate::cmd::PATCH_INPUT;
 use crate::cmd::Tool;
@@ -156,7 +157,10 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         allow_missing_paths,
     } = args;
     let store = ctx.store()?;
-    let mut envelope = read_envelope(ctx, file.as_deref())?;
+    let PatchInput {
+        mut envelope,
+        malformed,
+    } = read_envelope(ctx, file.as_deref())?;
     // Redacted before the gate reads them, so no reason it prints can quote a secret.
     let mut found = BTreeMap::new();
     envelope.patch = redact_serialized(envelope.patch, &mut found).map_err(redaction_failure)?;
@@ -173,9 +177,25 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         ),
     };
     let verifier = redact_serialized(verifier, &mut found).map_err(redaction_failure)?;
-    let promotion = match promote(envelope.patch, verifier) {
-        Ok(promotion) => promotion,
-        Err(problems) => {
+    // A malformed patch is input to fix, not a verdict to weigh: refused (exit 2) with every
+    // problem the gate and, past it, the write path find in what decoded, as `update` does.
+    // Decoded to nothing, it has nothing left for the gate to judge.
+    if let Some(malformed) = &malformed
+        && envelope.patch.is_empty()
+    {
+        return Err(malformed.refusal(Vec::new(), Vec::new()));
+    }
+    let promotion = match (promote(envelope.patch, verifier), &malformed) {
+        (Ok(promotion), _) => promotion,
+        (Err(problems), Some(malformed)) => {
+            // The gate's problems lie in the patch, or under `verifierEvidence` for the
+            // verifier record, which is not the document's.
+            let (verifier, in_patch) = problems
+                .into_iter()
+                .partition(|problem| problem.path.starts_with("verifierEvidence"));
+            return Err(malformed.refusal(in_patch, verifier));
+        }
+        (Err(problems), None) => {
             ctx.ui.emit(&PromoteReport {
                 accepted: false,
                 // The report's contract: each problem as `path: message` text.
@@ -205,6 +225,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             turn_id: None,
             allow_missing_paths: *allow_missing_paths,
             refs_from_cwd: false,
+            malformed,
         }
     .commit(ctx, &store)?;
     // The patch reached the writer clean, so what the writer found came from nowhere else.

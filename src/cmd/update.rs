@@ -12,6 +12,9 @@ use serde::Serialize;
 use crate::ctx::Ctx;
 use crate::ctx::Status;
 use crate::error::Failure;
+use crate::input::Malformed;
+use crate::input::PatchInput;
+use crate::input::read_envelope;
 use crate::cmd::PATCH_INPUT;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;
@@ -197,8 +200,17 @@ impl Report for WriteReport {
 /// Runs `update`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let Args { file, flags } = args;
-    let envelope = crate::input::read_envelope(ctx, file.as_deref())?;
-    let store = ctx.store()?;
+    let PatchInput {
+        envelope,
+        malformed,
+    } = read_envelope(ctx, file.as_deref())?;
+    let store = match (ctx.store(), &malformed) {
+        (Ok(store), _) => store,
+        // Without a store there is nothing to check the rest against; the shape's problems
+        // are still the input's.
+        (Err(_), Some(malformed)) => return Err(malformed.refusal(Vec::new(), Vec::new())),
+        (Err(err), None) => return Err(err),
+    };
     let flags = WriteFlags {
         expected_revision: flags.expected_revision.or(envelope.expected_revision),
         ..flags.clone()
@@ -208,6 +220,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         written: Vec::new(),
         removed: Vec::new(),
         refs_from_cwd: false,
+        malformed,
     };
     write_patch(ctx, Lock::Take(&store), write, &flags)
 }
@@ -227,6 +240,7 @@ pub fn write_from_flags(
         written,
         removed: Vec::new(),
         refs_from_cwd: true,
+        malformed: None,
     };
     write_patch(ctx, Lock::Take(store), write, flags)
 }
@@ -263,6 +277,7 @@ pub fn write_edit(
                 written,
                 removed,
                 refs_from_cwd: true,
+                malformed: None,
             };
             write_patch(ctx, locked.into_lock(), write, flags)
         }
@@ -275,6 +290,8 @@ struct CommandWrite {
     written: Vec<String>,
     removed: Vec<String>,
     refs_from_cwd: bool,
+    /// What was wrong with the shape of the document the patch came from.
+    malformed: Option<Malformed>,
 }
 
 /// Writes a patch through the one write path and prints the report (or, with `--dry-run`, the
@@ -285,6 +302,7 @@ fn write_patch(ctx: &Ctx, lock: Lock<'_>, write: CommandWrite, flags: &WriteFlag
         written,
         removed,
         refs_from_cwd,
+        malformed,
     } = write;
     let WriteFlags {
         expected_revision,
@@ -300,6 +318,7 @@ fn write_patch(ctx: &Ctx, lock: Lock<'_>, write: CommandWrite, flags: &WriteFlag
         turn_id: turn_id.clone(),
         allow_missing_paths: *allow_missing_paths,
         refs_from_cwd,
+        malformed,
     };
     if *dry_run {
         let report = write.draft(ctx, lock)?;

@@ -137,10 +137,32 @@ pub fn settled_checkout(dir: &Path) -> Option<Checkout> {
     Some(Checkout { commit, head_log })
 }
 
+/// What HEAD's commit holds in one directory: the id of its tree, and its files by name. Two
+/// equal tree ids hold the same files.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CommittedFiles {
+    /// The id of the directory's tree in HEAD's commit.
+    pub tree: String,
+    /// Its files (blobs), by name.
+    pub files: BTreeMap<String, CommittedFile>,
+}
+
+/// One file of a commit: its blob and the blob's size.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CommittedFile {
+    /// The id of its blob.
+    pub blob: String,
+    /// Its size in bytes.
+    pub size: u64,
+}
+
 /// The files HEAD's commit holds in `dir` (a directory of the work tree of the repository that
 /// contains it), by name, with their sizes. `None` outside git, before the first commit, or
-/// when the commit holds no such directory.
-pub fn committed_files(dir: &Path) -> Option<BTreeMap<String, u64>> {
+/// when the commit holds no such directory. Reading a size costs an object lookup per file, so
+/// what `known` measured before is not measured again: when HEAD's tree of `dir` is `known`'s,
+/// `known` is the answer, and otherwise only the blobs `known` does not have are looked up
+/// (a commit usually adds a segment or two).
+pub fn committed_files(dir: &Path, known: Option<&CommittedFiles>) -> Option<CommittedFiles> {
     // From the parent: `dir` itself may be gone, which is what the caller asks about.
     let parent = dir.parent()?;
     let repo = open(parent).ok()?;
@@ -151,7 +173,12 @@ pub fn committed_files(dir: &Path) -> Option<BTreeMap<String, u64>> {
         .ok()?
         .join(dir.file_name()?);
     let tree = repo.head().ok()?.peel_to_tree().ok()?;
-    let subtree = tree.get_path(&relative).ok()?.to_object(&repo).ok()?;
+    let entry = tree.get_path(&relative).ok()?;
+    let id = entry.id().to_string();
+    if let Some(known) = known.filter(|known| known.tree == id) {
+        return Some(known.clone());
+    }
+    let subtree = entry.to_object(&repo).ok()?;
     let subtree = subtree.as_tree()?;
     let odb = repo.odb().ok()?;
     let mut files = BTreeMap::new();
@@ -159,12 +186,20 @@ pub fn committed_files(dir: &Path) -> Option<BTreeMap<String, u64>> {
         if entry.kind() != Some(git2::ObjectType::Blob) {
             continue;
         }
-        let (Ok(name), Ok((size, _))) = (entry.name(), odb.read_header(entry.id())) else {
+        let Ok(name) = entry.name() else {
             continue;
         };
-        files.insert(name.to_owned(), size as u64);
+        let blob = entry.id().to_string();
+        let size = match known.and_then(|known| known.files.get(name)) {
+            Some(file) if file.blob == blob => file.size,
+            _ => match odb.read_header(entry.id()) {
+                Ok((size, _)) => size as u64,
+                Err(_) => continue,
+            },
+        };
+        files.insert(name.to_owned(), CommittedFile { blob, size });
     }
-    Some(files)
+    Some(CommittedFiles { tree: id, files })
 }
 
 /// Where git looks for hook scripts in the repository that contains `dir` (honours

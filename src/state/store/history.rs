@@ -388,7 +388,7 @@ impl Store {
     pub fn listing(&self, timeout: Duration) -> Result<Listing> {
         let lock = self.read_lock(timeout)?;
         let listing = Listing {
-            segments: self.segments()?,
+            segments: self.listed_segments()?,
             snapshots: self.snapshot_candidates()?,
         };
         drop(lock);

@@ -34,7 +34,8 @@
 //! This file finds and creates the store and names its paths; the rest lives beside it:
 //! `read` (the head), `tail` (the head from cached folds: tail, join, graft), `history`
 //! (revisions, past states, `log`), `write` (the transaction and segments), `maintenance`
-//! (snapshots, upgrades), `verify` (the whole check) and `lock`.
+//! (snapshots, upgrades), `verify` (the whole check), `committed` (what the checked-out commit
+//! holds of the rollout, which every read and write finds in it) and `lock`.
 
 use std::path::Path;
 use std::path::PathBuf;
@@ -52,6 +53,7 @@ use crate::state::snapshot::Parts;
 
 use maintenance::snapshot_files;
 
+mod committed;
 mod history;
 mod lock;
 mod maintenance;
@@ -124,6 +126,8 @@ pub struct Store {
     /// Records past the newest snapshot after which a write stores a snapshot in
     /// `snapshots/`, and a read remembers its fold in `cache/snapshots/`.
     snapshot_every: usize,
+    /// What the checked-out commit holds of the rollout, once looked up.
+    committed: committed::CommittedMemo,
 }
 
 pub use crate::state::model::ListTotals;
@@ -143,6 +147,7 @@ impl Store {
                     root: dir.to_path_buf(),
                     dir: candidate,
                     snapshot_every: DEFAULT_SNAPSHOT_EVERY,
+                    committed: Default::default(),
                 };
                 store.check_shape()?;
                 return Ok(store);
@@ -194,6 +199,7 @@ impl Store {
             root: root.to_path_buf(),
             dir: dir.clone(),
             snapshot_every: DEFAULT_SNAPSHOT_EVERY,
+            committed: Default::default(),
         };
         remove_stale_staging(root);
         if fs::is_present(&dir) {
@@ -280,8 +286,18 @@ impl Store {
         self.dir.join(LEGACY_ROLLOUT).is_file()
     }
 
-    /// The rollout's segments, listed.
+    /// The rollout's segments, listed for a read: refused when they lack records the
+    /// checked-out commit holds ([`Store::check_committed`]), so no read serves a state with
+    /// records missing.
     fn segments(&self) -> Result<Segments> {
+        let segments = self.listed_segments()?;
+        self.check_committed(&segments)?;
+        Ok(segments)
+    }
+
+    /// The rollout's segments, listed, unchecked: for `verify`, which reports what is lacking
+    /// among its problems, and writers, which check under their lock.
+    fn listed_segments(&self) -> Result<Segments> {
         Segments::list(&self.rollout_dir())
     }
 

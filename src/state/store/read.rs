@@ -331,11 +331,9 @@ impl Store {
         within: Option<&[String]>,
     ) -> Result<Head> {
         let legacy = self.is_legacy();
+        // Refused when the commit holds records the rollout lacks, so an empty or partial
+        // rollout never reads as an empty or older state.
         let mut segments = self.segments()?;
-        // An empty rollout reads as the empty state: never when the commit holds records.
-        if !legacy && segments.lengths().is_empty() {
-            self.check_committed(&segments)?;
-        }
         if !legacy {
             let candidates = self.snapshot_candidates()?;
             // Right after a merge the two newest snapshots are the two branches': joining them
@@ -462,33 +460,6 @@ impl Store {
         fs::replace(&dir.join(&name), &bytes, Durability::Visible)?;
         self.thin_snapshots(&name, records);
         Ok(name)
-    }
-
-    /// Refuses a rollout that lacks records the checked-out commit holds: a segment the commit
-    /// has that the work tree lacks or holds shorter (a deleted or emptied `rollout/`, a bad
-    /// `git rm`, a truncated file). What the work tree adds is fine, and outside git there is
-    /// nothing to compare with.
-    pub fn check_committed(&self, segments: &Segments) -> Result<()> {
-        let Some(committed) = git::committed_files(&self.rollout_dir()) else {
-            return Ok(());
-        };
-        let lengths = segments.lengths();
-        let short: Vec<&String> = (committed.iter())
-            .filter(|(name, size)| lengths.get(*name).is_none_or(|len| len < size))
-            .map(|(name, _)| name)
-            .collect();
-        let Some(first) = short.first() else {
-            return Ok(());
-        };
-        Err(StoreError::LostRecords {
-            rollout: self.rollout_dir(),
-            evidence: format!(
-                "{} segment(s) the checked-out commit holds are gone or shorter in the work tree (`{first}`{}); `git status .epiphany` shows them",
-                short.len(),
-                if short.len() > 1 { ", ..." } else { "" }
-            ),
-        }
-        .into())
     }
 
     /// `None`: the snapshot at `path` cannot serve, because records it holds (up to its mark

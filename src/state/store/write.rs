@@ -110,7 +110,7 @@ impl Store {
         if self.is_legacy() {
             self.upgrade()?;
         } else {
-            self.check_committed(&self.segments()?)?;
+            self.check_committed_now(&self.listed_segments()?)?;
         }
         // A write checks new observation and evidence ids against the stored ids; it never
         // needs the records themselves.
