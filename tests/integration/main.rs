@@ -14,6 +14,7 @@ mod test_hostile;
 mod test_map;
 mod test_mcp;
 mod test_meta;
+mod test_propose;
 mod test_retrieve;
 mod test_schema;
 mod test_store;
