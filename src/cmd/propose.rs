@@ -3,8 +3,6 @@
 //!
 //! Reads the head state and hands it to `policy::propose`, which makes every decision.
 
-use std::collections::BTreeMap;
-use std::collections::HashSet;
 use std::time::Duration;
 
 use anyhow::Result;
@@ -14,18 +12,15 @@ use crate::ctx::Status;
 use crate::error::Failure;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;
-use crate::policy::code_map::Outline;
-use crate::policy::propose::add_reference_edges;
+use crate::policy::propose::cited_paths;
+use crate::policy::propose::complete_from_code;
 use crate::policy::propose::propose;
 use crate::render::DraftReport;
 use crate::render::emit_draft;
-use crate::search::outlines;
-use crate::state::model::State;
-use crate::state::paths::slash_key;
-use crate::state::store::Store;
+use crate::search::cited::parse_cited;
 
-/// How long parsing the work tree for the files the map and the observations cite may take
-/// when there is no index; the cited files are parsed first.
+/// How long parsing the files the map cites may take: the ones the proposal's own nodes cite
+/// come first, and the first few on each core are parsed whatever the time.
 const PARSE_BUDGET: Duration = Duration::from_millis(500);
 
 /// Draft a map/frontier/churn patch from verified observations; writes nothing.
@@ -34,10 +29,12 @@ const PARSE_BUDGET: Duration = Duration::from_millis(500);
 /// proposal-ready ones (accepted status, accepting evidence, code refs) that share a path
 /// with the strongest. Each code path is anchored on an existing architecture node (same code
 /// ref, same path, path-derived id, or a unique semantic match on an unanchored node) or on a
-/// new candidate node; the frontier gains those nodes, their linked nodes and their edges; the
-/// churn judgment says how much the map moved. Where the cited files are parsed, edges from the
-/// code join the proposed nodes to each other and to the map (`calls`, `imports`,
-/// `references`: the cited code of one uses a definition the other cites).
+/// new candidate node, titled after the definitions it cites; the frontier gains those nodes,
+/// their linked nodes and their edges; the churn judgment says how much the map moved. Where
+/// the cited files are parsed, edges from the code join the proposed nodes to each other and to
+/// the map (`calls`, `imports`, `references`): from the node whose cited code uses a definition
+/// to the node citing that definition, found through the file's imports and scope (never by a
+/// name two files share), each citing the line of the use.
 ///
 /// The output is the `{"expected_revision", "patch"}` envelope, printed as JSON when stdout
 /// is not a terminal (even without `--json`), so `epiphany propose | epiphany promote ...`
@@ -73,7 +70,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
              `epiphany show`",
         )
     })?;
-    add_reference_edges(&state, &mut patch, &cited_outlines(&store, &state));
+    let files = parse_cited(store.root(), &cited_paths(&state, &patch), PARSE_BUDGET);
+    complete_from_code(&state, &mut patch, &files);
     let report = DraftReport {
         expected_revision: state.revision,
         patch,
@@ -85,30 +83,4 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
          --verifier-summary T`",
     )?;
     Ok(Status::Ok)
-}
-
-/// The outlines of the files the architecture nodes and the observations cite, by path: what
-/// the edges a proposal draws from the code are read from.
-fn cited_outlines(store: &Store, state: &State) -> BTreeMap<String, Outline> {
-    let node_refs = state
-        .graphs
-        .architecture
-        .nodes
-        .iter()
-        .flat_map(|n| &n.code_refs);
-    let observation_refs = state.observations.iter().flat_map(|o| &o.code_refs);
-    let cited: HashSet<String> = node_refs
-        .chain(observation_refs)
-        .map(|code_ref| slash_key(&code_ref.path))
-        .collect();
-    let wanted = |path: &str| cited.contains(path);
-    let gathered = outlines::gather(
-        store.root(),
-        Some(&store.cache_dir()),
-        &wanted,
-        PARSE_BUDGET,
-    );
-    (gathered.files.into_iter())
-        .filter(|(path, _)| cited.contains(path))
-        .collect()
 }

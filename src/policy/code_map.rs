@@ -21,6 +21,10 @@
 //!   symbols first, then by line.
 //! - [`select`] keeps the best files, each with its key definitions' signature lines, within a
 //!   character budget; [`render`] prints that selection as text.
+//!
+//! The map links files by names alone, which is enough to rank them. Where one reference must
+//! be followed to the one definition it means (`propose`'s edges), [`uses`] resolves it through
+//! the file's imports and scope.
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
@@ -29,6 +33,8 @@ use foldhash::HashMap;
 use foldhash::HashSet;
 use serde::Deserialize;
 use serde::Serialize;
+
+pub mod uses;
 
 use crate::policy::picture::Language;
 use crate::policy::picture::Picture;

@@ -23,6 +23,7 @@ use crate::state::walk;
 use crate::state::walk::SkipCounts;
 
 pub mod chunk;
+pub mod cited;
 pub mod embed;
 pub mod error;
 pub mod exact;

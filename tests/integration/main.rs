@@ -17,6 +17,7 @@ mod test_map;
 mod test_mcp;
 mod test_meta;
 mod test_patch_problems;
+mod test_propose;
 mod test_ref_properties;
 mod test_retrieve;
 mod test_schema;

@@ -264,7 +264,8 @@ fn propose_pipes_into_promote() {
     let upserted = &patch["upsert"]["architecture_nodes"];
     assert_eq!(upserted.as_array().map(Vec::len), Some(1), "{patch}");
     assert_eq!(upserted[0]["id"], PROMPT_NODE);
-    assert_eq!(upserted[0]["title"], "prompt.rs");
+    // Titled after the definition it cites.
+    assert_eq!(upserted[0]["title"], "demo");
     assert_eq!(
         patch["graph_frontier"],
         json!({"active_node_ids": [PROMPT_NODE], "dirty_paths": ["epiphany-state-model/src/prompt.rs"]})

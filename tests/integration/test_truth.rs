@@ -762,7 +762,7 @@ fn a_promoted_proposal_is_a_connected_piece_of_the_map() {
             .and_then(|n| n["id"].as_str())
             .unwrap_or_else(|| panic!("a node for {title}: {proposal}"))
     };
-    let (parser, main) = (node_of("parser.rs"), node_of("main.rs"));
+    let (parser, main) = (node_of("parse"), node_of("main"));
     let calls =
         |source: &str, target: &str| (source.to_owned(), target.to_owned(), "calls".to_owned());
     assert_eq!(

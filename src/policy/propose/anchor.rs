@@ -2,6 +2,7 @@
 //! (exact code ref, same path, deterministic id, semantic reuse), the node created when none
 //! matches, link closure and incident edges into the frontier, and the match counts.
 
+use std::collections::BTreeMap;
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -10,13 +11,16 @@ use super::path_node_id;
 use super::select::Selection;
 use super::select::add_code_ref_terms;
 use super::select::add_terms;
+use crate::policy::code_map::uses::FileUses;
 use crate::policy::code_ref::code_ref_key;
+use crate::policy::code_ref::definition_name;
 use crate::policy::text::is_blank;
 use crate::policy::text::uniq_append;
 use crate::state::model::CodeRef;
 use crate::state::model::GraphFrontier;
 use crate::state::model::GraphNode;
 use crate::state::model::Graphs;
+use crate::state::paths::slash_key;
 
 /// The fewest shared terms for a semantic reuse of an unanchored node.
 pub const SEMANTIC_REUSE_MIN_SCORE: usize = 4;
@@ -166,6 +170,41 @@ pub(super) fn anchor_path(
     let id = node.id.clone();
     nodes.push(node);
     id
+}
+
+/// Titles each of `nodes` that `existing` does not hold (the nodes a proposal created) after
+/// the definitions its refs' symbols name, first named first (`balance`, `balance, post_entry`),
+/// where `files` parsed its files (docs/drafting.md#node-matching). A node whose symbols name no
+/// definition there keeps its file's name.
+pub(super) fn title_created_nodes(
+    existing: &Graphs,
+    nodes: &mut [GraphNode],
+    files: &BTreeMap<String, FileUses>,
+) {
+    let known: HashSet<&str> = (existing.architecture.nodes.iter())
+        .map(|node| node.id.as_str())
+        .collect();
+    for node in nodes
+        .iter_mut()
+        .filter(|node| !known.contains(node.id.as_str()))
+    {
+        let mut names: Vec<String> = Vec::new();
+        for code_ref in &node.code_refs {
+            let Some(symbol) = code_ref.symbol.as_deref().map(str::trim) else {
+                continue;
+            };
+            let defined = (files.get(&slash_key(&code_ref.path))).is_some_and(|file| {
+                let name = definition_name(symbol);
+                file.definitions.iter().any(|d| d.name == name)
+            });
+            if defined {
+                uniq_append(&mut names, [symbol.to_owned()]);
+            }
+        }
+        if !names.is_empty() {
+            node.title = cut_summary(&names.join(", "));
+        }
+    }
 }
 
 /// The new frontier (docs/drafting.md#frontier-expansion): the anchored nodes and everything

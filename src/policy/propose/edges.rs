@@ -1,11 +1,12 @@
-//! The edges a proposal draws from the code: between each node it anchored or created and the
-//! other architecture nodes, wherever the code one node cites references a definition the
-//! other covers (docs/drafting.md#reference-edges). A promoted proposal is then a connected
-//! piece of the graph instead of a list of loose nodes.
+//! The edges a proposal draws from the code, between each node it anchored or created and the
+//! other architecture nodes (docs/drafting.md#reference-edges): an edge goes from a node whose
+//! cited code references a definition another node cites, to that node, and only where the
+//! reference resolves to that definition through its file's imports or its own scope
+//! ([`Resolver`]), never by a name two files share. Each edge cites the lines that make it.
+//! A promoted proposal is then a connected piece of the graph instead of a list of loose nodes.
 //!
-//! Works on outlines the caller parsed (`search::syntax`); a node whose files are not parsed
-//! takes no edges. References are known per file, so a node citing part of a file is taken to
-//! use what the whole file references.
+//! Works on files the caller parsed (`search::syntax::uses`); a node whose files are not parsed
+//! takes no edges.
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
@@ -13,10 +14,14 @@ use std::collections::HashMap;
 use std::collections::HashSet;
 
 use crate::policy::code_map::Definition;
-use crate::policy::code_map::Form;
-use crate::policy::code_map::Outline;
-use crate::policy::code_ref::definition_name;
-use crate::policy::code_ref::ref_lines;
+use crate::policy::code_map::uses::FileUses;
+use crate::policy::code_map::uses::Resolver;
+use crate::policy::code_ref::Cited;
+use crate::policy::code_ref::CitedFile;
+use crate::policy::code_ref::cited_text;
+use crate::policy::code_ref::code_ref_key;
+use crate::policy::code_ref::scan_text;
+use crate::state::model::CodeRef;
 use crate::state::model::GraphEdge;
 use crate::state::model::GraphNode;
 use crate::state::model::State;
@@ -26,81 +31,117 @@ use crate::state::paths::slash_key;
 /// The most edges drawn from the code for one proposed node, the strongest first.
 pub const MAX_EDGES_PER_NODE: usize = 4;
 
-/// The most referenced names an edge's mechanism names.
+/// The most definitions an edge names, each with the line that uses it.
 const NAMED: usize = 3;
 
-/// What a node's code refs cover: the definitions they cite and the names their files use,
-/// by form ([`Outline`]).
-struct Coverage<'a> {
-    defined: HashMap<&'a str, &'a Definition>,
-    plain: HashSet<&'a str>,
-    members: HashSet<&'a str>,
-    macros: HashSet<&'a str>,
+/// A definition in a parsed file: its file's path and its name.
+type Place<'a> = (&'a str, &'a str);
+
+/// What a node's code refs cite in the parsed files.
+#[derive(Default)]
+struct CitedCode<'a> {
+    /// The definitions whose lines lie inside the cited code.
+    definitions: HashMap<Place<'a>, &'a Definition>,
+    /// The code it cites: (path, first line, last line).
+    code: Vec<(&'a str, u32, u32)>,
 }
 
-impl<'a> Coverage<'a> {
-    /// A ref to a symbol covers its definitions, a ref to lines the definitions named there, a
-    /// ref to a whole file every definition in it.
-    fn of(node: &GraphNode, outlines: &'a BTreeMap<String, Outline>) -> Coverage<'a> {
-        let mut coverage = Coverage {
-            defined: HashMap::new(),
-            plain: HashSet::new(),
-            members: HashSet::new(),
-            macros: HashSet::new(),
-        };
+impl<'a> CitedCode<'a> {
+    /// What `node`'s refs cite, as the write check reads them ([`cited_text`], on the files as
+    /// `judged` has them): a symbol's definition with the ref's lines, its lines, or its whole
+    /// file. A ref that does not hold in the file as it is now cites nothing.
+    fn of(
+        node: &GraphNode,
+        files: &'a BTreeMap<String, FileUses>,
+        judged: &HashMap<&str, CitedFile>,
+    ) -> CitedCode<'a> {
+        let mut cited = CitedCode::default();
         for code_ref in &node.code_refs {
-            let Some(outline) = outlines.get(&slash_key(&code_ref.path)) else {
+            let key = slash_key(&code_ref.path);
+            let (Some((path, file)), Some(judged)) =
+                (files.get_key_value(&key), judged.get(key.as_str()))
+            else {
                 continue;
             };
-            let names = |list: &'a [String]| list.iter().map(String::as_str);
-            coverage.plain.extend(names(&outline.references));
-            coverage.members.extend(names(&outline.member_references));
-            coverage.macros.extend(names(&outline.macro_references));
-            let symbol = code_ref.symbol.as_deref().map(definition_name);
-            let covered = outline.definitions.iter().filter(|definition| {
-                match (symbol, ref_lines(code_ref)) {
-                    (Some(name), _) => definition.name == name,
-                    (None, Some((start, end))) => (start..=end).contains(&definition.line),
-                    (None, None) => true,
-                }
-            });
-            for definition in covered {
-                coverage
-                    .defined
-                    .entry(definition.name.as_str())
-                    .or_insert(definition);
+            let (start, end) = match cited_text(code_ref, judged) {
+                Some(Cited::Lines(span)) => span,
+                Some(Cited::File) => (1, u32::MAX),
+                None => continue,
+            };
+            cited.code.push((path, start, end));
+            let inside = |d: &&Definition| start <= d.start_line && d.end_line <= end;
+            for definition in file.definitions.iter().filter(inside) {
+                cited
+                    .definitions
+                    .insert((path, &definition.name), definition);
             }
         }
-        coverage
+        cited
     }
+}
 
-    /// The definitions of `other` this node's code uses, by name, as the map matches them
-    /// (`policy::code_map`): a plain reference to a definition other than a method or macro,
-    /// or a macro call of a macro, and once one of those is found, member calls and plain
-    /// calls of methods. Names both define are left out (a name defined on both sides says
-    /// nothing about which one is meant).
-    fn uses<'b>(&self, other: &Coverage<'b>) -> Vec<&'b Definition> {
-        let opens = |name: &str, definition: &Definition| {
-            (self.plain.contains(name) && Form::Plain.can_only_mean(&definition.kind))
-                || (self.macros.contains(name) && Form::Macro.can_only_mean(&definition.kind))
-        };
-        let joins = |name: &str| self.plain.contains(name) || self.members.contains(name);
-        let candidates =
-            || (other.defined.iter()).filter(|(name, _)| !self.defined.contains_key(*name));
-        let mut used: Vec<&Definition> = candidates()
-            .filter(|(name, definition)| opens(name, definition))
-            .map(|(_, definition)| *definition)
-            .collect();
-        if !used.is_empty() {
-            used.extend(
-                candidates()
-                    .filter(|(name, definition)| !opens(name, definition) && joins(name))
-                    .map(|(_, definition)| *definition),
-            );
+/// The parsed `files` as the judge of code refs reads them, each knowing the symbols the
+/// `nodes` cite in it.
+fn judged_files<'a>(
+    nodes: &[GraphNode],
+    files: &'a BTreeMap<String, FileUses>,
+) -> HashMap<&'a str, CitedFile> {
+    let mut symbols: HashMap<&str, BTreeSet<String>> = HashMap::new();
+    for code_ref in nodes.iter().flat_map(|node| &node.code_refs) {
+        if let Some((path, _)) = files.get_key_value(&slash_key(&code_ref.path)) {
+            let cited = symbols.entry(path.as_str()).or_default();
+            cited.extend(code_ref.symbol.clone());
         }
-        used.sort_by(|a, b| a.name.cmp(&b.name));
-        used
     }
+    (symbols.into_iter())
+        .map(|(path, symbols)| {
+            let file = &files[path];
+            let judged = scan_text(&file.text, &symbols).with_definitions(&file.definitions);
+            (path, judged)
+        })
+        .collect()
+}
+
+/// A reference in a node's cited code that resolves to a definition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Call<'a> {
+    /// Where it is: path and line.
+    path: &'a str,
+    line: u32,
+    /// The innermost definition around it, if any.
+    caller: Option<&'a str>,
+    /// The definition it resolves to.
+    callee: Place<'a>,
+}
+
+/// The references inside `cited`'s code that resolve, in file and line order, each place once.
+fn calls<'a>(
+    cited: &CitedCode<'a>,
+    files: &'a BTreeMap<String, FileUses>,
+    resolver: &Resolver<'a>,
+) -> Vec<Call<'a>> {
+    let mut seen = HashSet::new();
+    let mut found = Vec::new();
+    for &(path, start, end) in &cited.code {
+        let Some(file) = files.get(path) else {
+            continue;
+        };
+        for used in (file.uses.iter()).filter(|used| start <= used.line && used.line <= end) {
+            let Some(callee) = resolver.resolve(path, used) else {
+                continue;
+            };
+            if seen.insert((path, used.line, callee)) {
+                found.push(Call {
+                    path,
+                    line: used.line,
+                    caller: file.enclosing(used.line).map(|d| d.name.as_str()),
+                    callee,
+                });
+            }
+        }
+    }
+    found.sort_by_key(|call| (call.path, call.line));
+    found
 }
 
 /// The relation the used definitions make: `calls` when one is a function, method or macro,
@@ -116,40 +157,128 @@ fn edge_kind(used: &[&Definition]) -> &'static str {
     }
 }
 
+/// Whether a use of a definition of `kind` is a call.
+fn is_called(kind: &str) -> bool {
+    matches!(kind, "function" | "method" | "macro")
+}
+
+/// The edge from the node `source` to the node `target` (ids), from the calls of the source
+/// node that reach definitions the target node cites and the source node does not: the first
+/// call of each such definition, in line order. `None` when there is none.
+fn edge_between(
+    (source, target): (&str, &str),
+    calls: &[Call<'_>],
+    (own, theirs): (&CitedCode<'_>, &CitedCode<'_>),
+) -> Option<(usize, GraphEdge)> {
+    let mut reached: Vec<(&Call<'_>, &Definition)> = Vec::new();
+    for call in calls {
+        let Some(definition) = theirs.definitions.get(&call.callee) else {
+            continue;
+        };
+        let known = (reached.iter()).any(|(first, _)| first.callee == call.callee);
+        if !known && !own.definitions.contains_key(&call.callee) {
+            reached.push((call, definition));
+        }
+    }
+    if reached.is_empty() {
+        return None;
+    }
+    let named = &reached[..reached.len().min(NAMED)];
+    let mut sites: Vec<String> = (named.iter())
+        .map(|(call, definition)| {
+            let verb = if is_called(&definition.kind) {
+                "calls"
+            } else {
+                "uses"
+            };
+            let caller = call.caller.unwrap_or(call.path);
+            let at = format!("{}:{}", call.path, call.line);
+            format!("`{caller}` {verb} `{}` at {at}", definition.name)
+        })
+        .collect();
+    if reached.len() > NAMED {
+        sites.push(format!("and {} more", reached.len() - NAMED));
+    }
+    let mut code_refs: Vec<CodeRef> = Vec::new();
+    for (call, _) in named {
+        let code_ref = CodeRef {
+            start_line: Some(call.line),
+            end_line: Some(call.line),
+            symbol: call.caller.map(str::to_owned),
+            ..CodeRef::to_path(call.path)
+        };
+        if !(code_refs.iter()).any(|known| code_ref_key(known) == code_ref_key(&code_ref)) {
+            code_refs.push(code_ref);
+        }
+    }
+    let definitions: Vec<&Definition> = reached.iter().map(|(_, d)| *d).collect();
+    let edge = GraphEdge {
+        id: None,
+        source_id: source.to_owned(),
+        target_id: target.to_owned(),
+        kind: edge_kind(&definitions).to_owned(),
+        label: None,
+        mechanism: Some(sites.join("; ")),
+        code_refs,
+    };
+    Some((reached.len(), edge))
+}
+
 /// Adds to a proposal `patch` drafted on `state` the edges the code draws between the
 /// architecture nodes it upserts and every other architecture node ([`reference_edges`]).
-pub fn add_reference_edges(state: &State, patch: &mut Patch, outlines: &BTreeMap<String, Outline>) {
-    let upserted = &patch.upsert.architecture_nodes;
+pub fn add_reference_edges(state: &State, patch: &mut Patch, files: &BTreeMap<String, FileUses>) {
+    let nodes = nodes_after(state, patch);
+    let proposed: Vec<String> = (patch.upsert.architecture_nodes.iter())
+        .map(|node| node.id.clone())
+        .collect();
+    let edges = reference_edges(&nodes, &state.graphs.architecture.edges, &proposed, files);
+    patch.upsert.architecture_edges.extend(edges);
+}
+
+/// The architecture nodes as the proposal leaves them: the state's, with the upserted ones in
+/// their places and the new ones after them.
+fn nodes_after(state: &State, patch: &Patch) -> Vec<GraphNode> {
     let mut nodes: Vec<GraphNode> = state.graphs.architecture.nodes.clone();
-    for node in upserted {
+    for node in &patch.upsert.architecture_nodes {
         match nodes.iter_mut().find(|n| n.id == node.id) {
             Some(slot) => *slot = node.clone(),
             None => nodes.push(node.clone()),
         }
     }
-    let proposed: Vec<String> = upserted.iter().map(|node| node.id.clone()).collect();
-    let edges = reference_edges(
-        &nodes,
-        &state.graphs.architecture.edges,
-        &proposed,
-        outlines,
-    );
-    patch.upsert.architecture_edges.extend(edges);
+    nodes
+}
+
+/// The files a proposal's edges and titles are read from, as slash paths: those its upserted
+/// nodes cite first, then those the other architecture nodes cite, each once.
+pub fn cited_paths(state: &State, patch: &Patch) -> Vec<String> {
+    let upserted = patch.upsert.architecture_nodes.iter();
+    let others = state.graphs.architecture.nodes.iter();
+    let mut seen = HashSet::new();
+    (upserted.chain(others))
+        .flat_map(|node| &node.code_refs)
+        .map(|code_ref| slash_key(&code_ref.path))
+        .filter(|path| seen.insert(path.clone()))
+        .collect()
 }
 
 /// The edges to add between the `proposed` nodes (ids of `nodes`, the architecture graph after
-/// the proposal) and every other node of `nodes`, from `outlines` (per path). `edges` are
+/// the proposal) and every other node of `nodes`, from `files` (per slash path). `edges` are
 /// the graph's edges: two nodes already joined in that direction get no other edge. Each
-/// proposed node keeps its [`MAX_EDGES_PER_NODE`] strongest (most names used), in graph order
-/// of the other node on ties; edges come out source-proposed first, in `proposed` order.
+/// proposed node keeps its [`MAX_EDGES_PER_NODE`] strongest (most definitions used), in graph
+/// order of the other node on ties; edges come out source-proposed first, in `proposed` order.
 pub fn reference_edges(
     nodes: &[GraphNode],
     edges: &[GraphEdge],
     proposed: &[String],
-    outlines: &BTreeMap<String, Outline>,
+    files: &BTreeMap<String, FileUses>,
 ) -> Vec<GraphEdge> {
-    let coverage: Vec<Coverage<'_>> = (nodes.iter())
-        .map(|node| Coverage::of(node, outlines))
+    let resolver = Resolver::new(files);
+    let judged = judged_files(nodes, files);
+    let cited: Vec<CitedCode<'_>> = (nodes.iter())
+        .map(|node| CitedCode::of(node, files, &judged))
+        .collect();
+    let calls: Vec<Vec<Call<'_>>> = (cited.iter())
+        .map(|cited| calls(cited, files, &resolver))
         .collect();
     let joined: HashSet<(&str, &str)> = (edges.iter())
         .map(|edge| (edge.source_id.as_str(), edge.target_id.as_str()))
@@ -163,37 +292,12 @@ pub fn reference_edges(
         let mut candidates: Vec<(usize, GraphEdge)> = Vec::new();
         for other in (0..nodes.len()).filter(|other| *other != at) {
             for (source, target) in [(at, other), (other, at)] {
-                let used = coverage[source].uses(&coverage[target]);
                 let ends = (nodes[source].id.as_str(), nodes[target].id.as_str());
-                if used.is_empty() || joined.contains(&ends) {
+                if joined.contains(&ends) {
                     continue;
                 }
-                let names: Vec<String> = (used.iter().take(NAMED))
-                    .map(|d| format!("`{}`", d.name))
-                    .collect();
-                let more = used.len().saturating_sub(NAMED);
-                let tail = if more > 0 {
-                    format!(" and {more} more")
-                } else {
-                    String::new()
-                };
-                candidates.push((
-                    used.len(),
-                    GraphEdge {
-                        id: None,
-                        source_id: ends.0.to_owned(),
-                        target_id: ends.1.to_owned(),
-                        kind: edge_kind(&used).to_owned(),
-                        label: None,
-                        mechanism: Some(format!(
-                            "the code of `{}` uses {}{tail} of `{}` (found by the parser)",
-                            ends.0,
-                            names.join(", "),
-                            ends.1,
-                        )),
-                        code_refs: Vec::new(),
-                    },
-                ));
+                let pair = (&cited[source], &cited[target]);
+                candidates.extend(edge_between(ends, &calls[source], pair));
             }
         }
         // Stable: ties keep the other node's graph order.
@@ -210,60 +314,88 @@ pub fn reference_edges(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::code_map::Form;
+    use crate::policy::code_map::uses::Import;
+    use crate::policy::code_map::uses::Scoping;
+    use crate::policy::code_map::uses::Use;
     use crate::policy::fixtures;
 
-    fn definition(name: &str, kind: &str, line: u32) -> Definition {
+    fn definition(name: &str, kind: &str, start: u32, end: u32) -> Definition {
         Definition {
             name: name.into(),
             kind: kind.into(),
-            line,
-            start_line: line,
-            end_line: line + 1,
+            line: start,
+            start_line: start,
+            end_line: end,
             signature: format!("{kind} {name}"),
         }
     }
 
-    fn outline(definitions: Vec<Definition>, references: &[&str]) -> Outline {
-        Outline {
-            definitions,
-            references: references.iter().map(|r| (*r).to_owned()).collect(),
-            ..Outline::default()
+    /// A bare reference to `name` on `line`.
+    fn call(name: &str, line: u32) -> Use {
+        Use {
+            name: name.into(),
+            qualifier: Some(Vec::new()),
+            line,
+            form: Form::Plain,
         }
     }
 
-    /// `app.rs` uses `run` (a function of `engine.rs`), `config` (a module of `config.rs`)
-    /// and `Token` (a type of `token.rs`); `engine.rs` uses `Token`.
-    fn outlines() -> BTreeMap<String, Outline> {
-        [
-            (
-                "app.rs",
-                outline(
-                    vec![definition("main", "function", 1)],
-                    &["run", "config", "Token"],
-                ),
-            ),
-            (
-                "engine.rs",
-                outline(
-                    vec![
-                        definition("run", "function", 1),
-                        definition("stop", "function", 5),
-                    ],
-                    &["Token"],
-                ),
-            ),
-            (
-                "config.rs",
-                outline(vec![definition("config", "module", 1)], &[]),
-            ),
-            (
-                "token.rs",
-                outline(vec![definition("Token", "class", 1)], &[]),
-            ),
-        ]
-        .into_iter()
-        .map(|(path, outline)| (path.to_owned(), outline))
-        .collect()
+    fn import(local: &str, path: &[&str]) -> Import {
+        Import {
+            local: local.into(),
+            path: path.iter().map(|segment| (*segment).to_owned()).collect(),
+        }
+    }
+
+    fn rust(definitions: Vec<Definition>, uses: Vec<Use>, imports: Vec<Import>) -> FileUses {
+        FileUses {
+            text: "\n".repeat(20),
+            scoping: Scoping::Rust,
+            definitions,
+            uses,
+            imports,
+        }
+    }
+
+    /// A node citing `symbol` in `path`, without lines.
+    fn citing(id: &str, path: &str, symbol: &str) -> GraphNode {
+        let mut node = fixtures::node(id, &[]);
+        node.code_refs.push(CodeRef {
+            symbol: Some(symbol.into()),
+            ..CodeRef::to_path(path)
+        });
+        node
+    }
+
+    /// `src/audit.rs`: `audit` (lines 3-6) calls the ledger's `balance` (imported) on line 4
+    /// and its own `helper` on line 5. `src/ledger.rs`: `balance` (1-3), `helper` (5-7) and
+    /// `report` (9-11), which calls `crate::audit::audit` on line 10.
+    fn ledger_files() -> BTreeMap<String, FileUses> {
+        let audit = rust(
+            vec![
+                definition("audit", "function", 3, 6),
+                definition("helper", "function", 8, 9),
+            ],
+            vec![call("balance", 4), call("helper", 5)],
+            vec![import("balance", &["crate", "ledger", "balance"])],
+        );
+        let ledger = rust(
+            vec![
+                definition("balance", "function", 1, 3),
+                definition("helper", "function", 5, 7),
+                definition("report", "function", 9, 11),
+            ],
+            vec![Use {
+                qualifier: Some(vec!["crate".into(), "audit".into()]),
+                ..call("audit", 10)
+            }],
+            Vec::new(),
+        );
+        [("src/audit.rs", audit), ("src/ledger.rs", ledger)]
+            .into_iter()
+            .map(|(path, file)| (path.to_owned(), file))
+            .collect()
     }
 
     fn ends(edges: &[GraphEdge]) -> Vec<(&str, &str, &str)> {
@@ -273,125 +405,157 @@ mod tests {
     }
 
     #[test]
-    fn edges_follow_what_the_cited_code_uses_in_both_directions() {
+    fn an_edge_runs_from_the_caller_to_the_callee_and_cites_the_call() {
         let nodes = vec![
-            fixtures::node("token", &["token.rs"]),
-            fixtures::node("engine", &["engine.rs"]),
-            fixtures::node("config", &["config.rs"]),
-            fixtures::node("app", &["app.rs"]),
+            citing("ledger", "src/ledger.rs", "balance"),
+            citing("audit", "src/audit.rs", "audit"),
         ];
-        let edges = reference_edges(&nodes, &[], &["engine".into()], &outlines());
+        for proposed in ["ledger", "audit"] {
+            let edges = reference_edges(&nodes, &[], &[proposed.into()], &ledger_files());
+            assert_eq!(ends(&edges), [("audit", "ledger", "calls")], "{proposed}");
+            assert_eq!(
+                edges[0].mechanism.as_deref(),
+                Some("`audit` calls `balance` at src/audit.rs:4")
+            );
+            assert_eq!(
+                edges[0].code_refs,
+                [CodeRef {
+                    start_line: Some(4),
+                    end_line: Some(4),
+                    symbol: Some("audit".into()),
+                    ..CodeRef::to_path("src/audit.rs")
+                }]
+            );
+        }
+    }
+
+    /// The ledger's uncited `report` calls `audit`, and both files define a `helper`: neither
+    /// draws an edge. A node citing the whole ledger file does reach `audit`.
+    #[test]
+    fn uncited_code_and_shared_names_draw_nothing() {
+        let nodes = vec![
+            citing("ledger-helper", "src/ledger.rs", "helper"),
+            citing("audit", "src/audit.rs", "audit"),
+            citing("ledger", "src/ledger.rs", "balance"),
+        ];
+        let edges = reference_edges(&nodes, &[], &["audit".into()], &ledger_files());
+        assert_eq!(ends(&edges), [("audit", "ledger", "calls")]);
+        let whole = vec![
+            fixtures::node("ledger", &["src/ledger.rs"]),
+            citing("audit", "src/audit.rs", "audit"),
+        ];
+        let edges = reference_edges(&whole, &[], &["ledger".into()], &ledger_files());
         assert_eq!(
             ends(&edges),
-            [
-                ("engine", "token", "references"),
-                ("app", "engine", "calls")
-            ]
+            [("ledger", "audit", "calls"), ("audit", "ledger", "calls")]
         );
-        assert_eq!(
-            edges[1].mechanism.as_deref(),
-            Some("the code of `app` uses `run` of `engine` (found by the parser)")
-        );
-        let from_app = reference_edges(&nodes, &[], &["app".into()], &outlines());
-        assert_eq!(
-            ends(&from_app),
-            [
-                ("app", "token", "references"),
-                ("app", "engine", "calls"),
-                ("app", "config", "imports"),
-            ]
-        );
-    }
-
-    #[test]
-    fn joined_ends_shared_names_and_uncovered_lines_draw_nothing() {
-        // `app` is joined to `engine` already, and cites `token.rs` itself: a `Token` both
-        // it and `twin` define says nothing about which one it uses. (`engine` uses it.)
-        let nodes = vec![
-            fixtures::node("engine", &["engine.rs"]),
-            fixtures::node("app", &["app.rs", "token.rs"]),
-            fixtures::node("twin", &["token.rs"]),
-        ];
-        let joined = [fixtures::edge(None, "app", "engine", "feeds")];
-        let edges = reference_edges(&nodes, &joined, &["app".into()], &outlines());
-        assert_eq!(ends(&edges), [("engine", "app", "references")]);
-        // A ref to lines covers only the definitions named there.
-        let mut stop_only = fixtures::node("stop", &[]);
-        stop_only
-            .code_refs
-            .push(CodeRefBuilder::lines("engine.rs", 5));
-        let nodes = vec![stop_only, fixtures::node("app", &["app.rs"])];
-        assert!(reference_edges(&nodes, &[], &["app".into()], &outlines()).is_empty());
-    }
-
-    /// `store.rs` defines `Store` and its method `save`; `sync.rs` only calls `.save()`, which
-    /// could be any type's, and `app.rs` also names `Store`.
-    #[test]
-    fn member_calls_join_only_nodes_something_else_joins() {
-        let mut outlines = outlines();
-        let store = vec![
-            definition("Store", "class", 1),
-            definition("save", "method", 3),
-        ];
-        outlines.insert("store.rs".into(), outline(store, &[]));
-        let calls = |plain: &[&str]| Outline {
-            member_references: vec!["save".to_owned()],
-            ..outline(Vec::new(), plain)
-        };
-        outlines.insert("sync.rs".into(), calls(&[]));
-        outlines.insert("app.rs".into(), calls(&["Store"]));
-        let nodes = vec![
-            fixtures::node("store", &["store.rs"]),
-            fixtures::node("sync", &["sync.rs"]),
-            fixtures::node("app", &["app.rs"]),
-        ];
-        let edges = reference_edges(&nodes, &[], &["store".into()], &outlines);
-        assert_eq!(ends(&edges), [("app", "store", "calls")]);
         assert_eq!(
             edges[0].mechanism.as_deref(),
-            Some("the code of `app` uses `Store`, `save` of `store` (found by the parser)")
+            Some("`report` calls `audit` at src/ledger.rs:10")
         );
+    }
+
+    #[test]
+    fn lines_cite_their_code_and_joined_ends_draw_nothing() {
+        let mut lines = fixtures::node("audit-lines", &[]);
+        lines.code_refs.push(CodeRef {
+            start_line: Some(5),
+            end_line: Some(5),
+            ..CodeRef::to_path("src/audit.rs")
+        });
+        let nodes = vec![lines, citing("ledger", "src/ledger.rs", "balance")];
+        // Line 5 calls only the audit's own helper.
+        assert!(reference_edges(&nodes, &[], &["ledger".into()], &ledger_files()).is_empty());
+        let nodes = vec![
+            citing("audit", "src/audit.rs", "audit"),
+            citing("ledger", "src/ledger.rs", "balance"),
+        ];
+        let joined = [fixtures::edge(None, "audit", "ledger", "feeds")];
+        assert!(reference_edges(&nodes, &joined, &["audit".into()], &ledger_files()).is_empty());
+    }
+
+    /// A ref cites what the write check says it cites: `audit`'s first line alone cites all of
+    /// it, and lines that are no longer `balance`'s cite nothing.
+    #[test]
+    fn refs_cite_what_the_judge_says() {
+        let with_lines = |id: &str, path: &str, symbol: &str, (start, end): (u32, u32)| {
+            let mut node = citing(id, path, symbol);
+            node.code_refs[0].start_line = Some(start);
+            node.code_refs[0].end_line = Some(end);
+            node
+        };
+        let nodes = vec![
+            with_lines("audit", "src/audit.rs", "audit", (3, 3)),
+            citing("ledger", "src/ledger.rs", "balance"),
+        ];
+        let edges = reference_edges(&nodes, &[], &["audit".into()], &ledger_files());
+        assert_eq!(ends(&edges), [("audit", "ledger", "calls")]);
+        let moved = vec![
+            citing("audit", "src/audit.rs", "audit"),
+            with_lines("ledger", "src/ledger.rs", "balance", (9, 11)),
+        ];
+        assert!(reference_edges(&moved, &[], &["audit".into()], &ledger_files()).is_empty());
     }
 
     #[test]
     fn a_node_keeps_only_its_strongest_edges() {
         let mut nodes = vec![fixtures::node("hub", &["hub.rs"])];
-        let mut outlines = BTreeMap::new();
-        let mut used = Vec::new();
+        let mut files = BTreeMap::new();
+        let mut uses = Vec::new();
+        let mut imports = Vec::new();
         for index in 0..MAX_EDGES_PER_NODE + 2 {
-            let path = format!("leaf{index}.rs");
+            let module = format!("leaf{index}");
             let names: Vec<String> = (0..=index).map(|n| format!("f{index}_{n}")).collect();
-            let definitions = (names.iter())
-                .map(|name| definition(name, "function", 1))
+            let definitions = (names.iter().zip(1..))
+                .map(|(name, line)| definition(name, "function", line, line))
                 .collect();
-            outlines.insert(path.clone(), outline(definitions, &[]));
-            used.extend(names);
-            nodes.push(fixtures::node(&format!("leaf{index}"), &[&path]));
+            files.insert(format!("{module}.rs"), rust(definitions, vec![], vec![]));
+            for name in &names {
+                uses.push(Use {
+                    qualifier: Some(vec![module.clone()]),
+                    ..call(name, 1)
+                });
+            }
+            imports.push(import(&module, &["self", &module]));
+            nodes.push(fixtures::node(&module, &[&format!("{module}.rs")]));
         }
-        let used: Vec<&str> = used.iter().map(String::as_str).collect();
-        outlines.insert("hub.rs".into(), outline(Vec::new(), &used));
-        let edges = reference_edges(&nodes, &[], &["hub".into()], &outlines);
+        files.insert("hub.rs".into(), rust(vec![], uses, imports));
+        let edges = reference_edges(&nodes, &[], &["hub".into()], &files);
         let targets: Vec<&str> = edges.iter().map(|e| e.target_id.as_str()).collect();
         assert_eq!(targets, ["leaf5", "leaf4", "leaf3", "leaf2"]);
-        assert!(
-            edges[0]
-                .mechanism
-                .as_deref()
-                .unwrap_or_default()
-                .contains(" and 3 more")
+        let mechanism = edges[0].mechanism.as_deref().unwrap_or_default();
+        assert!(mechanism.ends_with("; and 3 more"), "{mechanism}");
+        assert_eq!(
+            edges[0].code_refs.len(),
+            1,
+            "one line, no definition around it"
         );
     }
 
-    /// Code refs to lines.
-    struct CodeRefBuilder;
+    #[test]
+    fn kinds_follow_what_is_used() {
+        let used = |kinds: &[&str]| {
+            let definitions: Vec<Definition> = (kinds.iter())
+                .map(|kind| definition("x", kind, 1, 1))
+                .collect();
+            edge_kind(&definitions.iter().collect::<Vec<_>>())
+        };
+        assert_eq!(used(&["class", "method"]), "calls");
+        assert_eq!(used(&["module"]), "imports");
+        assert_eq!(used(&["class", "constant"]), "references");
+    }
 
-    impl CodeRefBuilder {
-        fn lines(path: &str, line: u32) -> crate::state::model::CodeRef {
-            crate::state::model::CodeRef {
-                start_line: Some(line),
-                end_line: Some(line + 1),
-                ..crate::state::model::CodeRef::to_path(path)
-            }
-        }
+    #[test]
+    fn the_files_to_read_are_the_proposals_first() {
+        let mut state = State::default();
+        state.graphs.architecture.nodes = vec![fixtures::node("old", &["b.rs", "a.rs"])];
+        let patch = Patch {
+            upsert: crate::state::patch::Upsert {
+                architecture_nodes: vec![fixtures::node("new", &["c.rs", "a.rs"])],
+                ..Default::default()
+            },
+            ..Patch::default()
+        };
+        assert_eq!(cited_paths(&state, &patch), ["c.rs", "a.rs", "b.rs"]);
     }
 }

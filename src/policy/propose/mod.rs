@@ -4,9 +4,11 @@
 //! This file assembles the draft: the proposal observation/evidence pair and the patch. The
 //! steps live beside it, one job each: `select` picks and judges the observations (explicit
 //! ids, or auto-selection of the strongest coherent path cluster), `anchor` places their
-//! paths on the graph (the four node-matching rules, link closure, incident edges), and
-//! `churn` judges how much the map moved, by match kind. It reads the state and returns a
-//! draft; nothing is written until the draft passes `promote`.
+//! paths on the graph (the four node-matching rules, link closure, incident edges, the titles
+//! of created nodes), `churn` judges how much the map moved, by match kind, and `edges` draws
+//! the edges the cited code makes. [`propose`] reads the state alone; [`complete_from_code`]
+//! then reads the cited files the command parsed. Nothing is written until the draft passes
+//! `promote`.
 //! Every failure is one of the errors of docs/drafting.md#propose-steps; the one that names the
 //! request field (`observationIds was omitted ...`) names the `--observation` flag instead.
 
@@ -15,12 +17,14 @@ mod churn;
 mod edges;
 mod select;
 
-pub use edges::add_reference_edges;
+pub use edges::cited_paths;
 
+use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::collections::HashSet;
 use std::path::Path;
 
+use crate::policy::code_map::uses::FileUses;
 use crate::policy::code_ref::code_ref_key;
 use crate::policy::secrets::redact_and_truncate;
 use crate::policy::text::hex12;
@@ -38,7 +42,9 @@ use crate::state::problem::Problem;
 use anchor::MatchCounts;
 use anchor::anchor_path;
 use anchor::expand_frontier;
+use anchor::title_created_nodes;
 use churn::judge_churn;
+use edges::add_reference_edges;
 use select::Selection;
 use select::auto_select;
 use select::resolve;
@@ -152,6 +158,16 @@ pub fn propose(state: &State, observation_ids: &[String]) -> Result<Patch, Probl
         churn: Some(Box::new(churn)),
         ..Patch::default()
     })
+}
+
+/// What the code says about a proposal `patch` drafted on `state`, from the cited `files`
+/// (parsed, by slash path; [`cited_paths`] lists them): the nodes it creates are titled after
+/// the definitions they cite (docs/drafting.md#node-matching), and edges join its nodes to each
+/// other and to the map where one's cited code uses what another cites
+/// (docs/drafting.md#reference-edges).
+pub fn complete_from_code(state: &State, patch: &mut Patch, files: &BTreeMap<String, FileUses>) {
+    title_created_nodes(&state.graphs, &mut patch.upsert.architecture_nodes, files);
+    add_reference_edges(state, patch, files);
 }
 
 /// The architecture nodes of `proposed` that `before` does not hold as they are: the nodes a
@@ -376,6 +392,67 @@ mod tests {
                  candidate node(s); 1 touched path(s), 1 selected observation(s); promote only \
                  after verifier acceptance."
             )
+        );
+    }
+
+    /// A created node is titled after the definitions its refs name, first named first; one
+    /// whose symbol its parsed file does not define, or whose file is not parsed, keeps its
+    /// file's name; a reused node keeps its title.
+    #[test]
+    fn created_nodes_are_titled_after_the_definitions_they_cite() {
+        let definition = |name: &str, start: u32, end: u32| crate::policy::code_map::Definition {
+            name: name.into(),
+            kind: "function".into(),
+            line: start,
+            start_line: start,
+            end_line: end,
+            signature: String::new(),
+        };
+        let parsed = |definitions| FileUses {
+            text: "\n".repeat(10),
+            scoping: crate::policy::code_map::uses::Scoping::Rust,
+            definitions,
+            uses: Vec::new(),
+            imports: Vec::new(),
+        };
+        let files: BTreeMap<String, FileUses> = [
+            (
+                "src/ledger.rs",
+                parsed(vec![
+                    definition("post_entry", 1, 3),
+                    definition("balance", 5, 7),
+                ]),
+            ),
+            ("src/audit.rs", parsed(vec![definition("audit", 1, 3)])),
+            ("src/kept.rs", parsed(vec![definition("kept", 1, 3)])),
+        ]
+        .into_iter()
+        .map(|(path, file)| (path.to_owned(), file))
+        .collect();
+        let state = with_nodes(
+            verified_state(vec![
+                code_ref("src/ledger.rs", 5, 7, "balance"),
+                code_ref("src/ledger.rs", 1, 3, "Ledger::post_entry"),
+                code_ref("src/ledger.rs", 5, 7, "balance"),
+                code_ref("src/audit.rs", 1, 1, "gone"),
+                code_ref("src/unparsed.md", 1, 1, "heading"),
+                code_ref("src/kept.rs", 1, 3, "kept"),
+            ]),
+            vec![node("kept", vec![code_ref("src/kept.rs", 1, 3, "kept")])],
+        );
+        let mut patch = propose_all(&state);
+        complete_from_code(&state, &mut patch, &files);
+        let titles: Vec<String> = (nodes_of(&state, &patch).into_iter())
+            .map(|node| node.title)
+            .collect();
+        assert_eq!(
+            titles,
+            [
+                "kept title",
+                "balance, Ledger::post_entry",
+                "audit.rs",
+                "unparsed.md"
+            ]
         );
     }
 

@@ -22,6 +22,10 @@
 //! variables, type aliases, enums and their members, fields, module-level assignments) and the
 //! items inside Rust macro bodies (`cfg_rt! { fn spawn_inner() {} }`).
 //!
+//! [`uses`] reads one file for `propose`'s edges: its references each with its line and the
+//! names written before it, and what its imports bind, read from the syntax tree. It is not
+//! stored.
+//!
 //! Other languages have no outline here; [`crate::search::symbols`] keeps their line
 //! patterns. A file gets a budget of CPU time and memory to parse and tag ([`tags::budget`],
 //! the memory counted by [`memory`]); one that uses it up (generated or hostile: 50,000 nested
@@ -35,6 +39,7 @@ use std::sync::LazyLock;
 
 pub mod memory;
 mod tags;
+mod uses;
 
 use crate::policy::code_map::Form;
 use tags::OverBudget;
@@ -42,6 +47,7 @@ use tags::TagQuery;
 
 pub use crate::policy::code_map::Definition;
 pub use crate::policy::code_map::Outline;
+pub use uses::uses;
 
 /// The version of what this module makes of a file. Outlines are reused for as long as a
 /// file's contents stay the same ([`crate::search::outlines`]), so a change here that changes

@@ -27,6 +27,7 @@ use tree_sitter::QueryCursorOptions;
 use tree_sitter::QueryError;
 use tree_sitter::QueryMatch;
 use tree_sitter::StreamingIterator;
+use tree_sitter::Tree;
 
 use super::memory;
 use crate::policy::code_map::Form;
@@ -153,6 +154,15 @@ pub fn tags<'q>(
     source: &[u8],
     budget: Budget,
 ) -> Result<Tagged<'q>, OverBudget> {
+    tags_and_tree(query, source, budget).map(|(tagged, _)| tagged)
+}
+
+/// [`tags`], and the syntax tree they were found in, for a caller that reads more of it.
+pub fn tags_and_tree<'q>(
+    query: &'q TagQuery,
+    source: &[u8],
+    budget: Budget,
+) -> Result<(Tagged<'q>, Tree), OverBudget> {
     let mut meter = Meter::start(budget);
     TOOLS.with(|tools| {
         let (parser, cursor) = &mut *tools.borrow_mut();
@@ -197,10 +207,11 @@ pub fn tags<'q>(
             return Err(OverBudget);
         }
         nested.sort_by_key(|range| range.start);
-        Ok(Tagged {
+        let tagged = Tagged {
             tags: found.into_values().map(|(_, tag)| tag).collect(),
             nested,
-        })
+        };
+        Ok((tagged, tree))
     })
 }
 

@@ -1,0 +1,877 @@
+//! Where a file's references lead. A parsed file says, for each reference it makes, on which line
+//! and how it is written (the names that qualify it: `ledger::balance`, `self.save`,
+//! `app.ledger.balance`), and which names its imports bind ([`FileUses`], made by
+//! `search::syntax::uses`). [`Resolver::resolve`] finds the one definition a reference names,
+//! through the file's imports and its own scope as its language has them, never by a name
+//! another file happens to define too (docs/drafting.md#reference-edges):
+//!
+//! - Rust: `mod` declarations, `use` paths from `crate`, `self`, `super` or a declared module
+//!   (lists, renames and globs), and paths written in the code (`ledger::balance()`,
+//!   `Ledger::open()`);
+//! - Python: `import` and `from ... import`, absolute (a module whose path ends with the dotted
+//!   name) or relative to the package;
+//! - JavaScript and TypeScript: `import` and `require` of a relative path (`./ledger` is
+//!   `ledger.ts`, `ledger.js`, `ledger/index.ts`, ...; a default import is taken to be the
+//!   definition of the name it binds); packages are not followed;
+//! - Go: package imports (the package is the directory at the end of the import path), and one
+//!   scope shared by the files of a directory;
+//! - Java: imports of classes, of their static members and of packages, and the classes of the
+//!   file's own package;
+//! - C and C++: the file's own scope only (an `#include` is not followed).
+//!
+//! Everywhere, a name the file defines itself resolves there (`self`, `this` and `Self`
+//! qualify the file's own names). A plain call of a bare name never means a method, except in
+//! Java and C/C++, where a class's methods call each other so; a macro call means only a macro.
+//! What cannot be told (a member of a local value, `f().name`, a name bound by nothing) is
+//! left unresolved. Pure: the files come in parsed, keyed by their slash paths.
+
+use std::collections::BTreeMap;
+use std::collections::HashMap;
+use std::collections::HashSet;
+
+use crate::policy::code_map::Definition;
+use crate::policy::code_map::Form;
+
+/// How a language's files see each other's names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scoping {
+    /// Rust.
+    Rust,
+    /// Python.
+    Python,
+    /// JavaScript and TypeScript.
+    Script,
+    /// Go.
+    Go,
+    /// Java.
+    Java,
+    /// C and C++.
+    C,
+}
+
+/// One reference a file makes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Use {
+    /// The name referenced.
+    pub name: String,
+    /// The names written before it, outermost first, joined by `::` or `.` (`crate::ledger::`
+    /// is `crate`, `ledger`): empty for a bare name, `None` when something other than names
+    /// comes before it (`f().name`, `items[0].name`, `Vec::<u8>::new`).
+    pub qualifier: Option<Vec<String>>,
+    /// Its line (1-based).
+    pub line: u32,
+    /// How it is written.
+    pub form: Form,
+}
+
+/// One name an import binds in a file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Import {
+    /// The name bound: the imported name, its alias, the module's name, or `*` for a glob.
+    pub local: String,
+    /// What it names, as the language spells it, one segment each: Rust `crate`, `ledger`,
+    /// `balance` (a `mod ledger;` declaration is `self`, `ledger`); Python `app`, `ledger`,
+    /// `balance`, a relative module starting with its dots (`..`, `util`); JavaScript and
+    /// TypeScript the module specifier as written (`./ledger`), then the imported name
+    /// (`default` for a default import); Go the import path; Java `com`, `shop`, `Ledger`. A
+    /// glob ends in `*`.
+    pub path: Vec<String>,
+}
+
+/// What a parsed file defines, references and imports, and its text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FileUses {
+    /// Its text, which what a code ref cites in it is read from (`policy::code_ref::judge`).
+    pub text: String,
+    /// How its language scopes names.
+    pub scoping: Scoping,
+    /// Every definition a code reference may cite, in the order of their names.
+    pub definitions: Vec<Definition>,
+    /// Its references, in file order.
+    pub uses: Vec<Use>,
+    /// What its imports bind, in file order.
+    pub imports: Vec<Import>,
+}
+
+impl FileUses {
+    /// The innermost definition whose span holds `line`.
+    pub fn enclosing(&self, line: u32) -> Option<&Definition> {
+        (self.definitions.iter())
+            .filter(|d| d.start_line <= line && line <= d.end_line)
+            .min_by_key(|d| d.end_line - d.start_line)
+    }
+
+    /// The names it defines outside every other definition (a module's own names, not a
+    /// class's fields or methods). Of two definitions with one span, the first holds the other.
+    fn top_names(&self) -> HashSet<&str> {
+        let mut order: Vec<&Definition> = self.definitions.iter().collect();
+        order.sort_by_key(|d| (d.start_line, std::cmp::Reverse(d.end_line)));
+        let mut names = HashSet::new();
+        let mut open_until = 0;
+        for definition in order {
+            if definition.start_line > open_until {
+                names.insert(definition.name.as_str());
+                open_until = definition.end_line;
+            }
+        }
+        names
+    }
+
+    fn defines(&self, name: &str) -> bool {
+        self.definitions.iter().any(|d| d.name == name)
+    }
+}
+
+/// Where a name leads while a path is followed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Place<'a> {
+    /// A module, by the files that may hold it.
+    Module(Module<'a>),
+    /// The names of the file at this path, its own as well as its classes' (`self.save`,
+    /// `Self::open`, `this.render`).
+    Own(&'a str),
+    /// The definition named `.1` in the file at `.0`.
+    Item(&'a str, &'a str),
+}
+
+/// A module.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Module<'a> {
+    /// These files: a script module, the file itself.
+    Files(Vec<&'a str>),
+    /// A module path as a path without its extension (`src/ledger`, `app/ledger`, a Java
+    /// package's directory); `anywhere` when it may lie below any directory (absolute Python
+    /// and Java names).
+    Stem { stem: String, anywhere: bool },
+    /// A Go package by its import path.
+    Package(&'a str),
+}
+
+/// How deep a Rust `use` path may lean on another import of the same file (`mod ledger;` then
+/// `use ledger::balance;`).
+const IMPORT_DEPTH: usize = 4;
+
+/// Resolves references across the parsed files.
+pub struct Resolver<'a> {
+    files: &'a BTreeMap<String, FileUses>,
+    /// Per file, the names it defines at its top ([`FileUses::top_names`]).
+    top: HashMap<&'a str, HashSet<&'a str>>,
+}
+
+impl<'a> Resolver<'a> {
+    /// Over `files`, keyed by slash path.
+    pub fn new(files: &'a BTreeMap<String, FileUses>) -> Resolver<'a> {
+        let top = (files.iter())
+            .map(|(path, file)| (path.as_str(), file.top_names()))
+            .collect();
+        Resolver { files, top }
+    }
+
+    /// The definition `used`, a reference made in the file at `path`, names: the path of the
+    /// file defining it and its name; `None` when it cannot be told or is not among the files.
+    pub fn resolve(&self, path: &'a str, used: &'a Use) -> Option<(&'a str, &'a str)> {
+        let file = self.files.get(path)?;
+        let mut segments: Vec<&'a str> = (used.qualifier.as_ref()?.iter())
+            .map(String::as_str)
+            .collect();
+        segments.extend(used.name.split('.'));
+        let (head, rest) = segments.split_first()?;
+        let mut place = self.head(path, file, head, rest.is_empty(), used.form)?;
+        for segment in rest {
+            place = self.step(path, file.scoping, place, segment)?;
+        }
+        match place {
+            Place::Item(path, name) => Some((path, name)),
+            Place::Module(_) | Place::Own(_) => None,
+        }
+    }
+
+    /// Where the first name of a reference leads, in the file's scope: the file itself, an
+    /// import, a definition of its own, its package's, or a glob's.
+    fn head(
+        &self,
+        from: &'a str,
+        file: &'a FileUses,
+        head: &'a str,
+        alone: bool,
+        form: Form,
+    ) -> Option<Place<'a>> {
+        let scoping = file.scoping;
+        if !alone {
+            match (scoping, head) {
+                (Scoping::Rust, "crate" | "self" | "super") => {
+                    let stem = rust_keyword_stem(from, head)?;
+                    return Some(Place::Module(Module::Stem {
+                        stem,
+                        anywhere: false,
+                    }));
+                }
+                (Scoping::Rust, "Self")
+                | (Scoping::Python, "self" | "cls")
+                | (Scoping::Script | Scoping::Java, "this") => return Some(Place::Own(from)),
+                _ => {}
+            }
+        }
+        if let Some(import) = file.imports.iter().rev().find(|i| i.local == head) {
+            return self.import_place(from, file, import, 0);
+        }
+        let fits = |d: &Definition| {
+            d.name == head
+                && (form != Form::Macro || d.kind == "macro")
+                && (form == Form::Macro || d.kind != "macro" || scoping == Scoping::C)
+                && (!alone || d.kind != "method" || matches!(scoping, Scoping::Java | Scoping::C))
+        };
+        if file.definitions.iter().any(fits) {
+            return Some(Place::Item(from, head));
+        }
+        if matches!(scoping, Scoping::Go | Scoping::Java) {
+            let package = Module::Stem {
+                stem: parent(from).to_owned(),
+                anywhere: false,
+            };
+            if let Some(found) = self.find_in(from, scoping, &package, head) {
+                return Some(found);
+            }
+        }
+        for glob in file.imports.iter().filter(|i| i.local == "*") {
+            if let Some(Place::Module(module)) = self.import_place(from, file, glob, 0)
+                && let Some(found) = self.find_in(from, scoping, &module, head)
+            {
+                return Some(found);
+            }
+        }
+        None
+    }
+
+    /// Where an import's path leads (a glob's: the module it opens).
+    fn import_place(
+        &self,
+        from: &'a str,
+        file: &'a FileUses,
+        import: &'a Import,
+        depth: usize,
+    ) -> Option<Place<'a>> {
+        let scoping = file.scoping;
+        let path: Vec<&'a str> = (import.path.iter())
+            .map(String::as_str)
+            .filter(|segment| *segment != "*")
+            .collect();
+        let (first, rest) = path.split_first()?;
+        let mut place = match scoping {
+            Scoping::Rust => match rust_keyword_stem(from, first) {
+                Some(stem) => Place::Module(Module::Stem {
+                    stem,
+                    anywhere: false,
+                }),
+                // A module the file declares or imports (`mod ledger;` then `use ledger::x`).
+                None if depth < IMPORT_DEPTH => {
+                    let other = (file.imports.iter().rev())
+                        .find(|i| i.local == *first && !std::ptr::eq(*i, import))?;
+                    self.import_place(from, file, other, depth + 1)?
+                }
+                None => return None,
+            },
+            Scoping::Python if first.starts_with('.') => {
+                let mut stem = parent(from);
+                for _ in 1..first.len() {
+                    stem = parent(stem);
+                }
+                Place::Module(Module::Stem {
+                    stem: stem.to_owned(),
+                    anywhere: false,
+                })
+            }
+            Scoping::Python | Scoping::Java => Place::Module(Module::Stem {
+                stem: (*first).to_owned(),
+                anywhere: true,
+            }),
+            Scoping::Script => Place::Module(Module::Files(self.script_files(from, first))),
+            Scoping::Go => Place::Module(Module::Package(first)),
+            Scoping::C => return None,
+        };
+        for segment in rest {
+            // A default import stands for the definition of the name it binds.
+            let segment = match (scoping, *segment) {
+                (Scoping::Script, "default") => import.local.as_str(),
+                _ => segment,
+            };
+            place = self.step(from, scoping, place, segment)?;
+        }
+        Some(place)
+    }
+
+    /// One name further along a path: a definition of the module (one the file defines at
+    /// its top) or of the item's file, else a module inside the module.
+    fn step(
+        &self,
+        from: &'a str,
+        scoping: Scoping,
+        place: Place<'a>,
+        segment: &'a str,
+    ) -> Option<Place<'a>> {
+        match place {
+            Place::Item(path, _) | Place::Own(path) => {
+                let file = self.files.get(path)?;
+                file.defines(segment).then_some(Place::Item(path, segment))
+            }
+            Place::Module(module) => {
+                if let Some(found) = self.find_in(from, scoping, &module, segment) {
+                    return Some(found);
+                }
+                match module {
+                    Module::Stem { stem, anywhere } => Some(Place::Module(Module::Stem {
+                        stem: join(&stem, segment),
+                        anywhere,
+                    })),
+                    Module::Files(_) | Module::Package(_) => None,
+                }
+            }
+        }
+    }
+
+    /// `name` as a definition at the top of one of the module's files.
+    fn find_in(
+        &self,
+        from: &'a str,
+        scoping: Scoping,
+        module: &Module<'a>,
+        name: &'a str,
+    ) -> Option<Place<'a>> {
+        let files = self.module_files(from, scoping, module);
+        let path = files
+            .into_iter()
+            .find(|path| (self.top.get(*path)).is_some_and(|names| names.contains(name)))?;
+        Some(Place::Item(path, name))
+    }
+
+    /// The parsed files that may hold a module; of several places a name may lie below, the
+    /// ones nearest the file at `from`.
+    fn module_files(&self, from: &'a str, scoping: Scoping, module: &Module<'a>) -> Vec<&'a str> {
+        let keys = || self.files.keys().map(String::as_str);
+        match module {
+            Module::Files(files) => files.clone(),
+            Module::Package(import) => {
+                let mut found: Vec<&'a str> = keys()
+                    .filter(|path| path.ends_with(".go"))
+                    .filter(|path| {
+                        let dir = parent(path);
+                        !dir.is_empty() && (*import == dir || import.ends_with(&format!("/{dir}")))
+                    })
+                    .collect();
+                let longest = found.iter().map(|path| parent(path).len()).max();
+                found.retain(|path| Some(parent(path).len()) == longest);
+                found
+            }
+            Module::Stem { stem, anywhere } => {
+                let holds = |path: &str| match scoping {
+                    Scoping::Java => path.ends_with(".java") && at(parent(path), stem, *anywhere),
+                    Scoping::Go => path.ends_with(".go") && parent(path) == stem,
+                    Scoping::Rust => ["rs", "/mod.rs", "/lib.rs", "/main.rs"]
+                        .iter()
+                        .any(|tail| at(path, &with_tail(stem, tail), *anywhere)),
+                    Scoping::Python => ["py", "pyi", "/__init__.py"]
+                        .iter()
+                        .any(|tail| at(path, &with_tail(stem, tail), *anywhere)),
+                    Scoping::Script | Scoping::C => false,
+                };
+                nearest(from, keys().filter(|path| holds(path)).collect())
+            }
+        }
+    }
+
+    /// The parsed files a relative module specifier can name from the file at `from`: the path
+    /// itself, with a script extension, as a directory's `index`, and a `.js` name as the
+    /// TypeScript file it is compiled from. A package (not starting with `.`) is none.
+    fn script_files(&self, from: &str, specifier: &str) -> Vec<&'a str> {
+        if !specifier.starts_with('.') {
+            return Vec::new();
+        }
+        let Some(base) = normalise(&join(parent(from), specifier)) else {
+            return Vec::new();
+        };
+        const EXTENSIONS: [&str; 8] = ["ts", "tsx", "js", "jsx", "mjs", "cjs", "mts", "cts"];
+        let mut candidates = vec![base.clone()];
+        for extension in EXTENSIONS {
+            candidates.push(format!("{base}.{extension}"));
+            candidates.push(format!("{base}/index.{extension}"));
+        }
+        for (compiled, source) in [("js", "ts"), ("js", "tsx"), ("mjs", "mts"), ("cjs", "cts")] {
+            if let Some(stem) = base.strip_suffix(&format!(".{compiled}")) {
+                candidates.push(format!("{stem}.{source}"));
+            }
+        }
+        candidates
+            .iter()
+            .filter_map(|candidate| self.files.get_key_value(candidate.as_str()))
+            .map(|(key, _)| key.as_str())
+            .collect()
+    }
+}
+
+/// The Rust module stem `crate`, `self` or `super` names from the file at `from`: the crate's
+/// source directory (through the last `src`, else the file's directory), the file's own module,
+/// its parent; `None` for another name.
+fn rust_keyword_stem(from: &str, keyword: &str) -> Option<String> {
+    let own = rust_own_stem(from);
+    match keyword {
+        "crate" => {
+            let parts: Vec<&str> = from.split('/').collect();
+            let dirs = &parts[..parts.len() - 1];
+            Some(match dirs.iter().rposition(|part| *part == "src") {
+                Some(at) => dirs[..=at].join("/"),
+                None => parent(from).to_owned(),
+            })
+        }
+        "self" => Some(own),
+        "super" => Some(parent(&own).to_owned()),
+        _ => None,
+    }
+}
+
+/// The module stem of a Rust file: its directory for a crate root or a `mod.rs` (and for a file
+/// outside any `src`, such as `tests/it.rs`, which is a crate root), else its path without
+/// `.rs`.
+fn rust_own_stem(path: &str) -> String {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let inside_src = parent(path).split('/').any(|part| part == "src");
+    if matches!(name, "lib.rs" | "main.rs" | "mod.rs") || !inside_src {
+        parent(path).to_owned()
+    } else {
+        path.strip_suffix(".rs").unwrap_or(path).to_owned()
+    }
+}
+
+/// The directory of a slash path (`""` at the root).
+fn parent(path: &str) -> &str {
+    path.rsplit_once('/').map_or("", |(dir, _)| dir)
+}
+
+fn join(dir: &str, name: &str) -> String {
+    if dir.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{dir}/{name}")
+    }
+}
+
+/// `stem` with a file extension (`rs`) or a file below it (`/mod.rs`).
+fn with_tail(stem: &str, tail: &str) -> String {
+    match tail.strip_prefix('/') {
+        Some(file) => join(stem, file),
+        None if stem.is_empty() => String::new(),
+        None => format!("{stem}.{tail}"),
+    }
+}
+
+/// Whether `path` is `wanted`, or, `anywhere`, ends with it after a `/`.
+fn at(path: &str, wanted: &str, anywhere: bool) -> bool {
+    !wanted.is_empty() && (path == wanted || (anywhere && path.ends_with(&format!("/{wanted}"))))
+}
+
+/// A slash path with its `.` and `..` parts applied; `None` when it climbs above the root.
+fn normalise(path: &str) -> Option<String> {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop()?;
+            }
+            part => parts.push(part),
+        }
+    }
+    Some(parts.join("/"))
+}
+
+/// Of `paths`, the ones whose directories share the most leading parts with `from`'s.
+fn nearest<'a>(from: &str, mut paths: Vec<&'a str>) -> Vec<&'a str> {
+    let shared = |path: &str| {
+        (parent(path).split('/'))
+            .zip(parent(from).split('/'))
+            .take_while(|(a, b)| a == b)
+            .count()
+    };
+    let most = paths.iter().map(|path| shared(path)).max();
+    paths.retain(|path| Some(shared(path)) == most);
+    paths
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn definition(name: &str, kind: &str, start: u32, end: u32) -> Definition {
+        Definition {
+            name: name.into(),
+            kind: kind.into(),
+            line: start,
+            start_line: start,
+            end_line: end,
+            signature: String::new(),
+        }
+    }
+
+    fn functions(names: &[&str]) -> Vec<Definition> {
+        (names.iter().zip(1..))
+            .map(|(name, line)| definition(name, "function", line * 10, line * 10 + 5))
+            .collect()
+    }
+
+    fn import(local: &str, path: &[&str]) -> Import {
+        Import {
+            local: local.into(),
+            path: path.iter().map(|segment| (*segment).to_owned()).collect(),
+        }
+    }
+
+    fn file(scoping: Scoping, defined: &[&str], imports: Vec<Import>) -> FileUses {
+        FileUses {
+            text: String::new(),
+            scoping,
+            definitions: functions(defined),
+            uses: Vec::new(),
+            imports,
+        }
+    }
+
+    /// A reference written `qualified` (`a::b::name`, `a.b.name`), plain or as a macro.
+    fn written(qualified: &str, form: Form) -> Use {
+        let parts: Vec<String> = (qualified.split("::").flat_map(|part| part.split('.')))
+            .map(str::to_owned)
+            .collect();
+        let (name, qualifier) = parts.split_last().expect("a name");
+        Use {
+            name: name.clone(),
+            qualifier: Some(qualifier.to_vec()),
+            line: 1,
+            form,
+        }
+    }
+
+    fn resolve<'a>(
+        files: &'a BTreeMap<String, FileUses>,
+        path: &'a str,
+        used: &'a Use,
+    ) -> Option<(&'a str, &'a str)> {
+        Resolver::new(files).resolve(path, used)
+    }
+
+    fn files(list: Vec<(&str, FileUses)>) -> BTreeMap<String, FileUses> {
+        list.into_iter()
+            .map(|(path, file)| (path.to_owned(), file))
+            .collect()
+    }
+
+    #[test]
+    fn rust_follows_use_paths_declared_modules_and_written_paths() {
+        let files = files(vec![
+            (
+                "src/audit.rs",
+                file(
+                    Scoping::Rust,
+                    &["audit", "helper"],
+                    vec![
+                        import("balance", &["crate", "ledger", "balance"]),
+                        import("entry", &["super", "ledger", "post_entry"]),
+                        import("store", &["crate", "store"]),
+                    ],
+                ),
+            ),
+            (
+                "src/ledger.rs",
+                file(Scoping::Rust, &["balance", "post_entry", "helper"], vec![]),
+            ),
+            ("src/store/mod.rs", file(Scoping::Rust, &["open"], vec![])),
+            (
+                "src/main.rs",
+                file(
+                    Scoping::Rust,
+                    &["main"],
+                    vec![import("ledger", &["self", "ledger"])],
+                ),
+            ),
+            (
+                "src/other.rs",
+                file(Scoping::Rust, &["balance", "open"], vec![]),
+            ),
+        ]);
+        let at = |path: &'static str, written_as: &str| {
+            let used = written(written_as, Form::Plain);
+            resolve(&files, path, &used).map(|(p, n)| (p.to_owned(), n.to_owned()))
+        };
+        let to = |path: &str, name: &str| Some((path.to_owned(), name.to_owned()));
+        assert_eq!(
+            at("src/audit.rs", "balance"),
+            to("src/ledger.rs", "balance")
+        );
+        assert_eq!(
+            at("src/audit.rs", "entry"),
+            to("src/ledger.rs", "post_entry")
+        );
+        assert_eq!(
+            at("src/audit.rs", "store::open"),
+            to("src/store/mod.rs", "open")
+        );
+        assert_eq!(
+            at("src/audit.rs", "crate::ledger::balance"),
+            to("src/ledger.rs", "balance")
+        );
+        // Its own `helper`, not the ledger's; nothing binds `open` bare.
+        assert_eq!(at("src/audit.rs", "helper"), to("src/audit.rs", "helper"));
+        assert_eq!(at("src/audit.rs", "open"), None);
+        assert_eq!(
+            at("src/main.rs", "ledger::balance"),
+            to("src/ledger.rs", "balance")
+        );
+        assert_eq!(at("src/main.rs", "balance"), None);
+        // A path the file cannot read, or an external crate.
+        let unreadable = Use {
+            qualifier: None,
+            ..written("balance", Form::Plain)
+        };
+        assert_eq!(resolve(&files, "src/audit.rs", &unreadable), None);
+        assert_eq!(at("src/audit.rs", "serde::balance"), None);
+    }
+
+    #[test]
+    fn rust_leans_on_a_declared_module_and_opens_globs() {
+        let files = files(vec![
+            (
+                "src/lib.rs",
+                file(
+                    Scoping::Rust,
+                    &[],
+                    vec![
+                        import("ledger", &["self", "ledger"]),
+                        import("balance", &["ledger", "balance"]),
+                        import("*", &["crate", "store", "*"]),
+                    ],
+                ),
+            ),
+            ("src/ledger.rs", file(Scoping::Rust, &["balance"], vec![])),
+            ("src/store.rs", file(Scoping::Rust, &["open"], vec![])),
+        ]);
+        let balance = written("balance", Form::Plain);
+        let open = written("open", Form::Plain);
+        assert_eq!(
+            resolve(&files, "src/lib.rs", &balance),
+            Some(("src/ledger.rs", "balance"))
+        );
+        assert_eq!(
+            resolve(&files, "src/lib.rs", &open),
+            Some(("src/store.rs", "open"))
+        );
+    }
+
+    #[test]
+    fn bare_names_mean_no_method_and_macros_only_macros() {
+        let mut own = file(Scoping::Rust, &[], vec![]);
+        own.definitions = vec![
+            definition("save", "method", 2, 4),
+            definition("log", "macro", 6, 8),
+            definition("Store", "class", 1, 1),
+        ];
+        let files = files(vec![("src/store.rs", own)]);
+        let at = |written_as: &str, form| {
+            let used = written(written_as, form);
+            resolve(&files, "src/store.rs", &used).map(|(_, name)| name.to_owned())
+        };
+        assert_eq!(at("save", Form::Plain), None);
+        assert_eq!(at("self.save", Form::Member), Some("save".to_owned()));
+        assert_eq!(at("Self::save", Form::Plain), Some("save".to_owned()));
+        assert_eq!(at("Store::save", Form::Plain), Some("save".to_owned()));
+        assert_eq!(at("log", Form::Macro), Some("log".to_owned()));
+        assert_eq!(at("log", Form::Plain), None);
+        assert_eq!(at("Store", Form::Macro), None);
+    }
+
+    #[test]
+    fn python_imports_absolute_relative_and_modules() {
+        let files = files(vec![
+            (
+                "src/app/audit.py",
+                file(
+                    Scoping::Python,
+                    &["audit"],
+                    vec![
+                        import("balance", &["app", "ledger", "balance"]),
+                        import("post", &[".", "ledger", "post_entry"]),
+                        import("ledger", &[".", "ledger"]),
+                        import("app", &["app"]),
+                        import("L", &["app", "ledger"]),
+                    ],
+                ),
+            ),
+            (
+                "src/app/ledger.py",
+                file(Scoping::Python, &["balance", "post_entry"], vec![]),
+            ),
+            (
+                "src/app/other.py",
+                file(Scoping::Python, &["balance"], vec![]),
+            ),
+        ]);
+        let at = |written_as: &str| {
+            let used = written(written_as, Form::Plain);
+            resolve(&files, "src/app/audit.py", &used).map(|(p, n)| (p.to_owned(), n.to_owned()))
+        };
+        for written_as in [
+            "balance",
+            "ledger.balance",
+            "app.ledger.balance",
+            "L.balance",
+        ] {
+            assert_eq!(
+                at(written_as),
+                Some(("src/app/ledger.py".to_owned(), "balance".to_owned())),
+                "{written_as}"
+            );
+        }
+        assert_eq!(
+            at("post"),
+            Some(("src/app/ledger.py".to_owned(), "post_entry".to_owned()))
+        );
+        assert_eq!(at("other.balance"), None);
+    }
+
+    #[test]
+    fn scripts_import_relative_files_only() {
+        let files = files(vec![
+            (
+                "web/src/audit.ts",
+                file(
+                    Scoping::Script,
+                    &["audit"],
+                    vec![
+                        import("balance", &["./ledger", "balance"]),
+                        import("ledger", &["./ledger"]),
+                        import("walk", &["../lib/walk.js", "default"]),
+                        import("lodash", &["lodash"]),
+                    ],
+                ),
+            ),
+            (
+                "web/src/ledger.ts",
+                file(Scoping::Script, &["balance"], vec![]),
+            ),
+            ("web/lib/walk.ts", file(Scoping::Script, &["walk"], vec![])),
+            (
+                "web/src/other.ts",
+                file(Scoping::Script, &["balance"], vec![]),
+            ),
+        ]);
+        let at = |written_as: &str| {
+            let used = written(written_as, Form::Plain);
+            resolve(&files, "web/src/audit.ts", &used).map(|(p, _)| p.to_owned())
+        };
+        assert_eq!(at("balance").as_deref(), Some("web/src/ledger.ts"));
+        assert_eq!(at("ledger.balance").as_deref(), Some("web/src/ledger.ts"));
+        assert_eq!(at("walk").as_deref(), Some("web/lib/walk.ts"));
+        assert_eq!(at("lodash.balance"), None);
+        assert_eq!(at("this.audit").as_deref(), Some("web/src/audit.ts"));
+    }
+
+    #[test]
+    fn go_imports_packages_and_shares_a_directory() {
+        let files = files(vec![
+            (
+                "cmd/audit/audit.go",
+                file(
+                    Scoping::Go,
+                    &["Audit"],
+                    vec![import("ledger", &["example.com/shop/internal/ledger"])],
+                ),
+            ),
+            ("cmd/audit/util.go", file(Scoping::Go, &["helper"], vec![])),
+            (
+                "internal/ledger/ledger.go",
+                file(Scoping::Go, &["Balance"], vec![]),
+            ),
+            (
+                "other/ledger/ledger.go",
+                file(Scoping::Go, &["Balance"], vec![]),
+            ),
+        ]);
+        let at = |written_as: &str| {
+            let used = written(written_as, Form::Member);
+            resolve(&files, "cmd/audit/audit.go", &used).map(|(p, _)| p.to_owned())
+        };
+        assert_eq!(
+            at("ledger.Balance").as_deref(),
+            Some("internal/ledger/ledger.go")
+        );
+        assert_eq!(at("helper").as_deref(), Some("cmd/audit/util.go"));
+        assert_eq!(at("Balance"), None);
+    }
+
+    #[test]
+    fn java_imports_classes_static_members_and_packages() {
+        let class = |name: &str, members: &[&str]| {
+            let mut file = file(Scoping::Java, &[], vec![]);
+            file.definitions.push(definition(name, "class", 1, 50));
+            for (member, line) in members.iter().zip(2..) {
+                file.definitions
+                    .push(definition(member, "method", line, line));
+            }
+            file
+        };
+        let files = files(vec![
+            (
+                "src/main/java/com/shop/audit/Audit.java",
+                FileUses {
+                    imports: vec![
+                        import("Ledger", &["com", "shop", "Ledger"]),
+                        import("post", &["com", "shop", "Ledger", "post"]),
+                        import("*", &["com", "shop", "util", "*"]),
+                    ],
+                    ..class("Audit", &["audit"])
+                },
+            ),
+            (
+                "src/main/java/com/shop/Ledger.java",
+                class("Ledger", &["balance", "post"]),
+            ),
+            (
+                "src/main/java/com/shop/util/Money.java",
+                class("Money", &[]),
+            ),
+            (
+                "src/main/java/com/shop/audit/Report.java",
+                class("Report", &[]),
+            ),
+        ]);
+        let at = |written_as: &str| {
+            let used = written(written_as, Form::Plain);
+            resolve(&files, "src/main/java/com/shop/audit/Audit.java", &used)
+                .map(|(p, n)| format!("{}#{n}", p.rsplit('/').next().unwrap_or(p)))
+        };
+        assert_eq!(at("Ledger.balance").as_deref(), Some("Ledger.java#balance"));
+        assert_eq!(at("post").as_deref(), Some("Ledger.java#post"));
+        assert_eq!(at("Money").as_deref(), Some("Money.java#Money"));
+        assert_eq!(at("Report").as_deref(), Some("Report.java#Report"));
+        assert_eq!(at("audit").as_deref(), Some("Audit.java#audit"));
+        assert_eq!(at("cart.balance"), None);
+    }
+
+    #[test]
+    fn a_class_field_is_no_module_name() {
+        let mut lib = file(
+            Scoping::Rust,
+            &[],
+            vec![import("x", &["crate", "ledger", "x"])],
+        );
+        lib.definitions = vec![
+            definition("State", "class", 1, 3),
+            definition("ledger", "field", 2, 2),
+        ];
+        let files = files(vec![
+            ("src/lib.rs", lib),
+            ("src/ledger.rs", file(Scoping::Rust, &["x"], vec![])),
+        ]);
+        let used = written("x", Form::Plain);
+        assert_eq!(
+            resolve(&files, "src/lib.rs", &used),
+            Some(("src/ledger.rs", "x"))
+        );
+    }
+}
