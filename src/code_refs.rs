@@ -52,6 +52,7 @@ use crate::state::paths::slash_key;
 use crate::state::problem::Problem;
 use crate::state::problem::item;
 use crate::state::problem::join;
+use crate::state::walk::MAX_FILE_BYTES;
 
 /// What the audit of a patch found.
 #[derive(Debug, Default)]
@@ -538,12 +539,16 @@ fn read_file(
 }
 
 /// What `bytes`, the contents of `path`, say about `symbols`: where each occurs, and with
-/// `parse`, where the language is parsed, their definitions (a symbol means its definition).
+/// `parse`, where the language is parsed and the file is no larger than the index takes
+/// ([`MAX_FILE_BYTES`]), their definitions (a symbol means its definition). A larger file is
+/// judged by its lines and mentions, as a language that is not parsed: a committed reference
+/// to a huge file must not make every read parse it.
 fn read_contents(path: &str, bytes: &[u8], symbols: &BTreeSet<String>, parse: bool) -> CitedFile {
     let scanned = scan_bytes(bytes, symbols);
+    let small = u64::try_from(bytes.len()).is_ok_and(|len| len <= MAX_FILE_BYTES);
     let parsed = std::str::from_utf8(bytes)
         .ok()
-        .filter(|_| parse)
+        .filter(|_| parse && small)
         .and_then(|text| syntax::definitions(path, text));
     match parsed {
         Some(definitions) => scanned.with_definitions(&definitions),

@@ -637,3 +637,45 @@ fn a_file_whose_parse_would_hold_gigabytes_is_stopped_at_its_memory_budget() {
     assert_eq!(file("app.js").get("over_budget"), None, "{files}");
     assert_eq!(file("app.js")["definitions"][0]["name"], "start", "{files}");
 }
+
+/// A committed reference to a huge file in a parsed language: every read re-checks it, and
+/// parsing it would take about 60 bytes of memory per byte (a 16 MB file, about 1 GB). It is
+/// judged by its lines and mentions instead, as the write path judged it: no read parses it.
+#[test]
+fn a_reference_to_a_huge_file_is_judged_without_parsing_it() {
+    let env = TestEnv::new();
+    let huge: String = (0..480_000)
+        .map(|i| format!("pub fn f{i}() -> u32 {{ {i} }}\n"))
+        .collect();
+    assert!(huge.len() > 16_000_000);
+    env.write("src/huge.rs", &huge);
+    env.commit_all("generated");
+    env.ok(&[
+        "node",
+        "set",
+        "n",
+        "--purpose",
+        "huge",
+        "--ref",
+        "src/huge.rs#f0",
+    ]);
+    env.commit_all("map");
+    let limit = 768 * 1024 * 1024;
+    for args in [
+        &["freshness", "--check"][..],
+        &["prompt"],
+        &["scene"],
+        &["hook", "session-start"],
+    ] {
+        let out = env.run_limited(args, "{}", limit);
+        assert_eq!(out.code, 0, "{args:?}: {out}");
+    }
+    // Judged by mentions: a name the file only mentions is taken, as in a language that is not
+    // parsed (in a parsed file of ordinary size it is refused as no definition).
+    env.write("src/small.rs", "// f0 is mentioned, not defined\n");
+    let refused = env.run(&["note", "mentions f0", "--ref", "src/small.rs#f0"]);
+    assert_eq!(refused.code, 2, "{refused}");
+    assert!(refused.stderr.contains("has no definition"), "{refused}");
+    env.write("src/huge.rs", format!("// ghost is mentioned\n{huge}"));
+    env.ok(&["note", "mentions ghost", "--ref", "src/huge.rs#ghost"]);
+}
