@@ -38,6 +38,7 @@ pub mod uses;
 
 use crate::policy::picture::Language;
 use crate::policy::picture::Picture;
+use crate::policy::text::for_agent;
 use crate::state::model::State;
 
 /// PageRank's damping factor.
@@ -460,16 +461,20 @@ fn shown(definition: &Definition, referenced_by: u32) -> MapDefinition {
 
 /// The rendered line of a file.
 fn file_line(file: &MapFile) -> String {
+    let path = for_agent(&file.path);
     if file.over_budget {
-        format!("{} (not parsed: over its parse budget)\n", file.path)
+        format!("{path} (not parsed: over its parse budget)\n")
     } else {
-        format!("{}\n", file.path)
+        format!("{path}\n")
     }
 }
 
-/// The rendered line of a definition.
+/// The rendered line of a definition. Paths and signatures are the repository's text, whoever
+/// committed it, and go into an agent's context: each is one line that cannot close or open
+/// one of epiphany's blocks ([`for_agent`]).
 fn definition_line(definition: &MapDefinition) -> String {
-    format!("  {:>5}  {}\n", definition.start_line, definition.signature)
+    let signature = for_agent(&definition.signature);
+    format!("  {:>5}  {signature}\n", definition.start_line)
 }
 
 /// The best files of `map`, each with at most [`DEFINITIONS_PER_FILE`] definitions, as many
