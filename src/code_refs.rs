@@ -120,9 +120,12 @@ impl Resolver {
         }
     }
 
-    /// [`Resolver::resolve`], or why `typed` can name no file of the repository: it leaves the
-    /// repository, or [`path_refusal`] refuses it.
+    /// [`Resolver::resolve`], or why `typed` can name no file of the repository: it ends with a
+    /// separator, it leaves the repository, or [`path_refusal`] refuses it.
     fn settle(&self, typed: &str, stat: &mut Stat) -> Result<(String, bool), &'static str> {
+        if typed.ends_with(['/', '\\']) {
+            return Err("ends with a separator: it names a directory, not a file");
+        }
         let Some((path, exists)) = self.resolve(typed, stat) else {
             return Err(escape_reason(typed).unwrap_or("names no file"));
         };
@@ -230,6 +233,11 @@ pub fn audit_patch_refs(
                 audit.problems.push(Problem::new(at, format!(
                     "\"{resolved}\": no such file in the work tree (for a file still to be written, pass `--allow-missing-paths`)"
                 )));
+            } else if exists && resolver.root.join(&resolved).is_dir() {
+                audit.problems.push(Problem::new(
+                    at,
+                    format!("\"{resolved}\" is a directory: a dirty path names a file"),
+                ));
             }
             *path = resolved;
         }

@@ -19,6 +19,7 @@ use crate::policy::code_ref::line_list;
 use crate::policy::freshness::CertificateStatus;
 use crate::policy::prompt::code_ref;
 use crate::policy::prompt::inline_ids;
+use crate::policy::text::json_printable;
 use crate::state::model::CodeRef;
 use crate::state::model::GraphEdge;
 use crate::state::model::GraphNode;
@@ -29,7 +30,8 @@ use crate::wire::freshness::RefFinding;
 use crate::wire::graph::GraphSlice;
 
 /// A report that is one JSON document for a script and the same document pretty-printed for a
-/// person (`show`'s state, `schema`'s schemas).
+/// person (`show`'s state, `schema`'s schemas): valid JSON either way, so `show | jq` works
+/// (characters that act on a terminal are written as JSON escapes).
 pub struct Document<T>(pub T);
 
 impl<T: Serialize> Serialize for Document<T> {
@@ -40,8 +42,8 @@ impl<T: Serialize> Serialize for Document<T> {
 
 impl<T: Serialize> Report for Document<T> {
     fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {
-        serde_json::to_writer_pretty(&mut *out, &self.0)?;
-        writeln!(out)
+        let text = serde_json::to_string_pretty(&self.0)?;
+        writeln!(out, "{}", json_printable(&text))
     }
 }
 

@@ -1,6 +1,7 @@
 //! `epiphany map`: the ranked repository map, its files and key definitions within a budget.
 
 use std::collections::HashSet;
+use std::path::Path;
 use std::io::Write;
 use std::time::Duration;
 
@@ -19,8 +20,10 @@ use crate::policy::code_map::Seeds;
 use crate::policy::picture::Language;
 use crate::search::outlines;
 use crate::search::outlines::Source;
+use crate::search::syntax;
 use crate::state::model::State;
 use crate::state::store::Store;
+use crate::state::walk::max_bytes;
 use crate::ui::Report;
 
 /// The default budget of the map, in characters.
@@ -168,14 +171,31 @@ pub fn build(
             }
         }
         if seeds == before {
-            return Err(Failure::usage(format!(
-                "`--focus {raw}` names no parsed file, directory, graph node or definition"
-            ))
+            return Err(Failure::usage(unfocused(root, raw, focus))
             .with_hint("focus on a path relative to the repository root, a node id from `epiphany graph`, or a function, type or class name")
             .into());
         }
     }
     Ok((gathered, seeds))
+}
+
+/// Why `--focus raw` (the path `focus`) found nothing to focus on: a file the map does not read
+/// says so, rather than that it is not there.
+fn unfocused(root: &Path, raw: &str, focus: &str) -> String {
+    let size = std::fs::metadata(root.join(focus))
+        .ok()
+        .filter(std::fs::Metadata::is_file)
+        .map(|meta| meta.len());
+    match size {
+        Some(bytes) if bytes > max_bytes(focus) => format!(
+            "`--focus {raw}` is a file of {bytes} bytes, larger than the map reads ({} bytes): it has no outline",
+            max_bytes(focus)
+        ),
+        Some(_) if syntax::grammar(focus).is_none() => {
+            format!("`--focus {raw}` is a file in a language the map does not parse")
+        }
+        _ => format!("`--focus {raw}` names no parsed file, directory, graph node or definition"),
+    }
 }
 
 fn is_under(path: &str, dir: &str) -> bool {

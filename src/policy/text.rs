@@ -48,6 +48,26 @@ pub fn printable(s: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `json`, a JSON document, with every character [`printable`] would escape written as a JSON
+/// escape (`\u202e`) instead: such characters can stand only inside strings, so the document
+/// stays valid JSON with the same values, and shows nothing that acts on a terminal.
+pub fn json_printable(json: &str) -> Cow<'_, str> {
+    if !json.chars().any(is_hidden) {
+        return Cow::Borrowed(json);
+    }
+    let mut out = String::with_capacity(json.len() + 16);
+    for c in json.chars() {
+        if is_hidden(c) {
+            for unit in c.encode_utf16(&mut [0; 2]) {
+                write!(out, "\\u{unit:04x}").expect("writing to a String cannot fail");
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    Cow::Owned(out)
+}
+
 /// `s` as one line an agent may read inside one of epiphany's blocks (`<epiphany_state>`,
 /// `<epiphany_reorient>`, ...): what [`printable`] escapes, line breaks, and the opening
 /// bracket of anything that reads as one of those tags are written as visible `\u{..}` escapes
@@ -235,6 +255,21 @@ pub fn fresh_key(path: &str, root: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn json_printable_keeps_the_document_valid_and_its_values() {
+        let value = serde_json::json!({"summary": "a\u{202e}b\u{7f}c\u{9b}d\u{1b}[2J"});
+        let text = serde_json::to_string_pretty(&value).expect("json");
+        let shown = json_printable(&text);
+        assert!(!shown.chars().any(is_hidden), "{shown}");
+        assert!(
+            shown.contains("a\\u202eb\\u007fc\\u009bd\\u001b[2J"),
+            "{shown}"
+        );
+        let back: serde_json::Value = serde_json::from_str(&shown).expect("still JSON");
+        assert_eq!(back, value);
+        assert!(matches!(json_printable("{}"), Cow::Borrowed(_)));
+    }
 
     #[test]
     fn collapse_joins_words_with_single_spaces() {

@@ -203,16 +203,28 @@ pub fn committed_files(dir: &Path, known: Option<&CommittedFiles>) -> Option<Com
 }
 
 /// Where git looks for hook scripts in the repository that contains `dir` (honours
-/// `core.hooksPath`).
+/// `core.hooksPath`), with `..` folded and, where it exists, links resolved: where the
+/// scripts really are, however the setting spells it.
 pub fn hooks_dir(dir: &Path) -> Result<PathBuf, git2::Error> {
     let repo = open(dir)?;
     let configured = repo.config()?.get_path("core.hooksPath").ok();
-    Ok(match configured {
+    let hooks = match configured {
         Some(path) if path.is_absolute() => path,
         Some(path) => repo.workdir().unwrap_or(repo.path()).join(path),
         // A linked worktree runs the common directory's hooks, not its own git directory's.
         None => repo.commondir().join("hooks"),
-    })
+    };
+    let mut folded = PathBuf::new();
+    for part in hooks.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                folded.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => folded.push(other),
+        }
+    }
+    Ok(folded.canonicalize().unwrap_or(folded))
 }
 
 /// The git directory every worktree of the repository containing `dir` shares (`.git`).

@@ -1017,6 +1017,26 @@ fn regression_30_hooks_go_where_git_runs_them_and_never_outside_unasked() {
         "{refused}"
     );
     assert_eq!(std::fs::read_dir(shared.root()).expect("list").count(), 0);
+    // The same folder spelled from inside the repository, absolute and relative.
+    let climbing = shared
+        .root()
+        .strip_prefix(env.root().parent().expect("parent"))
+        .expect("sibling");
+    let relative = format!("../{}", climbing.display());
+    for spelled in [
+        format!("{}/{relative}", env.root().display()),
+        relative.clone(),
+    ] {
+        env.git(&["config", "core.hooksPath", &spelled]);
+        let refused = env.run(&["hooks", "install", "--git"]);
+        assert_eq!(refused.code, 2, "{spelled}: {refused}");
+        assert!(
+            refused.stderr.contains("outside the repository"),
+            "{refused}"
+        );
+        assert_eq!(std::fs::read_dir(shared.root()).expect("list").count(), 0);
+    }
+    env.git(&["config", "core.hooksPath", &hooks_path]);
     env.ok(&["hooks", "install", "--git", "--global"]);
     assert!(shared.root().join("post-commit").exists());
     env.ok(&["hooks", "uninstall", "--git", "--global"]);

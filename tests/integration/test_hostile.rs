@@ -488,8 +488,9 @@ fn state_text_cannot_speak_to_the_agent() {
     );
 }
 
-/// A code ref names a file of the repository: never a directory, never git's own files, never
-/// a path with a control character or a blank name, typed or planned.
+/// A code ref names a file of the repository: never a directory (nor a path ending in a
+/// separator), never git's own files or the store's, never a path with a control character or
+/// a blank name, typed or planned.
 #[test]
 fn code_refs_name_files_of_the_repository() {
     let env = TestEnv::new();
@@ -508,11 +509,27 @@ fn code_refs_name_files_of_the_repository() {
         assert!(output.stderr.contains(expected), "{path:?}: {output}");
         assert_eq!(env.store_bytes(), before, "{path:?}");
     };
-    for path in ["src", ".epiphany/rollout", "src/"] {
-        refuse(path, false, "is a directory; a code ref names a file");
+    refuse("src", false, "is a directory; a code ref names a file");
+    for path in ["src/", "src/lib.rs/"] {
+        refuse(path, false, "ends with a separator");
     }
     refuse(".git/config", false, "lies in `.git/`");
     refuse(".git/config", true, "lies in `.git/`");
+    for path in [
+        ".epiphany/lock",
+        ".epiphany/rollout",
+        ".epiphany/cache/state.msgpack",
+    ] {
+        refuse(path, true, "lies in `.epiphany/`");
+    }
+    // A frontier's dirty paths name files too.
+    let dirty = env.run_with_stdin(
+        &["update"],
+        json!({"graph_frontier": {"dirty_paths": ["src"]}}).to_string(),
+    );
+    assert_eq!(dirty.code, 2, "{dirty}");
+    assert!(dirty.stderr.contains("\"src\" is a directory"), "{dirty}");
+    assert_eq!(env.store_bytes(), before);
     for path in [
         "src/a\nb.rs",
         "src/a\0b.rs",
@@ -525,7 +542,7 @@ fn code_refs_name_files_of_the_repository() {
         refuse(path, true, "is blank, or holds a blank name");
     }
     // From the command line too.
-    for code_ref in ["src", ".git/config"] {
+    for code_ref in ["src", ".git/config", "src/lib.rs/", ".epiphany/lock"] {
         let output = env.run(&[
             "distill",
             "--source-kind",
@@ -718,4 +735,21 @@ fn the_code_map_in_the_prompt_cannot_close_its_block() {
         !context.lines().any(|l| l.starts_with("IGNORE")),
         "{context}"
     );
+}
+
+/// `show` prints JSON for a person too: characters that act on a terminal are JSON escapes
+/// there, so `show | jq` reads the same values as `show --json`.
+#[test]
+fn show_for_a_person_is_still_json() {
+    let env = TestEnv::new();
+    let text = "right\u{202e}left \u{1b}[2J cleared \u{9b}c";
+    env.ok(&["note", text]);
+    let shown = env.ok(&["show"]).stdout;
+    assert!(
+        !shown.contains('\u{202e}') && !shown.contains('\u{9b}'),
+        "{shown}"
+    );
+    let person: Value = serde_json::from_str(&shown).expect("show prints JSON");
+    assert_eq!(person, env.json(&["show"]), "{shown}");
+    assert!(shown.contains("\\u202e"), "{shown}");
 }

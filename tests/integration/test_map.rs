@@ -292,6 +292,23 @@ fn a_focus_naming_nothing_is_refused_and_nothing_is_written() {
             "{out}"
         );
     }
+    // A file that is there but that the map does not read says why.
+    env.write("app/huge.py", "x = 1\n".repeat(800_000));
+    env.write("NOTES.txt", "notes\n");
+    for (focus, said) in [
+        (
+            "app/huge.py",
+            "larger than the map reads (4194304 bytes): it has no outline",
+        ),
+        (
+            "NOTES.txt",
+            "is a file in a language the map does not parse",
+        ),
+    ] {
+        let out = env.run(&["map", "--focus", focus]);
+        assert_eq!(out.code, 2, "{out}");
+        assert!(out.stderr.contains(said), "{out}");
+    }
     assert_eq!(env.store_bytes(), before);
 }
 

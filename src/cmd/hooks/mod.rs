@@ -288,7 +288,8 @@ pub fn git_hooks_dir(root: &Path, global: bool) -> Result<PathBuf> {
     if hooks.ends_with(".husky/_") {
         hooks.pop();
     }
-    let inside = hooks.starts_with(root) || hooks.starts_with(git::common_dir(root)?);
+    let real = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let inside = hooks.starts_with(real(root)) || hooks.starts_with(real(&git::common_dir(root)?));
     if !inside && !global {
         return Err(Failure::input(format!(
             "git runs this repository's hooks from `{}` (core.hooksPath), outside the repository: hooks there run for every repository that uses that folder",

@@ -128,8 +128,8 @@ pub fn escape_reason(path: &str) -> Option<&'static str> {
 
 /// Why a repository-relative code-ref path can name no file of the repository, if it cannot:
 /// it holds a control character (a line break in a path would break every line that shows it,
-/// and no source file is named so), it is blank or holds a blank name, or it lies in `.git/`,
-/// git's own directory.
+/// and no source file is named so), it is blank or holds a blank name, it lies in `.git/`,
+/// git's own directory, or in `.epiphany/`, the store itself.
 pub fn path_refusal(path: &str) -> Option<&'static str> {
     if path.chars().any(char::is_control) {
         return Some("holds a control character (a line break, a tab, NUL, ...)");
@@ -137,9 +137,12 @@ pub fn path_refusal(path: &str) -> Option<&'static str> {
     if is_blank(path) || segments(path).any(|part| !part.is_empty() && is_blank(part)) {
         return Some("is blank, or holds a blank name");
     }
-    segments(path)
-        .any(|part| part.eq_ignore_ascii_case(".git"))
-        .then_some("lies in `.git/`, git's own directory, not in the repository's files")
+    if segments(path).any(|part| part.eq_ignore_ascii_case(".git")) {
+        return Some("lies in `.git/`, git's own directory, not in the repository's files");
+    }
+    (segments(path).find(|part| !part.is_empty() && *part != "."))
+        .is_some_and(|first| first.eq_ignore_ascii_case(".epiphany"))
+        .then_some("lies in `.epiphany/`, the store itself, not in the repository's code")
 }
 
 fn normalise_path(path: &str) -> Result<String, Problem> {
@@ -153,6 +156,11 @@ fn normalise_path(path: &str) -> Result<String, Problem> {
         .collect();
     if parts.is_empty() {
         return Err(Problem::whole(format!("the path `{path}` names no file")));
+    }
+    if path.ends_with(['/', '\\']) {
+        return Err(Problem::whole(format!(
+            "the path `{path}` ends with a separator: it names a directory, and a code ref names a file"
+        )));
     }
     let lead = if path.starts_with(['/', '\\']) {
         "/"
@@ -402,13 +410,38 @@ mod tests {
             );
         }
         for path in [
+            ".epiphany/lock",
+            ".Epiphany/rollout/x.jsonl",
+            "./.epiphany/cache",
+        ] {
+            assert!(
+                path_refusal(path)
+                    .expect("refused")
+                    .contains("`.epiphany/`"),
+                "{path}"
+            );
+        }
+        for path in [
             "src/lib.rs",
             ".github/workflows/ci.yml",
             "a.git/x",
             "docs/.gitignore",
+            "docs/.epiphany/notes.md",
         ] {
             assert_eq!(path_refusal(path), None, "{path}");
         }
+    }
+
+    #[test]
+    fn a_path_ending_in_a_separator_is_refused() {
+        for text in ["src/", "src/lib.rs/", "src\\", "src/lib.rs/#main"] {
+            let problem = parse_code_ref(text).expect_err(text);
+            assert!(
+                problem.message.contains("ends with a separator"),
+                "{text}: {problem:?}"
+            );
+        }
+        assert!(parse_code_ref("src/lib.rs#main").is_ok());
     }
 
     #[test]
