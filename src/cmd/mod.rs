@@ -102,7 +102,9 @@ Environment:
   EPIPHANY_NOW              RFC 3339 time to use as \"now\" (for reproducible tests)
   EPIPHANY_LOCK_TIMEOUT_MS  how long a writer waits for the store lock (default 10000)
   EPIPHANY_SNAPSHOT_EVERY   records past the newest snapshot after which a write stores a
-                            new one (default 128)";
+                            new one (default 128)
+  EPIPHANY_MODEL            the embedding model directory `index` uses when `--model` is not
+                            given";
 
 /// Durable, typed, reviewable understanding of a codebase for coding agents.
 ///

@@ -44,3 +44,24 @@ fn every_command_has_a_help_snapshot() {
         insta::assert_snapshot!(format!("help_{}", path.join("_")), output.stdout);
     }
 }
+
+/// Every environment variable the binary reads is named in the top-level help (issue 50: the
+/// help omitted `EPIPHANY_MODEL`). The names are found in the sources, where the context reads
+/// them.
+#[test]
+fn the_help_names_every_variable_the_binary_reads() {
+    let context = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/ctx.rs"))
+        .expect("src/ctx.rs");
+    let read: Vec<&str> = (context.split('"'))
+        .filter(|piece| piece.starts_with("EPIPHANY_") && piece.len() > "EPIPHANY_".len())
+        .filter(|piece| piece.bytes().all(|b| b.is_ascii_uppercase() || b == b'_'))
+        .collect();
+    assert!(read.len() >= 4, "{read:?}");
+    let help = TestEnv::plain().ok(&["--help"]).stdout;
+    for name in read {
+        assert!(
+            help.contains(name),
+            "`--help` does not name {name}:\n{help}"
+        );
+    }
+}
