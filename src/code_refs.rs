@@ -21,6 +21,7 @@ use std::path::PathBuf;
 
 use crate::ctx::Ctx;
 use crate::error::Failure;
+use crate::policy::code_map::Definition;
 use crate::policy::code_ref::CODE_REF_SYNTAX;
 use crate::policy::code_ref::Cited;
 use crate::policy::code_ref::CitedFile;
@@ -41,6 +42,7 @@ use crate::policy::code_ref::strip_root;
 use crate::policy::code_ref::visit_state_code_refs;
 use crate::policy::recheck::CitedFiles;
 use crate::policy::update::UpdateRefusal;
+use crate::search::definitions::DefinitionCache;
 use crate::search::syntax;
 use crate::state::git;
 use crate::state::model::CodeRef;
@@ -312,7 +314,7 @@ pub fn audit_refs(
         }
         settled.push((label, code_ref, Some(exists)));
     }
-    let files = read_files(&resolver.root, &wanted);
+    let files = read_files(&resolver.root, &wanted, Parser::Fresh);
     for (label, code_ref, exists) in settled {
         match exists {
             None => {}
@@ -425,10 +427,34 @@ pub fn warn_planned(ctx: &Ctx, planned: &[String]) {
 /// Reads every wanted path under `root`: what is there, its line count, and where each
 /// symbol occurs. Paths that would leave the root read as missing, and links that lead out of
 /// it as [`CitedFile::Elsewhere`]. A file citing a symbol in a parsed language is parsed for its
-/// definitions, exactly as the write path parses it, so that both judge a reference alike.
-pub fn read_cited_files(root: &Path, wanted: &BTreeMap<String, BTreeSet<String>>) -> CitedFiles {
+/// definitions, exactly as the write path parses it, so that both judge a reference alike;
+/// with `cache`, only files whose contents it has not seen are parsed (the others' definitions
+/// are the ones parsing gave for the same bytes).
+pub fn read_cited_files(
+    root: &Path,
+    wanted: &BTreeMap<String, BTreeSet<String>>,
+    cache: Option<&DefinitionCache>,
+) -> CitedFiles {
+    let parser = cache.map_or(Parser::Fresh, Parser::Cached);
     CitedFiles {
-        files: read_files(root, wanted),
+        files: read_files(root, wanted, parser),
+    }
+}
+
+/// How the cited files of a parsed language are parsed: afresh, or through the cache of
+/// earlier parses.
+#[derive(Debug, Clone, Copy)]
+enum Parser<'a> {
+    Fresh,
+    Cached(&'a DefinitionCache),
+}
+
+impl Parser<'_> {
+    fn definitions(self, path: &str, text: &str) -> Option<Vec<Definition>> {
+        match self {
+            Parser::Fresh => syntax::definitions(path, text),
+            Parser::Cached(cache) => cache.definitions(path, text),
+        }
     }
 }
 
@@ -464,7 +490,11 @@ pub fn read_cited_files_at(
     crate::parallel::map_chunks(&found, |piece| {
         (piece.iter())
             .map(|(key, symbols, bytes)| {
-                ((*key).clone(), read_contents(&key.1, bytes, symbols, true))
+                let parser = Some(Parser::Fresh);
+                (
+                    (*key).clone(),
+                    read_contents(&key.1, bytes, symbols, parser),
+                )
             })
             .collect()
     })
@@ -475,6 +505,7 @@ pub fn read_cited_files_at(
 fn read_files(
     root: &Path,
     wanted: &BTreeMap<String, BTreeSet<String>>,
+    parser: Parser<'_>,
 ) -> HashMap<String, CitedFile> {
     // Links are resolved against the root as the file system has it (it may lie below a link).
     let Ok(real_root) = root.canonicalize() else {
@@ -485,14 +516,17 @@ fn read_files(
     };
     // Files citing a symbol in a parsed language are parsed: spread over the cores, with one
     // buffer per thread (hundreds of cited files cost no more allocations than one).
-    let entries: Vec<(&String, &BTreeSet<String>, bool)> = wanted
+    let entries: Vec<(&String, &BTreeSet<String>, Option<Parser<'_>>)> = wanted
         .iter()
         .map(|(path, symbols)| {
             let parse = !symbols.is_empty() && syntax::grammar(path).is_some();
-            (path, symbols, parse)
+            (path, symbols, parse.then_some(parser))
         })
         .collect();
-    let parsed = entries.iter().filter(|(_, _, parse)| *parse).count();
+    let parsed = entries
+        .iter()
+        .filter(|(_, _, parse)| parse.is_some())
+        .count();
     crate::parallel::map_chunks_on(&entries, parsed.div_ceil(8), |piece| {
         let mut buffer = Vec::new();
         piece
@@ -514,7 +548,7 @@ fn read_file(
     real_root: &Path,
     path: &str,
     symbols: &BTreeSet<String>,
-    parse: bool,
+    parse: Option<Parser<'_>>,
     buffer: &mut Vec<u8>,
 ) -> CitedFile {
     if escape_reason(path).is_some() {
@@ -546,18 +580,22 @@ fn read_file(
     read_contents(path, buffer, symbols, parse)
 }
 
-/// What `bytes`, the contents of `path`, say about `symbols`: where each occurs, and with
-/// `parse`, where the language is parsed and the file is no larger than the index takes
+/// What `bytes`, the contents of `path`, say about `symbols`: where each occurs, and with a
+/// `parse`r, where the language is parsed and the file is no larger than the index takes
 /// ([`MAX_FILE_BYTES`]), their definitions (a symbol means its definition). A larger file is
 /// judged by its lines and mentions, as a language that is not parsed: a committed reference
 /// to a huge file must not make every read parse it.
-fn read_contents(path: &str, bytes: &[u8], symbols: &BTreeSet<String>, parse: bool) -> CitedFile {
+fn read_contents(
+    path: &str,
+    bytes: &[u8],
+    symbols: &BTreeSet<String>,
+    parse: Option<Parser<'_>>,
+) -> CitedFile {
     let scanned = scan_bytes(bytes, symbols);
     let small = u64::try_from(bytes.len()).is_ok_and(|len| len <= MAX_FILE_BYTES);
-    let parsed = std::str::from_utf8(bytes)
-        .ok()
-        .filter(|_| parse && small)
-        .and_then(|text| syntax::definitions(path, text));
+    let parsed = (std::str::from_utf8(bytes).ok())
+        .zip(parse.filter(|_| small))
+        .and_then(|(text, parser)| parser.definitions(path, text));
     match parsed {
         Some(definitions) => scanned.with_definitions(&definitions),
         None => scanned,

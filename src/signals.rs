@@ -28,6 +28,7 @@ use crate::policy::freshness::definitions_to_compare;
 use crate::policy::freshness::manifest_changes;
 use crate::policy::recheck::paths_to_read;
 use crate::search;
+use crate::search::definitions::DefinitionCache;
 use crate::search::syntax::Tags;
 use crate::state::git;
 use crate::state::model::RetrievalState;
@@ -66,7 +67,10 @@ pub fn observe(ctx: &Ctx, store: &Store, head: &Head, since: Option<u64>) -> Res
             WatcherInput::Observed(changes) => changes.renames.clone(),
             WatcherInput::Unavailable(_) | WatcherInput::Unknown(_) => Default::default(),
         };
-        read_cited_files(store.root(), &paths_to_read(state, &renames))
+        let cache = DefinitionCache::open(store.dir(), &store.cache_dir());
+        let cited = read_cited_files(store.root(), &paths_to_read(state, &renames), Some(&cache));
+        cache.save();
+        cited
     });
     let freshness = assess_freshness(
         state,

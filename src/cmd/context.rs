@@ -21,6 +21,7 @@ use crate::policy::projection::StateStatus;
 use crate::policy::prompt::inline_ids;
 use crate::policy::prompt::record_line;
 use crate::policy::text::printable;
+use crate::search::definitions::DefinitionCache;
 use crate::render;
 use crate::ui::Report;
 use crate::wire::context::CitedCode;
@@ -233,7 +234,9 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     };
     let state = head.has_state().then_some(&head.state);
     let mut shard = context_shard(state, &request);
-    let cited = read_cited_files(store.root(), &cited_paths(&shard));
+    let cache = DefinitionCache::open(store.dir(), &store.cache_dir());
+    let cited = read_cited_files(store.root(), &cited_paths(&shard), Some(&cache));
+    cache.save();
     mark_refs_not_holding(&mut shard, &cited);
     certify_shown(&mut shard, &head.anchors, &cited);
     if *code {

@@ -24,6 +24,7 @@ use crate::state::walk::SkipCounts;
 
 pub mod chunk;
 pub mod cited;
+pub mod definitions;
 pub mod embed;
 pub mod error;
 pub mod exact;
