@@ -6,17 +6,8 @@
 use serde_json::Value;
 use serde_json::json;
 
+use crate::common::PASSING_VERIFIER;
 use crate::common::TestEnv;
-
-const STRONG_VERIFIER: [&str; 7] = [
-    "promote",
-    "--verifier-kind",
-    "test",
-    "--verifier-status",
-    "pass",
-    "--verifier-summary",
-    "suite green",
-];
 
 /// A planning patch with five problems: an objective draft without `acceptance_criteria` (a
 /// field the schema requires), a `github_issue` capture without repo or issue number, a blank
@@ -144,7 +135,7 @@ fn wrong_types_and_values_join_the_validation_problems() {
 #[test]
 fn text_that_is_not_json_is_a_parse_error() {
     let env = TestEnv::new();
-    for args in [&["update"][..], &STRONG_VERIFIER[..]] {
+    for args in [&["update"][..], &PASSING_VERIFIER[..]] {
         let error = refused(&env, args, "observations: [oops");
         assert_eq!(error["message"], "stdin is not a valid patch", "{error}");
         assert_eq!(
@@ -193,7 +184,7 @@ fn an_unknown_top_level_field_is_one_problem_among_the_others() {
 #[test]
 fn promote_lists_every_problem_of_a_malformed_patch_too() {
     let env = TestEnv::new();
-    let mut args = STRONG_VERIFIER.to_vec();
+    let mut args = PASSING_VERIFIER.to_vec();
     args.extend(["--verifier-id", "ev-verifier"]);
     // The gate accepts what decoded (observations and evidence back the planning), so the
     // write path's problems are listed.

@@ -484,6 +484,16 @@ fn tags_with_nested<'q>(
     Ok(found)
 }
 
+/// The 1-based line of a byte offset of `text`.
+fn line_numbers(text: &str) -> impl Fn(usize) -> u32 {
+    let line_starts: Vec<usize> = std::iter::once(0)
+        .chain(memchr::memchr_iter(b'\n', text.as_bytes()).map(|at| at + 1))
+        .collect();
+    move |byte| {
+        u32::try_from(line_starts.partition_point(|&start| start <= byte)).unwrap_or(u32::MAX)
+    }
+}
+
 /// What the tags query finds in `text`, a file at `path`, within its budget; `None` when its
 /// language is not parsed.
 fn tagged(path: &str, text: &str, tags: Tags) -> Option<Result<Outline, OverBudget>> {
@@ -494,13 +504,7 @@ fn tagged(path: &str, text: &str, tags: Tags) -> Option<Result<Outline, OverBudg
         Ok(found) => found,
         Err(over) => return Some(Err(over)),
     };
-    let source = text.as_bytes();
-    let line_starts: Vec<usize> = std::iter::once(0)
-        .chain(memchr::memchr_iter(b'\n', source).map(|at| at + 1))
-        .collect();
-    let line_of = |byte: usize| -> u32 {
-        u32::try_from(line_starts.partition_point(|&start| start <= byte)).unwrap_or(u32::MAX)
-    };
+    let line_of = line_numbers(text);
     let mut outline = Outline::default();
     let mut references: BTreeMap<&str, BTreeSet<Form>> = BTreeMap::new();
     for tag in found {

@@ -17,6 +17,7 @@ use super::Grammar;
 use super::Tags;
 use super::definitions;
 use super::grammar;
+use super::line_numbers;
 use super::parseable;
 use super::tag_query;
 use super::tags;
@@ -35,12 +36,7 @@ pub fn uses(path: &str, text: &str) -> Option<FileUses> {
     let budget = tags::budget(parsed.len());
     let (tagged, tree) = tags::tags_and_tree(query, parsed.as_bytes(), budget).ok()?;
     let source = text.as_bytes();
-    let line_starts: Vec<usize> = std::iter::once(0)
-        .chain(memchr::memchr_iter(b'\n', source).map(|at| at + 1))
-        .collect();
-    let line_of = |byte: usize| -> u32 {
-        u32::try_from(line_starts.partition_point(|&start| start <= byte)).unwrap_or(u32::MAX)
-    };
+    let line_of = line_numbers(text);
     let mut uses: Vec<Use> = (tagged.tags.iter())
         .filter(|tag| !tag.definition)
         .filter_map(|tag| {
