@@ -1,5 +1,6 @@
 //! Builders for the records the policy tests share. Test-only.
 
+use crate::policy::code_map::Definition;
 use crate::state::model::CheckpointBrief;
 use crate::state::model::CodeRef;
 use crate::state::model::Disposition;
@@ -102,5 +103,17 @@ pub fn observation(id: &str, cites: &[&str]) -> Observation {
         code_refs: vec![],
         evidence_ids: cites.iter().map(|c| c.to_string()).collect(),
         supersedes: None,
+    }
+}
+
+/// A definition of `name`, a `kind`, over lines `start..=end`, its signature `kind name`.
+pub fn definition(name: &str, kind: &str, start: u32, end: u32) -> Definition {
+    Definition {
+        name: name.into(),
+        kind: kind.into(),
+        line: start,
+        start_line: start,
+        end_line: end,
+        signature: format!("{kind} {name}"),
     }
 }

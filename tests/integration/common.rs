@@ -30,6 +30,16 @@ pub const PASSING_VERIFIER: [&str; 7] = [
     "suite green",
 ];
 
+/// The `problems` of a refusal's JSON error, each as `path: message`.
+pub fn problem_lines(error: &Value) -> Vec<String> {
+    (error["problems"].as_array().expect("problems").iter())
+        .map(|p| {
+            let field = |key: &str| p[key].as_str().unwrap_or_else(|| panic!("no {key} in {p}"));
+            format!("{}: {}", field("path"), field("message"))
+        })
+        .collect()
+}
+
 /// A graph node (as JSON) titled by its id in capitals, citing `path` as a whole file.
 pub fn node_json(id: &str, purpose: &str, path: &str) -> Value {
     serde_json::json!({"id": id, "title": id.to_uppercase(), "purpose": purpose, "code_refs": [{"path": path}]})

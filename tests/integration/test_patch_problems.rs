@@ -8,6 +8,7 @@ use serde_json::json;
 
 use crate::common::PASSING_VERIFIER;
 use crate::common::TestEnv;
+use crate::common::problem_lines;
 
 /// A planning patch with five problems: an objective draft without `acceptance_criteria` (a
 /// field the schema requires), a `github_issue` capture without repo or issue number, a blank
@@ -103,18 +104,7 @@ fn wrong_types_and_values_join_the_validation_problems() {
         ]
     });
     let error = refused(&env, &["update"], &patch.to_string());
-    let problems: Vec<String> = error["problems"]
-        .as_array()
-        .expect("problems")
-        .iter()
-        .map(|p| {
-            format!(
-                "{}: {}",
-                p["path"].as_str().expect("path"),
-                p["message"].as_str().expect("message")
-            )
-        })
-        .collect();
+    let problems = problem_lines(&error);
     assert_eq!(
         problems,
         [

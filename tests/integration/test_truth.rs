@@ -8,6 +8,7 @@ use serde_json::json;
 use crate::common::PASSING_VERIFIER;
 use crate::common::TestEnv;
 use crate::common::distill_args;
+use crate::common::problem_lines;
 use crate::common::unfingerprinted;
 
 #[test]
@@ -166,19 +167,7 @@ fn regression_10_bad_references_are_refused_and_nothing_is_written() {
         json!({"dirty_paths": ["../x", "/etc/passwd", "src/ghost.rs", "src/lib.rs"]});
     let all = env.run_with_stdin(&["--json", "update"], patch.to_string());
     assert_eq!(all.code, 2, "{all}");
-    let problems = all.json()["error"]["problems"].clone();
-    let problems: Vec<String> = problems
-        .as_array()
-        .expect("problems")
-        .iter()
-        .map(|p| {
-            format!(
-                "{}: {}",
-                p["path"].as_str().unwrap_or(""),
-                p["message"].as_str().unwrap_or("")
-            )
-        })
-        .collect();
+    let problems = problem_lines(&all.json()["error"]);
     for (_, message) in &cases {
         assert!(
             problems.iter().any(|p| p.contains(message)),

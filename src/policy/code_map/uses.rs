@@ -499,17 +499,7 @@ fn nearest<'a>(from: &str, mut paths: Vec<&'a str>) -> Vec<&'a str> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn definition(name: &str, kind: &str, start: u32, end: u32) -> Definition {
-        Definition {
-            name: name.into(),
-            kind: kind.into(),
-            line: start,
-            start_line: start,
-            end_line: end,
-            signature: String::new(),
-        }
-    }
+    use crate::policy::fixtures::definition;
 
     fn functions(names: &[&str]) -> Vec<Definition> {
         (names.iter().zip(1..))

@@ -319,17 +319,7 @@ mod tests {
     use crate::policy::code_map::uses::Scoping;
     use crate::policy::code_map::uses::Use;
     use crate::policy::fixtures;
-
-    fn definition(name: &str, kind: &str, start: u32, end: u32) -> Definition {
-        Definition {
-            name: name.into(),
-            kind: kind.into(),
-            line: start,
-            start_line: start,
-            end_line: end,
-            signature: format!("{kind} {name}"),
-        }
-    }
+    use crate::policy::fixtures::definition;
 
     /// A bare reference to `name` on `line`.
     fn call(name: &str, line: u32) -> Use {
