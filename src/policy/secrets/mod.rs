@@ -24,6 +24,7 @@
 
 pub mod gitleaks;
 pub mod rules;
+pub mod values;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
