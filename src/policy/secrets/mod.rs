@@ -7,10 +7,12 @@
 //!   license), matched as gitleaks matches them: keyword prefilter, secret group, entropy
 //!   floor, allowlists and stopwords;
 //! - our own detectors ([`rules`]): keyword-anchored assignments (`*password*`, `*secret*`,
-//!   `*token*`, `*_key` in `=`, `:` and JSON forms, with value checks so `password: see vault`
-//!   is not flagged), the AWS secret access key and Azure connection-string keys by name,
-//!   credentials in URLs, `Authorization:` headers, bearer tokens, private key blocks, and
-//!   service tokens even when glued to an identifier (`my_AKIA...`).
+//!   `*token*`, `*_key` in `=`, `:` and JSON forms, the JSON escaped to any depth, with value
+//!   checks ([`values`]) so `password: see vault` is not flagged), the AWS secret access key
+//!   and Azure connection-string keys by name, credentials in URLs, `Authorization:` headers,
+//!   bearer tokens, private key blocks, credential files and command lines (`~/.pgpass`,
+//!   `.netrc`, htpasswd hashes, `mysql -p...`, `sshpass -p`), and service tokens even when
+//!   glued to an identifier (`my_AKIA...`) or followed by punctuation.
 //!
 //! Findings that overlap are merged, and each merged span is replaced by `[REDACTED:<kind>]`
 //! (the most specific kind: a named service before a generic rule). Callers report the kinds
