@@ -16,9 +16,10 @@
 //!
 //! Findings that overlap are merged, and each merged span is replaced by `[REDACTED:<kind>]`
 //! (the most specific kind: a named service before a generic rule). Callers report the kinds
-//! and counts, never the secret. Redacting is idempotent: a marker is never matched again.
-//! Text that is cut to a limit is redacted first ([`redact_and_truncate`]): a credential cut
-//! in half is too short for any rule to know it.
+//! and counts, never the secret; what they print or derive from text (an id of a title's
+//! words, a name in a report) is [`redacted`] too. Redacting is idempotent: a marker is never
+//! matched again. Text that is cut to a limit is redacted first ([`redact_and_truncate`]): a
+//! credential cut in half is too short for any rule to know it.
 //!
 //! Pure: patterns are compiled once per process (each gitleaks pattern the first time one of
 //! its keywords is seen), and nothing here touches the file system, the clock or the
@@ -165,6 +166,15 @@ pub fn redact_text(text: &str, found: &mut BTreeMap<&'static str, usize>) -> Opt
     }
     redacted.push_str(&text[last..]);
     Some(redacted)
+}
+
+/// `text` with every secret replaced, uncounted: for text that is shown (a report, a message)
+/// or made into something else (an id of a title's words) rather than stored as it is.
+pub fn redacted(text: &str) -> Cow<'_, str> {
+    match redact_text(text, &mut BTreeMap::new()) {
+        Some(clean) => Cow::Owned(clean),
+        None => Cow::Borrowed(text),
+    }
 }
 
 /// The shortest value [`conceal_values`] replaces wherever it occurs, not only where it is
