@@ -204,7 +204,7 @@ pub fn conceal_values<'a>(
     // Longest first: a value inside a longer one must not leave the rest of that one shown.
     values.sort_by_key(|value| std::cmp::Reverse(value.len()));
     let mut text = message.to_owned();
-    for value in values {
+    for value in &values {
         let count = value.chars().count();
         let shown = format!("<{count} character{}>", if count == 1 { "" } else { "s" });
         for quote in ['\'', '`'] {
@@ -217,8 +217,28 @@ pub fn conceal_values<'a>(
             text = text.replace(value, &shown);
         }
     }
-    redact_text(&text, &mut BTreeMap::new()).unwrap_or(text)
+    // A parser may quote a part of what was typed (``the start line `5432:...` is not a line
+    // number``): a part of four characters or more is concealed too.
+    let text = QUOTED.replace_all(&text, |quoted: &regex::Captures<'_>| {
+        let part = quoted
+            .get(1)
+            .or_else(|| quoted.get(2))
+            .map_or("", |part| part.as_str());
+        let count = part.chars().count();
+        match count >= CONCEALED_ANYWHERE && values.iter().any(|value| value.contains(part)) {
+            true => {
+                let quote = &quoted[0][..1];
+                format!("{quote}<{count} characters>{quote}")
+            }
+            false => quoted[0].to_owned(),
+        }
+    });
+    redacted(&text).into_owned()
 }
+
+/// A span a message quotes, in backticks or single quotes, on one line.
+static QUOTED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"`([^`\n]+)`|'([^'\n]+)'").expect("valid"));
 
 /// A redacted text cut to at most `limit` Unicode scalars, `...` marking the cut (as
 /// [`truncate`](crate::policy::text::truncate) does), without splitting a redaction marker: a
@@ -517,6 +537,17 @@ mod tests {
         assert_eq!(
             shown,
             "invalid value '<1 character>' for '--limit <N>' (1 to 10)"
+        );
+        // Issue 48: a part of a value the parser quotes is concealed too; what it quotes of
+        // its own is not.
+        let shown = conceal_values(
+            "invalid value 'db.example.com:5432:app:deploy:S3cr3tPassw0rd' for '--ref <REF>': the start line `5432:app:deploy:S3cr3tPassw0rd` is not a line number (e.g. `src/a.rs:10-42`)",
+            ["--ref", "db.example.com:5432:app:deploy:S3cr3tPassw0rd"],
+            names,
+        );
+        assert_eq!(
+            shown,
+            "invalid value '<45 characters>' for '--ref <REF>': the start line `<30 characters>` is not a line number (e.g. `src/a.rs:10-42`)"
         );
     }
 
