@@ -1179,7 +1179,7 @@ fn usage_errors_never_repeat_what_was_typed() {
 /// Issue 48: the shapes that still reached the store: escaped JSON, a password in a title (the
 /// id was made of its words), credential files and command lines, bare bot tokens, and tokens
 /// followed by punctuation. A name, the text, and the raw secret. Random values, no live one.
-const ISSUE_48: [(&str, &str, &str); 15] = [
+const ISSUE_48: [(&str, &str, &str); 16] = [
     (
         "escaped JSON",
         r#"{\"password\":\"Hx7Kq2Lm9Pw4\"}"#,
@@ -1254,6 +1254,11 @@ const ISSUE_48: [(&str, &str, &str); 15] = [
         "a Vault batch token in parentheses",
         "(hvb.AAAAAQKx7Rm2Lp9Vw4Kt8Rn3Bj6Hd1Yq5)",
         "AAAAAQKx7Rm2Lp9Vw4Kt8Rn3Bj6Hd1Yq5",
+    ),
+    (
+        "a Square token at the end of a sentence",
+        "rotate sq0atp-Wz5nK8rT2mQ7vL4xB9cY3d.",
+        "Wz5nK8rT2mQ7vL4xB9cY3d",
     ),
 ];
 
