@@ -2,13 +2,13 @@
 //! document); stderr carries status, warnings, hints, errors and progress bars.
 //!
 //! Text for a person shows control characters as visible escapes ([`printable`]): it quotes
-//! state that anyone who can commit may have written. JSON escapes them itself.
+//! state that anyone who can commit may have written. JSON escapes them itself. Status lines,
+//! warnings, hints and errors are redacted ([`redacted`]): they may quote what was typed.
 //!
 //! Progress bars appear only when stderr is a terminal and neither `--json` nor `--quiet` is
 //! set. Writes to a closed stdout surface as `BrokenPipe` errors, which the top level turns
 //! into a quiet exit 0.
 
-use std::collections::BTreeMap;
 use std::io::IsTerminal;
 use std::io::Write;
 use std::sync::Arc;
@@ -23,7 +23,7 @@ use serde::Serialize;
 use crate::error::ErrorBody;
 use crate::error::ErrorDocument;
 use crate::error::Failure;
-use crate::policy::secrets::redact_text;
+use crate::policy::secrets::redacted;
 use crate::policy::text::printable;
 use crate::state::problem::Problem;
 
@@ -164,11 +164,12 @@ impl Ui {
         self.note("hint: ", message);
     }
 
-    /// A line on stderr unless `--quiet`. A stderr that cannot be written (closed, a full
-    /// disk) loses the line: it never fails the command or panics, as `eprintln!` would.
+    /// A line on stderr unless `--quiet`, its secrets redacted (a warning or a hint may quote
+    /// what was typed). A stderr that cannot be written (closed, a full disk) loses the line:
+    /// it never fails the command or panics, as `eprintln!` would.
     fn note(&self, label: &str, message: &str) {
         if !self.quiet {
-            let line = format!("{label}{}\n", printable(message));
+            let line = format!("{label}{}\n", printable(&redacted(message)));
             let _ = std::io::stderr().lock().write_all(line.as_bytes());
         }
     }
@@ -193,13 +194,13 @@ impl Ui {
     pub fn error(&self, failure: &Failure, causes: &[String]) {
         // An error may quote its input (a decode error names the value it could not read): it
         // never quotes a secret.
-        let clean =
-            |text: &str| redact_text(text, &mut BTreeMap::new()).unwrap_or_else(|| text.to_owned());
+        let clean = |text: &str| redacted(text).into_owned();
         let failure = &Failure {
             message: clean(&failure.message),
             problems: (failure.problems.iter())
                 .map(|p| Problem::new(clean(&p.path), clean(&p.message)))
                 .collect(),
+            hint: failure.hint.as_deref().map(clean),
             ..failure.clone()
         };
         let causes: Vec<String> = causes.iter().map(|cause| clean(cause)).collect();

@@ -17,7 +17,6 @@
 //!   compaction (time, trigger, session, transcript) in the store's cache; the `SessionStart`
 //!   with source `compact` that follows reads it back and says what happened.
 
-use std::collections::BTreeMap;
 use std::io::Read;
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
@@ -37,7 +36,7 @@ use crate::policy::freshness::PushVerdict;
 use crate::policy::hooks::Host;
 use crate::policy::pressure::assess_pressure;
 use crate::policy::reorient::plan_reorientation;
-use crate::policy::secrets::redact_text;
+use crate::policy::secrets::redacted;
 use crate::policy::session::Budget;
 use crate::policy::session::Compaction;
 use crate::policy::session::pre_compact_problem;
@@ -294,7 +293,7 @@ fn text_field(input: &Value, key: &str) -> Option<String> {
         .get(key)
         .and_then(Value::as_str)
         .filter(|text| !text.is_empty())
-        .map(|text| redact_text(text, &mut BTreeMap::new()).unwrap_or_else(|| text.to_owned()))
+        .map(|text| redacted(text).into_owned())
 }
 
 fn read_compactions(store: &Store) -> Vec<CompactionRecord> {

@@ -11,6 +11,7 @@ use crate::ctx::Status;
 use crate::error::Failure;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;
+use crate::policy::secrets::redacted;
 use crate::search;
 use crate::search::QUERY_TIME_REVISION;
 use crate::search::exact;
@@ -94,6 +95,7 @@ pub enum ModeArg {
 /// The ranked answer.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct RetrieveReport {
+    /// The query as answered, its secrets redacted: a report never shows back a secret typed.
     query: String,
     index: RetrievalState,
     /// How the query was answered: `index`, `index_overlay` (the index plus the files changed
@@ -248,7 +250,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     };
     let found = !results.is_empty();
     ctx.ui.emit(&RetrieveReport {
-        query: answer.query,
+        query: redacted(&answer.query).into_owned(),
         index: answer.index,
         search: answer.search,
         index_problem: answer.index_problem,

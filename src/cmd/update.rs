@@ -19,7 +19,9 @@ use crate::cmd::PATCH_INPUT;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;
 use crate::policy::one_line::Edit;
+use crate::policy::one_line::record_names;
 use crate::policy::secrets::Redaction;
+use crate::policy::secrets::redacted;
 use crate::render::DraftReport;
 use crate::render::emit_draft;
 use crate::state::fields::ChangedField;
@@ -310,6 +312,11 @@ fn write_patch(ctx: &Ctx, lock: Lock<'_>, write: CommandWrite, flags: &WriteFlag
         allow_missing_paths,
         dry_run,
     } = flags;
+    // The records a one-line write names are named as the store holds them.
+    let typed = match written.is_empty() {
+        true => Vec::new(),
+        false => record_names(patch.upsert.keys()),
+    };
     let write = PatchWrite {
         source: Source::Update,
         changed_fields: patch.changed_fields(),
@@ -330,13 +337,31 @@ fn write_patch(ctx: &Ctx, lock: Lock<'_>, write: CommandWrite, flags: &WriteFlag
         return Ok(Status::Ok);
     }
     let committed = write.commit_with(ctx, lock)?;
+    let stored = (committed.committed.record.patch.as_deref())
+        .map_or_else(Vec::new, |patch| record_names(patch.upsert.keys()));
     let report = WriteReport {
-        written,
-        removed,
+        written: as_stored(written, &typed, &stored),
+        removed: as_stored(removed, &[], &[]),
         ..report_of(&committed)
     };
     ctx.ui.emit_landed(&report, &committed.committed.landed());
     Ok(Status::Ok)
+}
+
+/// The names a report gives the records a write named: a record it upserted (`typed`, the
+/// names of the patch as made) by the name the store holds it under (`stored`, the names of
+/// the patch as written, in the same order), so an id made of typed values (`--id`, an edge's
+/// ends and kind) is shown as redacted as it is stored; any other name redacted as it stands.
+fn as_stored(names: Vec<String>, typed: &[String], stored: &[String]) -> Vec<String> {
+    (names.into_iter())
+        .map(|name| {
+            let at = typed.iter().position(|made| *made == name);
+            match at.and_then(|at| stored.get(at)) {
+                Some(stored) => stored.clone(),
+                None => redacted(&name).into_owned(),
+            }
+        })
+        .collect()
 }
 
 /// A turn id as given: not blank, and without control characters (a newline in it would forge

@@ -18,6 +18,7 @@ pub mod work;
 
 use crate::policy::code_ref::code_ref_key;
 use crate::policy::distill::SUMMARY_LIMIT;
+use crate::policy::secrets::redacted;
 use crate::policy::text::collapse;
 use crate::policy::text::hex12;
 use crate::policy::text::truncate;
@@ -191,8 +192,11 @@ pub fn summarize(text: &str) -> String {
 }
 
 /// A readable id made from `text`: lowercase ASCII words joined by `-`, at most 40 characters,
-/// after `prefix`; `-2`, `-3`, ... is added until `taken` says it is free.
+/// after `prefix`; `-2`, `-3`, ... is added until `taken` says it is free. The words are those
+/// of `text` with its secrets redacted: the write path redacts the id as it stands, and a
+/// secret cut into slug words (`password-hunter2hunter2`) is no longer one any rule knows.
 pub fn slug_id(prefix: &str, text: &str, taken: &dyn Fn(&str) -> bool) -> String {
+    let text = &*redacted(text);
     let mut words = Vec::new();
     let mut length = 0;
     for word in text
@@ -308,5 +312,22 @@ mod tests {
         );
         assert_eq!(slug_id("bl-", "Ship it", &|_| false), "bl-ship-it");
         assert!(slug_id("sg-", "???", &|_| false).starts_with("sg-"));
+        // Issue 48: the words of a secret never make an id.
+        for (title, id) in [
+            (
+                "rotate db password=hunter2hunter2 for",
+                "sg-rotate-db-password-redacted-secret",
+            ),
+            (
+                r#"fix {\"password\":\"hunter2hunter2\"}"#,
+                "sg-fix-password-redacted-secret-assignment",
+            ),
+            (
+                "AKIAIOSFODNN7EXAMPLE leaked",
+                "sg-redacted-aws-access-key-leaked",
+            ),
+        ] {
+            assert_eq!(slug_id("sg-", title, &|_| false), id, "{title}");
+        }
     }
 }

@@ -9,7 +9,9 @@
 //! the match or the line; stopwords in the secret; `AND` conditions). What is left out:
 //! rules and allowlist entries that depend on a file path (the text scanned here has none, so
 //! gitleaks itself would skip a path-bound rule), commit allowlists, and the base64 decoding
-//! pass.
+//! pass. What is changed: the end most named rules give a token (a quote, a space, `;` or the
+//! end) also takes punctuation closing a sentence, a list or a bracket before one of those
+//! ([`TOKEN_END_OR_PUNCTUATION`]), as a token is written in a note.
 //!
 //! The patterns are RE2 syntax, where `\w`, `\d`, `\s` and `\b` are ASCII. They are compiled as
 //! byte patterns with Unicode classes off, which keeps that meaning; a match is then widened to
@@ -127,6 +129,16 @@ struct RuleSet {
 
 static RULE_SET: LazyLock<RuleSet> = LazyLock::new(|| load(RULES_TOML));
 
+/// How most rules end a token: a quote, a space, `;`, an escaped newline or the end of the
+/// text. A token followed by punctuation (`use sq0atp-....`, `(PMAK-...)`) is refused.
+const TOKEN_END: &str = r#"(?:[\x60'"\s;]|\\[nr]|$)"#;
+
+/// [`TOKEN_END`], or punctuation that closes a sentence, a clause or a bracket and then one of
+/// those: how a token sits in a note. Punctuation before more text (`token.method()`) still
+/// ends nothing. Generic rules keep their end: a name's value in prose ends with a full stop.
+const TOKEN_END_OR_PUNCTUATION: &str =
+    r#"(?:[\x60'"\s;]|\\[nr]|$|[.,:!?)\]}>]+(?:[\x60'"\s;]|\\[nr]|$))"#;
+
 fn load(text: &str) -> RuleSet {
     // The file is part of the binary and a unit test parses it: a failure here is a build
     // that was never tested.
@@ -153,10 +165,14 @@ fn load(text: &str) -> RuleSet {
                 }
             })
             .collect();
+        let generic = entry.id.contains("generic");
         rules.push(Rule {
-            generic: entry.id.contains("generic"),
+            generic,
             kind: entry.id.replace('-', "_"),
-            pattern,
+            pattern: match pattern.strip_suffix(TOKEN_END) {
+                Some(token) if !generic => format!("{token}{TOKEN_END_OR_PUNCTUATION}"),
+                _ => pattern,
+            },
             compiled: OnceLock::new(),
             secret_group: entry.secret_group.filter(|group| *group > 0),
             entropy: entry.entropy.filter(|entropy| *entropy > 0.0),
@@ -476,6 +492,39 @@ mod tests {
         );
         assert!(kinds("key AKIAZ3MKQX7PLVN4WQ2R here").contains(&"aws_access_token"));
         assert!(kinds("sk_live_51Hx9YtLq2Wm8NvB3cRzK7pD").contains(&"stripe_access_token"));
+    }
+
+    /// Issue 48: a named service's token at the end of a sentence, in a list or in parentheses,
+    /// but not before more text.
+    #[test]
+    fn named_tokens_before_punctuation_are_found() {
+        for (token, kind) in [
+            ("sq0atp-Xk4mQ9vL2pR7wT3nB8zY12", "square_access_token"),
+            (
+                "PMAK-4f8e2a9c1b7d3e5f6a0b9c8d-4f8e2a9c1b7d3e5f6a0b9c8d7e6f5a4b3c",
+                "postman_api_token",
+            ),
+            (
+                "pscale_tkn_Xk4mQ9vL2pR7wT3nB8zYXk4mQ9vL2pR7wT3nB8zY",
+                "planetscale_api_token",
+            ),
+            (
+                "dop_v1_4f8e2a9c1b7d3e5f6a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f",
+                "digitalocean_pat",
+            ),
+        ] {
+            for text in [
+                format!("use {token}."),
+                format!("({token})"),
+                format!("{token}, then"),
+                format!("{token}:\n"),
+                format!("is it {token}?!"),
+            ] {
+                assert!(kinds(&text).contains(&kind), "{text}: {:?}", kinds(&text));
+            }
+            let method = format!("{token}.method()");
+            assert!(!kinds(&method).contains(&kind), "{method}");
+        }
     }
 
     #[test]

@@ -7,16 +7,19 @@
 //!   license), matched as gitleaks matches them: keyword prefilter, secret group, entropy
 //!   floor, allowlists and stopwords;
 //! - our own detectors ([`rules`]): keyword-anchored assignments (`*password*`, `*secret*`,
-//!   `*token*`, `*_key` in `=`, `:` and JSON forms, with value checks so `password: see vault`
-//!   is not flagged), the AWS secret access key and Azure connection-string keys by name,
-//!   credentials in URLs, `Authorization:` headers, bearer tokens, private key blocks, and
-//!   service tokens even when glued to an identifier (`my_AKIA...`).
+//!   `*token*`, `*_key` in `=`, `:` and JSON forms, the JSON escaped to any depth, with value
+//!   checks ([`values`]) so `password: see vault` is not flagged), the AWS secret access key
+//!   and Azure connection-string keys by name, credentials in URLs, `Authorization:` headers,
+//!   bearer tokens, private key blocks, credential files and command lines (`~/.pgpass`,
+//!   `.netrc`, htpasswd hashes, `mysql -p...`, `sshpass -p`), and service tokens even when
+//!   glued to an identifier (`my_AKIA...`) or followed by punctuation.
 //!
 //! Findings that overlap are merged, and each merged span is replaced by `[REDACTED:<kind>]`
 //! (the most specific kind: a named service before a generic rule). Callers report the kinds
-//! and counts, never the secret. Redacting is idempotent: a marker is never matched again.
-//! Text that is cut to a limit is redacted first ([`redact_and_truncate`]): a credential cut
-//! in half is too short for any rule to know it.
+//! and counts, never the secret; what they print or derive from text (an id of a title's
+//! words, a name in a report) is [`redacted`] too. Redacting is idempotent: a marker is never
+//! matched again. Text that is cut to a limit is redacted first ([`redact_and_truncate`]): a
+//! credential cut in half is too short for any rule to know it.
 //!
 //! Pure: patterns are compiled once per process (each gitleaks pattern the first time one of
 //! its keywords is seen), and nothing here touches the file system, the clock or the
@@ -24,6 +27,7 @@
 
 pub mod gitleaks;
 pub mod rules;
+pub mod values;
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -164,6 +168,15 @@ pub fn redact_text(text: &str, found: &mut BTreeMap<&'static str, usize>) -> Opt
     Some(redacted)
 }
 
+/// `text` with every secret replaced, uncounted: for text that is shown (a report, a message)
+/// or made into something else (an id of a title's words) rather than stored as it is.
+pub fn redacted(text: &str) -> Cow<'_, str> {
+    match redact_text(text, &mut BTreeMap::new()) {
+        Some(clean) => Cow::Owned(clean),
+        None => Cow::Borrowed(text),
+    }
+}
+
 /// The shortest value [`conceal_values`] replaces wherever it occurs, not only where it is
 /// quoted: shorter ones (`0`, `no`) occur in ordinary words.
 const CONCEALED_ANYWHERE: usize = 4;
@@ -191,7 +204,7 @@ pub fn conceal_values<'a>(
     // Longest first: a value inside a longer one must not leave the rest of that one shown.
     values.sort_by_key(|value| std::cmp::Reverse(value.len()));
     let mut text = message.to_owned();
-    for value in values {
+    for value in &values {
         let count = value.chars().count();
         let shown = format!("<{count} character{}>", if count == 1 { "" } else { "s" });
         for quote in ['\'', '`'] {
@@ -204,8 +217,28 @@ pub fn conceal_values<'a>(
             text = text.replace(value, &shown);
         }
     }
-    redact_text(&text, &mut BTreeMap::new()).unwrap_or(text)
+    // A parser may quote a part of what was typed (``the start line `5432:...` is not a line
+    // number``): a part of four characters or more is concealed too.
+    let text = QUOTED.replace_all(&text, |quoted: &regex::Captures<'_>| {
+        let part = quoted
+            .get(1)
+            .or_else(|| quoted.get(2))
+            .map_or("", |part| part.as_str());
+        let count = part.chars().count();
+        match count >= CONCEALED_ANYWHERE && values.iter().any(|value| value.contains(part)) {
+            true => {
+                let quote = &quoted[0][..1];
+                format!("{quote}<{count} characters>{quote}")
+            }
+            false => quoted[0].to_owned(),
+        }
+    });
+    redacted(&text).into_owned()
 }
+
+/// A span a message quotes, in backticks or single quotes, on one line.
+static QUOTED: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"`([^`\n]+)`|'([^'\n]+)'").expect("valid"));
 
 /// A redacted text cut to at most `limit` Unicode scalars, `...` marking the cut (as
 /// [`truncate`](crate::policy::text::truncate) does), without splitting a redaction marker: a
@@ -504,6 +537,17 @@ mod tests {
         assert_eq!(
             shown,
             "invalid value '<1 character>' for '--limit <N>' (1 to 10)"
+        );
+        // Issue 48: a part of a value the parser quotes is concealed too; what it quotes of
+        // its own is not.
+        let shown = conceal_values(
+            "invalid value 'db.example.com:5432:app:deploy:S3cr3tPassw0rd' for '--ref <REF>': the start line `5432:app:deploy:S3cr3tPassw0rd` is not a line number (e.g. `src/a.rs:10-42`)",
+            ["--ref", "db.example.com:5432:app:deploy:S3cr3tPassw0rd"],
+            names,
+        );
+        assert_eq!(
+            shown,
+            "invalid value '<45 characters>' for '--ref <REF>': the start line `<30 characters>` is not a line number (e.g. `src/a.rs:10-42`)"
         );
     }
 

@@ -1,18 +1,16 @@
 //! Our own detectors, for what a rule set written for source files misses in notes and
-//! commands: secrets assigned to a secret-sounding name in `=`, `:` or JSON form, the AWS
-//! secret access key after its name and Azure connection-string keys (gitleaks has no rule for
-//! either), credentials in URLs, `Authorization:` headers and bearer tokens, private key blocks
-//! cut short, and prefix-shaped tokens (formats as gitleaks' rules give them) at lengths or in
-//! places its rules do not accept: glued to an identifier (`my_AKIA...`, `id_ghp_...`), or
-//! holding one of its stopwords (gitleaks skips a Hugging Face or SendGrid key that holds
-//! `abcdefghijklmnopqrstuvwxyz`).
-//!
-//! The assignment detector is where false alarms come from, so its value has to look like a
-//! secret: at least six characters, no spaces (`password: see vault` is prose), not a number,
-//! not a template or a mask (`${DB_PASSWORD}`, `<token>`, `****`), not a placeholder word, not
-//! an identifier or a dotted path (`config.api_key`), and not of low entropy. One exception
-//! to "no spaces": a quoted value after a password's name that reads as a passphrase, not as
-//! prose (`"correct horse battery staple"`, not `"see the vault"`).
+//! commands: secrets assigned to a secret-sounding name in `=`, `:` or JSON form (JSON inside
+//! a JSON string too, its quotes escaped to any depth), the AWS secret access key after its
+//! name and Azure connection-string keys (gitleaks has no rule for either), credentials in
+//! URLs, `Authorization:` headers and bearer tokens, private key blocks cut short, passwords in
+//! credential files and on command lines (`~/.pgpass`, `.netrc`, `mysql -pSECRET`, `sshpass -p
+//! SECRET`) and password hashes (htpasswd, crypt), and prefix-shaped tokens (formats as
+//! gitleaks' rules give them) at lengths or in places its rules do not accept: glued to an
+//! identifier (`my_AKIA...`, `id_ghp_...`), followed by punctuation (a DigitalOcean or Vault
+//! token before `.`, `:`, `,` or `)`), without the name gitleaks wants before it (a Telegram
+//! bot token), or holding one of its stopwords (gitleaks skips a Hugging Face or SendGrid key
+//! that holds `abcdefghijklmnopqrstuvwxyz`). What a value has to look like to be taken for a
+//! secret is [`values`](super::values)'.
 //!
 //! A token's edges are checked per detector: a token may touch `_` or punctuation, and a
 //! letter when its prefix cannot end a word (`AKIA` after a lowercase letter, `ghp_`), but
@@ -27,6 +25,12 @@ use aho_corasick::AhoCorasick;
 use regex::Regex;
 
 use super::gitleaks::shannon_entropy;
+use super::values::BENIGN_NAME;
+use super::values::is_passphrase;
+use super::values::is_placeholder;
+use super::values::is_random;
+use super::values::is_secret_value;
+use super::values::is_template_or_mask;
 
 /// A finding of one of our detectors.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -38,11 +42,6 @@ pub struct RuleMatch {
     /// Whether it is the generic assignment detector (a weaker claim than a named shape).
     pub generic: bool,
 }
-
-/// The least entropy, in bits per character, of a value the assignment detector flags.
-pub const ASSIGNMENT_ENTROPY: f64 = 2.3;
-/// The shortest value the assignment detector flags, in characters.
-pub const ASSIGNMENT_MIN_CHARS: usize = 6;
 
 /// How a detector's candidate is judged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,6 +57,9 @@ enum Check {
     /// digits, lowercase and uppercase letters, and not only hex digits. An identifier
     /// (`pk_test_integrationsuite`) or a commit hash in a secret's place is not one.
     Random,
+    /// A value put where only a password goes (`mysql -pSECRET`, `sshpass -p SECRET`): trusted
+    /// unless it is a template, a mask or a placeholder.
+    Password,
 }
 
 /// What may touch a token on either side. The regex crate has no look-around, so a token's
@@ -112,6 +114,12 @@ fn is_base64(c: char) -> bool {
     c.is_ascii_alphanumeric() || c == '+' || c == '/' || c == '='
 }
 
+/// A character of a crypt hash but `.` (a full stop after one is read as the end of a
+/// sentence).
+fn is_crypt(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '/'
+}
+
 struct Detector {
     kind: &'static str,
     /// Lowercase words one of which the text must hold for the pattern to run.
@@ -129,6 +137,15 @@ impl Detector {
         self.compiled
             .get_or_init(|| Regex::new(self.pattern).expect("secret patterns are valid"))
     }
+}
+
+/// A value as written after its name or flag: double- or single-quoted, each quote escaped to
+/// any depth (`\"...\"` in a JSON string, `\\\"...\\\"` in a JSON string inside one),
+/// or bare. A quoted value ends at the first quote, however many backslashes precede it.
+macro_rules! value {
+    () => {
+        r#"(?:\\*"(?P<dq>[^"\r\n]{0,512}?)\\*"|\\*'(?P<sq>[^'\r\n]{0,512}?)\\*'|(?P<bare>[^\s"'`,;()\[\]{}<>]{1,512}))"#
+    };
 }
 
 static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
@@ -161,7 +178,7 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
         detector(
             "authorization_header",
             &["authorization"],
-            r#"(?i)\b(?:proxy-)?authorization\b["']?[ \t]*[:=][ \t]*["']?[ \t]*(?:(?P<scheme>basic|bearer|token|digest|negotiate|ntlm|api-?key)[ \t]+)?(?P<secret>[A-Za-z0-9._~+/=:-]{6,})"#,
+            r#"(?i)\b(?:proxy-)?authorization\b\\*["']?[ \t]*[:=][ \t]*\\*["']?[ \t]*(?:(?P<scheme>basic|bearer|token|digest|negotiate|ntlm|api-?key)[ \t]+)?(?P<secret>[A-Za-z0-9._~+/=:-]{6,})"#,
             Check::Header,
         ),
         detector(
@@ -181,13 +198,19 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
                 "credential",
                 "key",
             ],
-            r#"(?i)(?P<name>[A-Za-z0-9_.$-]*(?:passw(?:or)?d|passphrase|pwd|secret|token|credential|[_.-]key|apikey|(?-i:[a-z0-9]Key))[A-Za-z0-9_.-]*)["']?[ \t]*(?::=|=>|=|:)[ \t]*(?:"(?P<dq>[^"\r\n]{0,512})"|'(?P<sq>[^'\r\n]{0,512})'|(?P<bare>[^\s"'`,;()\[\]{}<>]{1,512}))"#,
+            concat!(
+                r#"(?i)(?P<name>[A-Za-z0-9_.$-]*(?:passw(?:or)?d|passphrase|pwd|secret|token|credential|[_.-]key|apikey|(?-i:[a-z0-9]Key))[A-Za-z0-9_.-]*)\\*["']?[ \t]*(?::=|=>|=|:)[ \t]*"#,
+                value!()
+            ),
             Check::Assignment,
         ),
         detector(
             "secret_assignment",
             &["--"],
-            r#"(?i)--(?P<name>password|passwd|passphrase|token|secret|api-?key|auth-token|access-token|client-secret)(?:=|[ \t]+)(?:"(?P<dq>[^"\r\n]{0,512})"|'(?P<sq>[^'\r\n]{0,512})'|(?P<bare>[^\s"'`,;()\[\]{}<>]{1,512}))"#,
+            concat!(
+                r#"(?i)--(?P<name>password|passwd|passphrase|token|secret|api-?key|auth-token|access-token|client-secret)(?:=|[ \t]+)"#,
+                value!()
+            ),
             Check::Assignment,
         ),
         // The secret half of an AWS key pair: 40 base64 characters after its name, in the
@@ -207,7 +230,7 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
                 "aws.secret",
                 "awssecret",
             ],
-            r#"(?i)(?:secret[_.-]?access[_.-]?key|aws[_.-]?secret[_.-]?key)["']?(?:[ \t]*(?::=|=>|=|:)[ \t]*|[ \t]+)["']?(?P<secret>[A-Za-z0-9/+]{40})"#,
+            r#"(?i)(?:secret[_.-]?access[_.-]?key|aws[_.-]?secret[_.-]?key)\\*["']?(?:[ \t]*(?::=|=>|=|:)[ \t]*|[ \t]+)\\*["']?(?P<secret>[A-Za-z0-9/+]{40})"#,
             never,
             is_base64,
         ),
@@ -231,6 +254,55 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
             &["-u", "--user", "--proxy-user"],
             r#"(?:^|[\s"'])(?:-u|--user|--proxy-user)(?:[ \t]+|=)["']?[^\s:"'@`]{1,128}:(?P<bare>[^\s"'`]{1,256})"#,
             Check::Assignment,
+        ),
+        // A PostgreSQL password file line (`~/.pgpass`): `host:port:database:user:password`,
+        // five fields (a `:` inside one is escaped), the host a name or an IPv4 address, the
+        // port a number, the database and the user names (each may be `*`); the password
+        // judged as an assigned value. A time (`23:15:00-00:44:30`), a list of numbers or a
+        // `grep -n` hit in a colon-separated file (`users.txt:1:root:x:0:0:...`) is no such
+        // line.
+        detector(
+            "pgpass_password",
+            &[":"],
+            r#"(?m)(?:^|[^A-Za-z0-9.*:_\\/-])(?:\*|[A-Za-z][A-Za-z0-9.-]*|[0-9]{1,3}(?:\.[0-9]{1,3}){3}):(?:\*|[0-9]{1,5})(?::(?:\*|[A-Za-z_](?:[^\s:\\]|\\.)*)){2}:(?P<bare>(?:[^\s:\\"'`]|\\.){1,256})(?:[\s"'`]|$)"#,
+            Check::Assignment,
+        ),
+        // A `.netrc` entry: `machine HOST login USER password SECRET`, on one line or over
+        // several, or `default ... password SECRET`; judged as an assigned value.
+        detector(
+            "netrc_password",
+            &["machine", "default"],
+            r#"\b(?:machine[ \t]+\S+|default)(?:\s+(?:login\s+(?P<login>\S+)|(?:account|port)\s+\S+)){0,3}\s+password\s+(?:"(?P<dq>[^"\r\n]{1,256})"|(?P<bare>[^\s"'`]{1,256}))"#,
+            Check::Assignment,
+        ),
+        // The MySQL and MariaDB clients take the password glued to `-p` (`mysql -uroot
+        // -pSECRET db`); `-p` alone, or followed by a space, asks for it instead, and what
+        // follows is the database.
+        detector(
+            "command_line_password",
+            &["mysql", "mariadb"],
+            r#"\b(?:mysql[a-z]*|mariadb[a-z-]*)\b[^\n|;&]{0,200}?[ \t]-p(?:"(?P<dq>[^"\r\n]{1,256})"|'(?P<sq>[^'\r\n]{1,256})'|(?P<bare>[^\s"'`]{1,256}))"#,
+            Check::Password,
+        ),
+        // `sshpass -p SECRET` (or `-pSECRET`), after any of sshpass' own options.
+        detector(
+            "command_line_password",
+            &["sshpass"],
+            r#"\bsshpass(?:[ \t]+-(?:[fdP][ \t]*\S+|[evhV]))*[ \t]+-p[ \t]*(?:"(?P<dq>[^"\r\n]{1,256})"|'(?P<sq>[^'\r\n]{1,256})'|(?P<bare>[^\s"'`]{1,256}))"#,
+            Check::Password,
+        ),
+        // A password hash as `htpasswd` writes it (Apache MD5 `$apr1$`, bcrypt `$2y$`, SHA-1
+        // `{SHA}`, salted `{SSHA}`), and the crypt hashes of `/etc/shadow` (`$1$`, `$5$`,
+        // `$6$`): a hash can be cracked offline, so it is kept like the password. A hash may
+        // end in `.`, so a `.` after one is taken for a full stop.
+        token(
+            "password_hash",
+            &[
+                "$apr1$", "$2a$", "$2b$", "$2x$", "$2y$", "{sha}", "{ssha}", "$1$", "$5$", "$6$",
+            ],
+            r"(?P<secret>\$apr1\$[./0-9A-Za-z]{1,8}\$[./0-9A-Za-z]{22}|\$2[abxy]\$[0-9]{2}\$[./0-9A-Za-z]{53}|\{SHA\}[A-Za-z0-9+/]{27}=|\{SSHA\}[A-Za-z0-9+/]{26,}={0,2}|\$[156]\$(?:rounds=[0-9]{1,9}\$)?[./0-9A-Za-z]{1,16}\$[./0-9A-Za-z]{22,86})",
+            is_alnum,
+            is_crypt,
         ),
         // The key of an Azure connection string (storage `AccountKey=`, Service Bus, Event
         // Hubs and IoT Hub `SharedAccessKey=`).
@@ -315,6 +387,39 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
             is_alnum,
             is_url_safe,
         ),
+        // A Telegram bot token on its own: the bot's id, `:`, and 35 characters starting with
+        // `A` (gitleaks finds one only after a name holding `telegr`).
+        Detector {
+            check: Check::Random,
+            ..token(
+                "telegram_bot_api_token",
+                &[":a"],
+                r"(?P<secret>[0-9]{5,16}:(?P<body>A[A-Za-z0-9_-]{34}))",
+                is_alnum,
+                is_url_safe,
+            )
+        },
+        // DigitalOcean personal, OAuth and refresh tokens and HashiCorp Vault service, batch
+        // and recovery tokens. gitleaks' rules for them refuse a token followed by `.`, `:`,
+        // `,` or `)`, as a token is in a sentence or a list; here only more of the token's
+        // own alphabet ends it.
+        token(
+            "digitalocean_token",
+            &["dop_v1_", "doo_v1_", "dor_v1_"],
+            r"(?P<secret>do[opr]_v1_[a-f0-9]{64})",
+            is_alnum,
+            is_alnum,
+        ),
+        Detector {
+            check: Check::Random,
+            ..token(
+                "vault_token",
+                &["hvs.", "hvb.", "hvr."],
+                r"(?P<secret>hv[sbr]\.(?P<body>[A-Za-z0-9_-]{24,}))",
+                is_alnum,
+                is_url_safe,
+            )
+        },
         token(
             "jwt",
             &["ey"],
@@ -324,196 +429,6 @@ static DETECTORS: LazyLock<Vec<Detector>> = LazyLock::new(|| {
         ),
     ]
 });
-
-/// Names that carry a secret-sounding word but hold no secret (`token_count`, `public_key`,
-/// `secret_name`, `max_tokens`, `tokenUrl`, `credentialSource`).
-static BENIGN_NAME: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"(?i)(?:public|pub[_.-]?key|[_.-](?:ids?|names?|types?|kind|urls?|uris?|endpoint|paths?|files?|dir|len|length|size|count|limit|ttl|expiry|expires(?:_at)?|hash|field|column|header|prefix|env|var|ref|version|format|algorithm|alg|policy|store|ring|board)$|(?-i:[a-z0-9](?:Ids?|Names?|Types?|Kind|Urls?|Uris?|URL|Endpoint|Paths?|Files?|Dir|Len|Length|Size|Count|Limit|Hash|Field|Header|Prefix|Env|Var|Ref|Version|Format|Source|Policy|Store))$|^(?:max|min|num|n|total)[_.-])",
-    )
-    .expect("valid")
-});
-
-static TEMPLATE: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"^(?:\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|\$\(.*\)|\$?\{\{.*\}\}|\{[A-Za-z0-9_.:]*\}|<[^<>]+>|%[A-Za-z_]+%|%[-+ #0-9.]*[A-Za-z](?:[^A-Za-z0-9].*)?|@[A-Za-z_]+@|#\{.*\}|\[REDACTED:.*)$",
-    )
-    .expect("valid")
-});
-
-static IDENTIFIER: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(
-        r"^(?:[A-Za-z_.$-]+|[A-Za-z_$][A-Za-z0-9_$]*(?:(?:\.|::|->)[A-Za-z_$][A-Za-z0-9_$]*)+)$",
-    )
-    .expect("valid")
-});
-
-static QUOTED_IDENTIFIER: LazyLock<Regex> =
-    LazyLock::new(|| Regex::new(r"^[A-Za-z]+(?:[_.-][A-Za-z]+)+$").expect("valid"));
-
-const PLACEHOLDER_PARTS: [&str; 14] = [
-    "example",
-    "placeholder",
-    "changeme",
-    "change_me",
-    "change-me",
-    "your_",
-    "your-",
-    "yourpass",
-    "dummy",
-    "redacted",
-    "xxxx",
-    "****",
-    "notreal",
-    "not_real",
-];
-
-const PLACEHOLDER_WORDS: [&str; 18] = [
-    "password",
-    "passwd",
-    "secret",
-    "token",
-    "null",
-    "none",
-    "nil",
-    "true",
-    "false",
-    "undefined",
-    "empty",
-    "hidden",
-    "masked",
-    "required",
-    "optional",
-    "string",
-    "sample",
-    "unknown",
-];
-
-/// A template (`${DB_PASSWORD}`, `{{ secrets.TOKEN }}`, `<token>`), a mask (`****`, `xxxxxx`),
-/// or one of our own redaction markers.
-fn is_template_or_mask(value: &str) -> bool {
-    let value = value.trim();
-    if value.is_empty() || TEMPLATE.is_match(value) {
-        return true;
-    }
-    let mut chars = value.chars();
-    let first = chars.next().unwrap_or_default();
-    value.chars().all(|c| "*xX.•#_-".contains(c)) || chars.all(|c| c == first)
-}
-
-fn is_placeholder(value: &str) -> bool {
-    let lower = value.to_lowercase();
-    PLACEHOLDER_PARTS.iter().any(|part| lower.contains(part))
-        || PLACEHOLDER_WORDS.iter().any(|word| lower == *word)
-}
-
-/// Whether the value after a secret-sounding name looks like a secret.
-pub fn is_secret_value(value: &str, quoted: bool) -> bool {
-    let value = value.trim();
-    // `a::b` and `a == b` are code, not an assignment.
-    !value.starts_with([':', '='])
-        && value.chars().count() >= ASSIGNMENT_MIN_CHARS
-        && !value.chars().any(char::is_whitespace)
-        && !value
-            .chars()
-            .all(|c| c.is_ascii_digit() || ".,_+-:".contains(c))
-        && !is_template_or_mask(value)
-        && !is_placeholder(value)
-        && !(if quoted {
-            QUOTED_IDENTIFIER.is_match(value)
-        } else {
-            // Code, not a password: `&token`, `*token`, `!!key.emit` (a reference, a
-            // dereference, a negation) and Rust's `token?`.
-            let name = value.trim_start_matches(['&', '*', '!']);
-            IDENTIFIER.is_match(name.strip_suffix('?').unwrap_or(name))
-        })
-        && !value.starts_with(['/', '~'])
-        && !value.starts_with("./")
-        && !value.to_ascii_lowercase().starts_with("http")
-        && !value.to_ascii_lowercase().starts_with("urn:")
-        && shannon_entropy(value) >= ASSIGNMENT_ENTROPY
-}
-
-/// Whether `value` looks drawn at random (see [`Check::Random`]).
-fn is_random(value: &str) -> bool {
-    let classes = [
-        value.chars().any(|c| c.is_ascii_digit()),
-        value.chars().any(|c| c.is_ascii_lowercase()),
-        value.chars().any(|c| c.is_ascii_uppercase()),
-    ];
-    classes.iter().filter(|has| **has).count() >= 2 && !value.chars().all(|c| c.is_ascii_hexdigit())
-}
-
-/// Words that make a quoted value with spaces read as prose (`"see the vault"`, `"stored in
-/// 1Password"`, `"not set"`) rather than as a passphrase.
-const PROSE_WORDS: [&str; 44] = [
-    "a",
-    "an",
-    "the",
-    "see",
-    "ask",
-    "in",
-    "on",
-    "at",
-    "of",
-    "to",
-    "from",
-    "for",
-    "with",
-    "via",
-    "by",
-    "is",
-    "are",
-    "was",
-    "be",
-    "not",
-    "no",
-    "set",
-    "unset",
-    "use",
-    "used",
-    "stored",
-    "vault",
-    "env",
-    "environment",
-    "manager",
-    "file",
-    "config",
-    "same",
-    "as",
-    "above",
-    "below",
-    "here",
-    "there",
-    "your",
-    "our",
-    "their",
-    "this",
-    "that",
-    "it",
-];
-
-/// Whether a quoted value with spaces after a password's name is a passphrase
-/// (`"correct horse battery staple"`): two to eight words, none of them prose, and otherwise
-/// what [`is_secret_value`] asks of a value.
-fn is_passphrase(value: &str) -> bool {
-    let value = value.trim();
-    let words: Vec<String> = value
-        .split_whitespace()
-        .map(|word| {
-            word.trim_matches(|c: char| !c.is_alphanumeric())
-                .to_lowercase()
-        })
-        .collect();
-    (2..=8).contains(&words.len())
-        && value.chars().count() >= 2 * ASSIGNMENT_MIN_CHARS
-        && !words
-            .iter()
-            .any(|word| PROSE_WORDS.contains(&word.as_str()))
-        && !is_template_or_mask(value)
-        && !is_placeholder(value)
-        && shannon_entropy(value) >= ASSIGNMENT_ENTROPY
-}
 
 /// Every detector keyword in one Aho-Corasick automaton, and each detector's keywords as
 /// indexes into it: one pass over a text finds which detectors may match, instead of a search
@@ -547,16 +462,14 @@ static KEYWORDS: LazyLock<(AhoCorasick, Vec<Vec<usize>>)> = LazyLock::new(|| {
 /// parameter (`access_token=...&scope=user` keeps `&scope=user`).
 fn judge_assignment(text: &str, captures: &regex::Captures<'_>) -> Option<Range<usize>> {
     let name = captures.name("name").map_or("", |name| name.as_str());
-    if BENIGN_NAME.is_match(name) {
+    // An anonymous FTP login's password is an address by convention (`.netrc`'s `default login
+    // anonymous password user@site`).
+    let anonymous = (captures.name("login"))
+        .is_some_and(|login| ["anonymous", "ftp"].contains(&login.as_str()));
+    if BENIGN_NAME.is_match(name) || anonymous {
         return None;
     }
-    let (value, quoted) = match (
-        captures.name("dq").or_else(|| captures.name("sq")),
-        captures.name("bare"),
-    ) {
-        (Some(value), _) => (value, true),
-        (None, bare) => (bare?, false),
-    };
+    let (value, quoted) = value_of(captures)?;
     let mut range = value.range();
     if !quoted && let Some(next) = QUERY_PARAMETER.find(value.as_str()) {
         range.end = range.start + next.start();
@@ -572,6 +485,17 @@ fn judge_assignment(text: &str, captures: &regex::Captures<'_>) -> Option<Range<
         && !macro_call
         && (is_secret_value(value, quoted) || (quoted && password_name && is_passphrase(value)));
     secret.then_some(range)
+}
+
+/// The value a detector captured (`dq`, `sq` or `bare`), and whether it was quoted.
+fn value_of<'t>(captures: &regex::Captures<'t>) -> Option<(regex::Match<'t>, bool)> {
+    match (
+        captures.name("dq").or_else(|| captures.name("sq")),
+        captures.name("bare"),
+    ) {
+        (Some(value), _) => Some((value, true)),
+        (None, bare) => Some((bare?, false)),
+    }
 }
 
 /// The next parameter of a query string inside a value: `&name=`.
@@ -615,6 +539,12 @@ pub fn find(text: &str, lowered: &str) -> Vec<RuleMatch> {
                     })
                     .map(|secret| secret.range()),
                 Check::Assignment => judge_assignment(text, &captures),
+                Check::Password => value_of(&captures)
+                    .map(|(value, _)| value)
+                    .filter(|value| {
+                        !is_template_or_mask(value.as_str()) && !is_placeholder(value.as_str())
+                    })
+                    .map(|value| value.range()),
             };
             if let Some(range) = judged.filter(|range| detector.edges.hold(text, range)) {
                 found.push(RuleMatch {
@@ -854,5 +784,218 @@ mod tests {
         let bearer = secrets("-H 'Authorization: Bearer abcdefghijklmnop0123456789'");
         assert!(bearer.contains(&("authorization_header", "abcdefghijklmnop0123456789")));
         assert!(bearer.contains(&("bearer_token", "abcdefghijklmnop0123456789")));
+    }
+
+    /// Issue 48: JSON inside a JSON string, escaped once or deeper, holds its assignments too.
+    #[test]
+    fn escaped_json_assignments_are_found_at_any_depth() {
+        for (text, secret) in [
+            (r#"{\"password\":\"hunter2hunter2\"}"#, "hunter2hunter2"),
+            (
+                r#"{\\\"token\\\": \\\"Xk9mP2vL8qRzW3\\\"}"#,
+                "Xk9mP2vL8qRzW3",
+            ),
+            (
+                r#"{\\\\\\\"apiKey\\\\\\\":\\\\\\\"Zx7Qm2Lp9Vw4\\\\\\\"}"#,
+                "Zx7Qm2Lp9Vw4",
+            ),
+            (
+                r#"body: "{\"db_password\": \"Blue Whale Sings 42\"}""#,
+                "Blue Whale Sings 42",
+            ),
+            (r#"{\'secret\': \'q8W3eR5tY7uI\'}"#, "q8W3eR5tY7uI"),
+            (r#"run --password=\"Tr0ub4dor3\" now"#, "Tr0ub4dor3"),
+            (
+                r#"{\"SecretAccessKey\": \"wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\"}"#,
+                "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            ),
+        ] {
+            let found = secrets(text);
+            assert!(found.iter().any(|(_, s)| *s == secret), "{text}: {found:?}");
+        }
+        for text in [
+            r#"{\"password\": \"see the vault\"}"#,
+            r#"{\"token_count\": \"12345678\"}"#,
+            r#"{\"api_key\": \"${API_KEY}\"}"#,
+            r#"{\\\"password\\\": \\\"changeme\\\"}"#,
+            r#"let s = "{\"token\": \"\"}";"#,
+        ] {
+            assert!(secrets(text).is_empty(), "{text}: {:?}", secrets(text));
+        }
+    }
+
+    /// Issue 48: credential files and command lines that carry a password in their own form.
+    #[test]
+    fn credential_files_and_command_lines() {
+        for (text, kind, secret) in [
+            (
+                "db.example.com:5432:app:deploy:S3cr3tPassw0rd",
+                "pgpass_password",
+                "S3cr3tPassw0rd",
+            ),
+            (
+                "*:*:*:postgres:Xk9mP2vL8qRz",
+                "pgpass_password",
+                "Xk9mP2vL8qRz",
+            ),
+            (
+                "localhost:5432:*:app:Wq9Er4Ty7\\:Ui2",
+                "pgpass_password",
+                "Wq9Er4Ty7\\:Ui2",
+            ),
+            (
+                "echo '10.0.0.5:5432:app:ops:hunter2hunter2' >> ~/.pgpass",
+                "pgpass_password",
+                "hunter2hunter2",
+            ),
+            (
+                "there is no subgoal \"db.example.com:5432:app:deploy:S3cr3tPassw0rd\"",
+                "pgpass_password",
+                "S3cr3tPassw0rd",
+            ),
+            (
+                "mysql -uroot -pS3cr3tPassw0rd app",
+                "command_line_password",
+                "S3cr3tPassw0rd",
+            ),
+            (
+                "mysqldump -h db -u app -p'Xk9m P2vL' shop > dump.sql",
+                "command_line_password",
+                "Xk9m P2vL",
+            ),
+            (
+                "mariadb -pSecretPass",
+                "command_line_password",
+                "SecretPass",
+            ),
+            (
+                "sshpass -p Zq8vN3xL5pW ssh deploy@host",
+                "command_line_password",
+                "Zq8vN3xL5pW",
+            ),
+            (
+                "sshpass -v -pZq8vN3xL5pW scp a host:b",
+                "command_line_password",
+                "Zq8vN3xL5pW",
+            ),
+            (
+                "machine api.example.com login deploy password Zq8vN3xL5pW",
+                "netrc_password",
+                "Zq8vN3xL5pW",
+            ),
+            (
+                "machine git.internal\n  login ci\n  password 9f8e7d6c5b4aZ\n",
+                "netrc_password",
+                "9f8e7d6c5b4aZ",
+            ),
+            (
+                "no subgoal \"machine h.example login u password Zq8vN3xL5pW\"",
+                "netrc_password",
+                "Zq8vN3xL5pW",
+            ),
+            (
+                "admin:$apr1$Xk9mP2vL$Q8wZ3nR5tY7uI1oE5aS0d.",
+                "password_hash",
+                "$apr1$Xk9mP2vL$Q8wZ3nR5tY7uI1oE5aS0d.",
+            ),
+            (
+                "deploy:$2y$05$abcdefghijklmnopqrstuuN7JzGpXxEJAr3LvTBk8mI1H0Vo/Cw9e",
+                "password_hash",
+                "$2y$05$abcdefghijklmnopqrstuuN7JzGpXxEJAr3LvTBk8mI1H0Vo/Cw9e",
+            ),
+            (
+                "ops:{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=",
+                "password_hash",
+                "{SHA}W6ph5Mm5Pz8GgiULbPgzG37mj9g=",
+            ),
+            (
+                "root:$6$Kq8vB3nX$wJalrXUtnFEMIK7MDENGbPxRfiCYzZ0123456789abcdefgh:19000:0:99999:7:::",
+                "password_hash",
+                "$6$Kq8vB3nX$wJalrXUtnFEMIK7MDENGbPxRfiCYzZ0123456789abcdefgh",
+            ),
+        ] {
+            let found = secrets(text);
+            assert!(found.contains(&(kind, secret)), "{text}: {found:?}");
+        }
+        for text in [
+            // `-p` alone or before a space asks for the password; the next word is the database.
+            "mysql -u root -p app",
+            "mysql -h db -P 3306 -p",
+            "mysql -p\"$MYSQL_PASSWORD\" app",
+            "mkdir -p build && ssh -p2222 host",
+            "docker run -p8080:80 nginx",
+            "sshpass -f ~/.pass ssh host",
+            "sshpass -e ssh -p 22 host",
+            // Colon-separated shapes that are no password file line.
+            "localhost:5432:app",
+            "db.example.com:5432:app:deploy",
+            "src/main.rs:12:5: error: unused variable",
+            "main.rs:12:5:10:20",
+            "00:1a:2b:3c:4d:5e",
+            "12:30:45:67:89",
+            "localhost:5432:mydb:postgres:postgres",
+            "\"1968-02-01T23:15:00-00:44:30[Africa/Monrovia]\".parse()?;",
+            "format!(\"3:4:\\n5:7:\\n6:8:\\n\\nbyte count:{}\\n\", n);",
+            "TimeZone::parse(b\"XXX24:59:59YYY25:59:59,M3.2.0,M11.1.0\")",
+            "default login anonymous password user@site",
+            "users.txt:1:root:x:0:0:root:/root:/bin/bash",
+            "*:*:*:postgres:${PGPASSWORD}",
+            "x:db.example.com:5432:app:deploy:Xk9mP2vL8qRz",
+            // Prose around the netrc and hash words.
+            "the machine learning login page password reset",
+            "by default password prompts are shown",
+            "bcrypt hashes start with $2y$ and a cost",
+            "the {SHA} prefix marks a SHA-1 hash",
+            "echo $1$2 and $6$HOME",
+        ] {
+            assert!(secrets(text).is_empty(), "{text}: {:?}", secrets(text));
+        }
+    }
+
+    /// Issue 48: tokens followed by the punctuation of a sentence or a list, and Telegram bot
+    /// tokens without a name before them.
+    #[test]
+    fn tokens_before_punctuation_and_bare_bot_tokens() {
+        let digitalocean =
+            "dop_v1_4f8e2a9c1b7d3e5f6a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f";
+        let vault = "hvs.CAESIJk8mP2vL8qRzW3nB5tY7uI1oE5aS0dF";
+        let telegram = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0";
+        for (token, kind) in [
+            (digitalocean, "digitalocean_token"),
+            (&digitalocean.replace("dop_", "doo_"), "digitalocean_token"),
+            (&digitalocean.replace("dop_", "dor_"), "digitalocean_token"),
+            (vault, "vault_token"),
+            (&vault.replace("hvs.", "hvb."), "vault_token"),
+            (&vault.replace("hvs.", "hvr."), "vault_token"),
+            (telegram, "telegram_bot_api_token"),
+        ] {
+            for text in [
+                token.to_string(),
+                format!("use {token}."),
+                format!("{token}: revoked"),
+                format!("[{token}, other]"),
+                format!("(token {token})"),
+                format!("VAULT_TOKEN={token}"),
+            ] {
+                let found = secrets(&text);
+                assert!(found.contains(&(kind, token)), "{text}: {found:?}");
+            }
+        }
+        for text in [
+            // Longer runs of the alphabet, and words holding the prefix.
+            "dop_v1_4f8e2a9c1b7d3e5f6a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c0d9e8f0",
+            "dop_v1_4f8e2a9c",
+            "xhvs.CAESIJk8mP2vL8qRzW3nB5tY7uI1oE5",
+            "chvs.flag_of_the_vault_service_tokens",
+            "hvs.configuration_of_the_vault_server",
+            "hvs.short",
+            // Ids before a colon that are no bot token.
+            "12345:abcdefghijklmnopqrstuvwxyzabcdefghi",
+            "1234567890123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0",
+            "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsaw0x",
+            "line 123456:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA",
+        ] {
+            assert!(secrets(text).is_empty(), "{text}: {:?}", secrets(text));
+        }
     }
 }
