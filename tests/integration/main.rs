@@ -14,6 +14,7 @@ mod test_hooks;
 mod test_hostile;
 mod test_lost_records;
 mod test_map;
+mod test_map_scope;
 mod test_mcp;
 mod test_meta;
 mod test_patch_problems;
