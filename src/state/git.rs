@@ -23,6 +23,7 @@ use git2::Oid;
 use git2::Repository;
 use git2::RepositoryOpenFlags;
 
+use crate::state::ignores::IGNORE_FILE_LIMIT;
 use crate::state::paths::slash_key;
 
 /// Git's own variables that say where the repository is, as `ctx::Ctx` read them, resolved
@@ -237,11 +238,13 @@ pub fn git_dir(dir: &Path) -> Result<PathBuf, git2::Error> {
     Ok(open(dir)?.path().to_path_buf())
 }
 
-/// Whether git ignores `path` (relative to the work tree of the repository containing `dir`).
+/// Whether git ignores `path` (relative to the work tree of the repository containing `dir`);
+/// `false` where git's own files cannot be read safely ([`unreadable_git_files`]).
 pub fn is_ignored(dir: &Path, path: &Path) -> bool {
-    open(dir)
-        .and_then(|repo| repo.is_path_ignored(path))
-        .unwrap_or(false)
+    let Ok(repo) = open(dir) else {
+        return false;
+    };
+    unreadable_git_files(&repo).is_empty() && repo.is_path_ignored(path).unwrap_or(false)
 }
 
 /// A value of the repository's local git config.
@@ -287,9 +290,75 @@ pub struct WorkTreeChanges {
 /// first of them is in it.
 pub type WrittenAt = BTreeMap<String, Vec<(PathBuf, u64)>>;
 
+/// Why the work tree could not be compared with git.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Uncompared {
+    /// The store is not inside a git work tree.
+    Outside,
+    /// Files git reads for itself are not regular files it can read safely (see
+    /// [`unreadable_git_files`]), work-tree paths `/`-separated.
+    Unreadable(Vec<String>),
+}
+
+impl std::fmt::Display for Uncompared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Uncompared::Outside => write!(f, "the store is not inside its git work tree"),
+            Uncompared::Unreadable(paths) => write!(
+                f,
+                "the work tree is not compared with git, because git's own {} not a regular file of at most 1 MiB (a link, a FIFO or a device: git refuses to read one, and reading it could block or never end); make each a regular file",
+                paths
+                    .iter()
+                    .map(|path| format!("`{path}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+                    + if paths.len() == 1 { " is" } else { " are" },
+            ),
+        }
+    }
+}
+
+/// The files git reads from the work tree for itself, wherever they are in it.
+const FILES_GIT_READS: [&str; 3] = [".gitignore", ".gitattributes", ".gitmodules"];
+
+/// The work-tree files git reads for itself (`.gitignore`, `.gitattributes`, `.gitmodules`:
+/// those at the top and every one git tracks) that are there as something other than a
+/// regular file of at most [`IGNORE_FILE_LIMIT`] bytes, `/`-separated. libgit2 follows a link
+/// where git refuses to, so a committed link to a FIFO would block a comparison with git and a
+/// link to `/dev/zero` would never end: where one is found, libgit2 is not asked to read the
+/// work tree.
+fn unreadable_git_files(repo: &Repository) -> Vec<String> {
+    let Some(workdir) = repo.workdir() else {
+        return Vec::new();
+    };
+    let read_by_git = |path: &str| {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        FILES_GIT_READS.contains(&name)
+    };
+    let mut paths: BTreeSet<String> = FILES_GIT_READS
+        .iter()
+        .map(|name| name.to_string())
+        .collect();
+    if let Ok(index) = repo.index() {
+        paths.extend(
+            (index.iter())
+                .filter_map(|entry| String::from_utf8(entry.path).ok())
+                .filter(|path| read_by_git(path)),
+        );
+    }
+    paths
+        .into_iter()
+        .filter(|path| match std::fs::symlink_metadata(workdir.join(path)) {
+            Err(_) => false,
+            Ok(meta) => !meta.is_file() || meta.len() > IGNORE_FILE_LIMIT,
+        })
+        .collect()
+}
+
 /// Lists, for each of `commits`, the files under `scope` that changed between that commit and
 /// the work tree, leaving out `exclude` (a directory relative to `scope`) and ignored files.
-/// `None` when `scope` is not inside a git work tree.
+/// [`Uncompared`] when `scope` is not inside a git work tree or git's own files there cannot
+/// be read safely.
 ///
 /// A commit the repository does not have (its branch was rebased or squash-merged, the clone
 /// is shallow) is stood in for by the commit where the first of the records written there
@@ -305,13 +374,17 @@ pub fn work_tree_changes(
     commits: &[String],
     exclude: &Path,
     written_at: &mut dyn FnMut(&[&str]) -> WrittenAt,
-) -> Result<Option<WorkTreeChanges>> {
+) -> Result<Result<WorkTreeChanges, Uncompared>> {
     let Ok(repo) = open(scope) else {
-        return Ok(None);
+        return Ok(Err(Uncompared::Outside));
     };
     let Some(prefix) = scope_prefix(&repo, scope)? else {
-        return Ok(None);
+        return Ok(Err(Uncompared::Outside));
     };
+    let unreadable = unreadable_git_files(&repo);
+    if !unreadable.is_empty() {
+        return Ok(Err(Uncompared::Unreadable(unreadable)));
+    }
     let context = || format!("failed to compare `{}` with git", scope.display());
     let head_tree = match repo.head() {
         Ok(head) => Some(head.peel_to_tree().with_context(context)?),
@@ -375,7 +448,7 @@ pub fn work_tree_changes(
         paths.extend(local.iter().cloned());
         changes.since.insert(commit.clone(), paths);
     }
-    Ok(Some(changes))
+    Ok(Ok(changes))
 }
 
 /// Where `scope` lies in `repo`'s work tree; `None` when it lies outside (or there is none).
