@@ -76,7 +76,8 @@ pub struct Hit {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record: Option<RecordRef>,
     /// Why it matched: the query's words in its lines and in its path, and the definition of
-    /// a named identifier it holds.
+    /// a named identifier it holds (a definition hit's; any hit's when the query is an
+    /// identifier lookup).
     pub why: Why,
 }
 

@@ -17,7 +17,9 @@ pub struct Why {
     pub terms: Vec<String>,
     /// The query's words found in the hit's path.
     pub path: Vec<String>,
-    /// The definition of an identifier the query names that the hit holds.
+    /// The definition of an identifier the query names that the hit holds: a definition
+    /// hit's, and any hit's when the query is an identifier lookup (one word, a code span, or
+    /// two words one of which is spelled as code).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub definition: Option<Defined>,
 }

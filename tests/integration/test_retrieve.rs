@@ -492,7 +492,7 @@ fn human_output_shows_ranked_paths_and_lines() {
     env.ok(&["index"]);
     let output = env.run(&["retrieve", "validate patch"]);
     insta::assert_snapshot!(output, @r"
-    src/engine.rs:3-13  (1.00)  matched validate, patch; defines validate_patch (line 8)
+    src/engine.rs:3-13  (1.00)  matched validate, patch
           3      validate_patch(&change.patch)?;
           4      state.merge(change);
           5      Ok(())

@@ -141,7 +141,7 @@ fn human_output_says_why_and_shows_the_excerpt_within_its_budget() {
     );
     let output = env.run(&["retrieve", "inflate window"]);
     insta::assert_snapshot!(output, @r"
-    src/inflate.rs:1-22  (1.00)  matched inflate, window; path inflate; defines inflate (line 1)
+    src/inflate.rs:1-22  (1.00)  matched inflate, window; path inflate
           1  pub fn inflate(window: &mut Window) {
           2      window.slide(1);
           3      window.slide(2);

@@ -79,6 +79,11 @@ pub(super) struct Query<'a> {
     pub(super) words: &'a [QueryWord],
     pub(super) terms: &'a [QueryTerm],
     pub(super) identifiers: &'a [String],
+    /// Whether the query is an identifier lookup ([`super::names_identifier`]): then a
+    /// chunk hit names the definition its file holds too. Finding it parses the file, which
+    /// cost a no-index search on vite as much as its scan saved by parsing less; for a
+    /// question in prose the definition is a small part of the ranking.
+    pub(super) names_identifier: bool,
 }
 
 /// The best `limit` ranked files as hits, each with the focused excerpt of its chunk or
@@ -120,7 +125,8 @@ fn hits(
                         read.as_str()
                     }
                 };
-                let defined = file.definition.and_then(|definition| {
+                let wanted = file.chunk.is_none() || query.names_identifier;
+                let defined = (file.definition.filter(|_| wanted)).and_then(|definition| {
                     defined_in(file.path, text, definition, query.identifiers)
                 });
                 let mut shown = Shown {

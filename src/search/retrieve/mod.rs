@@ -240,6 +240,7 @@ pub fn retrieve(
         words: &words,
         terms: &terms,
         identifiers: &identifiers,
+        names_identifier: names_identifier(&request.query),
     };
     let results = hits::results(root, request, &listing, &found, &ranked, &query);
     Ok(Answer {
