@@ -20,6 +20,7 @@ mod test_patch_problems;
 mod test_propose;
 mod test_ref_properties;
 mod test_retrieve;
+mod test_retrieve_hits;
 mod test_schema;
 mod test_store;
 mod test_store_faults;
