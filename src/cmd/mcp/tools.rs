@@ -372,7 +372,7 @@ mod tests {
                 assert!(text.is_some(), "{name}: `{argument}` is not described");
                 texts.extend(text);
             }
-            assert!(texts[0].len() >= 60, "{name}: {}", texts[0]);
+            assert!(texts[0].len() >= 40, "{name}: {}", texts[0]);
             for text in texts {
                 for talk in cli_talk {
                     assert!(!text.contains(talk), "{name}: `{talk}` in {text:?}");
