@@ -157,6 +157,13 @@ pub struct Tool {
     /// An argument the tool takes when the caller leaves it out, where the command line's
     /// default would not do for an agent (`show` pages its lists: hosts cap a tool's result).
     pub default_argument: Option<(&'static str, u64)>,
+    /// What the tool answers and when to use it, written for a model: hosts show it to the
+    /// model in every session, so it names arguments, never flags. A command with subcommands
+    /// says what the family is for; each subcommand's tool opens with its own help line.
+    pub about: &'static str,
+    /// Arguments described for a model where the help line of the flag would not do (it
+    /// talks about stdin or exit codes), by argument name.
+    pub arguments: &'static [(&'static str, &'static str)],
 }
 
 impl Tool {
@@ -168,6 +175,8 @@ impl Tool {
         input: None,
         report: None,
         default_argument: None,
+        about: "",
+        arguments: &[],
     };
     /// A command that writes the store or the cache.
     pub const WRITER: Tool = Tool {
@@ -177,6 +186,8 @@ impl Tool {
         input: None,
         report: None,
         default_argument: None,
+        about: "",
+        arguments: &[],
     };
     /// Plumbing for git and agent hosts, not a tool for an agent.
     pub const PLUMBING: Tool = Tool {
@@ -186,6 +197,8 @@ impl Tool {
         input: None,
         report: None,
         default_argument: None,
+        about: "",
+        arguments: &[],
     };
 
     /// The same, with the schema of its report.
@@ -203,6 +216,18 @@ impl Tool {
     /// The same, taking `value` for the argument `name` when the caller leaves it out.
     pub const fn default_argument(mut self, name: &'static str, value: u64) -> Tool {
         self.default_argument = Some((name, value));
+        self
+    }
+
+    /// The same, described for a model as `about` (see [`Tool::about`]).
+    pub const fn about(mut self, about: &'static str) -> Tool {
+        self.about = about;
+        self
+    }
+
+    /// The same, with `arguments` described for a model (see [`Tool::arguments`]).
+    pub const fn arguments(mut self, arguments: &'static [(&'static str, &'static str)]) -> Tool {
+        self.arguments = arguments;
         self
     }
 
@@ -241,7 +266,8 @@ fn is_rust_width(format: &str) -> bool {
 }
 
 /// Text a writer of patches reads on standard input, for [`Tool::input`].
-pub const PATCH_INPUT: &str = "The patch, or the `{\"expected_revision\", \"patch\"}` envelope that `distill` and `propose` print, as JSON text";
+pub const PATCH_INPUT: &str =
+    "The patch as JSON text, or the envelope `distill` or `propose` returned";
 
 #[cfg(test)]
 mod tests {

@@ -15,6 +15,7 @@ mod test_hostile;
 mod test_lost_records;
 mod test_map;
 mod test_mcp;
+mod test_mcp_tools;
 mod test_meta;
 mod test_patch_problems;
 mod test_propose;

@@ -12,16 +12,21 @@ use serde_json::json;
 use crate::common::TestEnv;
 
 /// A running `epiphany mcp` and its stdio.
-struct Session {
+pub struct Session {
     child: std::process::Child,
     stdin: std::process::ChildStdin,
     stdout: BufReader<std::process::ChildStdout>,
 }
 
 impl Session {
-    fn start(env: &TestEnv) -> Session {
+    pub fn start(env: &TestEnv) -> Session {
+        Session::start_with(env, &[])
+    }
+
+    /// A session of `epiphany mcp` with `options` (`--tools read`).
+    pub fn start_with(env: &TestEnv, options: &[&str]) -> Session {
         let mut child = env
-            .std_command(&["mcp"])
+            .std_command(&[&["mcp"], options].concat())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -36,30 +41,30 @@ impl Session {
         }
     }
 
-    fn send(&mut self, message: &Value) {
+    pub fn send(&mut self, message: &Value) {
         self.send_line(message.to_string().as_bytes());
     }
 
-    fn send_line(&mut self, line: &[u8]) {
+    pub fn send_line(&mut self, line: &[u8]) {
         self.stdin.write_all(line).expect("send");
         self.stdin.write_all(b"\n").expect("send");
         self.stdin.flush().expect("flush");
     }
 
-    fn receive(&mut self) -> Value {
+    pub fn receive(&mut self) -> Value {
         let mut line = String::new();
         self.stdout.read_line(&mut line).expect("read");
         serde_json::from_str(&line).expect("a JSON-RPC response")
     }
 
-    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+    pub fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         let response = self.receive();
         assert_eq!(response["id"], id, "{response}");
         response
     }
 
-    fn call(&mut self, id: u64, name: &str, arguments: Value) -> Value {
+    pub fn call(&mut self, id: u64, name: &str, arguments: Value) -> Value {
         let response = self.request(
             id,
             "tools/call",
@@ -220,11 +225,14 @@ fn tool_errors_name_the_tools_arguments() {
     };
     let missing = session.call(1, "pressure", json!({}));
     assert_eq!(missing["isError"], true);
-    assert_eq!(text(&missing), "`pressure` needs the argument `used`");
+    assert_eq!(
+        text(&missing),
+        "`pressure` needs the argument `used` (an integer)"
+    );
     let wrong = session.call(2, "pressure", json!({"used": "many"}));
     assert_eq!(
         text(&wrong),
-        "argument `used` must be an integer, not a string"
+        "argument `used` must be an integer, not a string that is not a whole number (4 characters)"
     );
     let unknown = session.call(3, "retrieve", json!({"query": "q", "path_prefix": "src"}));
     assert!(text(&unknown).starts_with("`retrieve` has no argument `path_prefix`; its arguments are: query, limit, path_prefixes, mode"), "{unknown}");
@@ -261,23 +269,33 @@ fn structured_content_matches_the_output_schema() {
     ];
     for (id, (name, arguments)) in (2..).zip(calls) {
         let tool = tools.iter().find(|t| t["name"] == name).expect("listed");
-        let schema = &tool["outputSchema"];
-        if name != "schema" {
-            assert_eq!(
-                schema,
-                &env.json(&["schema", name]),
-                "{name}: the outputSchema is what `epiphany schema` prints"
-            );
-        }
         let result = session.call(id, name, arguments);
         assert_eq!(result["isError"], false, "{name}: {result}");
-        let validator = jsonschema::validator_for(schema).expect("a valid schema");
         let document = &result["structuredContent"];
-        let errors: Vec<String> = validator
-            .iter_errors(document)
-            .map(|e| e.to_string())
-            .collect();
-        assert!(errors.is_empty(), "{name}: {errors:?}\n{document}");
+        // The outline the tool is listed with, and the full schema `epiphany schema` prints.
+        let full = env.json(&["schema", name]);
+        let schemas = [
+            &tool["outputSchema"],
+            if name == "schema" {
+                &tool["outputSchema"]
+            } else {
+                &full
+            },
+        ];
+        for schema in schemas {
+            let validator = jsonschema::validator_for(schema).expect("a valid schema");
+            let errors: Vec<String> = validator
+                .iter_errors(document)
+                .map(|e| e.to_string())
+                .collect();
+            assert!(errors.is_empty(), "{name}: {errors:?}\n{document}");
+        }
+        let properties = tool["outputSchema"]["properties"].as_object();
+        let fields = properties.map_or(0, |properties| properties.len());
+        assert!(
+            fields > 0 || name == "schema",
+            "{name}: an outline names the fields"
+        );
     }
 }
 
