@@ -83,7 +83,7 @@ pub struct Args {
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
 pub const TOOL: Tool = Tool::READER
-    .arguments(&[("check", "Answer with exit code 1 in the result when anything is stale")])
+    .arguments(&[("check", "Answer no (`exit_code` 1) when anything is stale")])
     .about("Whether the recorded understanding still matches the code: the nodes, checkpoint and references made stale by changed, moved or deleted code. `fix` drafts a patch re-anchoring moved code.").report(output_schema);
 
 /// What `freshness --json` prints: the report, or with `--fix` the envelope.

@@ -47,7 +47,7 @@ pub struct Args {
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
 pub const TOOL: Tool = Tool::READER
-    .arguments(&[("check", "Answer with exit code 1 in the result when the verdict is regather")])
+    .arguments(&[("check", "Answer no (`exit_code` 1) when the verdict is regather")])
     .about("Whether to resume from the saved checkpoint or re-read the code first: ask at the start of a session or after a compaction.").report(schema_of::<Reorientation>);
 
 impl Report for Reorientation {
