@@ -273,15 +273,11 @@ fn structured_content_matches_the_output_schema() {
         assert_eq!(result["isError"], false, "{name}: {result}");
         let document = &result["structuredContent"];
         // The outline the tool is listed with, and the full schema `epiphany schema` prints.
-        let full = env.json(&["schema", name]);
-        let schemas = [
-            &tool["outputSchema"],
-            if name == "schema" {
-                &tool["outputSchema"]
-            } else {
-                &full
-            },
-        ];
+        let full = match name {
+            "schema" => tool["outputSchema"].clone(),
+            name => env.json(&["schema", name]),
+        };
+        let schemas = [&tool["outputSchema"], &full];
         for schema in schemas {
             let validator = jsonschema::validator_for(schema).expect("a valid schema");
             let errors: Vec<String> = validator

@@ -185,14 +185,16 @@ async def every_tool():
 
             # Models send `[]` or `null` for a list they have nothing for: the same as leaving
             # it out, for every optional list argument of every tool.
+            await call("node_set", {"id": "lexer", "purpose": "tokens"})
             await call("node_set", {"id": "parser", "purpose": "trees"})
+            await call("checkpoint_set", {"focus": "lexer", "next_action": "reread the lexer"})
             lists_taken = {
                 "distill": {"source_kind": "test", "status": "ok", "input": "3 passed"},
                 "propose": {},
                 "note": {"text": "empty lists are no lists", "dry_run": True},
-                "node_set": {"id": "lexer", "dry_run": True},
+                "node_set": {"id": "lexer", "purpose": "tokens", "dry_run": True},
                 "edge_add": {"source": "lexer", "target": "parser", "kind": "feeds", "dry_run": True},
-                "checkpoint_set": {"focus": "lexer", "dry_run": True},
+                "checkpoint_set": {"focus": "lexer", "next_action": "reread", "dry_run": True},
                 "recheck": {"checkpoint": True, "dry_run": True},
                 "context": {},
                 "graph": {},
