@@ -11,6 +11,14 @@ use serde_json::json;
 
 use crate::common::TestEnv;
 
+/// The text of a tool call's first content item.
+pub fn result_text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .expect("text")
+        .to_owned()
+}
+
 /// A running `epiphany mcp` and its stdio.
 pub struct Session {
     child: std::process::Child,
@@ -217,12 +225,7 @@ fn broken_lines_and_batches_get_the_answers_the_specification_names() {
 fn tool_errors_name_the_tools_arguments() {
     let env = TestEnv::new();
     let mut session = Session::start(&env);
-    let text = |result: &Value| {
-        result["content"][0]["text"]
-            .as_str()
-            .expect("text")
-            .to_owned()
-    };
+    let text = result_text;
     let missing = session.call(1, "pressure", json!({}));
     assert_eq!(missing["isError"], true);
     assert_eq!(

@@ -6,6 +6,7 @@ use serde_json::json;
 
 use crate::common::TestEnv;
 use crate::test_mcp::Session;
+use crate::test_mcp::result_text;
 
 const NEWEST: &str = "2025-11-25";
 
@@ -201,12 +202,7 @@ fn regression_50_empty_and_null_lists_are_arguments_not_given() {
 fn regression_50_refusals_say_what_is_accepted() {
     let env = TestEnv::new();
     let mut session = Session::start(&env);
-    let text = |result: &Value| {
-        result["content"][0]["text"]
-            .as_str()
-            .expect("text")
-            .to_owned()
-    };
+    let text = result_text;
     let cases = [
         (
             "retrieve",
