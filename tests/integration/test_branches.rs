@@ -66,17 +66,17 @@ fn regression_50_a_branch_from_before_init_has_no_store() {
     assert!(pushed.status.success(), "{pushed:?}");
     assert!(pushed.stderr.is_empty(), "{pushed:?}");
 
-    let created = env.json(&["--json", "init", "--objective", "a store here too"]);
+    let created = env.json(&["init", "--objective", "a store here too"]);
     assert_eq!(created["created"], true, "{created}");
-    let scene = env.json(&["--json", "scene"]);
-    assert_eq!(scene["state"]["objective"], "a store here too", "{scene}");
+    let scene = env.json(&["scene"]);
+    assert_eq!(scene["objective"], "a store here too", "{scene}");
     assert!(
         !env.root().join(".epiphany/cache/snapshots").exists(),
         "the other branch's cache was set aside"
     );
 
     let (env, _) = on_a_branch_from_before_init();
-    let created = env.json(&["--json", "init"]);
+    let created = env.json(&["init"]);
     assert_eq!(created["created"], true, "{created}");
     env.update(&json!({"objective": "o"}));
 }
@@ -158,8 +158,16 @@ fn regression_50_pre_push_judges_the_pushed_commits() {
     // What the hook let through passes CI's check on a clone of the remote.
     let clone = env.sibling("clone");
     let (url, into) = (remote.root().display(), clone.root().display());
-    env.git(&["clone", "-q", &url.to_string(), &into.to_string()]);
-    assert_eq!(clone.run(&["freshness", "--check"]).code, 0);
+    env.git(&[
+        "clone",
+        "-q",
+        "-b",
+        "main",
+        &url.to_string(),
+        &into.to_string(),
+    ]);
+    let checked = clone.run(&["freshness", "--check"]);
+    assert_eq!(checked.code, 0, "{checked}");
 
     // Stale in the work tree only: the pushed commit is fresh.
     env.write("src/lib.rs", "pub fn cited() { let _ = 2; }\n");

@@ -56,7 +56,7 @@ fn regression_50_lefthook_keeps_the_hooks() {
         !env.root().join(".git/hooks/post-merge").exists(),
         "{installed}"
     );
-    let report = env.json(&["--json", "hooks", "install", "--git", "--pre-push"]);
+    let report = env.json(&["hooks", "install", "--git", "--pre-push"]);
     assert_eq!(report["git_hooks"]["manager"], "lefthook", "{report}");
     assert_eq!(
         report["git_hooks"]["files"][0], "lefthook-local.yml",
