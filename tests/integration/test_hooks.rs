@@ -88,6 +88,7 @@ fn install_is_idempotent_and_uninstall_restores_foreign_hooks() {
     );
 
     insta::assert_snapshot!(env.run(&["hooks", "install", "--git", "--pre-push"]), @r"
+    git runs the hooks in `.git/hooks`; epiphany's lines are in `.git/hooks/post-commit`, `.git/hooks/post-merge`, `.git/hooks/post-checkout`, `.git/hooks/pre-push`
     nothing to change
     [exit status: 0]
     ");
