@@ -219,13 +219,13 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
 fn unknown_history(store: &Store, commits: &[String], note: &str) -> Failure {
     if commits.is_empty() {
         return Failure::new(
-            ErrorKind::Git,
+            ErrorKind::HistoryUnknown,
             format!("cannot tell whether the state is fresh: {note}"),
         )
         .with_hint("rewrite the graph nodes and the checkpoint (`epiphany update`) now that there is a commit to compare them with");
     }
     let failure = Failure::new(
-        ErrorKind::Git,
+        ErrorKind::HistoryUnknown,
         format!(
             "cannot tell whether the state is fresh: this repository lacks commit {} that records were written at, and where they entered this branch",
             commits.join(", ")

@@ -120,6 +120,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
 /// already (or another `init` wins the rename), it is opened instead.
 fn create_with_objective(ctx: &Ctx, root: &Path, objective: &str) -> Result<(Store, bool)> {
     let dir = root.join(STORE_DIR);
+    Store::set_aside_leftovers(root)?;
     if std::fs::symlink_metadata(&dir).is_ok() {
         return Store::create(root);
     }

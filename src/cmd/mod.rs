@@ -96,15 +96,30 @@ Exit codes:
   1  the command worked and the answer is \"no\" (a check found staleness, verify found a
      mismatch, promote rejected the patch, reorient says regather)
   2  usage or input error, missing or unreadable store, corrupt file, I/O or git failure
-  3  conflict: --expected-revision does not match, or the store lock could not be taken
+  3  conflict: --expected-revision does not match, or the store lock could not be taken";
 
-Environment:
-  EPIPHANY_NOW              RFC 3339 time to use as \"now\" (for reproducible tests)
-  EPIPHANY_LOCK_TIMEOUT_MS  how long a writer waits for the store lock (default 10000)
-  EPIPHANY_SNAPSHOT_EVERY   records past the newest snapshot after which a write stores a
-                            new one (default 128)
-  EPIPHANY_MODEL            the embedding model directory `index` uses when `--model` is not
-                            given";
+/// The top-level help's epilogue: the exit codes, and the environment variables the context
+/// reads ([`crate::ctx::VARIABLES`]), each description wrapped to the help's width.
+fn after_long_help() -> String {
+    const INDENT: usize = 28;
+    const WIDTH: usize = 92;
+    let mut text = format!("{EXIT_CODES}\n\nEnvironment:");
+    for (name, description) in crate::ctx::VARIABLES {
+        let mut line = format!("  {name:<width$}", width = INDENT - 2);
+        for word in description.split(' ') {
+            if line.len() + word.len() > WIDTH && line.trim().len() > name.len() {
+                text.push('\n');
+                text.push_str(line.trim_end());
+                line = " ".repeat(INDENT);
+            }
+            line.push_str(word);
+            line.push(' ');
+        }
+        text.push('\n');
+        text.push_str(line.trim_end());
+    }
+    text
+}
 
 /// Durable, typed, reviewable understanding of a codebase for coding agents.
 ///
@@ -114,7 +129,7 @@ Environment:
 /// repository. `update` is the one write path; `distill` and `propose` draft patches,
 /// `promote` gates them; every projection is read-only.
 #[derive(Debug, Parser)]
-#[command(name = "epiphany", version, after_long_help = EXIT_CODES, max_term_width = 100)]
+#[command(name = "epiphany", version, after_long_help = after_long_help(), max_term_width = 100)]
 pub struct Cli {
     /// Run as if started in DIR
     #[arg(short = 'C', global = true, value_name = "DIR")]

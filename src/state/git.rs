@@ -238,13 +238,26 @@ pub fn git_dir(dir: &Path) -> Result<PathBuf, git2::Error> {
     Ok(open(dir)?.path().to_path_buf())
 }
 
-/// Whether git ignores `path` (relative to the work tree of the repository containing `dir`);
-/// `false` where git's own files cannot be read safely ([`unreadable_git_files`]).
+/// Whether git ignores `path` (relative to the work tree of the repository containing `dir`,
+/// or absolute inside it); `false` where git's own files cannot be read safely
+/// ([`unreadable_git_files`]).
 pub fn is_ignored(dir: &Path, path: &Path) -> bool {
     let Ok(repo) = open(dir) else {
         return false;
     };
-    unreadable_git_files(&repo).is_empty() && repo.is_path_ignored(path).unwrap_or(false)
+    if !unreadable_git_files(&repo).is_empty() {
+        return false;
+    }
+    // libgit2 takes the path relative to the work tree.
+    let canonical = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let relative = match (path.is_absolute(), repo.workdir()) {
+        (true, Some(workdir)) => match canonical(path).strip_prefix(canonical(workdir)) {
+            Ok(relative) => relative.to_path_buf(),
+            Err(_) => return false,
+        },
+        _ => path.to_path_buf(),
+    };
+    repo.is_path_ignored(relative).unwrap_or(false)
 }
 
 /// A value of the repository's local git config.
@@ -613,4 +626,78 @@ fn changed_paths(
         paths.extend(new);
     }
     Ok(paths)
+}
+
+/// The variables by which git (and libgit2, which reads them) is told where a repository, its
+/// index and its objects are: git sets some of them for its hooks (`GIT_DIR` in a linked
+/// worktree). A process run on another repository must not inherit them.
+pub const LOCATING_VARIABLES: [&str; 7] = [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+];
+
+/// Whether `commit` of the repository that contains `dir` holds `path` (relative to the top of
+/// its work tree, `/`-separated); `None` when git cannot tell (no such repository or commit).
+pub fn commit_holds(dir: &Path, commit: &str, path: &Path) -> Option<bool> {
+    let repo = open(dir).ok()?;
+    let tree = repo
+        .find_commit(Oid::from_str(commit).ok()?)
+        .ok()?
+        .tree()
+        .ok()?;
+    Some(tree.get_path(path).is_ok())
+}
+
+/// Whether the work tree that contains `dir` is exactly HEAD's commit: nothing staged,
+/// changed or untracked (ignored files aside). `false` when git cannot tell.
+pub fn is_clean(dir: &Path) -> bool {
+    let Ok(repo) = open(dir) else {
+        return false;
+    };
+    let mut options = git2::StatusOptions::new();
+    options.include_untracked(true).include_ignored(false);
+    repo.statuses(Some(&mut options))
+        .is_ok_and(|statuses| statuses.is_empty())
+}
+
+/// Makes `into` (an empty directory) a repository whose work tree is `commit` of the
+/// repository that contains `dir`, checked out, as a fresh clone of it would have it: it
+/// borrows that repository's objects (`objects/info/alternates`, as `git clone --shared`)
+/// instead of copying them, and its shallow boundary. Neither repository is found through
+/// git's variables: `into` is opened by its path alone.
+pub fn check_out_at(dir: &Path, commit: &str, into: &Path) -> Result<()> {
+    let context = || {
+        format!(
+            "failed to check out commit {commit} in `{}`",
+            into.display()
+        )
+    };
+    let source = open(dir).with_context(context)?;
+    let common = source.commondir().to_path_buf();
+    let objects = common
+        .join("objects")
+        .canonicalize()
+        .with_context(context)?;
+    let repo = Repository::init(into).with_context(context)?;
+    let info = repo.path().join("objects").join("info");
+    std::fs::create_dir_all(&info).with_context(context)?;
+    std::fs::write(info.join("alternates"), format!("{}\n", objects.display()))
+        .with_context(context)?;
+    if source.is_shallow() {
+        std::fs::copy(common.join("shallow"), repo.path().join("shallow")).with_context(context)?;
+    }
+    let repo = Repository::open(into).with_context(context)?;
+    let oid = Oid::from_str(commit).with_context(context)?;
+    let target = repo.find_commit(oid).with_context(context)?;
+    let mut checkout = git2::build::CheckoutBuilder::new();
+    checkout.force();
+    repo.checkout_tree(target.as_object(), Some(&mut checkout))
+        .with_context(context)?;
+    repo.set_head_detached(oid).with_context(context)?;
+    Ok(())
 }

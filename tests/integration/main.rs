@@ -3,6 +3,7 @@
 
 mod common;
 
+mod test_branches;
 mod test_certificates;
 mod test_draft;
 mod test_git;
@@ -10,6 +11,7 @@ mod test_hardening;
 mod test_hardening_secrets;
 mod test_help;
 mod test_history;
+mod test_hook_managers;
 mod test_hooks;
 mod test_hostile;
 mod test_lost_records;

@@ -302,22 +302,11 @@ fn structured_content_matches_the_output_schema() {
 /// every protocol revision, every tool called with its `structuredContent` validated against its
 /// `outputSchema` by the SDK, bad arguments, and raw lines (a batch, malformed and non-UTF-8
 /// lines) answered with messages the SDK's JSON-RPC models accept. CI installs the SDK
-/// (`.ci/run`) and sets `EPIPHANY_REQUIRE_MCP_SDK`, so there the test cannot be skipped.
+/// (`.ci/run`) and runs it ([`crate::common::require_tool`]).
 #[test]
-#[allow(clippy::disallowed_methods, clippy::print_stderr)] // reads CI's switch; says why it skips
+#[ignore = "needs python3 with the MCP SDK (pip install mcp jsonschema); .ci/run runs it"]
 fn the_official_python_sdk_accepts_the_server() {
-    let required = std::env::var_os("EPIPHANY_REQUIRE_MCP_SDK").is_some();
-    let probe = std::process::Command::new("python3")
-        .args(["-c", "import mcp, jsonschema"])
-        .output();
-    if !probe.as_ref().is_ok_and(|output| output.status.success()) {
-        assert!(
-            !required,
-            "EPIPHANY_REQUIRE_MCP_SDK is set but `python3 -c 'import mcp'` fails: {probe:?}"
-        );
-        eprintln!("skipped: no python3 with the `mcp` package (pip install mcp)");
-        return;
-    }
+    crate::common::require_tool("python3", &["-c", "import mcp, jsonschema"]);
     let env = TestEnv::bare();
     env.write("src/lexer.rs", "pub fn retry_keeps_span() {}\n");
     env.commit_all("code");
