@@ -22,6 +22,37 @@ use crate::state::store::Transaction;
 use crate::state::store::WriteScope;
 use crate::ui::Ui;
 
+/// `EPIPHANY_NOW`: the time to use as "now".
+pub const NOW: &str = "EPIPHANY_NOW";
+/// `EPIPHANY_LOCK_TIMEOUT_MS`: how long a writer waits for the store lock.
+pub const LOCK_TIMEOUT_MS: &str = "EPIPHANY_LOCK_TIMEOUT_MS";
+/// `EPIPHANY_SNAPSHOT_EVERY`: the snapshot cadence.
+pub const SNAPSHOT_EVERY: &str = "EPIPHANY_SNAPSHOT_EVERY";
+/// `EPIPHANY_MODEL`: the embedding model directory.
+pub const MODEL: &str = "EPIPHANY_MODEL";
+
+/// Every variable of epiphany's own that [`Ctx::from_env`] reads, with what it does: the
+/// top-level `--help` lists these (git's own variables, `GIT_DIR` and `GIT_WORK_TREE`, are
+/// honoured as git honours them).
+pub const VARIABLES: [(&str, &str); 4] = [
+    (
+        NOW,
+        "RFC 3339 time to use as \"now\" (for reproducible tests)",
+    ),
+    (
+        LOCK_TIMEOUT_MS,
+        "how long a writer waits for the store lock (default 10000)",
+    ),
+    (
+        SNAPSHOT_EVERY,
+        "records past the newest snapshot after which a write stores a new one (default 128)",
+    ),
+    (
+        MODEL,
+        "the embedding model directory `index` uses when `--model` is not given",
+    ),
+];
+
 /// What a command reports besides its output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
@@ -125,35 +156,33 @@ impl Ctx {
                 Failure::usage(format!("`-C {}`: no such directory", cwd.display())).into(),
             );
         }
-        let now = match std::env::var("EPIPHANY_NOW") {
+        let now = match std::env::var(NOW) {
             Ok(text) if !text.trim().is_empty() => text.trim().parse().map_err(|err| {
-                Failure::usage(format!(
-                    "EPIPHANY_NOW=`{text}` is not an RFC 3339 time: {err}"
-                ))
+                Failure::usage(format!("{NOW}=`{text}` is not an RFC 3339 time: {err}"))
             })?,
             _ => jiff::Timestamp::now(),
         };
-        let lock_timeout = match std::env::var("EPIPHANY_LOCK_TIMEOUT_MS") {
+        let lock_timeout = match std::env::var(LOCK_TIMEOUT_MS) {
             Ok(text) => Duration::from_millis(text.trim().parse().map_err(|_| {
                 Failure::usage(format!(
-                    "EPIPHANY_LOCK_TIMEOUT_MS=`{text}` is not a number of milliseconds"
+                    "{LOCK_TIMEOUT_MS}=`{text}` is not a number of milliseconds"
                 ))
             })?),
             Err(_) => Duration::from_secs(10),
         };
-        let snapshot_every = match std::env::var("EPIPHANY_SNAPSHOT_EVERY") {
+        let snapshot_every = match std::env::var(SNAPSHOT_EVERY) {
             Ok(text) => match text.trim().parse::<usize>() {
                 Ok(every) if every > 0 => every,
                 _ => {
                     return Err(Failure::usage(format!(
-                        "EPIPHANY_SNAPSHOT_EVERY=`{text}` is not a positive number of records"
+                        "{SNAPSHOT_EVERY}=`{text}` is not a positive number of records"
                     ))
                     .into());
                 }
             },
             Err(_) => DEFAULT_SNAPSHOT_EVERY,
         };
-        let model_dir = std::env::var_os("EPIPHANY_MODEL")
+        let model_dir = std::env::var_os(MODEL)
             .filter(|dir| !dir.is_empty())
             .map(|dir| base.join(dir));
         Ok(Ctx {

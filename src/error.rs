@@ -32,6 +32,9 @@ pub enum ErrorKind {
     Io,
     /// Asking git failed.
     Git,
+    /// A check cannot pass or fail: git lacks the commits the records were written at (a
+    /// shallow clone, rewritten history), so what changed since is unknown.
+    HistoryUnknown,
     /// The store moved past the expected revision.
     Conflict,
     /// The store lock could not be taken in time.

@@ -148,10 +148,9 @@ fn watcher_input(
         ));
     };
     let commits = commits_to_compare(&base_commit, since, &head.anchors);
-    let Some(mut changes) = git_changes(ctx, store, &commits)? else {
-        return input(WatcherInput::Unavailable(
-            "the store is not inside its git work tree".to_owned(),
-        ));
+    let mut changes = match git_changes(ctx, store, &commits)? {
+        Ok(changes) => changes,
+        Err(uncompared) => return input(WatcherInput::Unavailable(uncompared.to_string())),
     };
     let mut unknown = changes.unknown_commits;
     let (base_commit, since_base) = match changes.since.remove(&base_commit) {
@@ -229,13 +228,13 @@ fn base_commit(store: &Store, head: &Head, since: Option<u64>) -> Result<Option<
 }
 
 /// The work tree's changes since each of `commits`, from git (the store's own directory left
-/// out), warning about every commit that is not in the repository; `None` when the store is
-/// not inside its git work tree.
+/// out), warning about every commit that is not in the repository, and about git's own files
+/// when they keep the work tree from being compared.
 fn git_changes(
     ctx: &Ctx,
     store: &Store,
     commits: &[String],
-) -> Result<Option<git::WorkTreeChanges>> {
+) -> Result<Result<git::WorkTreeChanges, git::Uncompared>> {
     // Searched only when a commit is gone (rebased or squash-merged work, a shallow clone).
     let mut written_at = |gone: &[&str]| {
         store.first_lines_written_at(gone).unwrap_or_else(|err| {
@@ -244,11 +243,17 @@ fn git_changes(
             git::WrittenAt::new()
         })
     };
-    let Some(changes) =
-        git::work_tree_changes(store.root(), commits, Path::new(STORE_DIR), &mut written_at)?
-    else {
-        return Ok(None);
-    };
+    let changes =
+        match git::work_tree_changes(store.root(), commits, Path::new(STORE_DIR), &mut written_at)?
+        {
+            Ok(changes) => changes,
+            Err(uncompared) => {
+                if let git::Uncompared::Unreadable(_) = uncompared {
+                    ctx.ui.warn(&uncompared.to_string());
+                }
+                return Ok(Err(uncompared));
+            }
+        };
     for (commit, stand_in) in &changes.stand_ins {
         ctx.ui.warn(&format!(
             "commit {commit} recorded in the rollout is not in this repository (rebased or squash-merged?); the records written there are compared with commit {stand_in}, where they entered this branch"
@@ -259,7 +264,7 @@ fn git_changes(
             "commit {commit} recorded in the rollout is not in this repository; records written there are compared with the last write's commit"
         ));
     }
-    Ok(Some(changes))
+    Ok(Ok(changes))
 }
 
 /// HEAD's commit and the paths the work tree changed since it, when git can tell.
@@ -270,7 +275,7 @@ fn changes_since_head(store: &Store) -> Option<(String, BTreeSet<String>)> {
         let mut none = |_: &[&str]| git::WrittenAt::new();
         git::work_tree_changes(store.root(), &commits, Path::new(STORE_DIR), &mut none)
             .ok()
-            .flatten()
+            .and_then(Result::ok)
             .and_then(|mut changes| changes.since.remove(head))
     });
     head_commit.zip(against_head)

@@ -55,7 +55,8 @@ pub struct AddArgs {
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
-pub const TOOL: Tool = Tool::WRITER.report(write_outcome_schema);
+pub const TOOL: Tool = Tool::WRITER
+    .about("The backlog holds work for later.").report(write_outcome_schema);
 
 /// Runs `backlog`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {

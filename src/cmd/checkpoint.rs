@@ -69,7 +69,8 @@ pub struct SetArgs {
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
-pub const TOOL: Tool = Tool::WRITER.report(write_outcome_schema);
+pub const TOOL: Tool = Tool::WRITER
+    .about("The investigation checkpoint says what you are looking at and the next step, so a later session, or you after a compaction, can resume.").report(write_outcome_schema);
 
 fn disposition(text: &str) -> Result<Disposition, Problem> {
     match text {

@@ -77,7 +77,8 @@ pub struct GraphIds {
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
-pub const TOOL: Tool = Tool::READER.report(schema_of::<ContextShard>);
+pub const TOOL: Tool = Tool::READER
+    .about("The state around named nodes, edges, observations and evidence, with what they link to and whether their code still holds; the frontier and checkpoint when nothing is named. `code` adds the cited code as it is now.").report(schema_of::<ContextShard>);
 
 impl Report for ContextShard {
     fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {

@@ -32,7 +32,8 @@ pub struct Args {
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
-pub const TOOL: Tool = Tool::READER.report(schema_of::<DiffReport>);
+pub const TOOL: Tool = Tool::READER
+    .about("What changed in the state between two revisions (by default the last write), as a line diff of the state's JSON. A revision is a number, `HEAD~N` or a record id.").report(schema_of::<DiffReport>);
 
 /// The difference between two revisions.
 #[derive(Debug, Serialize, schemars::JsonSchema)]

@@ -94,7 +94,8 @@ pub struct RmArgs {
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
-pub const TOOL: Tool = Tool::WRITER.report(write_outcome_schema);
+pub const TOOL: Tool = Tool::WRITER
+    .about("Edges relate two graph nodes (`calls`, `feeds`, ...).").report(write_outcome_schema);
 
 /// Runs `edge`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {

@@ -82,7 +82,9 @@ pub struct Args {
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
-pub const TOOL: Tool = Tool::READER.report(output_schema);
+pub const TOOL: Tool = Tool::READER
+    .arguments(&[("check", "Answer no (`exit_code` 1) when anything is stale")])
+    .about("Whether the recorded understanding still matches the code: the nodes, checkpoint and references made stale by changed, moved or deleted code. `fix` drafts a patch re-anchoring moved code.").report(output_schema);
 
 /// What `freshness --json` prints: the report, or with `--fix` the envelope.
 #[derive(serde::Serialize, schemars::JsonSchema)]
@@ -217,13 +219,13 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
 fn unknown_history(store: &Store, commits: &[String], note: &str) -> Failure {
     if commits.is_empty() {
         return Failure::new(
-            ErrorKind::Git,
+            ErrorKind::HistoryUnknown,
             format!("cannot tell whether the state is fresh: {note}"),
         )
         .with_hint("rewrite the graph nodes and the checkpoint (`epiphany update`) now that there is a commit to compare them with");
     }
     let failure = Failure::new(
-        ErrorKind::Git,
+        ErrorKind::HistoryUnknown,
         format!(
             "cannot tell whether the state is fresh: this repository lacks commit {} that records were written at, and where they entered this branch",
             commits.join(", ")

@@ -60,7 +60,8 @@ pub struct Args {
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
-pub const TOOL: Tool = Tool::READER.report(schema_of::<GraphQueryResult>);
+pub const TOOL: Tool = Tool::READER
+    .about("Walk the architecture and dataflow graphs from nodes, edges, paths, symbols, edge kinds or the frontier, a few hops along edges; as text, Mermaid or DOT.").report(schema_of::<GraphQueryResult>);
 
 /// `--direction` on the command line.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

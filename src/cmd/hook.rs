@@ -1,8 +1,9 @@
 //! `epiphany hook session-start|pre-compact|pre-push`: the entry points agent hosts and git
 //! call.
 //!
-//! `pre-push` is git's: it refuses a push (exit 1) only when the map is stale, by the rule of
-//! `freshness --check` without the retrieval index, and says so; without a store it passes;
+//! `pre-push` is git's: it refuses a push (exit 1) only when the map a pushed commit holds is
+//! stale for that commit (see `pre_push`), by the rule of `freshness --check` without the
+//! retrieval index, and says so; a commit without a store passes;
 //! when it cannot check (an error, a history git cannot see) it warns and passes, or with
 //! `--strict` refuses. The rest of this module is the agent hosts':
 //!
@@ -20,6 +21,9 @@
 use std::io::Read;
 use std::panic::AssertUnwindSafe;
 use std::path::PathBuf;
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::PoisonError;
 
 use anyhow::Result;
 use serde::Deserialize;
@@ -47,6 +51,8 @@ use crate::state::fs;
 use crate::state::snapshot::CHECKPOINT_ANCHOR;
 use crate::state::store::Head;
 use crate::state::store::Store;
+
+mod pre_push;
 
 /// Entry points for agent hosts (Claude Code, Codex); `hooks install` registers them.
 ///
@@ -87,13 +93,17 @@ pub enum Event {
     /// The agent hosts' events
     #[command(flatten)]
     Host(HostEvent),
-    /// Before `git push` (`hooks install --pre-push` writes it): exits 1, refusing the push,
-    /// only when the map is stale by the rule of `freshness --check` without the retrieval
-    /// index; passes without a store; when the check cannot run, warns and passes
+    /// Before `git push` (`hooks install --pre-push` writes it): reads the refs git pushes on
+    /// stdin and exits 1, refusing the push, only when the map a pushed commit holds is stale
+    /// for that commit's code, by the rule of `freshness --check` without the retrieval index;
+    /// a commit without a store passes; when the check cannot run, warns and passes
     PrePush {
         /// Refuse the push when the check cannot run, too
         #[arg(long)]
         strict: bool,
+        /// Judge the work tree as it is instead of the commits git hands over on stdin
+        #[arg(long)]
+        work_tree: bool,
     },
 }
 
@@ -133,21 +143,17 @@ const COMPACTIONS_LIMIT: u64 = 1024 * 1024;
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     match &args.event {
         Event::Host(event) => host_hook(ctx, event),
-        Event::PrePush { strict } => pre_push(ctx, *strict),
+        Event::PrePush { strict, work_tree } => pre_push(ctx, *strict, *work_tree),
     }
 }
 
 /// An agent host's hook: never fails the host (see the module docs).
 fn host_hook(ctx: &Ctx, event: &HostEvent) -> Result<Status> {
-    let previous = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| respond(ctx, event)));
-    std::panic::set_hook(previous);
-    let problem = match outcome {
+    let problem = match caught(|| respond(ctx, event)) {
         Ok(Ok(Some(output))) => return print(ctx, &output),
         Ok(Ok(None)) => return Ok(Status::Ok),
         Ok(Err(err)) => problem_of(&err),
-        Err(_) => "an internal error (a bug in epiphany)".to_owned(),
+        Err(panic) => format!("an internal error (a bug in epiphany): {panic}"),
     };
     ctx.ui.warn(&format!("epiphany hook: {problem}"));
     let output = match event {
@@ -163,6 +169,35 @@ fn host_hook(ctx: &Ctx, event: &HostEvent) -> Result<Status> {
     print(ctx, &output)
 }
 
+/// Runs `work`, turning a panic into what it said and where, for the report: the default
+/// panic message on stderr is not what a host shows its user.
+fn caught<T>(work: impl FnOnce() -> T) -> Result<T, String> {
+    let panicked: Arc<Mutex<Option<String>>> = Arc::default();
+    let slot = Arc::clone(&panicked);
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        *slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(panic_report(info));
+    }));
+    let outcome = std::panic::catch_unwind(AssertUnwindSafe(work));
+    std::panic::set_hook(previous);
+    outcome.map_err(|_| {
+        let report = panicked.lock().unwrap_or_else(PoisonError::into_inner).take();
+        report.unwrap_or_else(|| "a panic".to_owned())
+    })
+}
+
+/// What a panic said, and where: `message at src/file.rs:LINE:COLUMN`.
+fn panic_report(info: &std::panic::PanicHookInfo<'_>) -> String {
+    let payload = info.payload();
+    let message = (payload.downcast_ref::<&str>().copied())
+        .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+        .unwrap_or("a panic");
+    match info.location() {
+        Some(at) => format!("{message} at {}:{}:{}", at.file(), at.line(), at.column()),
+        None => message.to_owned(),
+    }
+}
+
 /// An error and its causes, in one line.
 fn problem_of(err: &anyhow::Error) -> String {
     let mut problem = classify(err).message;
@@ -172,7 +207,7 @@ fn problem_of(err: &anyhow::Error) -> String {
     problem
 }
 
-/// The map's verdict on a push: it passes without a store.
+/// The map's verdict on a push of the work tree: it passes without a store.
 fn push_verdict(ctx: &Ctx) -> Result<PushVerdict> {
     let store = match ctx.store() {
         Ok(store) => store,
@@ -185,7 +220,11 @@ fn push_verdict(ctx: &Ctx) -> Result<PushVerdict> {
 
 /// `hook pre-push`: exit 1 refuses the push; everything it says goes to stderr, which git
 /// shows the user.
-fn pre_push(ctx: &Ctx, strict: bool) -> Result<Status> {
+fn pre_push(ctx: &Ctx, strict: bool, work_tree: bool) -> Result<Status> {
+    // Run by hand, without git's list of refs on stdin, it judges the work tree.
+    if !work_tree && !ctx.stdin_is_terminal() {
+        return pre_push::judge_pushed(ctx, strict);
+    }
     let why = match push_verdict(ctx) {
         Ok(PushVerdict::Pass) => return Ok(Status::Ok),
         Ok(PushVerdict::Stale(note)) => {
@@ -197,6 +236,12 @@ fn pre_push(ctx: &Ctx, strict: bool) -> Result<Status> {
         Ok(PushVerdict::Unknown(note)) => note,
         Err(err) => problem_of(&err),
     };
+    cannot_check(ctx, strict, &why)
+}
+
+/// What the hook does when the map could not be checked (`why`): warns and lets the push go,
+/// or with `--strict` refuses it.
+fn cannot_check(ctx: &Ctx, strict: bool, why: &str) -> Result<Status> {
     if strict {
         ctx.ui.warn(&format!(
             "epiphany: the push is refused: the map could not be checked ({why}); `--pre-push=strict` refuses it (skip the check with `git push --no-verify`)"
@@ -344,5 +389,22 @@ fn compaction_facts(store: &Store, head: &Head, input: &Value) -> Compaction {
             .and_then(|record| record.trigger)
             .or_else(|| text_field(input, "trigger")),
         checkpoint_saved_at,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_panic_is_reported_with_its_message_and_location() {
+        let line = line!() + 1;
+        let report = caught(|| -> u8 { panic!("the state was {}", "odd") }).expect_err("panicked");
+        assert_eq!(
+            report.rsplit_once(':').map(|(at, _)| at),
+            Some(format!("the state was odd at src/cmd/hook.rs:{line}").as_str()),
+            "{report}"
+        );
+        assert_eq!(caught(|| 7), Ok(7));
     }
 }

@@ -63,7 +63,9 @@ pub struct Args {
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
-pub const TOOL: Tool = Tool::WRITER.idempotent().report(schema_of::<IndexReport>);
+pub const TOOL: Tool = Tool::WRITER
+    .arguments(&[("check", "Write nothing; say whether the index is missing or stale")])
+    .about("Build or update the search index that `retrieve` and `map` use (incremental); call it after large changes to the code. `check` only says whether it is stale.").idempotent().report(schema_of::<IndexReport>);
 
 /// The index after the command.
 #[derive(Debug, Serialize, schemars::JsonSchema)]

@@ -43,7 +43,8 @@ pub struct Args {
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
-pub const TOOL: Tool = Tool::WRITER.idempotent().report(schema_of::<InitReport>);
+pub const TOOL: Tool = Tool::WRITER
+    .about("Create the store that keeps this repository's understanding (objective, graphs, observations, checkpoint). Call once before the first write; calling it again is harmless. `objective` records the goal at the same time.").idempotent().report(schema_of::<InitReport>);
 
 /// What `init` did.
 #[derive(Debug, Serialize, schemars::JsonSchema)]
@@ -119,6 +120,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
 /// already (or another `init` wins the rename), it is opened instead.
 fn create_with_objective(ctx: &Ctx, root: &Path, objective: &str) -> Result<(Store, bool)> {
     let dir = root.join(STORE_DIR);
+    Store::set_aside_leftovers(root)?;
     if std::fs::symlink_metadata(&dir).is_ok() {
         return Store::create(root);
     }

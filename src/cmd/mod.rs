@@ -96,15 +96,30 @@ Exit codes:
   1  the command worked and the answer is \"no\" (a check found staleness, verify found a
      mismatch, promote rejected the patch, reorient says regather)
   2  usage or input error, missing or unreadable store, corrupt file, I/O or git failure
-  3  conflict: --expected-revision does not match, or the store lock could not be taken
+  3  conflict: --expected-revision does not match, or the store lock could not be taken";
 
-Environment:
-  EPIPHANY_NOW              RFC 3339 time to use as \"now\" (for reproducible tests)
-  EPIPHANY_LOCK_TIMEOUT_MS  how long a writer waits for the store lock (default 10000)
-  EPIPHANY_SNAPSHOT_EVERY   records past the newest snapshot after which a write stores a
-                            new one (default 128)
-  EPIPHANY_MODEL            the embedding model directory `index` uses when `--model` is not
-                            given";
+/// The top-level help's epilogue: the exit codes, and the environment variables the context
+/// reads ([`crate::ctx::VARIABLES`]), each description wrapped to the help's width.
+fn after_long_help() -> String {
+    const INDENT: usize = 28;
+    const WIDTH: usize = 92;
+    let mut text = format!("{EXIT_CODES}\n\nEnvironment:");
+    for (name, description) in crate::ctx::VARIABLES {
+        let mut line = format!("  {name:<width$}", width = INDENT - 2);
+        for word in description.split(' ') {
+            if line.len() + word.len() > WIDTH && line.trim().len() > name.len() {
+                text.push('\n');
+                text.push_str(line.trim_end());
+                line = " ".repeat(INDENT);
+            }
+            line.push_str(word);
+            line.push(' ');
+        }
+        text.push('\n');
+        text.push_str(line.trim_end());
+    }
+    text
+}
 
 /// Durable, typed, reviewable understanding of a codebase for coding agents.
 ///
@@ -114,7 +129,7 @@ Environment:
 /// repository. `update` is the one write path; `distill` and `propose` draft patches,
 /// `promote` gates them; every projection is read-only.
 #[derive(Debug, Parser)]
-#[command(name = "epiphany", version, after_long_help = EXIT_CODES, max_term_width = 100)]
+#[command(name = "epiphany", version, after_long_help = after_long_help(), max_term_width = 100)]
 pub struct Cli {
     /// Run as if started in DIR
     #[arg(short = 'C', global = true, value_name = "DIR")]
@@ -157,6 +172,13 @@ pub struct Tool {
     /// An argument the tool takes when the caller leaves it out, where the command line's
     /// default would not do for an agent (`show` pages its lists: hosts cap a tool's result).
     pub default_argument: Option<(&'static str, u64)>,
+    /// What the tool answers and when to use it, written for a model: hosts show it to the
+    /// model in every session, so it names arguments, never flags. A command with subcommands
+    /// says what the family is for; each subcommand's tool opens with its own help line.
+    pub about: &'static str,
+    /// Arguments described for a model where the help line of the flag would not do (it
+    /// talks about stdin or exit codes), by argument name.
+    pub arguments: &'static [(&'static str, &'static str)],
 }
 
 impl Tool {
@@ -168,6 +190,8 @@ impl Tool {
         input: None,
         report: None,
         default_argument: None,
+        about: "",
+        arguments: &[],
     };
     /// A command that writes the store or the cache.
     pub const WRITER: Tool = Tool {
@@ -177,6 +201,8 @@ impl Tool {
         input: None,
         report: None,
         default_argument: None,
+        about: "",
+        arguments: &[],
     };
     /// Plumbing for git and agent hosts, not a tool for an agent.
     pub const PLUMBING: Tool = Tool {
@@ -186,6 +212,8 @@ impl Tool {
         input: None,
         report: None,
         default_argument: None,
+        about: "",
+        arguments: &[],
     };
 
     /// The same, with the schema of its report.
@@ -203,6 +231,18 @@ impl Tool {
     /// The same, taking `value` for the argument `name` when the caller leaves it out.
     pub const fn default_argument(mut self, name: &'static str, value: u64) -> Tool {
         self.default_argument = Some((name, value));
+        self
+    }
+
+    /// The same, described for a model as `about` (see [`Tool::about`]).
+    pub const fn about(mut self, about: &'static str) -> Tool {
+        self.about = about;
+        self
+    }
+
+    /// The same, with `arguments` described for a model (see [`Tool::arguments`]).
+    pub const fn arguments(mut self, arguments: &'static [(&'static str, &'static str)]) -> Tool {
+        self.arguments = arguments;
         self
     }
 
@@ -241,7 +281,8 @@ fn is_rust_width(format: &str) -> bool {
 }
 
 /// Text a writer of patches reads on standard input, for [`Tool::input`].
-pub const PATCH_INPUT: &str = "The patch, or the `{\"expected_revision\", \"patch\"}` envelope that `distill` and `propose` print, as JSON text";
+pub const PATCH_INPUT: &str =
+    "The patch as JSON text, or the envelope `distill` or `propose` returned";
 
 #[cfg(test)]
 mod tests {

@@ -90,7 +90,8 @@ pub struct RmArgs {
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
-pub const TOOL: Tool = Tool::WRITER.report(write_outcome_schema);
+pub const TOOL: Tool = Tool::WRITER
+    .about("Nodes are the components of the architecture or dataflow graph, each citing the code it lives in (`refs`, each `PATH[:START[-END]][#SYMBOL]`).").report(write_outcome_schema);
 
 /// `architecture` or `dataflow`: the value parser of `--graph`, whose problem clap prints
 /// after the argument and its value, as it does [`parse_code_ref`]'s.

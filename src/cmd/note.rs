@@ -51,7 +51,9 @@ pub struct Args {
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
-pub const TOOL: Tool = Tool::WRITER.report(write_outcome_schema);
+pub const TOOL: Tool = Tool::WRITER
+    .arguments(&[("text", "The note: what was found, asked, decided or shown")])
+    .about("Record a finding, question, decision or result in one call, with the code it concerns (`refs`, each `PATH[:START[-END]][#SYMBOL]`). The whole text is kept as evidence.").report(write_outcome_schema);
 
 /// Runs `note`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {

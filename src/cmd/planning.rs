@@ -23,7 +23,8 @@ use crate::wire::planning::PlanningView;
 pub struct Args {}
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
-pub const TOOL: Tool = Tool::READER.report(schema_of::<PlanningView>);
+pub const TOOL: Tool = Tool::READER
+    .about("The planning records: captures, backlog, roadmap streams and objective drafts, with their status.").report(schema_of::<PlanningView>);
 
 impl Report for PlanningView {
     fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {

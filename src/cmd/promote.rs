@@ -90,6 +90,8 @@ pub struct Args {
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
 pub const TOOL: Tool = Tool::WRITER
+    .arguments(&[("file", "A file holding the patch, instead of `input`")])
+    .about("Write a drafted patch (`input`) only when a verifier (a test run, a review) accepts it, recording the verdict as evidence; a rejection writes nothing and lists the reasons.")
     .input(PATCH_INPUT)
     .report(schema_of::<PromoteReport>);
 

@@ -48,7 +48,8 @@ pub struct Args {
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
-pub const TOOL: Tool = Tool::READER.report(schema_of::<PromptReport>);
+pub const TOOL: Tool = Tool::READER
+    .about("The state as an `<epiphany_state>` block of at most `max_chars` characters, for a model's context.").report(schema_of::<PromptReport>);
 
 fn parse_max_chars(text: &str) -> Result<usize, Problem> {
     let value: usize = text

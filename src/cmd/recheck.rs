@@ -57,7 +57,8 @@ pub struct Args {
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
-pub const TOOL: Tool = Tool::WRITER.report(write_outcome_schema);
+pub const TOOL: Tool = Tool::WRITER
+    .about("Certify that graph nodes, the checkpoint or observations still hold after re-reading their code, so they stop being reported stale. Use after `freshness` names them and the code still matches.").report(write_outcome_schema);
 
 /// Runs `recheck`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {

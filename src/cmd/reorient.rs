@@ -46,7 +46,9 @@ pub struct Args {
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
-pub const TOOL: Tool = Tool::READER.report(schema_of::<Reorientation>);
+pub const TOOL: Tool = Tool::READER
+    .arguments(&[("check", "Answer no (`exit_code` 1) when the verdict is regather")])
+    .about("Whether to resume from the saved checkpoint or re-read the code first: ask at the start of a session or after a compaction.").report(schema_of::<Reorientation>);
 
 impl Report for Reorientation {
     fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {

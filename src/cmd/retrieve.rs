@@ -20,13 +20,16 @@ use crate::search::hit::HitKind;
 use crate::search::retrieve;
 use crate::search::retrieve::Request;
 use crate::search::retrieve::SearchPath;
+use crate::search::why::Why;
 use crate::state::model::RetrievalState;
 use crate::state::model::RetrievalStatus;
 use crate::state::store::Store;
 use crate::ui::Report;
 
-/// Lines of each excerpt shown in the human output.
-const HUMAN_EXCERPT_LINES: usize = 3;
+/// Lines of each excerpt shown in the human output; the rest are counted. Ten hits then
+/// print at most about 150 lines, and an excerpt's first lines hold its first match: the
+/// JSON output carries every line (at most 24).
+const HUMAN_EXCERPT_LINES: usize = 12;
 
 /// Find the files and lines that answer a question about the code.
 ///
@@ -76,7 +79,8 @@ pub enum ScopeArg {
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
-pub const TOOL: Tool = Tool::READER.report(schema_of::<RetrieveReport>);
+pub const TOOL: Tool = Tool::READER
+    .about("Find the files and lines that answer a question about the code (words, identifiers or a question), by keyword and identifier search; `scope` also searches the state's records. Works without an index.").report(schema_of::<RetrieveReport>);
 
 /// Which searches to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -116,34 +120,65 @@ impl Report for RetrieveReport {
             if rank > 0 {
                 writeln!(out)?;
             }
+            let why = why_line(&hit.why);
             match (hit.kind, hit.start_line, hit.end_line) {
                 (HitKind::Chunk | HitKind::Definition, Some(start), Some(end)) => {
-                    writeln!(out, "{}:{start}-{end}  ({:.2})", hit.path, hit.score)?;
-                    let lines = hit.excerpt.iter().flat_map(|text| text.lines());
-                    for (number, line) in (start..).zip(lines).take(HUMAN_EXCERPT_LINES) {
-                        writeln!(out, "  {number:>5}  {}", line.trim_end())?;
-                    }
+                    writeln!(out, "{}:{start}-{end}  ({:.2}){why}", hit.path, hit.score)?;
+                    excerpt_lines(out, hit, Some(start))?;
                 }
                 (HitKind::StateRecord, _, _) => {
                     if let Some(record) = &hit.record {
                         writeln!(
                             out,
-                            "{} {} (revision {}, {})  ({:.2})",
+                            "{} {} (revision {}, {})  ({:.2}){why}",
                             record.kind, record.id, record.revision, record.status, hit.score
                         )?;
                     }
-                    let lines = hit.excerpt.iter().flat_map(|text| text.lines());
-                    for line in lines.take(HUMAN_EXCERPT_LINES) {
-                        writeln!(out, "         {}", line.trim_end())?;
-                    }
+                    excerpt_lines(out, hit, None)?;
                 }
                 (HitKind::Directory, _, _) => {
-                    writeln!(out, "{}/  (directory name match)", hit.path)?;
+                    writeln!(out, "{}/  ({:.2}, directory name){why}", hit.path, hit.score)?;
                 }
-                _ => writeln!(out, "{}  (file name match)", hit.path)?,
+                _ => writeln!(out, "{}  ({:.2}, file name){why}", hit.path, hit.score)?,
             }
         }
         Ok(())
+    }
+}
+
+/// The first [`HUMAN_EXCERPT_LINES`] lines of a hit's excerpt, numbered from `start` when it
+/// has line numbers, and how many more there are.
+fn excerpt_lines(out: &mut dyn Write, hit: &Hit, start: Option<u32>) -> std::io::Result<()> {
+    let lines: Vec<&str> = hit.excerpt.iter().flat_map(|text| text.lines()).collect();
+    for (at, line) in lines.iter().take(HUMAN_EXCERPT_LINES).enumerate() {
+        let shown = match start {
+            Some(start) => format!("  {:>5}  {line}", start as usize + at),
+            None => format!("         {line}"),
+        };
+        writeln!(out, "{}", shown.trim_end())?;
+    }
+    if lines.len() > HUMAN_EXCERPT_LINES {
+        writeln!(out, "         ({} more lines)", lines.len() - HUMAN_EXCERPT_LINES)?;
+    }
+    Ok(())
+}
+
+/// Why a hit matched, as a line's tail: `  matched a, b; path c; defines Name (line 7)`.
+fn why_line(why: &Why) -> String {
+    let mut parts = Vec::new();
+    if !why.terms.is_empty() {
+        parts.push(format!("matched {}", why.terms.join(", ")));
+    }
+    if !why.path.is_empty() {
+        parts.push(format!("path {}", why.path.join(", ")));
+    }
+    if let Some(defined) = &why.definition {
+        parts.push(format!("defines {} (line {})", defined.name, defined.line));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!("  {}", parts.join("; "))
     }
 }
 
@@ -171,10 +206,10 @@ fn state_hits(store: &Store, query: &str, limit: usize) -> Result<Vec<Hit>> {
         })
         .collect();
     let docs = search::state::state_docs(&state, revision, &patches);
-    Ok(search::state::search(&docs, query, limit)?
-        .into_iter()
-        .map(search::state::hit)
-        .collect())
+    Ok(search::state::hits(
+        search::state::search(&docs, query, limit)?,
+        query,
+    ))
 }
 
 /// The files the map's nodes and edges that match `query` cite, best first; none when the

@@ -33,7 +33,8 @@ pub struct Args {
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
-pub const TOOL: Tool = Tool::WRITER.idempotent().report(schema_of::<WriteReport>);
+pub const TOOL: Tool = Tool::WRITER
+    .about("Undo writes: record a new revision whose state equals the one at `to_revision` (a number, `HEAD~N` or a record id). Nothing is erased from the history.").idempotent().report(schema_of::<WriteReport>);
 
 /// Runs `rollback`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {

@@ -35,7 +35,8 @@ use crate::wire::scene::SceneRecords;
 pub struct Args {}
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
-pub const TOOL: Tool = Tool::READER.report(schema_of::<Scene>);
+pub const TOOL: Tool = Tool::READER
+    .about("A compact overview of the whole state: objective, subgoals, graph focus, checkpoint, newest findings, freshness and what to do next. Start here.").report(schema_of::<Scene>);
 
 fn records(out: &mut dyn Write, label: &str, records: &SceneRecords) -> std::io::Result<()> {
     if records.total_count == 0 {

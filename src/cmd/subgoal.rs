@@ -68,7 +68,8 @@ pub struct DoneArgs {
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
-pub const TOOL: Tool = Tool::WRITER.report(write_outcome_schema);
+pub const TOOL: Tool = Tool::WRITER
+    .about("Subgoals break the objective into steps.").report(write_outcome_schema);
 
 /// Runs `subgoal`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {

@@ -104,7 +104,9 @@ pub struct WriteFlags {
 }
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
-pub const TOOL: Tool = Tool::WRITER.input(PATCH_INPUT).report(write_outcome_schema);
+pub const TOOL: Tool = Tool::WRITER
+    .arguments(&[("file", "A file holding the patch, instead of `input`")])
+    .about("The general write: apply a JSON patch (`input`) to the state (objective, subgoals, invariants, graphs, observations, evidence, checkpoint, planning), or an envelope from `distill` or `propose`. Every rule is checked; on any problem nothing is written. The `schema` tool with `patch` gives every field. For one record, `note`, `node_set`, `edge_add` and `checkpoint_set` are simpler.").input(PATCH_INPUT).report(write_outcome_schema);
 
 /// The schema of what a write from the command line prints ([`WriteOutcome`]): an object,
 /// one of two shapes.

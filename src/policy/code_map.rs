@@ -37,6 +37,7 @@ pub mod uses;
 use links::Edges;
 use links::links;
 
+use crate::policy::peripheral;
 use crate::policy::picture::Language;
 use crate::policy::picture::Picture;
 use crate::policy::text::for_agent;
@@ -361,8 +362,8 @@ fn both_ways(edges: &Edges) -> Edges {
     both
 }
 
-/// The ranked map: the focused files first, then the others, each part by rank (then path),
-/// each file with its definitions in map order.
+/// The ranked map: the focused files first, then the project's own files ([`own`]), then the
+/// rest, each part by rank (then path), each file with its definitions in map order.
 pub fn ranked(files: &[MapInput<'_>], seeds: &Seeds) -> Vec<MapFile> {
     let links = links(files);
     let ranks = if seeds.focus.is_empty() {
@@ -400,10 +401,20 @@ pub fn ranked(files: &[MapInput<'_>], seeds: &Seeds) -> Vec<MapFile> {
         .collect();
     map.sort_by(|a, b| {
         (b.focused.cmp(&a.focused))
+            .then(own(b).cmp(&own(a)))
             .then(b.rank.total_cmp(&a.rank))
             .then(a.path.cmp(&b.path))
     });
     map
+}
+
+/// Whether a file is the project's own, not one nobody reads ([`peripheral::peripheral`]:
+/// vendored, stub, declaration, generated, ...): those stand after the project's own files
+/// whatever their rank. A factor on the rank would not keep them out of the way: on mypy,
+/// typeshed's `_typeshed/__init__.pyi` gathers 4.5 times the rank of mypy's best own file
+/// (`nodes.py`), more than [`peripheral::PERIPHERAL_WEIGHT`] makes up.
+fn own(file: &MapFile) -> bool {
+    peripheral::peripheral(&file.path).is_none()
 }
 
 fn shown(definition: &Definition, referenced_by: u32) -> MapDefinition {
@@ -598,6 +609,23 @@ mod tests {
             .find(|file| file.path == "core.rs")
             .expect("core");
         assert_eq!(core.definitions[0].name, "Store");
+    }
+
+    /// A vendored copy that the code uses more than its own files stands after all of them;
+    /// the ranks themselves are unchanged.
+    #[test]
+    fn vendored_files_stand_after_the_projects_own() {
+        let files = [
+            ("a.rs", outline(&["run"], &["parse", "inflate"])),
+            ("b.rs", outline(&["serve"], &["parse", "inflate"])),
+            ("c.rs", outline(&["start"], &["inflate"])),
+            ("core.rs", outline(&["parse"], &[])),
+            ("vendor/zlib/inflate.rs", outline(&["inflate"], &[])),
+        ];
+        let map = ranked(&inputs(&files), &Seeds::default());
+        let rank = |path: &str| map.iter().find(|file| file.path == path).expect(path).rank;
+        assert!(rank("vendor/zlib/inflate.rs") > rank("core.rs"), "{map:?}");
+        assert_eq!(paths(&map)[4], "vendor/zlib/inflate.rs", "{map:?}");
     }
 
     /// A focus draws the files that use it as well as those it uses: with `core.rs` in focus,

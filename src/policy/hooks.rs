@@ -1,7 +1,8 @@
 //! How `hooks install` and `hooks uninstall` edit other tools' files: git hook scripts,
-//! `.gitattributes`, and the agent hosts' JSON hook settings. Pure text and JSON
-//! transformations: installing twice changes nothing the second time, and uninstalling removes
-//! exactly what installing added, leaving everything else (other hooks, other settings) alone.
+//! `.gitattributes`, lefthook's local config (`lefthook`), and the agent hosts' JSON hook
+//! settings. Pure text and JSON transformations: installing twice changes nothing the second
+//! time, and uninstalling removes exactly what installing added, leaving everything else
+//! (other hooks, other settings) alone.
 //!
 //! For the agent hosts the whole plan is computed here from what the command read ([`HostFile`]):
 //! which files to write or delete, the backup that lets `uninstall` restore a settings file byte
@@ -16,6 +17,8 @@ use serde_json::Value;
 use serde_json::json;
 
 use crate::state::problem::Problem;
+
+pub mod lefthook;
 
 /// First line of the block `hooks install` puts into a git hook script.
 pub const BLOCK_START: &str = "# >>> epiphany >>>";
@@ -64,6 +67,15 @@ pub fn foreign_interpreter(existing: &str) -> Option<String> {
 
 /// The hook script without our block; `None` when nothing but a shebang would remain.
 pub fn without_hook_block(existing: &str) -> Option<String> {
+    let kept = outside_block(existing);
+    let meaningful = kept
+        .lines()
+        .any(|line| !line.trim().is_empty() && !line.starts_with("#!"));
+    meaningful.then_some(kept)
+}
+
+/// The lines of `existing` outside our marked block.
+pub(crate) fn outside_block(existing: &str) -> String {
     let mut kept = String::with_capacity(existing.len());
     let mut inside = false;
     for line in existing.split_inclusive('\n') {
@@ -74,10 +86,7 @@ pub fn without_hook_block(existing: &str) -> Option<String> {
             _ => {}
         }
     }
-    let meaningful = kept
-        .lines()
-        .any(|line| !line.trim().is_empty() && !line.starts_with("#!"));
-    meaningful.then_some(kept)
+    kept
 }
 
 /// `.gitattributes` without `lines`.

@@ -15,6 +15,7 @@ pub mod graph_query;
 pub mod hooks;
 pub mod one_line;
 pub mod page;
+pub mod peripheral;
 pub mod picture;
 pub mod planning;
 pub mod pressure;

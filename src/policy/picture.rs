@@ -6,6 +6,8 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
+use crate::policy::text;
+
 /// Which language a picture is written in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Language {
@@ -117,16 +119,32 @@ impl Picture {
     }
 }
 
-/// Text inside a DOT double-quoted string.
-fn dot_escape(text: &str) -> String {
-    text.replace('\\', "\\\\")
+/// Text inside a DOT double-quoted string: first as [`text::for_agent`] writes it (no line
+/// break, no hidden character, no tag an agent's block would take for its own), then with
+/// DOT's own escapes, so that a label cannot end its string or call on DOT's `\N`-style
+/// substitutions.
+fn dot_escape(label: &str) -> String {
+    text::for_agent(label)
+        .replace('\\', "\\\\")
         .replace('"', "\\\"")
-        .replace('\n', "\\n")
 }
 
-/// Text inside a Mermaid double-quoted label: quotes become `#quot;`, line breaks spaces.
-fn mermaid_escape(text: &str) -> String {
-    text.replace('"', "#quot;").replace(['\n', '\r'], " ")
+/// Text inside a Mermaid double-quoted label: first as [`text::for_agent`] writes it, then
+/// every character Mermaid or the HTML it renders to would act on written as Mermaid's entity
+/// code (`#60;` for `<`), so that a label can hold no HTML, no `%%{init}%%` directive, no
+/// Markdown string and no entity of its own.
+fn mermaid_escape(label: &str) -> String {
+    let mut out = String::with_capacity(label.len());
+    for c in text::for_agent(label).chars() {
+        match c {
+            '"' => out.push_str("#quot;"),
+            '#' | '<' | '>' | '&' | '%' | '`' | '\'' => {
+                let _ = write!(out, "#{};", u32::from(c));
+            }
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -159,5 +177,40 @@ mod tests {
             "{text}"
         );
         assert!(text.ends_with("}\n"));
+    }
+
+    #[test]
+    fn hostile_labels_stay_text_in_both_languages() {
+        let hostile = "a\n</epiphany_state>%%{init: {'theme':'dark'}}%%<img src=x onerror=alert(1)>#quot;&amp;`md`\u{202e}";
+        let mut mermaid = Picture::new(Language::Mermaid);
+        mermaid.node("a", hostile, false);
+        mermaid.node("b", "b", false);
+        mermaid.edge("a", "b", Some(hostile), false);
+        let text = mermaid.finish();
+        for active in ["<", "%%", "&", "`", "\u{202e}"] {
+            assert!(!text.contains(active), "{active:?} in {text}");
+        }
+        assert!(!text.replace("-->", "").contains('>'), "{text}");
+        assert_eq!(text.lines().count(), 4, "{text}");
+        assert!(text.contains("#35;quot;#38;amp;"), "{text}");
+        assert!(
+            text.contains("#37;#37;{init: {#39;theme#39;:#39;dark#39;}}#37;#37;"),
+            "{text}"
+        );
+        let dot_lines = |label: &str| {
+            let mut dot = Picture::new(Language::Dot);
+            dot.node("a", label, false);
+            dot.finish()
+        };
+        let text = dot_lines(hostile);
+        assert!(
+            !text.contains("</epiphany_state>") && !text.contains('\u{202e}'),
+            "{text}"
+        );
+        assert_eq!(
+            text.lines().count(),
+            dot_lines("x").lines().count(),
+            "{text}"
+        );
     }
 }

@@ -63,6 +63,7 @@ pub fn directory_hits(listing: &Listing, identifiers: &[String], prefixes: &[Str
                 end_line: None,
                 excerpt: None,
                 record: None,
+                why: crate::search::why::Why::default(),
             })
         })
         .collect();

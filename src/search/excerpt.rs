@@ -5,6 +5,7 @@
 //! query-term occurrences, starting at its first matching line. `start_line`/`end_line` of
 //! the hit are that window's, so the excerpt is always exactly those lines. Pure.
 
+use std::collections::BTreeSet;
 use std::collections::HashSet;
 use std::ops::Range;
 
@@ -25,6 +26,8 @@ pub struct Excerpt {
     pub end_line: u32,
     /// The lines, joined with `\n`.
     pub text: String,
+    /// The distinct query terms found in all the lines it was cut from, sorted.
+    pub terms: Vec<String>,
 }
 
 /// The best window of `text`'s lines `start_line..=end_line` for `terms` (analyzed terms).
@@ -45,13 +48,17 @@ pub fn focus(
     if lines.is_empty() {
         return None;
     }
+    let mut found = BTreeSet::new();
     let hits: Vec<usize> = lines
         .iter()
         .map(|range| {
-            tokenize::tokens(analyzer, &text[range.clone()])
-                .iter()
+            let tokens = tokenize::tokens(analyzer, &text[range.clone()]);
+            let matched: Vec<String> = (tokens.into_iter())
                 .filter(|token| terms.contains(token.as_str()))
-                .count()
+                .collect();
+            let count = matched.len();
+            found.extend(matched);
+            count
         })
         .collect();
     let width = EXCERPT_LINES.min(hits.len());
@@ -83,6 +90,7 @@ pub fn focus(
         start_line: chunk::line_number(first + from),
         end_line: chunk::line_number(first + to),
         text,
+        terms: found.into_iter().collect(),
     })
 }
 
@@ -106,6 +114,7 @@ mod tests {
             "{}",
             found.text
         );
+        assert_eq!(found.terms, ["patch", "valid"]);
     }
 
     #[test]

@@ -1,8 +1,9 @@
 //! A ranked result and the one result order (docs/retrieval.md#result-order).
 //!
 //! Files rank before directories; among files (exact matches and chunks alike, whose scores
-//! the ranking has already fused into one scale) and among directories: score descending,
-//! then path ascending
+//! the ranking has already fused into one scale) and among directories: the ranking's score
+//! descending (a hit's own `score` becomes its relevance once the order is settled), then
+//! path ascending
 //! (component-wise), then first line ascending. Sorting is total and deterministic: a NaN
 //! score (never produced, but possible in principle) sorts after every number instead of
 //! comparing equal to all of them, which would not be a total order.
@@ -11,6 +12,8 @@ use std::cmp::Ordering;
 use std::path::Path;
 
 use serde::Serialize;
+
+use crate::search::why::Why;
 
 /// What a result points at.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -58,7 +61,10 @@ pub struct Hit {
     pub ranking: Ranking,
     /// Path relative to the workspace root, `/`-separated.
     pub path: String,
-    /// Score within its kind (higher is better).
+    /// Its relevance, in [0, 1]: the weighted share of the query's words it matches in its
+    /// lines, its path or the definition it holds (docs/retrieval.md#why-a-hit-matched), the
+    /// same measure in every query. Not its rank: results come in rank order, which also
+    /// weighs how often, how rarely and where the words occur.
     pub score: f32,
     /// First line of the excerpt (chunks and definitions; `null` for name matches).
     pub start_line: Option<u32>,
@@ -69,6 +75,10 @@ pub struct Hit {
     /// The state record, for `state_record` hits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub record: Option<RecordRef>,
+    /// Why it matched: the query's words in its lines and in its path, and the definition of
+    /// a named identifier it holds (a definition hit's; any hit's when the query is an
+    /// identifier lookup).
+    pub why: Why,
 }
 
 /// Which state record a hit is.
@@ -84,12 +94,17 @@ pub struct RecordRef {
     pub status: String,
 }
 
-/// The result order (see the module docs).
+/// The result order (see the module docs), by the hits' scores.
 pub fn order(a: &Hit, b: &Hit) -> Ordering {
+    order_by(a, a.score, b, b.score)
+}
+
+/// The result order with the ranking's score of each hit given beside it.
+pub fn order_by(a: &Hit, a_score: f32, b: &Hit, b_score: f32) -> Ordering {
     b.kind
         .priority()
         .cmp(&a.kind.priority())
-        .then_with(|| sortable(b.score).total_cmp(&sortable(a.score)))
+        .then_with(|| sortable(b_score).total_cmp(&sortable(a_score)))
         .then_with(|| Path::new(&a.path).cmp(Path::new(&b.path)))
         .then_with(|| {
             let line = |hit: &Hit| hit.start_line.unwrap_or(u32::MAX);
@@ -124,6 +139,7 @@ mod tests {
             end_line: line,
             excerpt: None,
             record: None,
+            why: Why::default(),
         }
     }
 

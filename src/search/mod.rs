@@ -42,6 +42,7 @@ pub mod symbols;
 pub mod syntax;
 pub mod tokenize;
 pub mod vectors;
+pub mod why;
 
 use chunk::ChunkShape;
 use index::Opened;

@@ -31,6 +31,7 @@ use tantivy::query::TermQuery;
 use tantivy::schema::Field;
 use tantivy::schema::IndexRecordOption;
 
+use crate::policy::peripheral;
 use crate::search::index::Fields;
 use crate::search::tokenize::QueryTerm;
 
@@ -58,7 +59,7 @@ const NON_SOURCE_EXTENSIONS: &[&str] = &[
     "markdown", "md", "rst", "snap", "svg", "toml", "tpl", "tsv", "txt", "xml", "yaml", "yml",
 ];
 
-/// Weight of tests, test data, fixtures, snapshots, vendored code and grammar query files,
+/// Weight of tests, test data, fixtures, snapshots and grammar query files,
 /// unless the query is about tests ([`mentions_tests`]): they repeat the words of the code
 /// they exercise, often more densely, and outranked the code itself in a quarter of the
 /// misses on commit-derived queries. MRR / R@10 on ripgrep, httpx and hono commit queries:
@@ -67,7 +68,8 @@ const NON_SOURCE_EXTENSIONS: &[&str] = &[
 /// (those sets count changed tests as relevant too, which favours a milder weight).
 pub const TEST_PRIOR: f32 = 0.7;
 
-/// Directory names whose files are tests, test data or code the project does not own.
+/// Directory names whose files are tests or test data. Code the project does not own is
+/// [`peripheral`].
 const TEST_DIRS: &[&str] = &[
     "__fixtures__",
     "__mocks__",
@@ -86,10 +88,6 @@ const TEST_DIRS: &[&str] = &[
     "testdata",
     "testing",
     "tests",
-    "third-party",
-    "third_party",
-    "vendor",
-    "vendored",
 ];
 
 /// Query words that ask about tests.
@@ -109,7 +107,7 @@ const TEST_WORDS: &[&str] = &[
     "unittest",
 ];
 
-/// Whether `path` is test code, test data, a snapshot, vendored code or a grammar query.
+/// Whether `path` is test code, test data, a snapshot or a grammar query.
 pub fn is_test_like(path: &str) -> bool {
     let lower = path.to_ascii_lowercase();
     let mut parts: Vec<&str> = lower.split('/').collect();
@@ -137,8 +135,10 @@ pub fn mentions_tests(query: &str) -> bool {
 }
 
 /// The prior weight of a file: [`NON_SOURCE_PRIOR`] for documentation, configuration and
-/// data, times [`TEST_PRIOR`] for test-like files unless `tests_wanted`. Files without an
-/// extension are mostly licenses, build files and notes (`LICENSE`, `Makefile`, `BUILD`).
+/// data, times [`TEST_PRIOR`] for test-like files unless `tests_wanted`, times
+/// [`peripheral::weight`] (vendored, stub, declaration, minified, generated, licence, patch
+/// and lock files). Files without an extension are mostly licenses, build files and notes
+/// (`LICENSE`, `Makefile`, `BUILD`).
 pub fn prior(path: &str, tests_wanted: bool) -> f32 {
     let name = path.rsplit('/').next().unwrap_or(path);
     let non_source = match name.trim_start_matches('.').rsplit_once('.') {
@@ -151,7 +151,7 @@ pub fn prior(path: &str, tests_wanted: bool) -> f32 {
     if !tests_wanted && is_test_like(path) {
         weight *= TEST_PRIOR;
     }
-    weight
+    weight * peripheral::weight(path)
 }
 
 /// One boolean query: every term in the chunk text, and in the path with [`PATH_BOOST`], each
@@ -491,13 +491,23 @@ mod tests {
         let prior = |path| prior(path, false);
         assert_eq!(prior("src/main.rs"), 1.0);
         assert_eq!(prior("README.md"), NON_SOURCE_PRIOR);
-        assert_eq!(prior("pkg/Cargo.LOCK"), NON_SOURCE_PRIOR);
         assert_eq!(prior("tools/BUILD"), NON_SOURCE_PRIOR);
         assert_eq!(prior("Makefile"), NON_SOURCE_PRIOR);
-        assert_eq!(prior("UNLICENSE"), NON_SOURCE_PRIOR);
         assert_eq!(prior(".gitignore"), NON_SOURCE_PRIOR);
         assert_eq!(prior("scripts/build.nu"), 1.0);
         assert_eq!(prior("complete/rg.ZSH"), 1.0);
+    }
+
+    #[test]
+    fn what_nobody_reads_weighs_its_peripheral_weight_more() {
+        let prior = |path| prior(path, false);
+        let out_of_the_way = peripheral::PERIPHERAL_WEIGHT;
+        assert_eq!(prior("pkg/Cargo.LOCK"), NON_SOURCE_PRIOR * out_of_the_way);
+        assert_eq!(prior("UNLICENSE"), NON_SOURCE_PRIOR * out_of_the_way);
+        assert_eq!(prior("vendor/lib/x.c"), out_of_the_way);
+        assert_eq!(prior("patches/fix.patch"), out_of_the_way);
+        assert_eq!(prior("types/hot.d.ts"), out_of_the_way);
+        assert_eq!(prior("tests/vendor/x.c"), TEST_PRIOR * out_of_the_way);
     }
 
     #[test]
@@ -513,7 +523,6 @@ mod tests {
             "httpx/test_utils.py",
             "test-data/check-classes.test",
             "queries/highlights.scm",
-            "vendor/lib/x.c",
             "src/snapshots/a.snap",
         ] {
             assert!(is_test_like(path), "{path}");
@@ -523,6 +532,7 @@ mod tests {
             "src/testing_utils_x/attest.rs",
             "src/contest.py",
             "src/latest.ts",
+            "vendor/lib/x.c",
         ] {
             assert!(!is_test_like(path), "{path}");
         }

@@ -24,6 +24,7 @@ use crate::search::hit::RecordRef;
 use crate::search::index;
 use crate::search::rank;
 use crate::search::tokenize;
+use crate::search::why;
 
 /// One searchable state record.
 #[derive(Debug, Clone, PartialEq, Serialize, schemars::JsonSchema)]
@@ -233,46 +234,60 @@ pub fn map_citations(docs: &[StateDoc], query: &str) -> Result<Vec<String>> {
 /// Longest excerpt of a state record, in characters.
 const EXCERPT_CHARS: usize = 400;
 
-/// A state hit as a result: kind `state_record`, the first file it cites as its path (the
-/// store's directory when it cites none), and its text as the excerpt.
-pub fn hit(found: StateHit) -> Hit {
-    let doc = found.doc;
-    let excerpt: String = doc.text.chars().take(EXCERPT_CHARS).collect();
-    Hit {
-        kind: HitKind::StateRecord,
-        ranking: Ranking::Lexical,
-        path: doc
-            .paths
-            .first()
-            .cloned()
-            .unwrap_or_else(|| ".epiphany".to_owned()),
-        score: found.score,
-        start_line: None,
-        end_line: None,
-        excerpt: Some(excerpt),
-        record: Some(RecordRef {
-            id: doc.id,
-            kind: doc.kind,
-            revision: doc.revision,
-            status: doc.status,
-        }),
-    }
+/// State hits as results: kind `state_record`, the first file each cites as its path (the
+/// store's directory when it cites none), its text as the excerpt, and its relevance to
+/// `query` as its score (the query's words in its text, [`why::explain`]).
+pub fn hits(found: Vec<StateHit>, query: &str) -> Vec<Hit> {
+    let mut analyzer = tokenize::analyzer();
+    let words = tokenize::query_words(&mut analyzer, query);
+    (found.into_iter())
+        .map(|found| {
+            let doc = found.doc;
+            let excerpt: String = doc.text.chars().take(EXCERPT_CHARS).collect();
+            let text = tokenize::tokens(&mut analyzer, &doc.text);
+            let (why, relevance) = why::explain(
+                &words,
+                &why::Found {
+                    lines: text.iter().map(String::as_str).collect(),
+                    ..why::Found::default()
+                },
+            );
+            Hit {
+                kind: HitKind::StateRecord,
+                ranking: Ranking::Lexical,
+                path: doc
+                    .paths
+                    .first()
+                    .cloned()
+                    .unwrap_or_else(|| ".epiphany".to_owned()),
+                score: relevance,
+                start_line: None,
+                end_line: None,
+                excerpt: Some(excerpt),
+                record: Some(RecordRef {
+                    id: doc.id,
+                    kind: doc.kind,
+                    revision: doc.revision,
+                    status: doc.status,
+                }),
+                why,
+            }
+        })
+        .collect()
 }
 
-/// Code and state results in one ranking, by reciprocal rank (k 10) of each list's order.
+/// Code and state results in one ranking, by reciprocal rank (k 10) of each list's order;
+/// each hit keeps its own score (its relevance).
 pub fn fuse(code: Vec<Hit>, state: Vec<Hit>, limit: usize) -> Vec<Hit> {
-    let mut fused: Vec<Hit> = Vec::with_capacity(code.len() + state.len());
+    let mut fused: Vec<(f32, Hit)> = Vec::with_capacity(code.len() + state.len());
     for list in [code, state] {
-        for (rank, mut hit) in list.into_iter().enumerate() {
-            if hit.kind != HitKind::Directory {
-                hit.score = 1.0 / (10.0 + rank as f32 + 1.0);
-            }
-            fused.push(hit);
+        for (rank, hit) in list.into_iter().enumerate() {
+            fused.push((1.0 / (10.0 + rank as f32 + 1.0), hit));
         }
     }
-    crate::search::hit::sort(&mut fused);
+    fused.sort_by(|(a_rank, a), (b_rank, b)| crate::search::hit::order_by(a, *a_rank, b, *b_rank));
     fused.truncate(limit);
-    fused
+    fused.into_iter().map(|(_, hit)| hit).collect()
 }
 
 #[cfg(test)]

@@ -151,8 +151,12 @@ pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -
         Some(Grammar::Rust | Grammar::Python | Grammar::Go) => false,
         Some(_) => true,
     };
-    let go_func =
-        syntax::grammar(path) == Some(Grammar::Go) && line.trim_start().starts_with("func ");
+    let grammar = syntax::grammar(path);
+    let go_func = grammar == Some(Grammar::Go) && line.trim_start().starts_with("func ");
+    let script = matches!(
+        grammar,
+        Some(Grammar::JavaScript | Grammar::TypeScript | Grammar::Tsx)
+    );
     let is_part = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
     let mut named = Vec::new();
     let mut ask = false;
@@ -163,7 +167,7 @@ pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -
         }
         let before = line[..start].trim_end().trim_end_matches('!');
         let previous = before.rsplit(|c| !is_part(c)).next().unwrap_or_default();
-        let called = before.ends_with('.') || before.ends_with("->");
+        let called = before.ends_with('.') || before.ends_with("->") || only_calls(before);
         let opens_call = line[end..].trim_start().starts_with('(');
         if DEFINING_WORDS.contains(&previous) || (go_func && opens_call && !called) {
             if keyword_free {
@@ -171,7 +175,7 @@ pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -
             } else if !named.contains(&name) {
                 named.push(name);
             }
-        } else if keyword_free && !called && opens_call {
+        } else if keyword_free && !called && opens_call && !ends_a_call(&line[end..], script) {
             ask = true;
         }
     });
@@ -180,6 +184,68 @@ pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -
         (false, false) => LineDefinitions::Named(named),
         (false, true) => LineDefinitions::None,
     }
+}
+
+/// Words after which a name followed by `(` is called, never defined.
+const CALLING_WORDS: &[&str] = &[
+    "await",
+    "case",
+    "delete",
+    "do",
+    "else",
+    "if",
+    "in",
+    "instanceof",
+    "new",
+    "of",
+    "return",
+    "throw",
+    "typeof",
+    "while",
+    "yield",
+];
+
+/// Whether a name that `before` (the line up to it, trimmed) precedes can only be called or
+/// read there, not defined: after an operator, an opening bracket, a separator, or a word such
+/// as `return` or `await`. A definition's name follows the start of the line, a type, a
+/// modifier, a defining word, `*`, `&`, `>` or `::` (`char *name(`, `Map<K, V> name(`,
+/// `Type::name(`). It is what keeps `x = resolve(id)` and `return resolve(id)` from sending a
+/// file to the parser in a scan: on vite, such calls sent most TypeScript files that mention a
+/// query word there.
+fn only_calls(before: &str) -> bool {
+    if before.ends_with("::") {
+        return false;
+    }
+    let last = before.chars().next_back();
+    if last.is_some_and(|c| "=(,!?:+-/%|^~[{;".contains(c)) {
+        return true;
+    }
+    let is_part = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let word = before.rsplit(|c| !is_part(c)).next().unwrap_or_default();
+    CALLING_WORDS.contains(&word)
+}
+
+/// Whether `rest`, the line after a name followed by `(`, shows the name called: its
+/// arguments close on the line and what follows is `;`, `.`, `)` or `,` (`resolve(id);`,
+/// `load().then(...)`), or, in JavaScript and TypeScript, nothing (`resolve()` as a
+/// statement: a method definition goes on with `{` or a return type). A C definition may put
+/// its `{` on the next line, so there nothing after the arguments settles nothing.
+fn ends_a_call(rest: &str, script: bool) -> bool {
+    let mut depth = 0_usize;
+    for (at, c) in rest.char_indices() {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth = depth.saturating_sub(1);
+                if depth == 0 {
+                    let after = rest[at + 1..].trim_start();
+                    return after.starts_with([';', '.', ')', ',']) || (script && after.is_empty());
+                }
+            }
+            _ => {}
+        }
+    }
+    false
 }
 
 /// Whether any identifier of `line` is one `wanted` accepts (normalised).
@@ -304,6 +370,25 @@ mod tests {
                 LineDefinitions::Ask,
             ),
             ("a.js", "  package(name) {", LineDefinitions::Ask),
+            (
+                "a.ts",
+                "  async package(name: string): Promise<void> {",
+                LineDefinitions::Ask,
+            ),
+            (
+                "a.cc",
+                "Package Registry::package(int id) {",
+                LineDefinitions::Ask,
+            ),
+            ("a.c", "char *package(void)", LineDefinitions::Ask),
+            ("a.c", "package (int id)", LineDefinitions::Ask),
+            ("a.ts", "  package({ id }: Options) {", LineDefinitions::Ask),
+            ("a.ts", "  package({", LineDefinitions::Ask),
+            (
+                "A.java",
+                "  Map<String, Package> package(String name) {",
+                LineDefinitions::Ask,
+            ),
             ("a.ts", "const socket_addr = () => {", LineDefinitions::Ask),
             ("A.kt", "val x = package", LineDefinitions::Ask),
         ] {
@@ -322,6 +407,15 @@ mod tests {
             ("a.go", "    x := Package(name)"),
             ("a.c", "ptr->package(x);"),
             ("a.js", "    ws.package().name()"),
+            ("a.ts", "  const found = package(id)"),
+            ("a.ts", "  return await package(id, { ssr })"),
+            ("a.ts", "  if (!package(id)) {"),
+            ("a.js", "  foo(bar, package(id));"),
+            ("A.java", "    return new Package(name);"),
+            ("a.c", "  x = cond ? package(a) : 0;"),
+            ("a.ts", "        package()"),
+            ("a.c", "    package(a, (b));"),
+            ("a.js", "  package(id).then(done)"),
             ("a.c", "// the package is resolved here"),
             ("notes.txt", "fn package() {}"),
         ] {

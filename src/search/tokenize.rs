@@ -9,6 +9,7 @@
 //! words, and are dropped. No I/O and no scoring here.
 
 use std::collections::HashMap;
+use std::collections::HashSet;
 use std::ops::Range;
 
 use tantivy::tokenizer::Language;
@@ -127,10 +128,23 @@ pub struct QueryTerm {
 /// points at that name literally.
 pub const CODE_SPAN_WEIGHT: f32 = 2.0;
 
-/// The distinct analyzed terms a query searches for, in order of appearance. Prose words that
-/// are stop words or single characters are dropped, unless that would leave nothing, so
-/// `"add"` alone still searches; words in code spans are always kept and weigh more.
-pub fn query_terms(analyzer: &mut TextAnalyzer, query: &str) -> Vec<QueryTerm> {
+/// A word of a query that is searched for: the word as typed, its weight, and its distinct
+/// analyzed terms.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryWord {
+    /// The word as the query spells it (the first spelling when repeated).
+    pub word: String,
+    /// [`CODE_SPAN_WEIGHT`] inside a code span, 1 otherwise (the larger when repeated).
+    pub weight: f32,
+    /// Its analyzed terms (`validatePatch`: the joined identifier and its stemmed parts).
+    pub terms: Vec<String>,
+}
+
+/// The words a query searches for, in order of appearance, each once (compared lowercased).
+/// Prose words that are stop words or single characters are dropped, unless that would leave
+/// nothing, so `"add"` alone still searches; words in code spans are always kept and weigh
+/// more. A word without terms (punctuation) is left out.
+pub fn query_words(analyzer: &mut TextAnalyzer, query: &str) -> Vec<QueryWord> {
     let mut prose = Vec::new();
     let mut code = Vec::new();
     for (index, piece) in query.split('`').enumerate() {
@@ -149,18 +163,47 @@ pub fn query_terms(analyzer: &mut TextAnalyzer, query: &str) -> Vec<QueryTerm> {
     if !useful.is_empty() || !code.is_empty() {
         prose = useful;
     }
+    let mut found: Vec<QueryWord> = Vec::new();
+    for (word, weight) in prose.into_iter().chain(code) {
+        if let Some(seen) = found
+            .iter_mut()
+            .find(|seen| seen.word.eq_ignore_ascii_case(word))
+        {
+            seen.weight = seen.weight.max(weight);
+            continue;
+        }
+        let mut terms = tokens(analyzer, word);
+        let mut distinct = HashSet::new();
+        terms.retain(|term| distinct.insert(term.clone()));
+        if !terms.is_empty() {
+            found.push(QueryWord {
+                word: word.to_owned(),
+                weight,
+                terms,
+            });
+        }
+    }
+    found
+}
+
+/// The distinct analyzed terms a query searches for ([`query_words`]), in order of
+/// appearance, each with the largest weight of a word it comes from.
+pub fn query_terms(analyzer: &mut TextAnalyzer, query: &str) -> Vec<QueryTerm> {
     let mut terms: Vec<QueryTerm> = Vec::new();
     let mut positions = HashMap::new();
-    for (word, weight) in prose.into_iter().chain(code) {
-        for text in tokens(analyzer, word) {
+    for word in query_words(analyzer, query) {
+        for text in word.terms {
             match positions.get(&text) {
                 Some(&position) => {
                     let term: &mut QueryTerm = &mut terms[position];
-                    term.weight = term.weight.max(weight);
+                    term.weight = term.weight.max(word.weight);
                 }
                 None => {
                     positions.insert(text.clone(), terms.len());
-                    terms.push(QueryTerm { text, weight });
+                    terms.push(QueryTerm {
+                        text,
+                        weight: word.weight,
+                    });
                 }
             }
         }

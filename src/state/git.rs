@@ -23,6 +23,7 @@ use git2::Oid;
 use git2::Repository;
 use git2::RepositoryOpenFlags;
 
+use crate::state::ignores::IGNORE_FILE_LIMIT;
 use crate::state::paths::slash_key;
 
 /// Git's own variables that say where the repository is, as `ctx::Ctx` read them, resolved
@@ -237,11 +238,26 @@ pub fn git_dir(dir: &Path) -> Result<PathBuf, git2::Error> {
     Ok(open(dir)?.path().to_path_buf())
 }
 
-/// Whether git ignores `path` (relative to the work tree of the repository containing `dir`).
+/// Whether git ignores `path` (relative to the work tree of the repository containing `dir`,
+/// or absolute inside it); `false` where git's own files cannot be read safely
+/// ([`unreadable_git_files`]).
 pub fn is_ignored(dir: &Path, path: &Path) -> bool {
-    open(dir)
-        .and_then(|repo| repo.is_path_ignored(path))
-        .unwrap_or(false)
+    let Ok(repo) = open(dir) else {
+        return false;
+    };
+    if !unreadable_git_files(&repo).is_empty() {
+        return false;
+    }
+    // libgit2 takes the path relative to the work tree.
+    let canonical = |path: &Path| path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+    let relative = match (path.is_absolute(), repo.workdir()) {
+        (true, Some(workdir)) => match canonical(path).strip_prefix(canonical(workdir)) {
+            Ok(relative) => relative.to_path_buf(),
+            Err(_) => return false,
+        },
+        _ => path.to_path_buf(),
+    };
+    repo.is_path_ignored(relative).unwrap_or(false)
 }
 
 /// A value of the repository's local git config.
@@ -287,9 +303,75 @@ pub struct WorkTreeChanges {
 /// first of them is in it.
 pub type WrittenAt = BTreeMap<String, Vec<(PathBuf, u64)>>;
 
+/// Why the work tree could not be compared with git.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Uncompared {
+    /// The store is not inside a git work tree.
+    Outside,
+    /// Files git reads for itself are not regular files it can read safely (see
+    /// [`unreadable_git_files`]), work-tree paths `/`-separated.
+    Unreadable(Vec<String>),
+}
+
+impl std::fmt::Display for Uncompared {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Uncompared::Outside => write!(f, "the store is not inside its git work tree"),
+            Uncompared::Unreadable(paths) => write!(
+                f,
+                "the work tree is not compared with git, because git's own {} not a regular file of at most 1 MiB (a link, a FIFO or a device: git refuses to read one, and reading it could block or never end); make each a regular file",
+                paths
+                    .iter()
+                    .map(|path| format!("`{path}`"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+                    + if paths.len() == 1 { " is" } else { " are" },
+            ),
+        }
+    }
+}
+
+/// The files git reads from the work tree for itself, wherever they are in it.
+const FILES_GIT_READS: [&str; 3] = [".gitignore", ".gitattributes", ".gitmodules"];
+
+/// The work-tree files git reads for itself (`.gitignore`, `.gitattributes`, `.gitmodules`:
+/// those at the top and every one git tracks) that are there as something other than a
+/// regular file of at most [`IGNORE_FILE_LIMIT`] bytes, `/`-separated. libgit2 follows a link
+/// where git refuses to, so a committed link to a FIFO would block a comparison with git and a
+/// link to `/dev/zero` would never end: where one is found, libgit2 is not asked to read the
+/// work tree.
+fn unreadable_git_files(repo: &Repository) -> Vec<String> {
+    let Some(workdir) = repo.workdir() else {
+        return Vec::new();
+    };
+    let read_by_git = |path: &str| {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        FILES_GIT_READS.contains(&name)
+    };
+    let mut paths: BTreeSet<String> = FILES_GIT_READS
+        .iter()
+        .map(|name| name.to_string())
+        .collect();
+    if let Ok(index) = repo.index() {
+        paths.extend(
+            (index.iter())
+                .filter_map(|entry| String::from_utf8(entry.path).ok())
+                .filter(|path| read_by_git(path)),
+        );
+    }
+    paths
+        .into_iter()
+        .filter(|path| match std::fs::symlink_metadata(workdir.join(path)) {
+            Err(_) => false,
+            Ok(meta) => !meta.is_file() || meta.len() > IGNORE_FILE_LIMIT,
+        })
+        .collect()
+}
+
 /// Lists, for each of `commits`, the files under `scope` that changed between that commit and
 /// the work tree, leaving out `exclude` (a directory relative to `scope`) and ignored files.
-/// `None` when `scope` is not inside a git work tree.
+/// [`Uncompared`] when `scope` is not inside a git work tree or git's own files there cannot
+/// be read safely.
 ///
 /// A commit the repository does not have (its branch was rebased or squash-merged, the clone
 /// is shallow) is stood in for by the commit where the first of the records written there
@@ -305,13 +387,17 @@ pub fn work_tree_changes(
     commits: &[String],
     exclude: &Path,
     written_at: &mut dyn FnMut(&[&str]) -> WrittenAt,
-) -> Result<Option<WorkTreeChanges>> {
+) -> Result<Result<WorkTreeChanges, Uncompared>> {
     let Ok(repo) = open(scope) else {
-        return Ok(None);
+        return Ok(Err(Uncompared::Outside));
     };
     let Some(prefix) = scope_prefix(&repo, scope)? else {
-        return Ok(None);
+        return Ok(Err(Uncompared::Outside));
     };
+    let unreadable = unreadable_git_files(&repo);
+    if !unreadable.is_empty() {
+        return Ok(Err(Uncompared::Unreadable(unreadable)));
+    }
     let context = || format!("failed to compare `{}` with git", scope.display());
     let head_tree = match repo.head() {
         Ok(head) => Some(head.peel_to_tree().with_context(context)?),
@@ -375,7 +461,7 @@ pub fn work_tree_changes(
         paths.extend(local.iter().cloned());
         changes.since.insert(commit.clone(), paths);
     }
-    Ok(Some(changes))
+    Ok(Ok(changes))
 }
 
 /// Where `scope` lies in `repo`'s work tree; `None` when it lies outside (or there is none).
@@ -540,4 +626,78 @@ fn changed_paths(
         paths.extend(new);
     }
     Ok(paths)
+}
+
+/// The variables by which git (and libgit2, which reads them) is told where a repository, its
+/// index and its objects are: git sets some of them for its hooks (`GIT_DIR` in a linked
+/// worktree). A process run on another repository must not inherit them.
+pub const LOCATING_VARIABLES: [&str; 7] = [
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_COMMON_DIR",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NAMESPACE",
+];
+
+/// Whether `commit` of the repository that contains `dir` holds `path` (relative to the top of
+/// its work tree, `/`-separated); `None` when git cannot tell (no such repository or commit).
+pub fn commit_holds(dir: &Path, commit: &str, path: &Path) -> Option<bool> {
+    let repo = open(dir).ok()?;
+    let tree = repo
+        .find_commit(Oid::from_str(commit).ok()?)
+        .ok()?
+        .tree()
+        .ok()?;
+    Some(tree.get_path(path).is_ok())
+}
+
+/// Whether the work tree that contains `dir` is exactly HEAD's commit: nothing staged,
+/// changed or untracked (ignored files aside). `false` when git cannot tell.
+pub fn is_clean(dir: &Path) -> bool {
+    let Ok(repo) = open(dir) else {
+        return false;
+    };
+    let mut options = git2::StatusOptions::new();
+    options.include_untracked(true).include_ignored(false);
+    repo.statuses(Some(&mut options))
+        .is_ok_and(|statuses| statuses.is_empty())
+}
+
+/// Makes `into` (an empty directory) a repository whose work tree is `commit` of the
+/// repository that contains `dir`, checked out, as a fresh clone of it would have it: it
+/// borrows that repository's objects (`objects/info/alternates`, as `git clone --shared`)
+/// instead of copying them, and its shallow boundary. Neither repository is found through
+/// git's variables: `into` is opened by its path alone.
+pub fn check_out_at(dir: &Path, commit: &str, into: &Path) -> Result<()> {
+    let context = || {
+        format!(
+            "failed to check out commit {commit} in `{}`",
+            into.display()
+        )
+    };
+    let source = open(dir).with_context(context)?;
+    let common = source.commondir().to_path_buf();
+    let objects = common
+        .join("objects")
+        .canonicalize()
+        .with_context(context)?;
+    let repo = Repository::init(into).with_context(context)?;
+    let info = repo.path().join("objects").join("info");
+    std::fs::create_dir_all(&info).with_context(context)?;
+    std::fs::write(info.join("alternates"), format!("{}\n", objects.display()))
+        .with_context(context)?;
+    if source.is_shallow() {
+        std::fs::copy(common.join("shallow"), repo.path().join("shallow")).with_context(context)?;
+    }
+    let repo = Repository::open(into).with_context(context)?;
+    let oid = Oid::from_str(commit).with_context(context)?;
+    let target = repo.find_commit(oid).with_context(context)?;
+    let mut checkout = git2::build::CheckoutBuilder::new();
+    checkout.force();
+    repo.checkout_tree(target.as_object(), Some(&mut checkout))
+        .with_context(context)?;
+    repo.set_head_detached(oid).with_context(context)?;
+    Ok(())
 }

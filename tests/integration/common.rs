@@ -109,6 +109,22 @@ fn succeeded(args: &[&str], output: Output) -> Output {
     output
 }
 
+/// Fails unless `program args` runs and succeeds.
+///
+/// Tests that need a tool besides the Rust toolchain (the MCP Python SDK, pre-commit,
+/// lefthook, strace, Graphviz) are marked `#[ignore = "needs ..."]`: a plain `cargo test`
+/// reports them as ignored, never as passed without their tool. `.ci/run` installs the tools
+/// and runs every test with `cargo test -- --include-ignored`; run so, a test whose tool is
+/// missing fails here, naming it.
+pub fn require_tool(program: &str, args: &[&str]) {
+    let ran = StdCommand::new(program).args(args).output();
+    assert!(
+        ran.as_ref().is_ok_and(|output| output.status.success()),
+        "this test needs `{program} {}`, which does not run here ({ran:?}): install it (.ci/run does), or run without --include-ignored",
+        args.join(" ")
+    );
+}
+
 /// A temporary repository to run `epiphany` in.
 pub struct TestEnv {
     _dir: TempDir,
@@ -485,6 +501,20 @@ impl TestEnv {
             .env("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
             .output()
             .expect("git")
+    }
+
+    /// A bare repository beside this one, to push to.
+    pub fn bare_remote(&self) -> TestEnv {
+        let remote = self.sibling("remote.git");
+        self.git(&["init", "-q", "--bare", &remote.root().display().to_string()]);
+        remote
+    }
+
+    /// Pushes `refspec` to `remote` as git does from the command line, running the pre-push
+    /// hook.
+    pub fn push(&self, remote: &TestEnv, refspec: &str) -> std::process::Output {
+        let url = remote.root().display().to_string();
+        self.git_output(&["push", "-q", &url, refspec])
     }
 
     /// Stages everything and commits.

@@ -3,6 +3,7 @@
 
 mod common;
 
+mod test_branches;
 mod test_certificates;
 mod test_draft;
 mod test_git;
@@ -10,17 +11,20 @@ mod test_hardening;
 mod test_hardening_secrets;
 mod test_help;
 mod test_history;
+mod test_hook_managers;
 mod test_hooks;
 mod test_hostile;
 mod test_lost_records;
 mod test_map;
 mod test_map_scope;
 mod test_mcp;
+mod test_mcp_tools;
 mod test_meta;
 mod test_patch_problems;
 mod test_propose;
 mod test_ref_properties;
 mod test_retrieve;
+mod test_retrieve_hits;
 mod test_schema;
 mod test_store;
 mod test_store_faults;

@@ -12,7 +12,9 @@ use crate::common::Output;
 use crate::common::TestEnv;
 use crate::common::node_json;
 use crate::common::observation_patch;
+use crate::common::sealed_line;
 use crate::common::snapshot_names;
+use crate::common::unfingerprinted;
 
 /// A repository with a store, an objective and a first commit. Snapshots are written every
 /// other record, so reads cross snapshots written on different branches.
@@ -919,6 +921,49 @@ fn a_shallow_clone_judges_the_map_by_what_its_references_checked() {
         stale["stale_reasons"],
         json!(["cited_files_changed"]),
         "{stale}"
+    );
+}
+
+/// See: issue 50 item 7. When git lacks the commit a reference written before fingerprints
+/// was checked at (a shallow clone, rewritten history) and nothing stands in for it, `freshness
+/// --check` can neither pass nor fail: exit 2 with the kind `history_unknown` the docs name
+/// (it was `git`, as if asking git had failed).
+#[test]
+fn regression_50_unknown_history_is_its_own_error_kind() {
+    let env = TestEnv::new();
+    env.write("src/a.rs", "pub fn a() {}\n");
+    env.commit_all("code");
+    env.update(
+        &json!({"graphs": {"architecture": {"nodes": [node_json("a", "does a", "src/a.rs")]}}}),
+    );
+    // The same node as a record of before fingerprints, written at a commit git lacks.
+    let text = env.rollout_text();
+    let written: Value =
+        serde_json::from_str(text.lines().last().expect("a record")).expect("json");
+    let mut body = unfingerprinted(&written);
+    let object = body.as_object_mut().expect("a record");
+    let parent = object.remove("id").expect("id");
+    object.insert("parents".to_owned(), json!([parent]));
+    object.insert("at".to_owned(), json!("2026-01-01T01:00:00Z"));
+    object.insert(
+        "git_head".to_owned(),
+        json!("0123456789abcdef0123456789abcdef01234567"),
+    );
+    let (_, line) = sealed_line(&body);
+    let segment = env.last_segment();
+    let mut planted = std::fs::read_to_string(&segment).expect("segment");
+    planted.push_str(&line);
+    std::fs::write(&segment, planted).expect("plant");
+
+    let check = env.run(&["--json", "freshness", "--check"]);
+    assert_eq!(check.code, 2, "{check}");
+    let error = &check.json()["error"];
+    assert_eq!(error["kind"], "history_unknown", "{check}");
+    assert!(
+        error["message"]
+            .as_str()
+            .is_some_and(|m| m.starts_with("cannot tell whether the state is fresh")),
+        "{check}"
     );
 }
 

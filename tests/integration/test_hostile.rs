@@ -23,7 +23,7 @@ const MEMORY_LIMIT: u64 = 2 * 1024 * 1024 * 1024;
 
 /// Where a committed link can stand, and whether a directory or a file is there normally.
 /// [`SEGMENT`] stands for the store's first rollout segment.
-const LINK_PLACES: [(&str, bool); 22] = [
+const LINK_PLACES: [(&str, bool); 23] = [
     (".epiphany/rollout", true),
     (SEGMENT, false),
     (".epiphany/lock", false),
@@ -52,6 +52,7 @@ const LINK_PLACES: [(&str, bool); 22] = [
     (".epiphanyignore", false),
     ("src/.gitignore", false),
     (".gitattributes", false),
+    ("src/.gitattributes", false),
 ];
 
 /// The place of the store's first rollout segment, whose name differs from store to store.
@@ -132,6 +133,7 @@ fn origin() -> TestEnv {
     let env = TestEnv::new();
     env.write("src/lib.rs", "pub fn parse_config() {}\n");
     env.write("src/.gitignore", "*.tmp\n");
+    env.write("src/.gitattributes", "*.rs text\n");
     env.write(".gitignore", "target/\n");
     env.write(".ignore", "*.log\n");
     env.write(".epiphanyignore", "vendor/\n");
@@ -220,31 +222,56 @@ fn misdeeds(output: &Output, outside: &Path) -> Vec<String> {
     found
 }
 
-/// Every place × {a path outside, `/dev/zero`} × every command, each run in a fresh clone of a
-/// repository that committed the link: no run writes outside the repository, crashes, or runs
-/// out of memory.
+/// Where a committed link points.
+#[derive(Clone, Copy)]
+enum LinkTarget {
+    /// A path outside the repository (a directory where one is expected there).
+    Outside,
+    /// `/dev/zero`, which never ends.
+    Zero,
+    /// A FIFO outside the repository, which blocks whoever opens it to read.
+    Fifo,
+}
+
+/// Every place × {a path outside, `/dev/zero`, a FIFO (in place of a file)} × every command,
+/// each run in a fresh clone of a repository that committed the link: no run hangs, writes
+/// outside the repository, crashes, or runs out of memory.
 #[test]
 #[allow(clippy::print_stderr)]
 fn a_committed_link_is_never_followed_by_any_command() {
     let cases = Mutex::new(Vec::new());
     let next = AtomicUsize::new(0);
-    let jobs: Vec<(&str, bool, bool)> = LINK_PLACES
-        .iter()
-        .flat_map(|&(place, is_dir)| [(place, is_dir, false), (place, is_dir, true)])
+    let jobs: Vec<(&str, bool, LinkTarget)> = (LINK_PLACES.iter())
+        .flat_map(|&(place, is_dir)| {
+            let targets: &[LinkTarget] = match is_dir {
+                true => &[LinkTarget::Outside, LinkTarget::Zero],
+                false => &[LinkTarget::Outside, LinkTarget::Zero, LinkTarget::Fifo],
+            };
+            targets.iter().map(move |&target| (place, is_dir, target))
+        })
         .collect();
     let base = origin();
     std::thread::scope(|scope| {
         for _ in 0..4 {
             scope.spawn(|| {
-                while let Some(&(place, is_dir, to_zero)) =
+                while let Some(&(place, is_dir, target)) =
                     jobs.get(next.fetch_add(1, Ordering::Relaxed))
                 {
                     let origin = attacker(&base);
                     let outside = tempfile::tempdir().expect("outside");
-                    let target = match (to_zero, is_dir) {
-                        (true, _) => Path::new("/dev/zero").to_path_buf(),
-                        (false, true) => outside.path().to_path_buf(),
-                        (false, false) => outside.path().join("created"),
+                    let fifos = tempfile::tempdir().expect("fifos");
+                    let target = match (target, is_dir) {
+                        (LinkTarget::Zero, _) => Path::new("/dev/zero").to_path_buf(),
+                        (LinkTarget::Outside, true) => outside.path().to_path_buf(),
+                        (LinkTarget::Outside, false) => outside.path().join("created"),
+                        (LinkTarget::Fifo, _) => {
+                            let fifo = fifos.path().join("fifo");
+                            let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes())
+                                .expect("path");
+                            // SAFETY: `name` is a valid C string that outlives the call.
+                            assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0, "mkfifo");
+                            fifo
+                        }
                     };
                     let clone = hostile_clone(&origin, place, &target);
                     for (args, stdin) in every_command() {
@@ -267,13 +294,13 @@ fn a_committed_link_is_never_followed_by_any_command() {
         .map(|(case, found, output)| format!("{case}: {}\n{output}", found.join("; ")))
         .collect();
     eprintln!(
-        "links: {} places x 2 targets x {} commands: {} runs, {} escapes or crashes",
-        LINK_PLACES.len(),
+        "links: {} places and targets x {} commands: {} runs, {} hangs, escapes or crashes",
+        jobs.len(),
         every_command().len(),
         cases.len(),
         failures.len()
     );
-    assert_eq!(cases.len(), LINK_PLACES.len() * 2 * every_command().len());
+    assert_eq!(cases.len(), jobs.len() * every_command().len());
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 

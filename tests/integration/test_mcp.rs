@@ -11,17 +11,30 @@ use serde_json::json;
 
 use crate::common::TestEnv;
 
+/// The text of a tool call's first content item.
+pub fn result_text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .expect("text")
+        .to_owned()
+}
+
 /// A running `epiphany mcp` and its stdio.
-struct Session {
+pub struct Session {
     child: std::process::Child,
     stdin: std::process::ChildStdin,
     stdout: BufReader<std::process::ChildStdout>,
 }
 
 impl Session {
-    fn start(env: &TestEnv) -> Session {
+    pub fn start(env: &TestEnv) -> Session {
+        Session::start_with(env, &[])
+    }
+
+    /// A session of `epiphany mcp` with `options` (`--tools read`).
+    pub fn start_with(env: &TestEnv, options: &[&str]) -> Session {
         let mut child = env
-            .std_command(&["mcp"])
+            .std_command(&[&["mcp"], options].concat())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -36,30 +49,30 @@ impl Session {
         }
     }
 
-    fn send(&mut self, message: &Value) {
+    pub fn send(&mut self, message: &Value) {
         self.send_line(message.to_string().as_bytes());
     }
 
-    fn send_line(&mut self, line: &[u8]) {
+    pub fn send_line(&mut self, line: &[u8]) {
         self.stdin.write_all(line).expect("send");
         self.stdin.write_all(b"\n").expect("send");
         self.stdin.flush().expect("flush");
     }
 
-    fn receive(&mut self) -> Value {
+    pub fn receive(&mut self) -> Value {
         let mut line = String::new();
         self.stdout.read_line(&mut line).expect("read");
         serde_json::from_str(&line).expect("a JSON-RPC response")
     }
 
-    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+    pub fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         let response = self.receive();
         assert_eq!(response["id"], id, "{response}");
         response
     }
 
-    fn call(&mut self, id: u64, name: &str, arguments: Value) -> Value {
+    pub fn call(&mut self, id: u64, name: &str, arguments: Value) -> Value {
         let response = self.request(
             id,
             "tools/call",
@@ -212,19 +225,17 @@ fn broken_lines_and_batches_get_the_answers_the_specification_names() {
 fn tool_errors_name_the_tools_arguments() {
     let env = TestEnv::new();
     let mut session = Session::start(&env);
-    let text = |result: &Value| {
-        result["content"][0]["text"]
-            .as_str()
-            .expect("text")
-            .to_owned()
-    };
+    let text = result_text;
     let missing = session.call(1, "pressure", json!({}));
     assert_eq!(missing["isError"], true);
-    assert_eq!(text(&missing), "`pressure` needs the argument `used`");
+    assert_eq!(
+        text(&missing),
+        "`pressure` needs the argument `used` (an integer)"
+    );
     let wrong = session.call(2, "pressure", json!({"used": "many"}));
     assert_eq!(
         text(&wrong),
-        "argument `used` must be an integer, not a string"
+        "argument `used` must be an integer, not a string that is not a whole number (4 characters)"
     );
     let unknown = session.call(3, "retrieve", json!({"query": "q", "path_prefix": "src"}));
     assert!(text(&unknown).starts_with("`retrieve` has no argument `path_prefix`; its arguments are: query, limit, path_prefixes, mode"), "{unknown}");
@@ -261,23 +272,29 @@ fn structured_content_matches_the_output_schema() {
     ];
     for (id, (name, arguments)) in (2..).zip(calls) {
         let tool = tools.iter().find(|t| t["name"] == name).expect("listed");
-        let schema = &tool["outputSchema"];
-        if name != "schema" {
-            assert_eq!(
-                schema,
-                &env.json(&["schema", name]),
-                "{name}: the outputSchema is what `epiphany schema` prints"
-            );
-        }
         let result = session.call(id, name, arguments);
         assert_eq!(result["isError"], false, "{name}: {result}");
-        let validator = jsonschema::validator_for(schema).expect("a valid schema");
         let document = &result["structuredContent"];
-        let errors: Vec<String> = validator
-            .iter_errors(document)
-            .map(|e| e.to_string())
-            .collect();
-        assert!(errors.is_empty(), "{name}: {errors:?}\n{document}");
+        // The outline the tool is listed with, and the full schema `epiphany schema` prints.
+        let full = match name {
+            "schema" => tool["outputSchema"].clone(),
+            name => env.json(&["schema", name]),
+        };
+        let schemas = [&tool["outputSchema"], &full];
+        for schema in schemas {
+            let validator = jsonschema::validator_for(schema).expect("a valid schema");
+            let errors: Vec<String> = validator
+                .iter_errors(document)
+                .map(|e| e.to_string())
+                .collect();
+            assert!(errors.is_empty(), "{name}: {errors:?}\n{document}");
+        }
+        let properties = tool["outputSchema"]["properties"].as_object();
+        let fields = properties.map_or(0, |properties| properties.len());
+        assert!(
+            fields > 0 || name == "schema",
+            "{name}: an outline names the fields"
+        );
     }
 }
 
@@ -285,22 +302,11 @@ fn structured_content_matches_the_output_schema() {
 /// every protocol revision, every tool called with its `structuredContent` validated against its
 /// `outputSchema` by the SDK, bad arguments, and raw lines (a batch, malformed and non-UTF-8
 /// lines) answered with messages the SDK's JSON-RPC models accept. CI installs the SDK
-/// (`.ci/run`) and sets `EPIPHANY_REQUIRE_MCP_SDK`, so there the test cannot be skipped.
+/// (`.ci/run`) and runs it ([`crate::common::require_tool`]).
 #[test]
-#[allow(clippy::disallowed_methods, clippy::print_stderr)] // reads CI's switch; says why it skips
+#[ignore = "needs python3 with the MCP SDK (pip install mcp jsonschema); .ci/run runs it"]
 fn the_official_python_sdk_accepts_the_server() {
-    let required = std::env::var_os("EPIPHANY_REQUIRE_MCP_SDK").is_some();
-    let probe = std::process::Command::new("python3")
-        .args(["-c", "import mcp, jsonschema"])
-        .output();
-    if !probe.as_ref().is_ok_and(|output| output.status.success()) {
-        assert!(
-            !required,
-            "EPIPHANY_REQUIRE_MCP_SDK is set but `python3 -c 'import mcp'` fails: {probe:?}"
-        );
-        eprintln!("skipped: no python3 with the `mcp` package (pip install mcp)");
-        return;
-    }
+    crate::common::require_tool("python3", &["-c", "import mcp, jsonschema"]);
     let env = TestEnv::bare();
     env.write("src/lexer.rs", "pub fn retry_keeps_span() {}\n");
     env.commit_all("code");

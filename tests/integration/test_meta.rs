@@ -105,6 +105,7 @@ fn each_layer_names_only_what_it_is_allowed() {
                 "state::model",
                 "state::walk",
                 "policy::code_map",
+                "policy::peripheral",
                 "parallel",
             ],
         ),

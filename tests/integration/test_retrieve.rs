@@ -492,10 +492,18 @@ fn human_output_shows_ranked_paths_and_lines() {
     env.ok(&["index"]);
     let output = env.run(&["retrieve", "validate patch"]);
     insta::assert_snapshot!(output, @r"
-    src/engine.rs:3-13  (0.09)
+    src/engine.rs:3-13  (1.00)  matched validate, patch
           3      validate_patch(&change.patch)?;
           4      state.merge(change);
           5      Ok(())
+          6  }
+          7
+          8  fn validate_patch(patch: &Patch) -> Result<(), Refusal> {
+          9      if patch.fields.is_empty() {
+         10          return Err(Refusal::Empty);
+         11      }
+         12      Ok(())
+         13  }
     [exit status: 0]
     ");
 }
@@ -774,19 +782,37 @@ fn retrieve_json_contract() {
           "kind": "chunk",
           "ranking": "lexical",
           "path": "src/render.rs",
-          "score": 0.18181819,
+          "score": 1.0,
           "start_line": 1,
           "end_line": 3,
-          "excerpt": "pub fn render(frame: &Frame) -> String {\n    frame.lines.join(\"\\n\")\n}"
+          "excerpt": "pub fn render(frame: &Frame) -> String {\n    frame.lines.join(\"\\n\")\n}",
+          "why": {
+            "terms": [
+              "render"
+            ],
+            "path": [
+              "render"
+            ],
+            "definition": {
+              "name": "render",
+              "line": 1
+            }
+          }
         },
         {
           "kind": "chunk",
           "ranking": "lexical",
           "path": "src/render/frame.rs",
-          "score": 0.16666667,
+          "score": 1.0,
           "start_line": 1,
           "end_line": 1,
-          "excerpt": "pub struct Frame;"
+          "excerpt": "pub struct Frame;",
+          "why": {
+            "terms": [],
+            "path": [
+              "render"
+            ]
+          }
         },
         {
           "kind": "directory",
@@ -795,7 +821,13 @@ fn retrieve_json_contract() {
           "score": 1.0,
           "start_line": null,
           "end_line": null,
-          "excerpt": null
+          "excerpt": null,
+          "why": {
+            "terms": [],
+            "path": [
+              "render"
+            ]
+          }
         }
       ]
     }

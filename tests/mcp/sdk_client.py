@@ -11,7 +11,8 @@ wrote:
 - `ClientSession.initialize()` refuses a `protocolVersion` it does not support; the offered
   revision is swapped in for each revision the server speaks.
 - `ClientSession.call_tool()` validates `structuredContent` against the tool's `outputSchema`
-  from `tools/list` (jsonschema) and raises on a mismatch; every tool is called.
+  from `tools/list` (jsonschema) and raises on a mismatch; every tool is called, and called
+  again with each optional list argument as `[]` and as `null`.
 - Raw lines (a batch, a malformed line, a non-UTF-8 line, bad `arguments`) are answered with
   messages the SDK's own JSON-RPC models accept.
 """
@@ -182,11 +183,44 @@ async def every_tool():
                 await call(name, arguments)
             check(called == set(tools), f"tools never called successfully: {sorted(set(tools) - called)}")
 
+            # Models send `[]` or `null` for a list they have nothing for: the same as leaving
+            # it out, for every optional list argument of every tool.
+            await call("node_set", {"id": "lexer", "purpose": "tokens"})
+            await call("node_set", {"id": "parser", "purpose": "trees"})
+            await call("checkpoint_set", {"focus": "lexer", "next_action": "reread the lexer"})
+            lists_taken = {
+                "distill": {"source_kind": "test", "status": "ok", "input": "3 passed"},
+                "propose": {},
+                "note": {"text": "empty lists are no lists", "dry_run": True},
+                "node_set": {"id": "lexer", "purpose": "tokens", "dry_run": True},
+                "edge_add": {"source": "lexer", "target": "parser", "kind": "feeds", "dry_run": True},
+                "checkpoint_set": {"focus": "lexer", "next_action": "reread", "dry_run": True},
+                "recheck": {"checkpoint": True, "dry_run": True},
+                "context": {},
+                "graph": {},
+                "map": {},
+                "retrieve": {"query": "lexer"},
+            }
+            for name, tool in tools.items():
+                schema = attr(tool, "input_schema", "inputSchema")
+                lists = [
+                    key
+                    for key, argument in schema["properties"].items()
+                    if argument.get("type") == "array" and key not in schema.get("required", [])
+                ]
+                check(not lists or name in lists_taken, f"`{name}` takes {lists}: add it to lists_taken")
+                for key in lists:
+                    for nothing in ([], None):
+                        await call(name, {**lists_taken.get(name, {}), key: nothing})
+
             # Bad arguments are tool errors that name the tool's arguments, never CLI flags.
             result, _ = await call("show", {"colour": "red"}, error=True)
             check("`colour`" in text_of(result), f"unknown argument: {text_of(result)}")
             result, _ = await call("pressure", {}, error=True)
-            check(text_of(result) == "`pressure` needs the argument `used`", f"missing argument: {text_of(result)}")
+            check(
+                text_of(result) == "`pressure` needs the argument `used` (an integer)",
+                f"missing argument: {text_of(result)}",
+            )
             result, _ = await call("show", {"revision": "three"}, error=True)
             check("--" not in text_of(result), f"wrong type: {text_of(result)}")
             result, _ = await call("show", {"revision": "99"}, error=True)

@@ -29,6 +29,7 @@ use crate::state::problem::Problem;
 use crate::ui::Report;
 
 pub mod install;
+mod lefthook;
 pub mod uninstall;
 
 /// Install or remove git hooks, the diff textconv, and agent session hooks.
@@ -125,6 +126,48 @@ pub struct Plan {
     pub remove_dirs: Vec<PathBuf>,
     /// Local git config keys.
     pub config: Vec<ConfigChange>,
+    /// Who runs the git hooks and where epiphany's lines go, when `install` wires git.
+    pub git_hooks: Option<GitHooks>,
+}
+
+/// Who runs the git hooks, and where epiphany's lines live.
+#[derive(Debug, Serialize, schemars::JsonSchema)]
+pub struct GitHooks {
+    /// `lefthook` (its config names the hooks; it writes the scripts), `husky` (its tracked
+    /// `.husky/` scripts), `pre-commit` (the framework owns a hook script and runs
+    /// `<hook>.legacy`), or `git` (plain scripts in the hooks folder git runs).
+    pub manager: &'static str,
+    /// What showed it: the manager's config or the folder git runs hooks from.
+    pub found: String,
+    /// The files epiphany's lines are in (relative to the repository root when inside it).
+    pub files: Vec<String>,
+}
+
+impl GitHooks {
+    /// Hooks that are scripts in `hooks`, epiphany's lines in `files`.
+    pub fn found_in(root: &Path, hooks: &Path, files: Vec<PathBuf>) -> GitHooks {
+        let legacy = files
+            .iter()
+            .any(|file| file.extension().is_some_and(|ext| ext == "legacy"));
+        let manager = match () {
+            _ if hooks.ends_with(".husky") => "husky",
+            _ if legacy => "pre-commit",
+            _ => "git",
+        };
+        GitHooks {
+            manager,
+            found: shown(root, hooks),
+            files: files.iter().map(|file| shown(root, file)).collect(),
+        }
+    }
+}
+
+/// `path` relative to the repository root when inside it, else as it is.
+pub fn shown(root: &Path, path: &Path) -> String {
+    path.strip_prefix(root)
+        .unwrap_or(path)
+        .display()
+        .to_string()
 }
 
 impl Plan {
@@ -145,6 +188,9 @@ struct FileReport {
 #[derive(Debug, Serialize, schemars::JsonSchema)]
 pub struct HooksReport {
     dry_run: bool,
+    /// Who runs the git hooks and where epiphany's lines are (`install` of the git hooks;
+    /// `null` otherwise).
+    git_hooks: Option<GitHooks>,
     files: Vec<FileReport>,
     git_config: Vec<ConfigChange>,
 }
@@ -158,6 +204,19 @@ impl Report for HooksReport {
                 action.to_owned()
             }
         };
+        if let Some(GitHooks {
+            manager,
+            found,
+            files,
+        }) = &self.git_hooks
+        {
+            let run_by = match *manager {
+                "git" => format!("git runs the hooks in `{found}`"),
+                manager => format!("{manager} runs the git hooks (`{found}`)"),
+            };
+            let files: Vec<String> = files.iter().map(|file| format!("`{file}`")).collect();
+            writeln!(out, "{run_by}; epiphany's lines are in {}", files.join(", "))?;
+        }
         let mut changed = false;
         for file in self.files.iter().filter(|f| f.action != "unchanged") {
             changed = true;
@@ -367,12 +426,7 @@ pub fn carry_out(ctx: &Ctx, root: &Path, plan: Plan, dry_run: bool) -> Result<St
             git::set_local_config(root, key.key, key.value.as_deref())?;
         }
     }
-    let shown = |path: &Path| {
-        path.strip_prefix(root)
-            .unwrap_or(path)
-            .display()
-            .to_string()
-    };
+    let shown = |path: &Path| shown(root, path);
     let files = plan
         .files
         .iter()
@@ -387,6 +441,7 @@ pub fn carry_out(ctx: &Ctx, root: &Path, plan: Plan, dry_run: bool) -> Result<St
         .collect();
     ctx.ui.emit(&HooksReport {
         dry_run,
+        git_hooks: plan.git_hooks,
         files,
         git_config: plan.config,
     })?;

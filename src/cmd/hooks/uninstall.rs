@@ -14,6 +14,7 @@ use crate::cmd::hooks::backups_dir;
 use crate::cmd::hooks::carry_out;
 use crate::cmd::hooks::git_hooks_dir;
 use crate::cmd::hooks::hook_change;
+use crate::cmd::hooks::lefthook;
 use crate::cmd::hooks::legacy_attribute_lines;
 use crate::cmd::hooks::read_host_file;
 use crate::cmd::hooks::read_optional;
@@ -29,8 +30,9 @@ use crate::policy::hooks::without_lines;
 /// Remove what `hooks install` added, and nothing else.
 ///
 /// Takes epiphany's marked block out of git hook scripts (deleting a script only when nothing
-/// else is left in it), its lines out of `.gitattributes`, its keys out of the local git config,
-/// and its commands out of the Claude Code and Codex hook settings. A settings file nobody
+/// else is left in it) and out of lefthook's local config, its lines out of `.gitattributes`,
+/// its keys out of the local git config, and its commands out of the Claude Code and Codex
+/// hook settings. A settings file nobody
 /// else changed since `install` gets its exact bytes back, and a folder `install` created for
 /// it is removed. With no target named, all of them.
 #[derive(Debug, clap::Args)]
@@ -50,14 +52,17 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         let hooks = git_hooks_dir(&root, targets.global)?;
         for name in INDEX_HOOKS.into_iter().chain([PRE_PUSH_HOOK]) {
             // The block is in the hook, or in the `.legacy` script the pre-commit framework
-            // moved it to (or `install` put it in).
-            for path in [hooks.join(name), hooks.join(format!("{name}.legacy"))] {
+            // moved it to (or `install` put it in), or in the `.old` script lefthook moved it
+            // to.
+            let scripts = ["", ".legacy", ".old"].map(|ext| hooks.join(format!("{name}{ext}")));
+            for path in scripts {
                 if let Some(before) = read_optional(&root, &path)? {
                     let after = without_hook_block(&before);
                     plan.files.push(hook_change(path, Some(before), after));
                 }
             }
         }
+        lefthook::plan_uninstall(&root, &mut plan)?;
         let attributes = root.join(".gitattributes");
         if let Some(before) = read_optional(&root, &attributes)? {
             let after = without_lines(&before, &legacy_attribute_lines());

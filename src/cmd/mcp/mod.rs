@@ -10,8 +10,11 @@
 //! - [`protocol`] frames JSON-RPC 2.0: one message or one batch per line, parse errors and
 //!   invalid requests answered with the codes the specification names, notifications never
 //!   answered, the protocol revision negotiated at `initialize`.
-//! - [`tools`] lists the tools and runs a call: arguments checked against the input schema and
-//!   named by their argument names in every error, then turned into a command line.
+//! - [`tools`] lists the tools (all, or the subset `--tools` names) and runs a call.
+//! - [`schema`] makes the lean schemas a tool is listed with: its arguments, described for a
+//!   model, and the outline of its report.
+//! - [`arguments`] checks a call's arguments against the input schema, naming them as the tool
+//!   does in every error, and turns them into a command line.
 //!
 //! Only protocol messages go to stdout; command status lines and warnings go to stderr.
 
@@ -21,8 +24,11 @@ use crate::cmd::Tool;
 use crate::ctx::Ctx;
 use crate::ctx::Status;
 use protocol::Server;
+use tools::Toolbox;
 
+pub mod arguments;
 pub mod protocol;
+pub mod schema;
 pub mod tools;
 
 /// Serve the commands as Model Context Protocol tools over stdio.
@@ -36,16 +42,22 @@ pub mod tools;
 /// schema of its report (`outputSchema`, the same as `epiphany schema` prints). Register it in
 /// an MCP client as `epiphany mcp` (for example `claude mcp add epiphany -- epiphany mcp`).
 #[derive(Debug, clap::Args)]
-pub struct Args {}
+pub struct Args {
+    /// Serve only these tools: `read` (the tools that write nothing), `write`, `all` (the
+    /// default), or tool names, separated by commas (`read,index`)
+    #[arg(long, value_name = "SET", value_parser = Toolbox::parse)]
+    pub tools: Option<Toolbox>,
+}
 
 /// Plumbing: the server itself is not a tool.
 pub const TOOL: Tool = Tool::PLUMBING;
 
 /// Runs `mcp`.
-pub fn run(ctx: &Ctx, _args: &Args) -> Result<Status> {
+pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     // Read on a thread of its own while tools run: an unlocked, buffered stdin.
     let stdin = std::io::BufReader::new(std::io::stdin());
     let stdout = std::io::stdout();
-    Server::new(ctx).serve(stdin, stdout.lock())?;
+    let toolbox = args.tools.clone().unwrap_or_default();
+    Server::new(ctx, toolbox).serve(stdin, stdout.lock())?;
     Ok(Status::Ok)
 }

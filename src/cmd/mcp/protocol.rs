@@ -26,6 +26,7 @@ use serde_json::json;
 use crate::ctx::Cancel;
 use crate::ctx::Ctx;
 use crate::cmd::mcp::tools;
+use crate::cmd::mcp::tools::Toolbox;
 
 /// The protocol revisions this server speaks, oldest first.
 pub const REVISIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
@@ -140,6 +141,7 @@ impl Revision {
 /// calls sent to the worker and not answered yet (by their id's JSON text).
 pub struct Server<'a> {
     ctx: &'a Ctx,
+    toolbox: Toolbox,
     revision: Revision,
     pending: HashMap<String, Cancel>,
 }
@@ -169,10 +171,11 @@ enum Event {
 }
 
 impl<'a> Server<'a> {
-    /// A server for a new connection.
-    pub fn new(ctx: &'a Ctx) -> Server<'a> {
+    /// A server for a new connection, offering the tools of `toolbox`.
+    pub fn new(ctx: &'a Ctx, toolbox: Toolbox) -> Server<'a> {
         Server {
             ctx,
+            toolbox,
             revision: Revision::LATEST,
             pending: HashMap::new(),
         }
@@ -359,8 +362,8 @@ impl<'a> Server<'a> {
             }
             "initialize" => Ok(self.initialize(params)),
             "ping" => Ok(json!({})),
-            "tools/list" => Ok(json!({ "tools": tools::list(self.revision) })),
-            "tools/call" => match tools::prepare(params) {
+            "tools/list" => Ok(json!({ "tools": self.toolbox.list(self.revision) })),
+            "tools/call" => match self.toolbox.prepare(params) {
                 Ok(prepared) => {
                     return Reply::Call(Box::new(Call {
                         id,
@@ -461,7 +464,7 @@ mod tests {
     }
 
     fn answer_to(line: &str) -> Option<Value> {
-        Server::new(&test_ctx()).answer_line(line.as_bytes())
+        Server::new(&test_ctx(), Toolbox::default()).answer_line(line.as_bytes())
     }
 
     fn error_code(answer: &Value) -> i64 {
@@ -494,7 +497,7 @@ mod tests {
         let ping = r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
         let input = format!("{}\n{ping}\n", "x".repeat(MAX_LINE_BYTES + 1));
         let mut output = Vec::new();
-        Server::new(&test_ctx())
+        Server::new(&test_ctx(), Toolbox::default())
             .serve(input.as_bytes(), &mut output)
             .expect("serve");
         let answers: Vec<Value> = String::from_utf8(output)
@@ -520,7 +523,7 @@ mod tests {
             assert_eq!(error_code(&answer), code::PARSE_ERROR, "{answer}");
             assert_eq!(answer["id"], Value::Null);
         }
-        let answer = Server::new(&test_ctx())
+        let answer = Server::new(&test_ctx(), Toolbox::default())
             .answer_line(b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"p\xffing\"}")
             .expect("an answer");
         assert_eq!(error_code(&answer), code::PARSE_ERROR, "{answer}");

@@ -1,10 +1,10 @@
 //! The answer's hits: the best ranked files, each with the focused excerpt of its best chunk
 //! or of its matching definition (files read on every core), topped up with the directories
-//! exact lookup names, in hit order.
+//! exact lookup names, in hit order, each saying why it matched with its relevance as its
+//! score.
 //!
 //! Reads the files it cuts excerpts from and nothing else; it does not rank.
 
-use std::collections::HashMap;
 use std::collections::HashSet;
 use std::path::Path;
 
@@ -12,6 +12,7 @@ use tantivy::tokenizer::TextAnalyzer;
 
 use super::Mode;
 use super::Request;
+use super::chunks::Candidate;
 use super::chunks::ChunkSearch;
 use super::fuse::RankedFile;
 use crate::parallel;
@@ -24,58 +25,79 @@ use crate::search::hit::Ranking;
 use crate::search::symbols;
 use crate::search::tokenize;
 use crate::search::tokenize::QueryTerm;
+use crate::search::tokenize::QueryWord;
+use crate::search::why;
+use crate::search::why::Defined;
+use crate::search::why::Why;
 use crate::state::walk::Listing;
 
 /// The results of `request`: the best ranked files as hits, topped up in hybrid and exact
 /// modes with the directories the query's identifiers name, at most `request.limit`, in hit
-/// order.
+/// order; then each hit's score becomes its relevance and it says why it matched
+/// ([`why::explain`]).
 pub(super) fn results(
     root: &Path,
     request: &Request,
     listing: &Listing,
     found: &ChunkSearch,
     ranked: &[RankedFile<'_>],
-    terms: &[QueryTerm],
-    identifiers: &[String],
+    query: &Query<'_>,
 ) -> Vec<Hit> {
     let chunk_ranking = match request.mode {
         Mode::Semantic => Ranking::Semantic,
         Mode::Hybrid | Mode::Exact | Mode::Lexical => Ranking::Lexical,
     };
-    let mut results = hits(
-        root,
-        found,
-        ranked,
-        terms,
-        identifiers,
-        request.limit,
-        chunk_ranking,
-    );
+    let mut results = hits(root, found, ranked, query, request.limit, chunk_ranking);
     if matches!(request.mode, Mode::Hybrid | Mode::Exact) && results.len() < request.limit {
-        results.extend(exact::directory_hits(
-            listing,
-            identifiers,
-            &request.prefixes,
-        ));
+        let mut analyzer = tokenize::analyzer();
+        let directories = exact::directory_hits(listing, query.identifiers, &request.prefixes);
+        results.extend(directories.into_iter().map(|hit| {
+            let path = tokenize::tokens(&mut analyzer, &hit.path);
+            let found = why::Found {
+                path: path.iter().map(String::as_str).collect(),
+                ..why::Found::default()
+            };
+            (hit, why::explain(query.words, &found))
+        }));
     }
-    hit::sort(&mut results);
+    // The ranking's scores order the hits; only then does each carry its relevance.
+    results.sort_by(|a, b| hit::order(&a.0, &b.0));
     results.truncate(request.limit);
     results
+        .into_iter()
+        .map(|(mut hit, (why, relevance))| {
+            hit.score = relevance;
+            hit.why = why;
+            hit
+        })
+        .collect()
+}
+
+/// What a query asks for, as hits are explained: its words, their analyzed terms, and the
+/// identifiers it names.
+pub(super) struct Query<'a> {
+    pub(super) words: &'a [QueryWord],
+    pub(super) terms: &'a [QueryTerm],
+    pub(super) identifiers: &'a [String],
+    /// Whether the query is an identifier lookup ([`super::names_identifier`]): then a
+    /// chunk hit names the definition its file holds too. Finding it parses the file, which
+    /// cost a no-index search on vite as much as its scan saved by parsing less; for a
+    /// question in prose the definition is a small part of the ranking.
+    pub(super) names_identifier: bool,
 }
 
 /// The best `limit` ranked files as hits, each with the focused excerpt of its chunk or
-/// definition.
+/// definition, and why it matched.
 fn hits(
     root: &Path,
     found: &ChunkSearch,
     ranked: &[RankedFile<'_>],
-    terms: &[QueryTerm],
-    identifiers: &[String],
+    query: &Query<'_>,
     limit: usize,
     chunk_ranking: Ranking,
-) -> Vec<Hit> {
+) -> Vec<(Hit, (Why, f32))> {
     let ranked = &ranked[..ranked.len().min(limit)];
-    let terms: HashSet<&str> = terms.iter().map(|term| term.text.as_str()).collect();
+    let terms: HashSet<&str> = query.terms.iter().map(|term| term.text.as_str()).collect();
     // Reading each hit's file and finding its best window is independent per hit: spread the
     // hits over the cores.
     let (texts, terms) = (&found.texts, &terms);
@@ -83,75 +105,122 @@ fn hits(
         let mut analyzer = tokenize::analyzer();
         part.iter()
             .map(|file| {
-                hit_of(
-                    root,
-                    texts,
+                let hit = Hit {
+                    kind: HitKind::File,
+                    ranking: Ranking::Exact,
+                    path: file.path.to_owned(),
+                    score: file.score,
+                    start_line: None,
+                    end_line: None,
+                    excerpt: None,
+                    record: None,
+                    why: Why::default(),
+                };
+                let read;
+                let text = match (file.chunk, file.definition, texts.get(file.path)) {
+                    (None, None, _) => "",
+                    (_, _, Some(text)) => text.as_str(),
+                    _ => {
+                        read = std::fs::read_to_string(root.join(file.path)).unwrap_or_default();
+                        read.as_str()
+                    }
+                };
+                let wanted = file.chunk.is_none() || query.names_identifier;
+                let defined = (file.definition.filter(|_| wanted)).and_then(|definition| {
+                    defined_in(file.path, text, definition, query.identifiers)
+                });
+                let mut shown = Shown {
+                    hit,
+                    text,
                     terms,
-                    identifiers,
-                    &mut analyzer,
-                    file,
-                    chunk_ranking,
-                )
+                    defined,
+                    analyzer: &mut analyzer,
+                };
+                let lines = shown.cut(file, chunk_ranking);
+                shown.explain(file, query.words, lines)
             })
             .collect()
     })
 }
 
-/// The hit of one ranked file: its best chunk's best window (found by `chunk_ranking`), or
-/// the lines of its matching definition, or (a file-name match) no lines.
-fn hit_of(
-    root: &Path,
-    texts: &HashMap<String, String>,
-    terms: &HashSet<&str>,
-    identifiers: &[String],
-    analyzer: &mut TextAnalyzer,
-    file: &RankedFile<'_>,
-    chunk_ranking: Ranking,
-) -> Hit {
-    let mut hit = Hit {
-        kind: HitKind::File,
-        ranking: Ranking::Exact,
-        path: file.path.to_owned(),
-        score: file.score,
-        start_line: None,
-        end_line: None,
-        excerpt: None,
-        record: None,
-    };
-    if file.chunk.is_none() && file.definition.is_none() {
-        return hit;
-    }
-    let read;
-    let text = match texts.get(file.path) {
-        Some(text) => text.as_str(),
-        None => {
-            read = std::fs::read_to_string(root.join(file.path)).unwrap_or_default();
-            read.as_str()
-        }
-    };
-    let (start_line, end_line) = match (file.chunk, file.definition) {
-        (Some(chunk), _) => {
-            hit.kind = HitKind::Chunk;
-            hit.ranking = chunk_ranking;
-            (chunk.start_line, chunk.end_line)
-        }
-        (None, Some(definition)) => {
-            hit.kind = HitKind::Definition;
-            let line = symbols::definitions(file.path, text)
-                .into_iter()
-                .filter(|found| (definition.start_line..=definition.end_line).contains(&found.line))
-                .find(|found| identifiers.contains(&symbols::normalize(&found.name)))
-                .map_or(definition.start_line, |found| found.line);
-            (line, line + excerpt::EXCERPT_LINES as u32 - 1)
-        }
-        (None, None) => return hit,
-    };
-    hit.start_line = Some(start_line);
-    hit.end_line = Some(end_line);
-    if let Some(excerpt) = excerpt::focus(analyzer, text, start_line, end_line, terms) {
+/// A hit being cut from its file's text.
+struct Shown<'a, 'b> {
+    hit: Hit,
+    text: &'a str,
+    terms: &'a HashSet<&'b str>,
+    /// The definition of an identifier of the query it holds.
+    defined: Option<Defined>,
+    analyzer: &'a mut TextAnalyzer,
+}
+
+impl Shown<'_, '_> {
+    /// Cuts the hit of one ranked file: its best chunk's best window (found by
+    /// `chunk_ranking`), or the lines of its matching definition, or (a file-name match) no
+    /// lines. Returns the query terms found in the lines it was cut from.
+    fn cut(&mut self, file: &RankedFile<'_>, chunk_ranking: Ranking) -> Vec<String> {
+        let hit = &mut self.hit;
+        let (start_line, end_line) = match (file.chunk, file.definition) {
+            (Some(chunk), _) => {
+                hit.kind = HitKind::Chunk;
+                hit.ranking = chunk_ranking;
+                (chunk.start_line, chunk.end_line)
+            }
+            (None, Some(definition)) => {
+                hit.kind = HitKind::Definition;
+                let line =
+                    (self.defined.as_ref()).map_or(definition.start_line, |defined| defined.line);
+                (line, line + excerpt::EXCERPT_LINES as u32 - 1)
+            }
+            (None, None) => return Vec::new(),
+        };
+        hit.start_line = Some(start_line);
+        hit.end_line = Some(end_line);
+        let Some(excerpt) =
+            excerpt::focus(self.analyzer, self.text, start_line, end_line, self.terms)
+        else {
+            return Vec::new();
+        };
         hit.start_line = Some(excerpt.start_line);
         hit.end_line = Some(excerpt.end_line);
         hit.excerpt = Some(excerpt.text);
+        excerpt.terms
     }
-    hit
+
+    /// The hit with why it matched and its relevance: the terms of the lines it was cut from,
+    /// of its path, and of the definition of a query identifier it holds.
+    fn explain(
+        self,
+        file: &RankedFile<'_>,
+        words: &[QueryWord],
+        lines: Vec<String>,
+    ) -> (Hit, (Why, f32)) {
+        let path = tokenize::tokens(self.analyzer, file.path);
+        let definition = (self.defined).map(|defined| {
+            let terms = tokenize::tokens(self.analyzer, &defined.name);
+            (defined, terms)
+        });
+        let found = why::Found {
+            lines: lines.iter().map(String::as_str).collect(),
+            path: path.iter().map(String::as_str).collect(),
+            definition,
+        };
+        (self.hit, why::explain(words, &found))
+    }
+}
+
+/// The definition of an identifier of the query inside the definition candidate's lines.
+fn defined_in(
+    path: &str,
+    text: &str,
+    definition: &Candidate,
+    identifiers: &[String],
+) -> Option<Defined> {
+    symbols::definitions(path, text)
+        .into_iter()
+        .filter(|found| (definition.start_line..=definition.end_line).contains(&found.line))
+        .find(|found| identifiers.contains(&symbols::normalize(&found.name)))
+        .map(|found| Defined {
+            name: found.name,
+            line: found.line,
+        })
 }

@@ -171,6 +171,7 @@ pub fn retrieve(
     now_unix_seconds: i64,
 ) -> Result<Answer> {
     let mut analyzer = tokenize::analyzer();
+    let words = tokenize::query_words(&mut analyzer, &request.query);
     let terms = tokenize::query_terms(&mut analyzer, &request.query);
     let identifiers = tokenize::query_identifiers(&request.query);
     let queries = Queries::new(request, &terms, &identifiers);
@@ -235,15 +236,13 @@ pub fn retrieve(
     };
     let found = found.unwrap_or_default();
     let ranked = fuse::rank_files(request, &listing, &identifiers, &found);
-    let results = hits::results(
-        root,
-        request,
-        &listing,
-        &found,
-        &ranked,
-        &terms,
-        &identifiers,
-    );
+    let query = hits::Query {
+        words: &words,
+        terms: &terms,
+        identifiers: &identifiers,
+        names_identifier: names_identifier(&request.query),
+    };
+    let results = hits::results(root, request, &listing, &found, &ranked, &query);
     Ok(Answer {
         query: request.query.clone(),
         index: state,

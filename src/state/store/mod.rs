@@ -95,6 +95,19 @@ pub const STAGING_PREFIX: &str = ".epiphany-init-";
 
 const CACHE_DIR: &str = "cache";
 
+/// What git leaves of a store in `.epiphany/` on checking out a branch from before `init`: the
+/// ignored files (temporary files aside, `.tmp-*`), and the `.gitignore` an interrupted `init`
+/// may have written before the rest.
+const LEFTOVERS: [&str; 4] = [CACHE_DIR, "lock", SNAPSHOT_DIR, ".gitignore"];
+
+/// What stands at `.epiphany/`: a store, or only what git left of one on a branch that never
+/// had it, which is no store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Whole,
+    Leftovers,
+}
+
 /// What git must not carry: everything but the records. `snapshots/` is listed for stores whose
 /// snapshots were tracked before: once they leave the index, nothing brings them back.
 const GITIGNORE: &str = "# Only rollout/ is tracked: the cache (snapshots, the search index), the lock and temporary\n# files are per clone.\ncache/\nsnapshots/\nlock\n.tmp-*\n";
@@ -135,7 +148,9 @@ pub use crate::state::model::ListTotals;
 impl Store {
     /// Finds the store: `.epiphany/` in `start` or the nearest parent that has one, as git finds
     /// `.git`, never looking past the root of the repository `start` is in. A `.epiphany/`
-    /// that is not a whole store is an error naming it, not a reason to look further up.
+    /// that is not a whole store is an error naming it, not a reason to look further up,
+    /// unless it holds only what git leaves on a branch from before `init` (the ignored cache
+    /// and lock, with no records committed there): that branch has no store.
     pub fn discover(start: &Path) -> Result<Store> {
         // The work tree's top need not hold `.git` (`GIT_WORK_TREE`, `core.worktree`); git is
         // asked only when the walk has to go past a directory without either.
@@ -149,8 +164,9 @@ impl Store {
                     snapshot_every: DEFAULT_SNAPSHOT_EVERY,
                     committed: Default::default(),
                 };
-                store.check_shape()?;
-                return Ok(store);
+                if store.check_shape()? == Shape::Whole {
+                    return Ok(store);
+                }
             }
             let at_top = || top.get_or_init(|| git::work_tree_root(start)).as_deref() == Some(dir);
             if dir.join(".git").exists() || at_top() {
@@ -163,7 +179,7 @@ impl Store {
         .into())
     }
 
-    fn check_shape(&self) -> Result<()> {
+    fn check_shape(&self) -> Result<Shape> {
         fs::refuse_symlink(&self.dir)?;
         if !self.dir.is_dir() {
             return Err(StoreError::NotADirectory {
@@ -181,12 +197,58 @@ impl Store {
         // A clone of a store without records has no `rollout/` (git keeps no empty directory),
         // but it has the tracked `.gitattributes`.
         let whole = rollout.is_dir() || self.dir.join(".gitattributes").is_file();
-        if !whole && !self.is_legacy() {
-            return Err(StoreError::Incomplete {
-                dir: self.dir.clone(),
-            }
-            .into());
+        if whole || self.is_legacy() {
+            return Ok(Shape::Whole);
         }
+        if self.is_leftovers() {
+            return Ok(Shape::Leftovers);
+        }
+        Err(StoreError::Incomplete {
+            dir: self.dir.clone(),
+        }
+        .into())
+    }
+
+    /// Whether the directory, holding no records, holds only what git leaves behind of a store
+    /// on a branch from before `init` (the ignored cache, lock and temporary files, and the
+    /// `.gitignore` an interrupted `init` may have written), while the commit checked out holds
+    /// no records there: a branch without a store. Outside git, or where the commit holds
+    /// records, the same directory is a store that lost them.
+    fn is_leftovers(&self) -> bool {
+        let Ok(Some(entries)) = fs::entries(&self.dir) else {
+            return false;
+        };
+        let ignored = entries.iter().all(|entry| {
+            let name = entry.file_name();
+            let name = name.to_string_lossy();
+            LEFTOVERS.contains(&name.as_ref()) || name.starts_with(".tmp-")
+        });
+        ignored
+            && git::head_commit(&self.root).is_some()
+            && git::committed_files(&self.rollout_dir(), None).is_none()
+    }
+
+    /// Moves aside what git left of a store on a branch from before `init` (see
+    /// [`Store::discover`]), so that a store can be created there; anything else at
+    /// `.epiphany/` is left alone. The cache is derived: the branch that has the store rebuilds
+    /// it.
+    pub fn set_aside_leftovers(root: &Path) -> Result<()> {
+        let store = Store {
+            root: root.to_path_buf(),
+            dir: root.join(STORE_DIR),
+            snapshot_every: DEFAULT_SNAPSHOT_EVERY,
+            committed: Default::default(),
+        };
+        if !fs::is_present(&store.dir) || !matches!(store.check_shape(), Ok(Shape::Leftovers)) {
+            return Ok(());
+        }
+        let aside = tempfile::Builder::new()
+            .prefix(STAGING_PREFIX)
+            .tempdir_in(root)
+            .with_context(|| format!("failed to create a directory in `{}`", root.display()))?;
+        fs::rename(&store.dir, &aside.path().join(STORE_DIR))?;
+        // Dropping `aside` removes what was set aside; should that fail, the next `init`
+        // removes it as a stale staging directory.
         Ok(())
     }
 
@@ -202,6 +264,7 @@ impl Store {
             committed: Default::default(),
         };
         remove_stale_staging(root);
+        Store::set_aside_leftovers(root)?;
         if fs::is_present(&dir) {
             store.check_shape()?;
             return Ok((store, false));
