@@ -268,10 +268,12 @@ fn near_focus(files: &[MapInput<'_>], seeds: &Seeds) -> Vec<f64> {
     let dirs: BTreeSet<&str> = (seeds.focus.iter())
         .map(|path| path.rsplit_once('/').map_or("", |(dir, _)| dir))
         .collect();
+    fn parts(dir: &str) -> Vec<&str> {
+        dir.split('/').filter(|part| !part.is_empty()).collect()
+    }
     let steps = |path: &str, dir: &str| {
-        let here: Vec<&str> = path.split('/').rev().skip(1).collect::<Vec<_>>();
-        let here: Vec<&str> = here.into_iter().rev().collect();
-        let there: Vec<&str> = dir.split('/').filter(|part| !part.is_empty()).collect();
+        let here = parts(path.rsplit_once('/').map_or("", |(dir, _)| dir));
+        let there = parts(dir);
         let shared = here.iter().zip(&there).take_while(|(a, b)| a == b).count();
         here.len() + there.len() - 2 * shared
     };
@@ -570,9 +572,9 @@ mod tests {
     /// `core.rs` defines what `a.rs` and `b.rs` use; `leaf.rs` uses what `b.rs` defines.
     fn chain() -> [(&'static str, Outline); 4] {
         [
-            ("a.rs", outline(&["run"], &["parse", "Store"])),
-            ("b.rs", outline(&["serve"], &["parse"])),
-            ("core.rs", outline(&["parse", "Store"], &[])),
+            ("a.rs", outline(&["run"], &["tokenize", "Store"])),
+            ("b.rs", outline(&["serve"], &["tokenize"])),
+            ("core.rs", outline(&["tokenize", "Store"], &[])),
             ("leaf.rs", outline(&["lonely"], &["serve"])),
         ]
     }
@@ -596,7 +598,7 @@ mod tests {
         let sum: f64 = map.iter().map(|file| file.rank).sum();
         assert!((sum - 1.0).abs() < 1e-6, "{sum}");
         let core = &map[0];
-        assert_eq!(core.definitions[0].name, "parse");
+        assert_eq!(core.definitions[0].name, "tokenize");
         assert_eq!(core.definitions[0].referenced_by, 2);
 
         let mut seeds = Seeds::default();
@@ -647,11 +649,42 @@ mod tests {
         let map = ranked(&files, &cited);
         assert!(map[1..].iter().all(|file| file.rank == 0.0), "{map:?}");
 
+        // Far from the others' directory, `leaf.rs` shares no locality prior with them.
+        let mut far = chain.clone();
+        far[3].0 = "x/y/z/leaf.rs";
+        let files = inputs(&far);
         let mut focus = Seeds::default();
-        focus.add_focus("leaf.rs");
+        focus.add_focus("x/y/z/leaf.rs");
         let map = ranked(&files, &focus);
-        assert_eq!(paths(&map)[..2], ["leaf.rs", "b.rs"]);
+        assert_eq!(paths(&map)[..2], ["x/y/z/leaf.rs", "b.rs"]);
         assert!(map[1].rank > map[0].rank, "{map:?}");
+    }
+
+    /// Beside the reference graph, a focus lends [`LOCALITY`] of its weight to the files near
+    /// it in the directory tree, less with each step: a file beside it that nothing links
+    /// ranks above one as unlinked farther away, and below the focus's users.
+    #[test]
+    fn a_focus_lends_rank_to_its_neighbours() {
+        let files = [
+            ("src/core.rs", outline(&["parse"], &[])),
+            ("src/beside.rs", outline(&["alone"], &[])),
+            ("web/far/away.rs", outline(&["lonely"], &[])),
+            ("tests/user.rs", outline(&["checks"], &["parse"])),
+        ];
+        let mut focus = Seeds::default();
+        focus.add_focus("src/core.rs");
+        let map = ranked(&inputs(&files), &focus);
+        assert_eq!(
+            paths(&map),
+            [
+                "src/core.rs",
+                "tests/user.rs",
+                "src/beside.rs",
+                "web/far/away.rs"
+            ]
+        );
+        assert!(map[2].rank > 0.0, "{map:?}");
+        assert_eq!(map[3].rank, 0.0, "{map:?}");
     }
 
     #[test]
@@ -727,8 +760,14 @@ mod tests {
         ];
         let links = links(&files);
         assert!(links.edges[1].is_empty(), "{:?}", links.edges[1]);
-        assert_eq!(links.edges[2], [(0, 1.0)]);
-        assert_eq!(links.edges[3], [(0, 3.0)]);
+        // Matched by name alone, `format` and `map` are common or short names and weigh
+        // `names::telling`'s 0.3 (issue 47: short and common names count for little).
+        assert_eq!(links.edges[2], [(0, 0.3)]);
+        let [(to, weight)] = links.edges[3][..] else {
+            panic!("{:?}", links.edges[3]);
+        };
+        assert_eq!(to, 0);
+        assert!((weight - 2.3).abs() < 1e-9, "{weight}");
         let map = ranked(&files, &Seeds::default());
         let counts: Vec<(&str, u32)> = (map.iter().find(|file| file.path == "secret.rs"))
             .expect("mapped")

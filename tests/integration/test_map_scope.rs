@@ -27,8 +27,11 @@ fn referenced_by(map: &Value, path: &str, name: &str) -> u64 {
 /// `src/engine.rs` defines `Engine`; three files use it only through `use` and a parameter
 /// type (and a method call on the parameter), one from a test that names the crate. An
 /// unrelated file beside `engine.rs` defines more. `src/glob.rs` has a `type Err` that every
-/// file's `Err(...)` calls do not mean, and a JavaScript file defines the function the Rust
-/// files call by a name nothing in Rust defines.
+/// file's `Err(...)` calls do not mean; `src/poll.rs` a `struct Ready` that `Poll::Ready(...)`
+/// does not mean and `src/wait.rs` imports; a Java `class Box` that `Box::new` does not mean.
+/// A JavaScript file defines the function the Rust files and a TypeScript file call by a name
+/// nothing in Rust defines, a Python file defines it too. A test fixture's `fn f` and
+/// `function test` are what every closure call `f(...)` and vitest `test(...)` would match.
 fn engine_repository() -> TestEnv {
     let env = TestEnv::new();
     for (path, text) in [
@@ -42,7 +45,7 @@ fn engine_repository() -> TestEnv {
         ),
         (
             "src/cli.rs",
-            "use crate::engine::Engine;\n\npub fn drive(engine: &Engine) -> Result<u32, String> {\n    if engine.start() == 0 {\n        return Err(\"stalled\".to_owned());\n    }\n    Ok(engine.start())\n}\n",
+            "use std::task::Poll;\n\nuse crate::engine::Engine;\n\npub fn drive(engine: &Engine) -> Result<u32, String> {\n    if engine.start() == 0 {\n        return Err(\"stalled\".to_owned());\n    }\n    Ok(engine.start())\n}\n\npub fn poll(f: impl Fn(u32) -> u32) -> Poll<Box<u32>> {\n    Poll::Ready(Box::new(f(1)))\n}\n",
         ),
         (
             "src/net/serve.rs",
@@ -62,8 +65,37 @@ fn engine_repository() -> TestEnv {
         ),
         ("src/net/mod.rs", "pub mod serve;\n"),
         (
+            "src/poll.rs",
+            "pub struct Ready(pub u32);\n\nimpl Ready {\n    pub fn get(&self) -> u32 {\n        self.0\n    }\n}\n",
+        ),
+        (
+            "src/wait.rs",
+            "use crate::poll::Ready;\n\npub fn wait(f: impl Fn() -> u32) -> Ready {\n    Ready(f())\n}\n",
+        ),
+        (
             "web/page.js",
             "export function render_page() {\n  return 1;\n}\n",
+        ),
+        (
+            "web/app.ts",
+            "export function mount(): number {\n  return render_page();\n}\n",
+        ),
+        (
+            "web/app.test.js",
+            "test('mounts', () => {\n  mount();\n});\n",
+        ),
+        ("tools/page.py", "def render_page():\n    return Box()\n"),
+        (
+            "tools/Box.java",
+            "class Box {\n    static Box make() {\n        return new Box();\n    }\n}\n",
+        ),
+        (
+            "tests/fixtures/sample.rs",
+            "pub fn f() -> u32 {\n    1\n}\n",
+        ),
+        (
+            "web/__fixtures__/spec.js",
+            "export function test() {\n  return 1;\n}\n",
         ),
     ] {
         env.write(path, text);
@@ -100,9 +132,112 @@ fn standard_names_and_other_languages_make_no_local_definition_central() {
     let env = engine_repository();
     env.ok(&["index"]);
     let map = env.json(&["map", "--max-chars", "100000"]);
-    assert_eq!(referenced_by(&map, "src/glob.rs", "Err"), 0, "{map:#}");
-    assert_eq!(referenced_by(&map, "web/page.js", "render_page"), 0);
-    assert_eq!(paths(&map)[0], "src/engine.rs", "{:?}", paths(&map));
+    let count = |path: &str, name: &str| referenced_by(&map, path, name);
+    assert_eq!(count("src/glob.rs", "Err"), 0, "{map:#}");
+    assert_eq!(
+        count("src/poll.rs", "Ready"),
+        1,
+        "only src/wait.rs imports it"
+    );
+    assert_eq!(count("tools/Box.java", "Box"), 0, "Box::new is Rust's Box");
+    assert_eq!(count("web/page.js", "render_page"), 1, "only web/app.ts");
+    assert_eq!(count("tools/page.py", "render_page"), 0);
+    assert_eq!(
+        count("tests/fixtures/sample.rs", "f"),
+        0,
+        "closure calls f(...)"
+    );
+    assert_eq!(
+        count("web/__fixtures__/spec.js", "test"),
+        0,
+        "vitest's test(...)"
+    );
+    let ranked = paths(&map);
+    assert_eq!(ranked[0], "src/engine.rs", "{ranked:?}");
+    let at = |path: &str| ranked.iter().position(|shown| *shown == path).expect(path);
+    for central in ["src/engine.rs", "src/poll.rs", "web/page.js"] {
+        for unused in ["src/glob.rs", "tests/fixtures/sample.rs", "tools/Box.java"] {
+            assert!(
+                at(central) < at(unused),
+                "{central} after {unused}: {ranked:?}"
+            );
+        }
+    }
+}
+
+/// Three implementations' `type Output` and `fn poll` lines, and the overloads of a
+/// TypeScript function, are one line each with a count; at any budget every path printed
+/// comes with at least one of its definitions.
+#[test]
+fn the_budget_shows_distinct_definitions_and_no_bare_paths() {
+    let env = TestEnv::new();
+    let impls: String = (0..3)
+        .map(|at| {
+            format!(
+                "pub struct Step{at};\n\nimpl Future for Step{at} {{\n    type Output = u32;\n\n    fn poll(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<u32> {{\n        Poll::Ready({at})\n    }}\n}}\n\n"
+            )
+        })
+        .collect();
+    env.write(
+        "src/steps.rs",
+        format!("use std::future::Future;\nuse std::pin::Pin;\nuse std::task::{{Context, Poll}};\n\n{impls}"),
+    );
+    env.write(
+        "web/config.ts",
+        "export function defineConfig(config: string): string;\nexport function defineConfig(config: number): number;\nexport function defineConfig(config: any): any {\n  return config;\n}\n",
+    );
+    for at in 0..12 {
+        env.write(
+            &format!("src/user_{at:02}.rs"),
+            format!("use crate::steps::Step{step};\n\npub fn make_{at}() -> Step{step} {{\n    Step{step}\n}}\n", step = at % 3),
+        );
+    }
+    env.ok(&["index"]);
+    let map = env.json(&["map", "--max-chars", "100000"]);
+    let file = |path: &str| {
+        (map["files"].as_array().expect("files").iter())
+            .find(|file| file["path"] == path)
+            .unwrap_or_else(|| panic!("{path} is not in the map: {map:#}"))
+            .clone()
+    };
+    let shown = |path: &str| -> Vec<(String, u64)> {
+        (file(path)["definitions"]
+            .as_array()
+            .expect("definitions")
+            .iter())
+        .map(|d| {
+            (
+                d["name"].as_str().expect("name").to_owned(),
+                d["more"].as_u64().unwrap_or(0),
+            )
+        })
+        .collect()
+    };
+    let steps = shown("src/steps.rs");
+    for (name, more) in [("Output", 2), ("poll", 2)] {
+        let found: Vec<&(String, u64)> = steps.iter().filter(|(shown, _)| shown == name).collect();
+        assert_eq!(found, [&(name.to_owned(), more)], "{steps:?}");
+    }
+    assert_eq!(shown("web/config.ts"), [("defineConfig".to_owned(), 2)]);
+    let text = env.ok(&["map", "--max-chars", "100000"]).stdout;
+    assert!(
+        text.contains("export function defineConfig(config: string): string;  (+2 more)"),
+        "{text}"
+    );
+    for budget in ["60", "150", "300", "700", "1200"] {
+        let text = env.ok(&["map", "--max-chars", budget]).stdout;
+        let lines: Vec<&str> = text.lines().collect();
+        for (at, line) in lines.iter().enumerate() {
+            if !line.starts_with(' ') {
+                let next = lines.get(at + 1).copied().unwrap_or_default();
+                assert!(
+                    next.starts_with("  "),
+                    "budget {budget}: {line} shown bare:\n{text}"
+                );
+            }
+        }
+        assert!(text.len() <= budget.parse().expect("number"), "{text}");
+    }
 }
 
 /// 1,600 Python files of about 3 KB all import `zzz/core.py`, whose path sorts last: without

@@ -11,8 +11,9 @@
 //! A name nothing in scope binds is matched by name among the files of the same language
 //! (JavaScript and TypeScript as one, C and C++ as one), unless the language provides it
 //! (`Err`, `Ready`, `len`: [`names::provided`]): an edge to each of the files defining it,
-//! weighted by `1 / (number of files defining it)` times how much the name tells
-//! ([`names::telling`]), and less toward a test fixture; names defined in more than
+//! weighted by `1 / (number of files defining it)` times how much the name tells toward the
+//! file ([`names::by_name`]: less for a short or common name, less toward a test fixture,
+//! nothing toward a fixture's short or common name); names defined in more than
 //! [`MAX_DEFINERS`] files (`new`, `run`) make no such edge. A macro call (`name!()`) means
 //! only a macro. A member call (`value.name()`) does not say whose `name` it calls, nor a
 //! plain call of a method: they count toward a file only once the file references something
@@ -208,12 +209,7 @@ fn by_name<'a>(
             && outline.named(name).next().is_none()
     };
     let weigh = |to: usize, name: &str, weight: f64| {
-        let fixture = if names::is_fixture(files[to].path) {
-            names::FIXTURE_WEIGHT
-        } else {
-            1.0
-        };
-        weight * names::telling(name) * fixture
+        names::by_name(name, files[to].path).map(|told| told * weight)
     };
     let unbound = (outline.references.iter())
         .map(String::as_str)
@@ -221,12 +217,15 @@ fn by_name<'a>(
     let unbound: Vec<&str> = unbound.filter(free).collect();
     for name in unbound {
         for (to, weight) in targets(&definers.any, (scoping, name), from) {
+            let Some(weight) = weigh(to, name, weight) else {
+                continue;
+            };
             let list = if definers.closed.contains(&(to, name)) {
                 &mut found.gated
             } else {
                 &mut found.opening
             };
-            list.push((to, name, weigh(to, name, weight)));
+            list.push((to, name, weight));
         }
     }
     for name in outline.macro_references.iter().map(String::as_str) {
@@ -234,12 +233,16 @@ fn by_name<'a>(
             continue;
         }
         for (to, weight) in targets(&definers.macros, (scoping, name), from) {
-            found.opening.push((to, name, weigh(to, name, weight)));
+            found
+                .opening
+                .extend(weigh(to, name, weight).map(|weight| (to, name, weight)));
         }
     }
     for name in outline.member_references.iter().map(String::as_str) {
         for (to, weight) in targets(&definers.any, (scoping, name), from) {
-            found.gated.push((to, name, weigh(to, name, weight)));
+            found
+                .gated
+                .extend(weigh(to, name, weight).map(|weight| (to, name, weight)));
         }
     }
 }

@@ -431,7 +431,7 @@ const COMMON: &[&str] = &[
 
 /// How much a reference matched by its name alone tells: 1 for a distinctive name, less for
 /// a short one (`f`, `cb`, `app`) and a common one (`test`, `run`, `parse`).
-pub fn telling(name: &str) -> f64 {
+fn telling(name: &str) -> f64 {
     match name.chars().count() {
         0..=2 => 0.1,
         3 => 0.3,
@@ -442,7 +442,7 @@ pub fn telling(name: &str) -> f64 {
 
 /// Whether a file is a test fixture (data a test reads, not code anything calls): under a
 /// `fixtures`, `testdata` or `__mocks__` directory.
-pub fn is_fixture(path: &str) -> bool {
+fn is_fixture(path: &str) -> bool {
     const DIRECTORIES: &[&str] = &[
         "fixtures",
         "fixture",
@@ -457,7 +457,22 @@ pub fn is_fixture(path: &str) -> bool {
 }
 
 /// How much a definition in a test fixture counts toward a reference matched by name.
-pub const FIXTURE_WEIGHT: f64 = 0.1;
+const FIXTURE_WEIGHT: f64 = 0.1;
+
+/// How much a reference matched by its name alone counts toward the file at `path` defining
+/// it ([`telling`], times [`FIXTURE_WEIGHT`] in a test fixture); `None` for a short or common
+/// name in a fixture, which every closure call `f(...)` or vitest `test(...)` would otherwise
+/// link to (tokio's fixture `fn f` had 45 referrers).
+pub fn by_name(name: &str, path: &str) -> Option<f64> {
+    let told = telling(name);
+    if !is_fixture(path) {
+        Some(told)
+    } else if told < 1.0 {
+        None
+    } else {
+        Some(told * FIXTURE_WEIGHT)
+    }
+}
 
 #[cfg(test)]
 mod tests {
@@ -482,5 +497,12 @@ mod tests {
         assert!(is_fixture("tests/fixtures/basic/lib.rs"));
         assert!(is_fixture("pkg/testdata/x.go"));
         assert!(!is_fixture("src/fixtures.rs"));
+        assert_eq!(by_name("f", "src/lib.rs"), Some(telling("f")));
+        assert_eq!(by_name("f", "tests/fixtures/basic/lib.rs"), None);
+        assert_eq!(by_name("test", "web/__fixtures__/spec.js"), None);
+        assert_eq!(
+            by_name("resolve_symlinks", "tests/fixtures/basic/lib.rs"),
+            Some(FIXTURE_WEIGHT)
+        );
     }
 }

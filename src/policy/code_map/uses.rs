@@ -34,6 +34,7 @@ use serde::Serialize;
 
 use crate::policy::code_map::Definition;
 use crate::policy::code_map::Form;
+use crate::policy::peripheral::peripheral;
 
 /// How a language's files see each other's names. A name means something only within one
 /// scoping: JavaScript and TypeScript are one, C and C++ are one.
@@ -429,14 +430,20 @@ impl<'a> Resolver<'a> {
     }
 
     /// The parsed files that may hold a module; of several places a name may lie below, the
-    /// ones nearest the file at `from`.
+    /// ones nearest the file at `from`. A name that may lie below any directory names no
+    /// peripheral file ([`peripheral`]: a vendored copy, a stub tree) from the project's own
+    /// code: `from typing import List` in mypy means the standard library, not typeshed's
+    /// `typing.pyi`, which every Python file would otherwise make the most referenced.
     fn module_files(&self, from: &'a str, scoping: Scoping, module: &Module<'a>) -> Vec<&'a str> {
         match module {
             Module::Files(files) => files.clone(),
             Module::Package(import) => self.modules.package(import),
             Module::Stem { stem, anywhere } => {
-                let found = self.modules.stem(scoping, stem, *anywhere);
-                nearest(from, found.to_vec())
+                let mut found = self.modules.stem(scoping, stem, *anywhere).to_vec();
+                if *anywhere && peripheral(from).is_none() {
+                    found.retain(|path| peripheral(path).is_none());
+                }
+                nearest(from, found)
             }
         }
     }
@@ -888,6 +895,33 @@ mod tests {
             Some(("src/app/ledger.py".to_owned(), "post_entry".to_owned()))
         );
         assert_eq!(at("other.balance"), None);
+    }
+
+    /// mypy's own `from typing import List` means the standard library, not the typeshed stub
+    /// below it; a stub importing another stub still reaches it.
+    #[test]
+    fn a_standard_module_name_names_no_vendored_stub() {
+        let list = || vec![import("List", &["typing", "List"])];
+        let files = files(vec![
+            ("mypy/checker.py", file(Scoping::Python, &["check"], list())),
+            (
+                "mypy/typeshed/stdlib/typing.pyi",
+                file(Scoping::Python, &["List"], vec![]),
+            ),
+            (
+                "mypy/typeshed/stdlib/os/__init__.pyi",
+                file(Scoping::Python, &["getcwd"], list()),
+            ),
+        ]);
+        let at = |from: &str| {
+            let used = written("List", Form::Plain);
+            resolve(&files, from, &used).map(|(path, _)| path.to_owned())
+        };
+        assert_eq!(at("mypy/checker.py"), None);
+        assert_eq!(
+            at("mypy/typeshed/stdlib/os/__init__.pyi").as_deref(),
+            Some("mypy/typeshed/stdlib/typing.pyi")
+        );
     }
 
     #[test]

@@ -674,7 +674,11 @@ mod tests {
             outline.definitions[0].signature,
             "pub fn add(a: u8) -> u8 {"
         );
-        assert_eq!(outline.references, ["Point", "Vec", "helper", "new"]);
+        // A field's type is a reference (`x: Walk`), like a call or a path.
+        assert_eq!(
+            outline.references,
+            ["Point", "Vec", "Walk", "helper", "new"]
+        );
         assert_eq!(outline.member_references, ["go"]);
         assert!(!outline.references.iter().any(|r| r == "ghost"));
     }
@@ -696,7 +700,7 @@ mod tests {
         assert_eq!(
             forms("a.rs", rust),
             (
-                ["Point", "h", "len"].map(str::to_owned).to_vec(),
+                ["Point", "Vec", "h", "len"].map(str::to_owned).to_vec(),
                 vec!["iter".to_owned(), "map".to_owned(), "z".to_owned()],
                 vec!["format".to_owned()]
             )

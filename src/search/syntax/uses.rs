@@ -572,6 +572,7 @@ mod tests {
                 ("make".to_owned(), q(""), 4, Form::Plain),
                 ("go".to_owned(), None, 4, Form::Member),
                 ("helper".to_owned(), q(""), 5, Form::Plain),
+                ("Vec".to_owned(), q(""), 6, Form::Plain),
                 ("new".to_owned(), None, 6, Form::Plain),
             ]
         );
