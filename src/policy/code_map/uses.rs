@@ -505,9 +505,13 @@ impl<'a> Modules<'a> {
             .map(|(path, file)| (*path, file.scoping))
             .collect();
         paths.sort_unstable();
+        let packages: HashSet<&str> = (paths.iter())
+            .filter(|(path, _)| path.ends_with("/__init__.py") || path.ends_with("/__init__.pyi"))
+            .map(|(path, _)| parent(path))
+            .collect();
         for (path, scoping) in paths {
             for stem in module_stems(path, scoping) {
-                modules.add(scoping, stem, path);
+                modules.add(scoping, stem, path, &packages);
             }
             if scoping == Scoping::Go && path.ends_with(".go") {
                 modules.go.entry(parent(path)).or_default().push(path);
@@ -530,13 +534,18 @@ impl<'a> Modules<'a> {
         self.crates.get(name).copied()
     }
 
-    fn add(&mut self, scoping: Scoping, stem: &'a str, path: &'a str) {
+    /// Adds the file at `path` under `stem` and under each tail of it that may be a module's
+    /// whole name: a Python module's name starts below a directory that is no package (holds
+    /// no `__init__.py`, one of `packages`): `src/flask/typing.py` is `flask.typing`, never
+    /// the standard library's `typing`.
+    fn add(&mut self, scoping: Scoping, stem: &'a str, path: &'a str, packages: &HashSet<&str>) {
         (self.exact.entry(scoping).or_default())
             .entry(stem)
             .or_default()
             .push(path);
         let tails = std::iter::once(stem).chain(
             (stem.match_indices('/'))
+                .filter(|(at, _)| scoping != Scoping::Python || !packages.contains(&stem[..*at]))
                 .map(|(at, _)| &stem[at + 1..])
                 .filter(|tail| !tail.is_empty()),
         );
@@ -895,6 +904,40 @@ mod tests {
             Some(("src/app/ledger.py".to_owned(), "post_entry".to_owned()))
         );
         assert_eq!(at("other.balance"), None);
+    }
+
+    /// A module of a package is named from the package's root: `src/flask/typing.py` is
+    /// `flask.typing`, and `import typing` means the standard library; a package below a
+    /// source directory (`src/flask`) is found by its own name.
+    #[test]
+    fn a_python_module_inside_a_package_has_no_shorter_name() {
+        let files = files(vec![
+            (
+                "src/flask/app.py",
+                file(
+                    Scoping::Python,
+                    &["run"],
+                    vec![
+                        import("t", &["typing"]),
+                        import("Flask", &["flask", "Flask"]),
+                    ],
+                ),
+            ),
+            (
+                "src/flask/__init__.py",
+                file(Scoping::Python, &["Flask"], vec![]),
+            ),
+            (
+                "src/flask/typing.py",
+                file(Scoping::Python, &["Any"], vec![]),
+            ),
+        ]);
+        let at = |written_as: &str| {
+            let used = written(written_as, Form::Plain);
+            resolve(&files, "src/flask/app.py", &used).map(|(path, _)| path.to_owned())
+        };
+        assert_eq!(at("t.Any"), None);
+        assert_eq!(at("Flask").as_deref(), Some("src/flask/__init__.py"));
     }
 
     /// mypy's own `from typing import List` means the standard library, not the typeshed stub
