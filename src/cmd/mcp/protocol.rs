@@ -25,63 +25,14 @@ use serde_json::json;
 
 use crate::ctx::Cancel;
 use crate::ctx::Ctx;
+use crate::cmd::mcp::frame::Line;
+use crate::cmd::mcp::frame::MAX_LINE_BYTES;
+use crate::cmd::mcp::frame::read_line;
 use crate::cmd::mcp::tools;
 use crate::cmd::mcp::tools::Toolbox;
 
 /// The protocol revisions this server speaks, oldest first.
 pub const REVISIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
-
-/// The longest message (one line) the server reads: what stdin takes for a patch.
-pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
-
-/// How a line was read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Line {
-    /// All of it is in the buffer.
-    Whole,
-    /// It was longer than the limit; the buffer is empty and the line was read past.
-    TooLong,
-}
-
-/// Reads the next line of `input` into `line` (its end of line included), keeping at most
-/// `limit` bytes of it: a longer line is consumed to its end without being kept. `None` at the
-/// end of the input.
-fn read_line(
-    input: &mut impl BufRead,
-    line: &mut Vec<u8>,
-    limit: usize,
-) -> std::io::Result<Option<Line>> {
-    line.clear();
-    let mut read_any = false;
-    let mut kept = Line::Whole;
-    loop {
-        let buffer = match input.fill_buf() {
-            Ok(buffer) => buffer,
-            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(err) => return Err(err),
-        };
-        if buffer.is_empty() {
-            return Ok(read_any.then_some(kept));
-        }
-        read_any = true;
-        let (taken, ended) = match memchr::memchr(b'\n', buffer) {
-            Some(end) => (end + 1, true),
-            None => (buffer.len(), false),
-        };
-        if kept == Line::Whole {
-            if line.len() + taken > limit {
-                kept = Line::TooLong;
-                *line = Vec::new();
-            } else {
-                line.extend_from_slice(&buffer[..taken]);
-            }
-        }
-        input.consume(taken);
-        if ended {
-            return Ok(Some(kept));
-        }
-    }
-}
 
 /// JSON-RPC error codes.
 pub mod code {
@@ -164,8 +115,8 @@ struct Call {
 
 /// What the server loop waits for.
 enum Event {
-    /// A line the reader read (`None`: too long, read past), or the end of the input.
-    Line(std::io::Result<Option<Option<Vec<u8>>>>),
+    /// A line the reader read, or the end of the input (`None`).
+    Line(std::io::Result<Option<Line>>),
     /// The worker's answer to a call.
     Answered(Value, Value),
 }
@@ -183,7 +134,7 @@ impl<'a> Server<'a> {
 
     /// Serves `input` until it ends, writing every answer to `output` as one line. A line
     /// longer than [`MAX_LINE_BYTES`] is not kept: it is read past and answered with a parse
-    /// error.
+    /// error, which carries the request's id when either end of the line shows it.
     /// Tool calls run on a worker (see the module docs); the input's end waits for the calls
     /// still running.
     pub fn serve(&mut self, input: impl BufRead + Send, mut output: impl Write) -> Result<()> {
@@ -215,8 +166,8 @@ impl<'a> Server<'a> {
                         ended = true;
                         None
                     }
-                    Event::Line(Ok(Some(None))) => Some(error_response(
-                        Value::Null,
+                    Event::Line(Ok(Some(Line::TooLong(edges)))) => Some(error_response(
+                        edges.id().unwrap_or(Value::Null),
                         &RpcError::new(
                             code::PARSE_ERROR,
                             format!(
@@ -225,7 +176,7 @@ impl<'a> Server<'a> {
                             ),
                         ),
                     )),
-                    Event::Line(Ok(Some(Some(line)))) => match self.reply_to_line(&line) {
+                    Event::Line(Ok(Some(Line::Whole(line)))) => match self.reply_to_line(&line) {
                         Reply::Now(answer) => answer,
                         Reply::Call(call) => {
                             self.pending
@@ -408,14 +359,8 @@ fn run(ctx: &Ctx, call: Call) -> Option<Value> {
 /// Reads `input` line by line onto `events` until it ends (a `None` line) or fails, or the
 /// server stops listening.
 fn read_lines(mut input: impl BufRead, events: &mpsc::Sender<Event>) {
-    let mut line = Vec::new();
     loop {
-        let read = read_line(&mut input, &mut line, MAX_LINE_BYTES).map(|kind| {
-            kind.map(|kind| match kind {
-                Line::Whole => Some(std::mem::take(&mut line)),
-                Line::TooLong => None,
-            })
-        });
+        let read = read_line(&mut input, MAX_LINE_BYTES);
         let last = !matches!(read, Ok(Some(_)));
         if events.send(Event::Line(read)).is_err() || last {
             return;
@@ -472,30 +417,11 @@ mod tests {
     }
 
     #[test]
-    fn long_lines_are_read_past_not_kept() {
-        let text = format!("short\n{}\nlast", "x".repeat(100));
-        // A small buffer: lines arrive in many pieces.
-        let mut input = std::io::BufReader::with_capacity(7, text.as_bytes());
-        let mut line = Vec::new();
-        let mut read = Vec::new();
-        while let Some(kind) = read_line(&mut input, &mut line, 50).expect("read") {
-            read.push((kind, String::from_utf8(line.clone()).expect("utf-8")));
-            assert!(line.capacity() <= 64, "kept more than the limit");
-        }
-        assert_eq!(
-            read,
-            [
-                (Line::Whole, "short\n".to_owned()),
-                (Line::TooLong, String::new()),
-                (Line::Whole, "last".to_owned()),
-            ]
-        );
-    }
-
-    #[test]
     fn a_line_too_long_is_a_parse_error_and_the_session_goes_on() {
         let ping = r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
-        let input = format!("{}\n{ping}\n", "x".repeat(MAX_LINE_BYTES + 1));
+        let big = "x".repeat(MAX_LINE_BYTES);
+        let call = format!(r#"{{"jsonrpc":"2.0","id":"big-1","method":"tools/call","p":"{big}"}}"#);
+        let input = format!("{big}x\n{call}\n{ping}\n");
         let mut output = Vec::new();
         Server::new(&test_ctx(), Toolbox::default())
             .serve(input.as_bytes(), &mut output)
@@ -505,15 +431,18 @@ mod tests {
             .lines()
             .map(|line| serde_json::from_str(line).expect("json"))
             .collect();
-        assert_eq!(answers.len(), 2, "{answers:?}");
+        assert_eq!(answers.len(), 3, "{answers:?}");
         assert_eq!(error_code(&answers[0]), code::PARSE_ERROR);
+        assert_eq!(answers[0]["id"], Value::Null, "nothing to read an id from");
+        assert_eq!(error_code(&answers[1]), code::PARSE_ERROR);
+        assert_eq!(answers[1]["id"], "big-1");
         assert!(
             answers[0]["error"]["message"]
                 .as_str()
                 .expect("a message")
                 .contains("64 MiB")
         );
-        assert_eq!(answers[1]["id"], 7);
+        assert_eq!(answers[2]["id"], 7);
     }
 
     #[test]
