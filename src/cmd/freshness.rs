@@ -175,7 +175,7 @@ impl Report for Freshness {
             if !self.conflicts.is_empty() {
                 writeln!(
                     out,
-                    "conflicts (rewrite each with `epiphany update`): {}",
+                    "conflicts (`epiphany conflicts` lists them; `epiphany conflicts settle --all --take ours|theirs` settles them): {}",
                     inline_ids(&self.conflicts)
                 )?;
             }

@@ -544,6 +544,45 @@ pub fn untrack(dir: &Path) -> Result<usize> {
     Ok(removed)
 }
 
+/// Which of the files `names` of `dir` (a directory of the work tree) a merge brought onto the
+/// branch checked out: walking back along HEAD's first-parent line, a file that a commit holds
+/// and its first parent does not came with that commit, by a merge when the commit has more
+/// than one parent. A file HEAD does not hold came with the merge under way when `MERGE_HEAD`
+/// holds it, and is otherwise the work tree's own (not committed yet). Answers the names a
+/// merge brought; `None` outside git or before the first commit.
+pub fn merged_in(dir: &Path, names: &BTreeSet<String>) -> Option<BTreeSet<String>> {
+    let repo = open(dir).ok()?;
+    let prefix = scope_prefix(&repo, dir).ok()??;
+    let path = |name: &String| prefix.join(name);
+    let holds = |tree: &git2::Tree<'_>, name: &String| tree.get_path(&path(name)).is_ok();
+    let mut commit = repo.head().ok()?.peel_to_commit().ok()?;
+    let head_tree = commit.tree().ok()?;
+    let (mut pending, uncommitted): (BTreeSet<&String>, BTreeSet<&String>) =
+        names.iter().partition(|name| holds(&head_tree, name));
+    let merging = (repo.find_reference("MERGE_HEAD").ok())
+        .and_then(|merge_head| merge_head.peel_to_tree().ok());
+    let mut merged: BTreeSet<String> = (uncommitted.into_iter())
+        .filter(|name| merging.as_ref().is_some_and(|tree| holds(tree, name)))
+        .cloned()
+        .collect();
+    while !pending.is_empty() {
+        let parent = commit.parent(0).ok();
+        let parent_tree = parent.as_ref().and_then(|parent| parent.tree().ok());
+        let came = |name: &&String| !parent_tree.as_ref().is_some_and(|tree| holds(tree, name));
+        let (arrived, before): (BTreeSet<&String>, BTreeSet<&String>) =
+            pending.into_iter().partition(came);
+        if commit.parent_count() > 1 {
+            merged.extend(arrived.into_iter().cloned());
+        }
+        pending = before;
+        match parent {
+            Some(parent) => commit = parent,
+            None => break,
+        }
+    }
+    Some(merged)
+}
+
 /// Whether the repository around `dir` is a shallow clone (its history cut off).
 pub fn is_shallow(dir: &Path) -> bool {
     open(dir).is_ok_and(|repo| repo.is_shallow())
