@@ -14,7 +14,8 @@ use crate::ctx::Ctx;
 use crate::ctx::Status;
 use crate::write::redaction_failure;
 use crate::code_refs::resolve_typed_refs;
-use crate::code_refs::warn_planned;
+use crate::code_refs::RefAudit;
+use crate::code_refs::warn_ref_notes;
 use crate::error::ErrorKind;
 use crate::error::Failure;
 use crate::error::classify;
@@ -116,7 +117,13 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         .filter(|code_ref| code_ref.planned)
         .map(|code_ref| format!("{} (--code-ref)", code_ref.path))
         .collect();
-    warn_planned(ctx, &planned);
+    warn_ref_notes(
+        ctx,
+        &RefAudit {
+            planned,
+            ..RefAudit::default()
+        },
+    );
     let request = DistillRequest::new(
         source_kind,
         status,
