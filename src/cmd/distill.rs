@@ -91,8 +91,8 @@ pub struct Args {
 /// How `mcp` offers this command as a tool and `schema` describes its report.
 pub const TOOL: Tool = Tool::READER
     .arguments(&[("text", "The text to distill (or give it as `input`)")])
-    .about("Draft an observation and its evidence from text such as test or build output (`text` or `input`), keeping its salient lines; writes nothing. Pass the result to `update` to record it.")
-    .input("The text to distill (tool output, a log, a note) when `text` is not given")
+    .about("Draft an observation and its evidence from text such as test or build output, keeping its salient lines; writes nothing. Pass the result to `update`.")
+    .input("The text to distill, when `text` is not given")
     .report(schema_of::<DraftReport>);
 
 /// Runs `distill`.

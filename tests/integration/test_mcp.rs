@@ -1,9 +1,11 @@
 //! `mcp`: a real Model Context Protocol session over stdio, by hand and through the official
-//! MCP Python SDK (`tests/mcp/sdk_client.py`).
+//! MCP Python and TypeScript SDKs (`tests/mcp/sdk_client.py`, `tests/mcp/sdk_client.mjs`).
 
 use std::io::BufRead;
 use std::io::BufReader;
 use std::io::Write;
+use std::path::Path;
+use std::path::PathBuf;
 use std::process::Stdio;
 
 use serde_json::Value;
@@ -298,6 +300,34 @@ fn structured_content_matches_the_output_schema() {
     }
 }
 
+/// Runs an SDK script (`tests/mcp/sdk_client.*`) as `program script BINARY REPOSITORY` against
+/// a repository with `src/lexer.rs` committed and no store; it passes when it prints no
+/// failure and exits 0.
+fn sdk_script_passes(program: &str, script: &Path) {
+    let env = TestEnv::bare();
+    env.write("src/lexer.rs", "pub fn retry_keeps_span() {}\n");
+    env.commit_all("code");
+    let output = std::process::Command::new(program)
+        .arg(script)
+        .arg(assert_cmd::cargo::cargo_bin("epiphany"))
+        .arg(env.root())
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_SYSTEM", "/dev/null")
+        .output()
+        .unwrap_or_else(|err| panic!("run {program}: {err}"));
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The SDK scripts' folder.
+fn sdk_scripts() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp")
+}
+
 /// The official MCP Python SDK (`pip install mcp`, 1.x or 2.x) drives the server: a handshake in
 /// every protocol revision, every tool called with its `structuredContent` validated against its
 /// `outputSchema` by the SDK, bad arguments, and raw lines (a batch, malformed and non-UTF-8
@@ -307,24 +337,42 @@ fn structured_content_matches_the_output_schema() {
 #[ignore = "needs python3 with the MCP SDK (pip install mcp jsonschema); .ci/run runs it"]
 fn the_official_python_sdk_accepts_the_server() {
     crate::common::require_tool("python3", &["-c", "import mcp, jsonschema"]);
-    let env = TestEnv::bare();
-    env.write("src/lexer.rs", "pub fn retry_keeps_span() {}\n");
-    env.commit_all("code");
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/sdk_client.py");
-    let output = std::process::Command::new("python3")
-        .arg(script)
-        .arg(assert_cmd::cargo::cargo_bin("epiphany"))
-        .arg(env.root())
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_SYSTEM", "/dev/null")
-        .output()
-        .expect("run python3");
-    assert!(
-        output.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    sdk_script_passes("python3", &sdk_scripts().join("sdk_client.py"));
+}
+
+/// See: issue 50. The official MCP TypeScript SDK (`@modelcontextprotocol/sdk`, pinned by
+/// `tests/mcp/package-lock.json`) drives the server as the Python one does: a handshake in
+/// every revision, every tool's schemas compiled by the SDK's Ajv, every tool called (its
+/// `structuredContent` validated by the SDK), again with each optional list as `[]` (which
+/// its input schema must accept) and as `null`, and bad arguments. `npm ci` installs the SDK
+/// under the target directory, never into the source tree, and only when the lock file
+/// changed since the last install.
+#[test]
+#[ignore = "needs node and npm (the SDK comes from npm ci); .ci/run runs it"]
+fn the_official_typescript_sdk_accepts_the_server() {
+    crate::common::require_tool("node", &["--version"]);
+    crate::common::require_tool("npm", &["--version"]);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-typescript-sdk");
+    std::fs::create_dir_all(&dir).expect("the SDK's folder");
+    for file in ["package.json", "package-lock.json", "sdk_client.mjs"] {
+        std::fs::copy(sdk_scripts().join(file), dir.join(file)).expect("copy the script");
+    }
+    let lock = std::fs::read(dir.join("package-lock.json")).expect("the lock file");
+    let installed = dir.join("node_modules/.installed-package-lock.json");
+    if std::fs::read(&installed).ok().as_ref() != Some(&lock) {
+        let npm = std::process::Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&dir)
+            .output()
+            .expect("run npm ci");
+        assert!(
+            npm.status.success(),
+            "npm ci: {}",
+            String::from_utf8_lossy(&npm.stderr)
+        );
+        std::fs::write(&installed, &lock).expect("note what is installed");
+    }
+    sdk_script_passes("node", &dir.join("sdk_client.mjs"));
 }
 
 /// See: issue 30. A `ping` sent while `index` runs is answered before the index is done (it
