@@ -10,6 +10,7 @@
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
+use std::ffi::OsString;
 use std::path::Path;
 use std::path::PathBuf;
 use std::sync::OnceLock;
@@ -405,12 +406,18 @@ pub fn work_tree_changes(
     };
 
     let mut changes = WorkTreeChanges::default();
-    let mut options = diff_options(&prefix, exclude);
-    options.include_untracked(true).recurse_untracked_dirs(true);
-    let uncommitted = repo
-        .diff_tree_to_workdir_with_index(head_tree.as_ref(), Some(&mut options))
-        .with_context(context)?;
-    let local = changed_paths(uncommitted, &prefix, exclude, &mut changes.renames)?;
+    // Listed once: each commit's diff adds only its own tree's names.
+    let names = entry_names(&repo, &prefix, &[head_tree.as_ref()]);
+    let local = match diff_options(names.clone(), &prefix, exclude) {
+        Some(mut options) => {
+            options.include_untracked(true).recurse_untracked_dirs(true);
+            let uncommitted = repo
+                .diff_tree_to_workdir_with_index(head_tree.as_ref(), Some(&mut options))
+                .with_context(context)?;
+            changed_paths(uncommitted, &prefix, exclude, &mut changes.renames)?
+        }
+        None => BTreeSet::new(),
+    };
 
     let looked_up: Vec<(&String, Option<git2::Commit<'_>>)> = (commits.iter())
         .map(|commit| {
@@ -450,14 +457,17 @@ pub fn work_tree_changes(
             }
         };
         let tree = tree.with_context(context)?;
-        let committed = repo
-            .diff_tree_to_tree(
-                Some(&tree),
-                head_tree.as_ref(),
-                Some(&mut diff_options(&prefix, exclude)),
-            )
-            .with_context(context)?;
-        let mut paths = changed_paths(committed, &prefix, exclude, &mut changes.renames)?;
+        let mut with_tree = names.clone();
+        with_tree.extend(tree_names(&repo, &tree, &prefix));
+        let mut paths = match diff_options(with_tree, &prefix, exclude) {
+            Some(mut options) => {
+                let committed = repo
+                    .diff_tree_to_tree(Some(&tree), head_tree.as_ref(), Some(&mut options))
+                    .with_context(context)?;
+                changed_paths(committed, &prefix, exclude, &mut changes.renames)?
+            }
+            None => BTreeSet::new(),
+        };
         paths.extend(local.iter().cloned());
         changes.since.insert(commit.clone(), paths);
     }
@@ -618,19 +628,97 @@ fn entered_at<'r>(repo: &'r Repository, files: &[(PathBuf, u64)]) -> Option<git2
     }
 }
 
-/// A diff of `prefix` (the whole tree when empty) without `exclude` (relative to `prefix`):
-/// libgit2 takes the first pattern that matches, and a leading `!` excludes, so the excluded
-/// directory's files are never hashed.
-fn diff_options(prefix: &Path, exclude: &Path) -> DiffOptions {
-    let mut options = DiffOptions::new();
-    let mut excluded = std::ffi::OsString::from("!");
-    excluded.push(prefix.join(exclude));
-    options.pathspec(excluded);
-    match prefix.as_os_str().is_empty() {
-        true => options.pathspec("*"),
-        false => options.pathspec(prefix),
+/// The entries of `prefix` (the whole tree when empty) that `trees`, the index or the work
+/// tree hold; `None` for a name that is no name of this system (not UTF-8 outside Unix).
+fn entry_names(
+    repo: &Repository,
+    prefix: &Path,
+    trees: &[Option<&git2::Tree<'_>>],
+) -> BTreeSet<Option<OsString>> {
+    let mut names: BTreeSet<Option<OsString>> = BTreeSet::new();
+    if let Some(workdir) = repo.workdir()
+        && let Ok(entries) = std::fs::read_dir(workdir.join(prefix))
+    {
+        names.extend(entries.filter_map(|entry| Some(Some(entry.ok()?.file_name()))));
+    }
+    if let Ok(index) = repo.index() {
+        for entry in index.iter() {
+            let Some(path) = os_name(&entry.path).map(PathBuf::from) else {
+                names.insert(None);
+                continue;
+            };
+            let first = (path.strip_prefix(prefix).ok()).and_then(|rest| rest.iter().next());
+            names.extend(first.map(|first| Some(first.to_os_string())));
+        }
+    }
+    for tree in trees.iter().flatten() {
+        names.extend(tree_names(repo, tree, prefix));
+    }
+    names
+}
+
+/// The entries of `prefix` in `tree` (see [`entry_names`]).
+fn tree_names(
+    repo: &Repository,
+    tree: &git2::Tree<'_>,
+    prefix: &Path,
+) -> BTreeSet<Option<OsString>> {
+    let at_prefix = match prefix.as_os_str().is_empty() {
+        true => Some(tree.clone()),
+        false => (tree.get_path(prefix).ok())
+            .and_then(|entry| entry.to_object(repo).ok()?.into_tree().ok()),
     };
-    options
+    (at_prefix.iter())
+        .flat_map(git2::Tree::iter)
+        .map(|entry| os_name(entry.name_bytes()))
+        .collect()
+}
+
+/// A diff of `prefix` (the whole tree when empty) without `exclude` (an entry of `prefix`):
+/// the other `names` of `prefix` ([`entry_names`]) as literal paths, so that libgit2 never
+/// walks into `exclude` (a pattern that excludes it still lists and stats every file below
+/// it: a store's thousands of segments). `None` when nothing else is there. A name that is no
+/// name of this system falls back to patterns: libgit2 takes the first that matches, and a
+/// leading `!` excludes.
+fn diff_options(
+    mut names: BTreeSet<Option<OsString>>,
+    prefix: &Path,
+    exclude: &Path,
+) -> Option<DiffOptions> {
+    let mut options = DiffOptions::new();
+    if names.remove(&None) {
+        let mut excluded = OsString::from("!");
+        excluded.push(prefix.join(exclude));
+        options.pathspec(excluded);
+        match prefix.as_os_str().is_empty() {
+            true => options.pathspec("*"),
+            false => options.pathspec(prefix),
+        };
+        return Some(options);
+    }
+    names.remove(&Some(exclude.as_os_str().to_os_string()));
+    names.remove(&Some(OsString::from(".git")));
+    if names.is_empty() {
+        return None;
+    }
+    options.disable_pathspec_match(true);
+    for name in names.into_iter().flatten() {
+        options.pathspec(prefix.join(name));
+    }
+    Some(options)
+}
+
+/// A file name as git stores it (bytes), as a name of this system.
+#[cfg(unix)]
+fn os_name(bytes: &[u8]) -> Option<OsString> {
+    use std::os::unix::ffi::OsStrExt;
+    Some(std::ffi::OsStr::from_bytes(bytes).to_os_string())
+}
+
+/// A file name as git stores it (bytes), as a name of this system.
+#[cfg(not(unix))]
+fn os_name(bytes: &[u8]) -> Option<OsString> {
+    std::str::from_utf8(bytes).ok().map(OsString::from)
 }
 
 /// The old and new path of every delta (renames detected), relative to `prefix`, skipping
