@@ -6,8 +6,9 @@ Usage: python3 bench/segment-history.py REPO COMMITS [--files N] [--layout shard
 
 REPO is a git work tree on `main` with an `epiphany init` store committed. COMMITS commits are
 added through `git fast-import`, spread evenly over 2025, each adding one segment where the
-writer would put it (`--layout sharded`, the default: `rollout/<YYYY-MM>/<DD>/<name>`; `flat`:
-`rollout/<name>`, as stores written before sharding hold them), then the work tree is checked
+writer puts it (`--layout flat`, the default: `rollout/<name>`; `sharded`:
+`rollout/<YYYY-MM>/<DD>/<name>`, a layout the store does not read yet, kept to measure what one
+commit would add under it), then the work tree is checked
 out. With `--files N` the same records go into N segments instead, in one commit: the store to
 compare with. Prints the id of the last record.
 """
@@ -45,7 +46,7 @@ def main():
     parser.add_argument("repo")
     parser.add_argument("commits", type=int)
     parser.add_argument("--files", type=int)
-    parser.add_argument("--layout", choices=["sharded", "flat"], default="sharded")
+    parser.add_argument("--layout", choices=["sharded", "flat"], default="flat")
     args = parser.parse_args()
     start = datetime(2025, 1, 1, tzinfo=timezone.utc)
     step = timedelta(days=365) / (args.commits * PER_COMMIT)

@@ -10,12 +10,17 @@
 //! Tool calls run one at a time on a worker thread, in the order they came, while the server
 //! goes on reading: `ping`, `tools/list` and the rest are answered at once, and
 //! `notifications/cancelled` stops the call it names (a waiting one never starts, a running
-//! one is asked to stop) and that call gets no answer, as the specification asks. A batch is
-//! answered whole, its calls run in place.
+//! one is asked to stop) and that call gets no answer, as the specification asks. A running
+//! call that was cancelled is left to its worker, and a new worker takes the calls after it
+//! at once: none waits for work nobody wants. A batch is answered whole, its calls run in
+//! place.
 
 use std::collections::HashMap;
 use std::io::BufRead;
 use std::io::Write;
+use std::sync::Mutex;
+use std::sync::MutexGuard;
+use std::sync::PoisonError;
 use std::sync::mpsc;
 
 use anyhow::Result;
@@ -113,6 +118,61 @@ struct Call {
     cancel: Cancel,
 }
 
+/// The tool calls sent to the worker, and the cancel of the one it runs.
+struct Queue {
+    waiting: Mutex<mpsc::Receiver<Call>>,
+    running: Mutex<Option<Cancel>>,
+}
+
+impl Queue {
+    fn new(waiting: mpsc::Receiver<Call>) -> Queue {
+        Queue {
+            waiting: Mutex::new(waiting),
+            running: Mutex::new(None),
+        }
+    }
+
+    /// Runs the calls one at a time, in the order they came, sending each answer to the
+    /// server loop, until the queue closes, the loop stops listening, or the call it runs is
+    /// left to it ([`Queue::leave_cancelled`]): then it stops after that call.
+    fn work(&self, ctx: &Ctx, events: &mpsc::Sender<Event>) {
+        loop {
+            let next = lock(&self.waiting).recv();
+            let Ok(call) = next else { return };
+            {
+                let mut running = lock(&self.running);
+                if call.cancel.is_set() {
+                    continue;
+                }
+                *running = Some(call.cancel.clone());
+            }
+            let result = tools::call(ctx, &call.prepared, call.revision, &call.cancel);
+            let answer = reply(Some(call.id.clone()), result).unwrap_or(Value::Null);
+            let left = lock(&self.running).take().is_none();
+            if events.send(Event::Answered(call.id, answer)).is_err() || left {
+                return;
+            }
+        }
+    }
+
+    /// Whether the running call was cancelled: it is then left to its worker, which stops
+    /// once the call does, and the caller starts another worker for the calls after it, so
+    /// that none of them waits for work nobody wants.
+    fn leave_cancelled(&self) -> bool {
+        let mut running = lock(&self.running);
+        let cancelled = running.as_ref().is_some_and(Cancel::is_set);
+        if cancelled {
+            *running = None;
+        }
+        cancelled
+    }
+}
+
+/// The value behind `mutex`, even if a worker panicked holding it.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// What the server loop waits for.
 enum Event {
     /// A line the reader read, or the end of the input (`None`).
@@ -140,24 +200,16 @@ impl<'a> Server<'a> {
     pub fn serve(&mut self, input: impl BufRead + Send, mut output: impl Write) -> Result<()> {
         let ctx = self.ctx;
         let (events, received) = mpsc::channel::<Event>();
+        let (calls, to_run) = mpsc::channel::<Call>();
+        let queue = &Queue::new(to_run);
         std::thread::scope(|scope| {
-            // Made here, so that however the loop ends, the worker's queue closes with it and
-            // the worker stops after the call it runs.
-            let (calls, to_run) = mpsc::channel::<Call>();
+            // Moved in, so that however the loop ends, the queue closes with it and the worker
+            // stops after the call it runs.
+            let calls = calls;
             let lines = events.clone();
             scope.spawn(move || read_lines(input, &lines));
-            scope.spawn(move || {
-                for call in to_run {
-                    if call.cancel.is_set() {
-                        continue;
-                    }
-                    let result = tools::call(ctx, &call.prepared, call.revision, &call.cancel);
-                    let answer = reply(Some(call.id.clone()), result).unwrap_or(Value::Null);
-                    if events.send(Event::Answered(call.id, answer)).is_err() {
-                        break;
-                    }
-                }
-            });
+            let worker = events.clone();
+            scope.spawn(move || queue.work(ctx, &worker));
             let mut ended = false;
             while !(ended && self.pending.is_empty()) {
                 let Ok(event) = received.recv() else { break };
@@ -192,6 +244,10 @@ impl<'a> Server<'a> {
                         self.pending.remove(&id.to_string()).map(|_| answer)
                     }
                 };
+                if queue.leave_cancelled() {
+                    let worker = events.clone();
+                    scope.spawn(move || queue.work(ctx, &worker));
+                }
                 if let Some(answer) = answer {
                     writeln!(output, "{answer}")?;
                     output.flush()?;
