@@ -449,8 +449,13 @@ pub fn warn_ref_notes(ctx: &Ctx, audit: &RefAudit) {
 /// Whether `text`, the contents of `path`, is of a parsed language but too large to parse:
 /// references to it are judged by their lines ([`read_contents`]).
 fn is_too_large_to_parse(path: &str, text: &[u8]) -> bool {
-    u64::try_from(text.len()).is_ok_and(|len| len > MAX_FILE_BYTES)
-        && syntax::grammar(path).is_some()
+    is_over_parse_limit(text) && syntax::grammar(path).is_some()
+}
+
+/// Whether a cited file's contents are larger than the index takes ([`MAX_FILE_BYTES`]), so
+/// that no read parses them.
+fn is_over_parse_limit(bytes: &[u8]) -> bool {
+    u64::try_from(bytes.len()).map_or(true, |len| len > MAX_FILE_BYTES)
 }
 
 /// Reads every wanted path under `root`: what is there, its line count, and where each
@@ -621,9 +626,8 @@ fn read_contents(
     parse: Option<Parser<'_>>,
 ) -> CitedFile {
     let scanned = scan_bytes(bytes, symbols);
-    let small = u64::try_from(bytes.len()).is_ok_and(|len| len <= MAX_FILE_BYTES);
     let parsed = (std::str::from_utf8(bytes).ok())
-        .zip(parse.filter(|_| small))
+        .zip(parse.filter(|_| !is_over_parse_limit(bytes)))
         .and_then(|(text, parser)| parser.definitions(path, text));
     match parsed {
         Some(definitions) => scanned.with_definitions(&definitions),
