@@ -11,10 +11,17 @@
 #     (target: at most 2x); the first read after the rollback (no target).
 #  M. The first read after git merges two branches of 1,000 records each onto a
 #     100,000-observation base, against a read before the merge (target: at most 2x).
-# R and M time their commands in PAIRS interleaved rounds (default 30), wall and CPU time.
+#  S. COMMITS commits of ten one-observation writes each (default 2,000), one segment file per
+#     commit, built by bench/segment-history.py (git fast-import, in seconds): warm `scene` and
+#     `prompt` against the same records in 100 files (target: at most 1.5x); `update` there
+#     against the same write at 1,000 records in 100 commits (target: at most 2x); `log
+#     --limit 10` (target: at most 20 ms CPU); the loose objects one commit of ten writes
+#     through the CLI adds (target: at most 64 KiB). LAYOUT=flat builds the segments as stores
+#     written before sharding hold them (the default until the writer shards).
+# R, M and S time their commands in PAIRS interleaved rounds (default 30), wall and CPU time.
 #
-# Usage: [SECTIONS=GFRM] [PAIRS=N] bench/store-history.sh [path/to/epiphany]   (default:
-#        target/release/epiphany, built when missing)
+# Usage: [SECTIONS=GFRMS] [PAIRS=N] [COMMITS=N] [LAYOUT=flat|sharded] bench/store-history.sh
+#        [path/to/epiphany]   (default: target/release/epiphany, built when missing)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 bin=${1:-$here/target/release/epiphany}
@@ -26,7 +33,7 @@ export GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-want() { [[ ${SECTIONS:-GFRM} == *"$1"* ]]; }
+want() { [[ ${SECTIONS:-GFRMS} == *"$1"* ]]; }
 median() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["results"][0]["median"])' "$1"; }
 ratio() { python3 -c 'import sys; a,b=float(sys.argv[2]),float(sys.argv[3]); print("%-58s %9.1f ms / %9.1f ms = %5.2fx (target <= %s)" % (sys.argv[1], a*1000, b*1000, a/b, sys.argv[4]))' "$@"; }
 pack_kib() { git -C "$1" count-objects -v | awk '/^size-pack/ {print $2}'; }
@@ -184,4 +191,36 @@ PY
     "after" "$work/m" "$bin scene" > "$work/m.tsv"
   pair_ratios "first read after the merge / a read before it" "$work/m.tsv" "after" "before" 2
   "$bin" verify >&2
+fi
+
+if want S; then
+  commits=${COMMITS:-2000}
+  echo "== S. $commits commits of ten writes, one segment file each (layout ${LAYOUT:-flat})" >&2
+  build() { new_repo "$1"; shift; python3 "$here/bench/segment-history.py" "$PWD" "$@" --layout "${LAYOUT:-flat}" > /dev/null; }
+  build "$work/s" "$commits"
+  build "$work/s-few" "$commits" --files 100
+  build "$work/s-small" 100
+  for d in s s-few s-small; do (cd "$work/$d" && "$bin" scene > /dev/null); done
+  python3 "$here/bench/pairs.py" "$rounds" \
+    "scene, many files" "$work/s" "$bin scene" \
+    "scene, 100 files" "$work/s-few" "$bin scene" \
+    "prompt, many files" "$work/s" "$bin prompt" \
+    "prompt, 100 files" "$work/s-few" "$bin prompt" \
+    "update, many files" "$work/s" "$work/append-one.sh" \
+    "update at 1,000" "$work/s-small" "$work/append-one.sh" \
+    "log, many files" "$work/s" "$bin log --limit 10" > "$work/s.tsv"
+  files=$(find "$work/s/.epiphany/rollout" -name '*.jsonl' | wc -l)
+  pair_ratios "warm scene, $files files / 100 files" "$work/s.tsv" "scene, many files" "scene, 100 files" 1.5
+  pair_ratios "warm prompt, $files files / 100 files" "$work/s.tsv" "prompt, many files" "prompt, 100 files" 1.5
+  pair_ratios "update at $((commits * 10)) in $files files / at 1,000" "$work/s.tsv" "update, many files" "update at 1,000" 2
+  IFS=$'\t' read -r _ _ cpu < <(grep -F "log, many files"$'\t' "$work/s.tsv")
+  python3 -c 'import sys; print("%-58s %9.1f ms CPU (target <= 20 ms)" % (sys.argv[1], float(sys.argv[2])*1000))' "log --limit 10 in $files files" "$cpu"
+  # One commit of ten writes through the CLI, on top of what the timed writes left committed.
+  cd "$work/s" && git add -A .epiphany && git commit -qm timed
+  loose() { find .git/objects -path '*/objects/??/*' -type f | sort; }
+  loose > "$work/loose-before"
+  for _ in $(seq 10); do "$work/append-one.sh"; done
+  git add -A .epiphany && git commit -qm "ten writes"
+  added=$(loose | comm -13 "$work/loose-before" - | xargs stat -c %s | awk '{s += $1} END {print s}')
+  python3 -c 'import sys; print("%-58s %9.1f KiB (target <= 64 KiB)" % ("loose objects one commit of ten writes adds", int(sys.argv[1])/1024))' "$added"
 fi

@@ -63,6 +63,10 @@ pub struct RefAudit {
     pub problems: Vec<Problem>,
     /// References recorded as plans (their file does not exist yet), as `path (record)`.
     pub planned: Vec<String>,
+    /// References whose symbol was judged by where it occurs, not by its definition, because
+    /// their file, of a parsed language, is too large to parse ([`MAX_FILE_BYTES`]), as
+    /// `path#symbol (record)`.
+    pub unparsed: Vec<String>,
 }
 
 /// Where references are resolved: the repository root and the directory the command runs in.
@@ -342,6 +346,11 @@ pub fn audit_refs(
                 let Some((cited, text)) = cited_text(code_ref, file).zip(file.text()) else {
                     continue;
                 };
+                if let Some(symbol) = &code_ref.symbol
+                    && is_too_large_to_parse(&code_ref.path, text)
+                {
+                    (audit.unparsed).push(format!("{}#{symbol} ({label})", code_ref.path));
+                }
                 // A symbol without lines cites its definition: its span is stored.
                 if let (Cited::Lines((first, last)), None, Some(_)) =
                     (cited, code_ref.start_line, &code_ref.symbol)
@@ -413,8 +422,12 @@ pub fn with_ref_problems(
     }
 }
 
-/// Says on stderr which references were recorded as plans.
-pub fn warn_planned(ctx: &Ctx, planned: &[String]) {
+/// Says on stderr which references were recorded as plans, and which were judged by where
+/// their symbol occurs because their file is too large to parse.
+pub fn warn_ref_notes(ctx: &Ctx, audit: &RefAudit) {
+    let RefAudit {
+        planned, unparsed, ..
+    } = audit;
     if !planned.is_empty() {
         ctx.ui.warn(&format!(
             "{} code reference(s) name files that do not exist yet, recorded as planned: {}",
@@ -422,6 +435,27 @@ pub fn warn_planned(ctx: &Ctx, planned: &[String]) {
             planned.join(", ")
         ));
     }
+    if !unparsed.is_empty() {
+        ctx.ui.warn(&format!(
+            "{} code reference(s) cite a symbol in a file over {} MiB, which is not parsed: \
+             each was judged by the lines the symbol occurs on, not by its definition: {}",
+            unparsed.len(),
+            MAX_FILE_BYTES / (1024 * 1024),
+            unparsed.join(", ")
+        ));
+    }
+}
+
+/// Whether `text`, the contents of `path`, is of a parsed language but too large to parse:
+/// references to it are judged by their lines ([`read_contents`]).
+fn is_too_large_to_parse(path: &str, text: &[u8]) -> bool {
+    is_over_parse_limit(text) && syntax::grammar(path).is_some()
+}
+
+/// Whether a cited file's contents are larger than the index takes ([`MAX_FILE_BYTES`]), so
+/// that no read parses them.
+fn is_over_parse_limit(bytes: &[u8]) -> bool {
+    u64::try_from(bytes.len()).map_or(true, |len| len > MAX_FILE_BYTES)
 }
 
 /// Reads every wanted path under `root`: what is there, its line count, and where each
@@ -592,9 +626,8 @@ fn read_contents(
     parse: Option<Parser<'_>>,
 ) -> CitedFile {
     let scanned = scan_bytes(bytes, symbols);
-    let small = u64::try_from(bytes.len()).is_ok_and(|len| len <= MAX_FILE_BYTES);
     let parsed = (std::str::from_utf8(bytes).ok())
-        .zip(parse.filter(|_| small))
+        .zip(parse.filter(|_| !is_over_parse_limit(bytes)))
         .and_then(|(text, parser)| parser.definitions(path, text));
     match parsed {
         Some(definitions) => scanned.with_definitions(&definitions),

@@ -228,9 +228,16 @@ impl Ctx {
             .map_or_else(|_| self.now.to_string(), |t| t.to_string())
     }
 
-    /// Takes the store's write lock and reads its head: the start of every write.
+    /// Takes the store's write lock and reads its head: the start of every write. A write
+    /// whose caller gave up while it waited for the lock stops there, with nothing written.
     pub fn begin<'s>(&self, store: &'s Store, scope: WriteScope) -> Result<Transaction<'s>> {
-        store.begin(self.lock_timeout, scope)
+        let tx = store.begin(self.lock_timeout, scope)?;
+        if self.cancel.is_set() {
+            anyhow::bail!(
+                "the write was cancelled while it waited for the lock; nothing was written"
+            );
+        }
+        Ok(tx)
     }
 }
 

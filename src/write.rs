@@ -16,10 +16,11 @@ use std::collections::BTreeMap;
 
 use anyhow::Result;
 
+use crate::code_refs::RefAudit;
 use crate::code_refs::Resolver;
 use crate::code_refs::audit_patch_refs;
 use crate::code_refs::restates_unfingerprinted;
-use crate::code_refs::warn_planned;
+use crate::code_refs::warn_ref_notes;
 use crate::code_refs::with_ref_problems;
 use crate::ctx::Ctx;
 use crate::error::ErrorKind;
@@ -101,7 +102,8 @@ pub enum Lock<'s> {
 struct StagedPatch<'s> {
     staged: Staged<'s>,
     redactions: Vec<Redaction>,
-    planned: Vec<String>,
+    /// What the reference checks have to say: references planned or judged by their lines.
+    refs: RefAudit,
     /// The patch as staged, when asked to keep it.
     patch: Option<Patch>,
     /// The head revision it was checked against.
@@ -154,7 +156,7 @@ impl PatchWrite {
     pub fn draft(self, ctx: &Ctx, lock: Lock<'_>) -> Result<DraftReport> {
         let staged = self.stage(ctx, lock, true)?;
         warn_redactions(ctx, &staged.redactions);
-        warn_planned(ctx, &staged.planned);
+        warn_ref_notes(ctx, &staged.refs);
         Ok(DraftReport {
             expected_revision: staged.revision,
             patch: staged.patch.unwrap_or_default(),
@@ -208,7 +210,7 @@ impl PatchWrite {
             Lock::Held(locked) => locked.tx,
         };
         let revision = tx.head().state.revision;
-        let (patch, audit) = match lean {
+        let (patch, mut audit) = match lean {
             Some(audited) => audited,
             None => {
                 let audit =
@@ -230,7 +232,7 @@ impl PatchWrite {
         }
         with_ref_problems(
             check_update(&tx.head().state, tx.head(), &patch, expected_revision),
-            audit.problems,
+            std::mem::take(&mut audit.problems),
         )
         .map_err(refusal_error)?;
         let problems = |head: &Head| structure_problems(&head.state, &|id| head.has_evidence(id));
@@ -262,7 +264,7 @@ impl PatchWrite {
         Ok(StagedPatch {
             staged,
             redactions,
-            planned: audit.planned,
+            refs: audit,
             patch: kept,
             revision,
         })
@@ -270,12 +272,12 @@ impl PatchWrite {
 }
 
 impl StagedPatch<'_> {
-    /// Makes the staged record durable and tells stderr what was redacted, what was planned
-    /// and what the store warned about.
+    /// Makes the staged record durable and tells stderr what was redacted, what the reference
+    /// checks noted and what the store warned about.
     fn commit(self, ctx: &Ctx) -> Result<PatchCommitted> {
         let committed = self.staged.commit()?;
         warn_redactions(ctx, &self.redactions);
-        warn_planned(ctx, &self.planned);
+        warn_ref_notes(ctx, &self.refs);
         warn_store(ctx, &committed);
         Ok(PatchCommitted {
             committed,

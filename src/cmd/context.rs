@@ -78,7 +78,12 @@ pub struct GraphIds {
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
 pub const TOOL: Tool = Tool::READER
-    .about("The state around named nodes, edges, observations and evidence, with what they link to and whether their code still holds; the frontier and checkpoint when nothing is named. `code` adds the cited code as it is now.").report(schema_of::<ContextShard>);
+    .arguments(&[
+        ("frontier", "Also show the frontier and checkpoints (the default when nothing is named)"),
+        ("no_frontier", "Never show the frontier and checkpoints"),
+        ("code", "Also show the cited code as it is now (at most 16,000 characters)"),
+    ])
+    .about("The state around named nodes, edges, observations and evidence: what they link to and whether their code still holds; the frontier and checkpoint when nothing is named.").report(schema_of::<ContextShard>);
 
 impl Report for ContextShard {
     fn human(&self, out: &mut dyn Write) -> std::io::Result<()> {

@@ -33,7 +33,7 @@ pub struct Args {
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
 pub const TOOL: Tool = Tool::READER
-    .about("What changed in the state between two revisions (by default the last write), as a line diff of the state's JSON. A revision is a number, `HEAD~N` or a record id.").report(schema_of::<DiffReport>);
+    .about("What changed between two revisions (a number, `HEAD~N` or a record id; by default the last write), as a line diff of the state's JSON.").report(schema_of::<DiffReport>);
 
 /// The difference between two revisions.
 #[derive(Debug, Serialize, schemars::JsonSchema)]

@@ -14,7 +14,8 @@ use crate::ctx::Ctx;
 use crate::ctx::Status;
 use crate::write::redaction_failure;
 use crate::code_refs::resolve_typed_refs;
-use crate::code_refs::warn_planned;
+use crate::code_refs::RefAudit;
+use crate::code_refs::warn_ref_notes;
 use crate::error::ErrorKind;
 use crate::error::Failure;
 use crate::error::classify;
@@ -90,8 +91,8 @@ pub struct Args {
 /// How `mcp` offers this command as a tool and `schema` describes its report.
 pub const TOOL: Tool = Tool::READER
     .arguments(&[("text", "The text to distill (or give it as `input`)")])
-    .about("Draft an observation and its evidence from text such as test or build output (`text` or `input`), keeping its salient lines; writes nothing. Pass the result to `update` to record it.")
-    .input("The text to distill (tool output, a log, a note) when `text` is not given")
+    .about("Draft an observation and its evidence from text such as test or build output, keeping its salient lines; writes nothing. Pass the result to `update`.")
+    .input("The text to distill, when `text` is not given")
     .report(schema_of::<DraftReport>);
 
 /// Runs `distill`.
@@ -116,7 +117,13 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         .filter(|code_ref| code_ref.planned)
         .map(|code_ref| format!("{} (--code-ref)", code_ref.path))
         .collect();
-    warn_planned(ctx, &planned);
+    warn_ref_notes(
+        ctx,
+        &RefAudit {
+            planned,
+            ..RefAudit::default()
+        },
+    );
     let request = DistillRequest::new(
         source_kind,
         status,

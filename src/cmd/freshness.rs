@@ -83,8 +83,12 @@ pub struct Args {
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
 pub const TOOL: Tool = Tool::READER
-    .arguments(&[("check", "Answer no (`exit_code` 1) when anything is stale")])
-    .about("Whether the recorded understanding still matches the code: the nodes, checkpoint and references made stale by changed, moved or deleted code. `fix` drafts a patch re-anchoring moved code.").report(output_schema);
+    .arguments(&[
+        ("check", "Answer no (`exit_code` 1) when anything is stale"),
+        ("fix", "Draft the patch re-anchoring renamed paths and moved lines; writes nothing"),
+        ("since", "Compare every record with this revision's commit instead of its own"),
+    ])
+    .about("Whether the recorded understanding still matches the code: what changed, moved or deleted code made stale. `fix` drafts a patch re-anchoring moved code.").report(output_schema);
 
 /// What `freshness --json` prints: the report, or with `--fix` the envelope.
 #[derive(serde::Serialize, schemars::JsonSchema)]
@@ -175,7 +179,7 @@ impl Report for Freshness {
             if !self.conflicts.is_empty() {
                 writeln!(
                     out,
-                    "conflicts (rewrite each with `epiphany update`): {}",
+                    "conflicts (`epiphany conflicts` lists them; `epiphany conflicts settle --all --take ours|theirs` settles them): {}",
                     inline_ids(&self.conflicts)
                 )?;
             }

@@ -198,15 +198,14 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             .warn(&format!("the store's head could not be read: {err:#}"));
     }
     let bar = ctx.ui.progress(0, "indexing");
-    let mut progress = |done: u64, total: u64| {
+    let mut report = |done: u64, total: u64| {
         bar.set_length(total);
         bar.set_position(done);
-        match ctx.cancel.is_set() {
-            true => Err(anyhow::anyhow!(
-                "indexing was cancelled; the index is as it was"
-            )),
-            false => Ok(()),
-        }
+    };
+    let cancel = &ctx.cancel;
+    let progress = search::index::Progress {
+        report: &mut report,
+        cancelled: &|| cancel.is_set(),
     };
     let update = search::update_index(
         store.root(),
@@ -214,7 +213,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         *full,
         &semantic,
         ctx.now.as_second(),
-        &mut progress,
+        progress,
     )?;
     bar.finish_and_clear();
     warn_about_run(ctx, &update);

@@ -29,7 +29,7 @@ pub struct Args {
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
 pub const TOOL: Tool = Tool::READER
-    .about("The history of writes, newest first: each revision with its record id, time, writing tool and changed fields. Use it to pick a revision for `show`, `diff` or `rollback`.").report(schema_of::<LogReport>);
+    .about("The history of writes, newest first: revision, record id, time, tool and changed fields. Use it to pick a revision for `show`, `diff` or `rollback`.").report(schema_of::<LogReport>);
 
 /// One rollout entry.
 #[derive(Debug, Serialize, schemars::JsonSchema)]

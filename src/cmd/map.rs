@@ -87,7 +87,7 @@ impl Format {
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
 pub const TOOL: Tool = Tool::READER
-    .about("The most central files of the code with their key definitions, ranked around `focus` (paths, node ids, names) and what the state cites. Use it to find your way in unfamiliar code.").report(schema_of::<MapReport>);
+    .about("The most central files and their key definitions, ranked around `focus` and what the state cites. Use it to find your way in unfamiliar code.").report(schema_of::<MapReport>);
 
 /// The ranked map.
 #[derive(Debug, Serialize, schemars::JsonSchema)]

@@ -59,6 +59,7 @@ commands! {
     diff => Diff, "diff";
     rollback => Rollback, "rollback";
     verify => Verify, "verify";
+    conflicts => Conflicts, "conflicts";
     update => Update, "update";
     distill => Distill, "distill";
     propose => Propose, "propose";

@@ -32,7 +32,7 @@ pub struct Args {
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
 pub const TOOL: Tool = Tool::READER
-    .about("How full your context is (`used` tokens against the window or compaction limit), and whether to save a checkpoint before compaction.").report(schema_of::<Pressure>);
+    .about("How full your context is, and whether to save a checkpoint before compaction.").report(schema_of::<Pressure>);
 
 /// A token count: from 0 to the largest the arithmetic holds (a larger one is refused, not
 /// clamped).

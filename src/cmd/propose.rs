@@ -48,7 +48,7 @@ pub struct Args {
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
 pub const TOOL: Tool = Tool::READER
-    .about("Draft a patch that adds what verified observations found to the architecture graph and the frontier; writes nothing. Pass the result to `promote` with a verifier's verdict.").report(schema_of::<DraftReport>);
+    .about("Draft a patch adding what verified observations found to the architecture graph and the frontier; writes nothing. Pass it to `promote` with a verdict.").report(schema_of::<DraftReport>);
 
 /// Runs `propose`.
 pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {

@@ -80,7 +80,7 @@ pub enum ScopeArg {
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
 pub const TOOL: Tool = Tool::READER
-    .about("Find the files and lines that answer a question about the code (words, identifiers or a question), by keyword and identifier search; `scope` also searches the state's records. Works without an index.").report(schema_of::<RetrieveReport>);
+    .about("Find the files and lines that answer a question about the code, by keyword and identifier search; `scope` also searches the state's records. Works without an index.").report(schema_of::<RetrieveReport>);
 
 /// Which searches to run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]

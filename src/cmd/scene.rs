@@ -129,7 +129,7 @@ fn aims(out: &mut dyn Write, scene: &Scene) -> std::io::Result<()> {
     if !scene.conflicts.is_empty() {
         writeln!(
             out,
-            "conflicts between merged branches (rewrite each to resolve): {}",
+            "conflicts between merged branches (`epiphany conflicts` lists and settles them): {}",
             inline_ids(&scene.conflicts)
         )?;
     }

@@ -34,7 +34,7 @@ pub struct Args {
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
 pub const TOOL: Tool = Tool::READER
-    .about("The JSON Schema of a tool's full result, of the error document, or of the patch `update` takes (`command`: a tool, `error`, `patch` or `envelope`).").report(any_object);
+    .about("The JSON Schema of a tool's full result, of the error document, or of the patch `update` takes.").report(any_object);
 
 /// The schema of each command's `--json` report, from the `TOOL` each command declares (the same
 /// schemas `mcp` offers as `outputSchema`), in the order of the command list.

@@ -40,7 +40,7 @@ pub struct Args {
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
 pub const TOOL: Tool = Tool::READER
-    .about("The whole recorded state (objective, subgoals, graphs, observations, evidence, checkpoint, planning), or the state as of an earlier `revision`. Lists come in pages of `limit` from `offset`. For a smaller view use `scene` or `context`.")
+    .about("The whole recorded state (objective, subgoals, graphs, observations, evidence, checkpoint, planning), now or at an earlier `revision`, its lists in pages. For less, use `scene` or `context`.")
     .report(schema_of::<Shown>)
     .default_argument("limit", 50);
 

@@ -55,7 +55,8 @@ pub struct Args {
 
 /// How `mcp` offers this command as a tool and `schema` describes its report.
 pub const TOOL: Tool = Tool::READER
-    .about("Check the store's integrity: record ids, parent links, cached snapshots, structural rules, no stored secrets. Use when a tool reports a damaged store; `repair` rebuilds the cached snapshots.").report(schema_of::<VerifyReport>);
+    .arguments(&[("repair", "First rebuild every cached snapshot from the records, which are never changed")])
+    .about("Check the store's integrity: record ids, parent links, snapshots, structural rules, no stored secrets. Use when a tool reports a damaged store.").report(schema_of::<VerifyReport>);
 
 /// One problem.
 #[derive(Debug, Serialize, schemars::JsonSchema)]

@@ -6,6 +6,7 @@
 pub mod churn;
 pub mod code_map;
 pub mod code_ref;
+pub mod conflicts;
 pub mod context;
 pub mod distill;
 #[cfg(test)]

@@ -351,6 +351,37 @@ mod tests {
     }
 
     #[test]
+    fn a_cancelled_build_stops_before_its_next_file_and_keeps_the_index() {
+        use std::sync::atomic::AtomicUsize;
+        use std::sync::atomic::Ordering;
+        let dir = tempfile::tempdir().expect("tempdir");
+        for n in 0..300 {
+            let source = format!("pub fn step_{n}() {{}}\n");
+            std::fs::write(dir.path().join(format!("m{n}.rs")), source).expect("write");
+        }
+        let cache = dir.path().join("cache");
+        // The caller gives up once 20 files were asked about: the rest of the first batch of
+        // 256 is never started.
+        let asked = AtomicUsize::new(0);
+        let cancelled = || asked.fetch_add(1, Ordering::SeqCst) >= 20;
+        let mut reported = 0;
+        let progress = index::Progress {
+            report: &mut |done, _| reported = done,
+            cancelled: &cancelled,
+        };
+        let semantic = index::SemanticSetting::Off;
+        let err =
+            update_index(dir.path(), &cache, false, &semantic, 0, progress).expect_err("cancelled");
+        assert_eq!(err.root_cause().to_string(), index::CANCELLED);
+        assert_eq!(reported, 0, "no file of an unfinished batch is written");
+        assert!(
+            asked.load(Ordering::SeqCst) <= 256 + 2,
+            "the second batch was never started"
+        );
+        assert!(!status(dir.path(), &cache).indexed, "nothing was committed");
+    }
+
+    #[test]
     fn status_without_an_index_is_the_query_time_baseline() {
         let dir = tempfile::tempdir().expect("tempdir");
         let status = status(dir.path(), &dir.path().join("cache"));

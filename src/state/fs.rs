@@ -246,6 +246,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
     replace(path, bytes, Durability::Disk)
 }
 
+/// What the name of every temporary file [`replace`] writes starts with.
+pub const TEMPORARY_PREFIX: &str = ".tmp-";
+
 /// Replaces `path` with `bytes`: other processes see the old file or the new one, never a
 /// part; with [`Durability::Disk`], so does a crash.
 pub fn replace(path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
@@ -253,7 +256,7 @@ pub fn replace(path: &Path, bytes: &[u8], durability: Durability) -> Result<()> 
     let dir = path.parent().unwrap_or(Path::new("."));
     let context = || format!("failed to write `{}`", path.display());
     let mut builder = tempfile::Builder::new();
-    builder.prefix(".tmp-");
+    builder.prefix(TEMPORARY_PREFIX);
     #[cfg(unix)]
     {
         // Store files are shared through git like any source file, not private temp files.

@@ -60,6 +60,8 @@ pub struct History {
 /// Where a segment's complete lines end, and its last line's mark.
 #[derive(Debug, Clone)]
 pub struct SegmentEnd {
+    /// The segment's length as listed: past `complete`, a torn line.
+    pub listed: u64,
     /// Bytes up to the end of the last whole line (see [`rollout::ParsedRollout::complete_bytes`]).
     pub complete: u64,
     /// The last complete line, when it is a record.
@@ -72,6 +74,8 @@ pub struct Segments {
     dir: PathBuf,
     lengths: BTreeMap<String, u64>,
     parsed: HashMap<String, Parsed>,
+    /// The temporary files (`.tmp-*`) listed beside the segments: what a killed writer left.
+    temporaries: Vec<PathBuf>,
 }
 
 /// One segment's lines from `from` to its end.
@@ -85,6 +89,7 @@ impl Segments {
     /// Lists the segments in `dir` (none when it does not exist). Refuses a symbolic link.
     pub fn list(dir: &Path) -> Result<Segments> {
         let mut lengths = BTreeMap::new();
+        let mut temporaries = Vec::new();
         let entries = match std::fs::read_dir(dir) {
             Ok(entries) => Some(entries),
             Err(err) if err.kind() == std::io::ErrorKind::NotFound => None,
@@ -97,6 +102,9 @@ impl Segments {
             let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
                 continue;
             };
+            if name.starts_with(fs::TEMPORARY_PREFIX) {
+                temporaries.push(entry.path());
+            }
             if !name.ends_with(SEGMENT_SUFFIX) || name.starts_with('.') {
                 continue;
             }
@@ -114,7 +122,16 @@ impl Segments {
             dir: dir.to_path_buf(),
             lengths,
             parsed: HashMap::new(),
+            temporaries,
         })
+    }
+
+    /// Removes the temporary files a killed writer left among the segments (a writer does,
+    /// under its lock). Best effort: one left is ignored by readers.
+    pub fn remove_temporaries(&self) {
+        for path in &self.temporaries {
+            let _ = fs::remove_file(path);
+        }
     }
 
     /// Each segment's file name and length, in name order.
@@ -210,10 +227,14 @@ impl Segments {
     /// Where each segment's complete lines end and its last line: taken from a mark that ends
     /// where the segment does, from the parsed lines, or read backwards from the end.
     pub fn ends(&self, marks: &[RolloutMark]) -> Result<BTreeMap<String, SegmentEnd>> {
+        // Looked up by segment and end: one lookup per segment, however many marks.
+        let at_end: foldhash::HashMap<(&str, u64), &RolloutMark> = (marks.iter())
+            .map(|mark| ((mark.segment.as_str(), mark.end), mark))
+            .collect();
         self.lengths
             .iter()
             .map(|(name, len)| {
-                let end = match self.known_end(name, *len, marks) {
+                let end = match self.known_end(name, *len, &at_end) {
                     Some(end) => end,
                     None => {
                         let path = self.dir.join(name);
@@ -227,11 +248,17 @@ impl Segments {
             .collect()
     }
 
-    fn known_end(&self, name: &str, len: u64, marks: &[RolloutMark]) -> Option<SegmentEnd> {
-        if let Some(mark) = marks.iter().find(|m| m.segment == name && m.end == len) {
+    fn known_end(
+        &self,
+        name: &str,
+        len: u64,
+        at_end: &foldhash::HashMap<(&str, u64), &RolloutMark>,
+    ) -> Option<SegmentEnd> {
+        if let Some(mark) = at_end.get(&(name, len)) {
             return Some(SegmentEnd {
+                listed: len,
                 complete: len,
-                mark: Some(mark.clone()),
+                mark: Some((*mark).clone()),
             });
         }
         let parsed = self.parsed.get(name)?;
@@ -239,6 +266,7 @@ impl Segments {
         let last = parsed.lines.records.last();
         match last {
             Some(line) if line.offset + line.bytes == complete => Some(SegmentEnd {
+                listed: len,
                 complete,
                 mark: Some(RolloutMark {
                     segment: name.to_owned(),
@@ -313,10 +341,15 @@ fn last_complete_line(
                         end: complete,
                         line_bytes: (last + 1 - line_start) as u64,
                     });
-                return Ok(SegmentEnd { complete, mark });
+                return Ok(SegmentEnd {
+                    listed: file_len,
+                    complete,
+                    mark,
+                });
             }
         } else if window_start == 0 {
             return Ok(SegmentEnd {
+                listed: file_len,
                 complete: 0,
                 mark: None,
             });
@@ -520,6 +553,39 @@ mod tests {
         let history = segments.into_history().expect("history");
         assert_eq!(history.records.len(), 4);
         assert_eq!(history.lines[&marks[3].last_id], ("s.jsonl".to_owned(), 4));
+    }
+
+    /// A segment whose length is where one of the marks ends takes its end from that mark,
+    /// found among many marks of other segments and of its own earlier lines; without one the
+    /// file is read.
+    #[test]
+    fn a_segment_ending_at_a_mark_takes_its_end_from_it_unread() {
+        let (dir, marks) = segment(&["\n"; 3]);
+        std::fs::write(dir.path().join(".tmp-left-behind"), "half").expect("write");
+        let segments = Segments::list(dir.path()).expect("list");
+        assert_eq!(
+            segments.lengths().len(),
+            1,
+            "a temporary file is no segment"
+        );
+        std::fs::remove_file(dir.path().join("s.jsonl")).expect("remove");
+        let mut all: Vec<RolloutMark> = (0..1000)
+            .map(|n| RolloutMark {
+                segment: format!("other-{n}.jsonl"),
+                ..marks[2].clone()
+            })
+            .collect();
+        all.extend(marks.iter().cloned());
+        let ends = segments.ends(&all).expect("ends from the marks");
+        let end = &ends["s.jsonl"];
+        assert_eq!(end.mark.as_ref(), Some(&marks[2]));
+        assert_eq!((end.listed, end.complete), (marks[2].end, marks[2].end));
+        assert!(
+            segments.ends(&marks[..2]).is_err(),
+            "no mark at its end: the (removed) file is read"
+        );
+        segments.remove_temporaries();
+        assert!(!dir.path().join(".tmp-left-behind").exists());
     }
 
     #[test]

@@ -5,6 +5,7 @@ mod common;
 
 mod test_branches;
 mod test_certificates;
+mod test_conflicts;
 mod test_draft;
 mod test_git;
 mod test_hardening;

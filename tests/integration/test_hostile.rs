@@ -694,7 +694,7 @@ fn a_reference_to_a_huge_file_is_judged_without_parsing_it() {
     assert!(huge.len() > 16_000_000);
     env.write("src/huge.rs", &huge);
     env.commit_all("generated");
-    env.ok(&[
+    let written = env.ok(&[
         "node",
         "set",
         "n",
@@ -702,7 +702,18 @@ fn a_reference_to_a_huge_file_is_judged_without_parsing_it() {
         "huge",
         "--ref",
         "src/huge.rs#f0",
+        "--ref",
+        "src/huge.rs:1-2",
     ]);
+    // The writer is told that its symbol was judged by its lines, and of which reference.
+    assert!(
+        written.stderr.contains(
+            "warning: 1 code reference(s) cite a symbol in a file over 4 MiB, which is not \
+             parsed: each was judged by the lines the symbol occurs on, not by its definition: \
+             src/huge.rs#f0 (architecture_nodes/n.code_refs)"
+        ),
+        "{written}"
+    );
     env.commit_all("map");
     let limit = 768 * 1024 * 1024;
     for args in [
@@ -721,7 +732,10 @@ fn a_reference_to_a_huge_file_is_judged_without_parsing_it() {
     assert_eq!(refused.code, 2, "{refused}");
     assert!(refused.stderr.contains("has no definition"), "{refused}");
     env.write("src/huge.rs", format!("// ghost is mentioned\n{huge}"));
-    env.ok(&["note", "mentions ghost", "--ref", "src/huge.rs#ghost"]);
+    let noted = env.ok(&["note", "mentions ghost", "--ref", "src/huge.rs#ghost"]);
+    assert!(noted.stderr.contains("src/huge.rs#ghost"), "{noted}");
+    let small = env.ok(&["note", "cites lines", "--ref", "src/small.rs:1"]);
+    assert!(!small.stderr.contains("not parsed"), "{small}");
 }
 
 /// The code map goes into the prompt and the session-start text: committed paths and signature

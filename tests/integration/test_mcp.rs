@@ -1,9 +1,11 @@
 //! `mcp`: a real Model Context Protocol session over stdio, by hand and through the official
-//! MCP Python SDK (`tests/mcp/sdk_client.py`).
+//! MCP Python and TypeScript SDKs (`tests/mcp/sdk_client.py`, `tests/mcp/sdk_client.mjs`).
 
 use std::io::BufRead;
 use std::io::BufReader;
 use std::io::Write;
+use std::path::Path;
+use std::path::PathBuf;
 use std::process::Stdio;
 
 use serde_json::Value;
@@ -22,7 +24,8 @@ pub fn result_text(result: &Value) -> String {
 /// A running `epiphany mcp` and its stdio.
 pub struct Session {
     child: std::process::Child,
-    stdin: std::process::ChildStdin,
+    /// `None` once the session was closed.
+    stdin: Option<std::process::ChildStdin>,
     stdout: BufReader<std::process::ChildStdout>,
 }
 
@@ -33,8 +36,12 @@ impl Session {
 
     /// A session of `epiphany mcp` with `options` (`--tools read`).
     pub fn start_with(env: &TestEnv, options: &[&str]) -> Session {
-        let mut child = env
-            .std_command(&[&["mcp"], options].concat())
+        Session::spawn(env.std_command(&[&["mcp"], options].concat()))
+    }
+
+    /// A session of the server `command` starts.
+    pub fn spawn(mut command: std::process::Command) -> Session {
+        let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -44,7 +51,7 @@ impl Session {
         let stdout = BufReader::new(child.stdout.take().expect("stdout"));
         Session {
             child,
-            stdin,
+            stdin: Some(stdin),
             stdout,
         }
     }
@@ -54,9 +61,18 @@ impl Session {
     }
 
     pub fn send_line(&mut self, line: &[u8]) {
-        self.stdin.write_all(line).expect("send");
-        self.stdin.write_all(b"\n").expect("send");
-        self.stdin.flush().expect("flush");
+        let stdin = self.stdin.as_mut().expect("the session is open");
+        stdin.write_all(line).expect("send");
+        stdin.write_all(b"\n").expect("send");
+        stdin.flush().expect("flush");
+    }
+
+    /// Ends the session as a client does, closing the server's stdin, and waits until the
+    /// server has finished what it was running and exited.
+    pub fn close(&mut self) {
+        drop(self.stdin.take());
+        let status = self.child.wait().expect("the server exits");
+        assert!(status.success(), "{status}");
     }
 
     pub fn receive(&mut self) -> Value {
@@ -298,6 +314,34 @@ fn structured_content_matches_the_output_schema() {
     }
 }
 
+/// Runs an SDK script (`tests/mcp/sdk_client.*`) as `program script BINARY REPOSITORY` against
+/// a repository with `src/lexer.rs` committed and no store; it passes when it prints no
+/// failure and exits 0.
+fn sdk_script_passes(program: &str, script: &Path) {
+    let env = TestEnv::bare();
+    env.write("src/lexer.rs", "pub fn retry_keeps_span() {}\n");
+    env.commit_all("code");
+    let output = std::process::Command::new(program)
+        .arg(script)
+        .arg(assert_cmd::cargo::cargo_bin("epiphany"))
+        .arg(env.root())
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_SYSTEM", "/dev/null")
+        .output()
+        .unwrap_or_else(|err| panic!("run {program}: {err}"));
+    assert!(
+        output.status.success(),
+        "{}\n{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+/// The SDK scripts' folder.
+fn sdk_scripts() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp")
+}
+
 /// The official MCP Python SDK (`pip install mcp`, 1.x or 2.x) drives the server: a handshake in
 /// every protocol revision, every tool called with its `structuredContent` validated against its
 /// `outputSchema` by the SDK, bad arguments, and raw lines (a batch, malformed and non-UTF-8
@@ -307,24 +351,42 @@ fn structured_content_matches_the_output_schema() {
 #[ignore = "needs python3 with the MCP SDK (pip install mcp jsonschema); .ci/run runs it"]
 fn the_official_python_sdk_accepts_the_server() {
     crate::common::require_tool("python3", &["-c", "import mcp, jsonschema"]);
-    let env = TestEnv::bare();
-    env.write("src/lexer.rs", "pub fn retry_keeps_span() {}\n");
-    env.commit_all("code");
-    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/sdk_client.py");
-    let output = std::process::Command::new("python3")
-        .arg(script)
-        .arg(assert_cmd::cargo::cargo_bin("epiphany"))
-        .arg(env.root())
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_SYSTEM", "/dev/null")
-        .output()
-        .expect("run python3");
-    assert!(
-        output.status.success(),
-        "{}\n{}",
-        String::from_utf8_lossy(&output.stdout),
-        String::from_utf8_lossy(&output.stderr)
-    );
+    sdk_script_passes("python3", &sdk_scripts().join("sdk_client.py"));
+}
+
+/// See: issue 50. The official MCP TypeScript SDK (`@modelcontextprotocol/sdk`, pinned by
+/// `tests/mcp/package-lock.json`) drives the server as the Python one does: a handshake in
+/// every revision, every tool's schemas compiled by the SDK's Ajv, every tool called (its
+/// `structuredContent` validated by the SDK), again with each optional list as `[]` (which
+/// its input schema must accept) and as `null`, and bad arguments. `npm ci` installs the SDK
+/// under the target directory, never into the source tree, and only when the lock file
+/// changed since the last install.
+#[test]
+#[ignore = "needs node and npm (the SDK comes from npm ci); .ci/run runs it"]
+fn the_official_typescript_sdk_accepts_the_server() {
+    crate::common::require_tool("node", &["--version"]);
+    crate::common::require_tool("npm", &["--version"]);
+    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join("mcp-typescript-sdk");
+    std::fs::create_dir_all(&dir).expect("the SDK's folder");
+    for file in ["package.json", "package-lock.json", "sdk_client.mjs"] {
+        std::fs::copy(sdk_scripts().join(file), dir.join(file)).expect("copy the script");
+    }
+    let lock = std::fs::read(dir.join("package-lock.json")).expect("the lock file");
+    let installed = dir.join("node_modules/.installed-package-lock.json");
+    if std::fs::read(&installed).ok().as_ref() != Some(&lock) {
+        let npm = std::process::Command::new("npm")
+            .args(["ci", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&dir)
+            .output()
+            .expect("run npm ci");
+        assert!(
+            npm.status.success(),
+            "npm ci: {}",
+            String::from_utf8_lossy(&npm.stderr)
+        );
+        std::fs::write(&installed, &lock).expect("note what is installed");
+    }
+    sdk_script_passes("node", &dir.join("sdk_client.mjs"));
 }
 
 /// See: issue 30. A `ping` sent while `index` runs is answered before the index is done (it
@@ -357,6 +419,72 @@ fn regression_30_ping_answers_while_a_tool_runs_and_cancel_stops_it() {
     drop(session);
     let status = env.run(&["--json", "index", "--check"]).json();
     assert_eq!(status["indexed_file_count"], json!(null), "{status}");
+}
+
+/// See: issue 50 item 3. A call cancelled while it runs no longer holds up the calls after
+/// it: a `note` waiting for the store's lock (held by another process) is cancelled, and the
+/// `log` sent next is answered while the lock is still held. Before, `log` waited until the
+/// note had the lock and had written. Once the lock is free, the cancelled note writes
+/// nothing.
+#[test]
+fn regression_50_a_cancelled_call_does_not_hold_up_the_next() {
+    let env = TestEnv::new();
+    let before = env.json(&["log"]);
+    let lock = env.root().join(".epiphany/lock");
+    // `--no-fork`: the process holding the lock is the one killed below.
+    let mut holder = std::process::Command::new("flock")
+        .arg("--no-fork")
+        .arg(&lock)
+        .args(["sleep", "60"])
+        .spawn()
+        .expect("flock (util-linux) holds the store's lock");
+    let locked = || {
+        let mut probe = env.std_command(&["note", "probe"]);
+        let probe = probe.env("EPIPHANY_LOCK_TIMEOUT_MS", "0").output();
+        probe.expect("run").status.code() == Some(3)
+    };
+    while !locked() {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let mut server = env.std_command(&["mcp"]);
+    server.env("EPIPHANY_LOCK_TIMEOUT_MS", "120000");
+    let mut session = Session::spawn(server);
+    session.request(1, "initialize", json!({"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}));
+    session.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "note", "arguments": {"text": "waits for the lock"}}}));
+    // Cancelled once it runs: when the server has the lock file open, waiting for the lock.
+    let lock = lock.canonicalize().expect("the lock file");
+    let fds = format!("/proc/{}/fd", session.child.id());
+    let waits = || {
+        let open = std::fs::read_dir(&fds).expect("the server's open files");
+        open.flatten()
+            .any(|fd| std::fs::read_link(fd.path()).is_ok_and(|target| target == lock))
+    };
+    while !waits() {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    session.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}),
+    );
+    let log = session.call(3, "log", json!({}));
+    assert_eq!(log["isError"], false, "{log}");
+    assert!(
+        holder.try_wait().expect("the holder").is_none(),
+        "`log` was answered only once the lock was free"
+    );
+    holder.kill().expect("release the lock");
+    holder.wait().expect("the holder ends");
+    // The next write takes the lock after the cancelled one let go of it.
+    let after = session.call(4, "note", json!({"text": "written after"}));
+    assert_eq!(after["isError"], false, "{after}");
+    // The server exits once the cancelled call is over too.
+    session.close();
+    let entries = |log: &Value| log["entries"].as_array().expect("entries").len();
+    let log = env.json(&["log"]);
+    assert_eq!(
+        entries(&log),
+        entries(&before) + 1,
+        "the cancelled note wrote: {log}"
+    );
 }
 
 /// See: issue 30. `show` of a 400-node state returned 424k characters, past what hosts take

@@ -534,6 +534,36 @@ fn verify_names_a_torn_tail_and_the_next_write_repairs_it() {
     assert_eq!(env.json(&["verify"])["ok"], true);
 }
 
+/// Among many segments, a write cuts the torn line an interrupted write left in one it does
+/// not write to, and removes the temporary files a killed writer left among them; reads ignore
+/// both, and the records stay as they were.
+#[test]
+fn a_write_cuts_torn_lines_and_removes_temporaries_among_many_segments() {
+    let env = TestEnv::new();
+    for n in 0..3 {
+        env.update(&json!({ "objective": format!("o{n}") }));
+        env.commit_all(&format!("write {n}"));
+    }
+    let segments = env.rollout_segments();
+    assert_eq!(segments.len(), 3, "one segment per commit");
+    let whole = std::fs::read(&segments[0]).expect("read");
+    let mut torn = whole.clone();
+    torn.extend_from_slice(b"{\"id\":\"0123");
+    std::fs::write(&segments[0], &torn).expect("write");
+    let temporary = env
+        .root()
+        .join(".epiphany/rollout/.tmp-left-by-a-killed-writer");
+    std::fs::write(&temporary, "half a segment").expect("write");
+    assert_eq!(env.json(&["show"])["objective"], "o2");
+    assert!(temporary.exists(), "a read removes nothing");
+    env.update(&json!({"objective": "o3"}));
+    assert_eq!(std::fs::read(&segments[0]).expect("read"), whole);
+    assert!(!temporary.exists(), "the write removed it");
+    let verify = env.json(&["verify"]);
+    assert_eq!(verify["ok"], true, "{verify}");
+    assert_eq!(verify["records"], env.json(&["show"])["revision"]);
+}
+
 /// A last record whose newline was dropped (an editor, `truncate`) is whole: reads fold it,
 /// `verify` passes, and the next write keeps it (it used to be taken for a torn line, hidden,
 /// and cut off by the next write).

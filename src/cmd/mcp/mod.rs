@@ -27,6 +27,7 @@ use protocol::Server;
 use tools::Toolbox;
 
 pub mod arguments;
+pub mod frame;
 pub mod protocol;
 pub mod schema;
 pub mod tools;

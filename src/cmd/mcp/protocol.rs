@@ -10,12 +10,17 @@
 //! Tool calls run one at a time on a worker thread, in the order they came, while the server
 //! goes on reading: `ping`, `tools/list` and the rest are answered at once, and
 //! `notifications/cancelled` stops the call it names (a waiting one never starts, a running
-//! one is asked to stop) and that call gets no answer, as the specification asks. A batch is
-//! answered whole, its calls run in place.
+//! one is asked to stop) and that call gets no answer, as the specification asks. A running
+//! call that was cancelled is left to its worker, and a new worker takes the calls after it
+//! at once: none waits for work nobody wants. A batch is answered whole, its calls run in
+//! place.
 
 use std::collections::HashMap;
 use std::io::BufRead;
 use std::io::Write;
+use std::sync::Mutex;
+use std::sync::MutexGuard;
+use std::sync::PoisonError;
 use std::sync::mpsc;
 
 use anyhow::Result;
@@ -25,63 +30,14 @@ use serde_json::json;
 
 use crate::ctx::Cancel;
 use crate::ctx::Ctx;
+use crate::cmd::mcp::frame::Line;
+use crate::cmd::mcp::frame::MAX_LINE_BYTES;
+use crate::cmd::mcp::frame::read_line;
 use crate::cmd::mcp::tools;
 use crate::cmd::mcp::tools::Toolbox;
 
 /// The protocol revisions this server speaks, oldest first.
 pub const REVISIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
-
-/// The longest message (one line) the server reads: what stdin takes for a patch.
-pub const MAX_LINE_BYTES: usize = 64 * 1024 * 1024;
-
-/// How a line was read.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Line {
-    /// All of it is in the buffer.
-    Whole,
-    /// It was longer than the limit; the buffer is empty and the line was read past.
-    TooLong,
-}
-
-/// Reads the next line of `input` into `line` (its end of line included), keeping at most
-/// `limit` bytes of it: a longer line is consumed to its end without being kept. `None` at the
-/// end of the input.
-fn read_line(
-    input: &mut impl BufRead,
-    line: &mut Vec<u8>,
-    limit: usize,
-) -> std::io::Result<Option<Line>> {
-    line.clear();
-    let mut read_any = false;
-    let mut kept = Line::Whole;
-    loop {
-        let buffer = match input.fill_buf() {
-            Ok(buffer) => buffer,
-            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(err) => return Err(err),
-        };
-        if buffer.is_empty() {
-            return Ok(read_any.then_some(kept));
-        }
-        read_any = true;
-        let (taken, ended) = match memchr::memchr(b'\n', buffer) {
-            Some(end) => (end + 1, true),
-            None => (buffer.len(), false),
-        };
-        if kept == Line::Whole {
-            if line.len() + taken > limit {
-                kept = Line::TooLong;
-                *line = Vec::new();
-            } else {
-                line.extend_from_slice(&buffer[..taken]);
-            }
-        }
-        input.consume(taken);
-        if ended {
-            return Ok(Some(kept));
-        }
-    }
-}
 
 /// JSON-RPC error codes.
 pub mod code {
@@ -162,10 +118,65 @@ struct Call {
     cancel: Cancel,
 }
 
+/// The tool calls sent to the worker, and the cancel of the one it runs.
+struct Queue {
+    waiting: Mutex<mpsc::Receiver<Call>>,
+    running: Mutex<Option<Cancel>>,
+}
+
+impl Queue {
+    fn new(waiting: mpsc::Receiver<Call>) -> Queue {
+        Queue {
+            waiting: Mutex::new(waiting),
+            running: Mutex::new(None),
+        }
+    }
+
+    /// Runs the calls one at a time, in the order they came, sending each answer to the
+    /// server loop, until the queue closes, the loop stops listening, or the call it runs is
+    /// left to it ([`Queue::leave_cancelled`]): then it stops after that call.
+    fn work(&self, ctx: &Ctx, events: &mpsc::Sender<Event>) {
+        loop {
+            let next = lock(&self.waiting).recv();
+            let Ok(call) = next else { return };
+            {
+                let mut running = lock(&self.running);
+                if call.cancel.is_set() {
+                    continue;
+                }
+                *running = Some(call.cancel.clone());
+            }
+            let result = tools::call(ctx, &call.prepared, call.revision, &call.cancel);
+            let answer = reply(Some(call.id.clone()), result).unwrap_or(Value::Null);
+            let left = lock(&self.running).take().is_none();
+            if events.send(Event::Answered(call.id, answer)).is_err() || left {
+                return;
+            }
+        }
+    }
+
+    /// Whether the running call was cancelled: it is then left to its worker, which stops
+    /// once the call does, and the caller starts another worker for the calls after it, so
+    /// that none of them waits for work nobody wants.
+    fn leave_cancelled(&self) -> bool {
+        let mut running = lock(&self.running);
+        let cancelled = running.as_ref().is_some_and(Cancel::is_set);
+        if cancelled {
+            *running = None;
+        }
+        cancelled
+    }
+}
+
+/// The value behind `mutex`, even if a worker panicked holding it.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
 /// What the server loop waits for.
 enum Event {
-    /// A line the reader read (`None`: too long, read past), or the end of the input.
-    Line(std::io::Result<Option<Option<Vec<u8>>>>),
+    /// A line the reader read, or the end of the input (`None`).
+    Line(std::io::Result<Option<Line>>),
     /// The worker's answer to a call.
     Answered(Value, Value),
 }
@@ -183,30 +194,22 @@ impl<'a> Server<'a> {
 
     /// Serves `input` until it ends, writing every answer to `output` as one line. A line
     /// longer than [`MAX_LINE_BYTES`] is not kept: it is read past and answered with a parse
-    /// error.
+    /// error, which carries the request's id when either end of the line shows it.
     /// Tool calls run on a worker (see the module docs); the input's end waits for the calls
     /// still running.
     pub fn serve(&mut self, input: impl BufRead + Send, mut output: impl Write) -> Result<()> {
         let ctx = self.ctx;
         let (events, received) = mpsc::channel::<Event>();
+        let (calls, to_run) = mpsc::channel::<Call>();
+        let queue = &Queue::new(to_run);
         std::thread::scope(|scope| {
-            // Made here, so that however the loop ends, the worker's queue closes with it and
-            // the worker stops after the call it runs.
-            let (calls, to_run) = mpsc::channel::<Call>();
+            // Moved in, so that however the loop ends, the queue closes with it and the worker
+            // stops after the call it runs.
+            let calls = calls;
             let lines = events.clone();
             scope.spawn(move || read_lines(input, &lines));
-            scope.spawn(move || {
-                for call in to_run {
-                    if call.cancel.is_set() {
-                        continue;
-                    }
-                    let result = tools::call(ctx, &call.prepared, call.revision, &call.cancel);
-                    let answer = reply(Some(call.id.clone()), result).unwrap_or(Value::Null);
-                    if events.send(Event::Answered(call.id, answer)).is_err() {
-                        break;
-                    }
-                }
-            });
+            let worker = events.clone();
+            scope.spawn(move || queue.work(ctx, &worker));
             let mut ended = false;
             while !(ended && self.pending.is_empty()) {
                 let Ok(event) = received.recv() else { break };
@@ -215,8 +218,8 @@ impl<'a> Server<'a> {
                         ended = true;
                         None
                     }
-                    Event::Line(Ok(Some(None))) => Some(error_response(
-                        Value::Null,
+                    Event::Line(Ok(Some(Line::TooLong(edges)))) => Some(error_response(
+                        edges.id().unwrap_or(Value::Null),
                         &RpcError::new(
                             code::PARSE_ERROR,
                             format!(
@@ -225,7 +228,7 @@ impl<'a> Server<'a> {
                             ),
                         ),
                     )),
-                    Event::Line(Ok(Some(Some(line)))) => match self.reply_to_line(&line) {
+                    Event::Line(Ok(Some(Line::Whole(line)))) => match self.reply_to_line(&line) {
                         Reply::Now(answer) => answer,
                         Reply::Call(call) => {
                             self.pending
@@ -241,6 +244,10 @@ impl<'a> Server<'a> {
                         self.pending.remove(&id.to_string()).map(|_| answer)
                     }
                 };
+                if queue.leave_cancelled() {
+                    let worker = events.clone();
+                    scope.spawn(move || queue.work(ctx, &worker));
+                }
                 if let Some(answer) = answer {
                     writeln!(output, "{answer}")?;
                     output.flush()?;
@@ -408,14 +415,8 @@ fn run(ctx: &Ctx, call: Call) -> Option<Value> {
 /// Reads `input` line by line onto `events` until it ends (a `None` line) or fails, or the
 /// server stops listening.
 fn read_lines(mut input: impl BufRead, events: &mpsc::Sender<Event>) {
-    let mut line = Vec::new();
     loop {
-        let read = read_line(&mut input, &mut line, MAX_LINE_BYTES).map(|kind| {
-            kind.map(|kind| match kind {
-                Line::Whole => Some(std::mem::take(&mut line)),
-                Line::TooLong => None,
-            })
-        });
+        let read = read_line(&mut input, MAX_LINE_BYTES);
         let last = !matches!(read, Ok(Some(_)));
         if events.send(Event::Line(read)).is_err() || last {
             return;
@@ -472,30 +473,11 @@ mod tests {
     }
 
     #[test]
-    fn long_lines_are_read_past_not_kept() {
-        let text = format!("short\n{}\nlast", "x".repeat(100));
-        // A small buffer: lines arrive in many pieces.
-        let mut input = std::io::BufReader::with_capacity(7, text.as_bytes());
-        let mut line = Vec::new();
-        let mut read = Vec::new();
-        while let Some(kind) = read_line(&mut input, &mut line, 50).expect("read") {
-            read.push((kind, String::from_utf8(line.clone()).expect("utf-8")));
-            assert!(line.capacity() <= 64, "kept more than the limit");
-        }
-        assert_eq!(
-            read,
-            [
-                (Line::Whole, "short\n".to_owned()),
-                (Line::TooLong, String::new()),
-                (Line::Whole, "last".to_owned()),
-            ]
-        );
-    }
-
-    #[test]
     fn a_line_too_long_is_a_parse_error_and_the_session_goes_on() {
         let ping = r#"{"jsonrpc":"2.0","id":7,"method":"ping"}"#;
-        let input = format!("{}\n{ping}\n", "x".repeat(MAX_LINE_BYTES + 1));
+        let big = "x".repeat(MAX_LINE_BYTES);
+        let call = format!(r#"{{"jsonrpc":"2.0","id":"big-1","method":"tools/call","p":"{big}"}}"#);
+        let input = format!("{big}x\n{call}\n{ping}\n");
         let mut output = Vec::new();
         Server::new(&test_ctx(), Toolbox::default())
             .serve(input.as_bytes(), &mut output)
@@ -505,15 +487,18 @@ mod tests {
             .lines()
             .map(|line| serde_json::from_str(line).expect("json"))
             .collect();
-        assert_eq!(answers.len(), 2, "{answers:?}");
+        assert_eq!(answers.len(), 3, "{answers:?}");
         assert_eq!(error_code(&answers[0]), code::PARSE_ERROR);
+        assert_eq!(answers[0]["id"], Value::Null, "nothing to read an id from");
+        assert_eq!(error_code(&answers[1]), code::PARSE_ERROR);
+        assert_eq!(answers[1]["id"], "big-1");
         assert!(
             answers[0]["error"]["message"]
                 .as_str()
                 .expect("a message")
                 .contains("64 MiB")
         );
-        assert_eq!(answers[1]["id"], 7);
+        assert_eq!(answers[2]["id"], 7);
     }
 
     #[test]

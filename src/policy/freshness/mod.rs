@@ -486,7 +486,7 @@ impl Freshness {
                     StaleReason::GraphStale => self.graph.note.clone(),
                     StaleReason::IndexStale => self.retrieval.note.clone(),
                     StaleReason::Conflicts => format!(
-                        "conflicts between merged branches (rewrite each with `epiphany update`): {}",
+                        "conflicts between merged branches (settle them with `epiphany conflicts settle --all --take ours|theirs`): {}",
                         self.conflicts.join(", ")
                     ),
                     StaleReason::HistoryUnknown => format!(

@@ -64,9 +64,17 @@ pub struct Built {
     pub over_budget_files: Vec<String>,
 }
 
-/// Reports indexing progress: files done, files to do. An error stops the build (its caller
-/// gave up on it) and leaves the index as it was.
-pub type Progress<'a> = &'a mut dyn FnMut(u64, u64) -> Result<()>;
+/// How a build reports its progress and learns that its caller gave up on it.
+pub struct Progress<'a> {
+    /// Called after each file: files done, files to do.
+    pub report: &'a mut dyn FnMut(u64, u64),
+    /// Whether the caller gave up, asked before each file (on any thread): the build then
+    /// stops with [`CANCELLED`] and leaves the index as it was.
+    pub cancelled: &'a (dyn Fn() -> bool + Sync),
+}
+
+/// The error of a build its caller gave up on.
+pub const CANCELLED: &str = "indexing was cancelled; the index is as it was";
 
 /// The generation a build starts from, as it opened.
 struct Previous {

@@ -55,6 +55,7 @@ mod plan;
 mod write;
 
 pub use build::Built;
+pub use build::CANCELLED;
 pub use build::Progress;
 pub use build::build;
 pub use embedding::SemanticSetting;

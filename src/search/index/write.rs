@@ -8,11 +8,13 @@ use std::path::Path;
 
 use anyhow::Context;
 use anyhow::Result;
+use anyhow::bail;
 use tantivy::Index;
 use tantivy::IndexWriter;
 use tantivy::TantivyDocument;
 use tantivy::Term;
 
+use super::CANCELLED;
 use super::Fields;
 use super::Progress;
 use super::chunk_documents;
@@ -66,7 +68,8 @@ struct Prepared {
 /// Deletes what the plan replaces and indexes every job; returns the new manifest entries and
 /// the jobs' outlines. Files are read, parsed and cut into documents on every core, a batch
 /// at a time, the largest first so that no core waits long for the last of a batch; the
-/// documents go to the writer in job order.
+/// documents go to the writer in job order. Once the caller gives up, no file is started and
+/// the build fails with [`CANCELLED`], before anything is committed.
 pub(super) fn write_jobs(
     root: &Path,
     writer: &IndexWriter,
@@ -86,12 +89,17 @@ pub(super) fn write_jobs(
     let keep_text = embedding.is_some();
     let mut entries = Vec::with_capacity(plan.jobs.len());
     let mut outlines = Vec::new();
+    let cancelled = progress.cancelled;
     for batch in plan.jobs.chunks(BATCH_FILES) {
         let prepared = crate::parallel::map_balanced(
             batch,
             |job| job.stat.size_bytes,
-            |job| prepare(root, &fields, job, previous_outlines, keep_text),
+            |job| (!cancelled()).then(|| prepare(root, &fields, job, previous_outlines, keep_text)),
         );
+        // A file skipped for the cancel leaves the batch incomplete: nothing of it is kept.
+        let Some(prepared) = prepared.into_iter().collect::<Option<Vec<_>>>() else {
+            bail!(CANCELLED);
+        };
         for prepared in prepared {
             for doc in prepared.docs {
                 writer.add_document(doc)?;
@@ -101,7 +109,7 @@ pub(super) fn write_jobs(
             }
             outlines.extend(prepared.outline);
             entries.push(prepared.entry);
-            progress(entries.len() as u64, total)?;
+            (progress.report)(entries.len() as u64, total);
         }
     }
     Ok((entries, outlines))

@@ -7,11 +7,16 @@ use serde_json::Value;
 use sha2::Digest;
 use sha2::Sha256;
 
+use std::collections::BTreeMap;
+
 use crate::state::fields::ChangedField;
 use crate::state::fields::Collection;
 use crate::state::model::Conflict;
+use crate::state::rollout::Record;
 
 use super::Fold;
+use super::Folded;
+use super::Restores;
 use super::Step;
 use super::Writer;
 use super::Writers;
@@ -120,6 +125,27 @@ impl Fold {
     }
 }
 
+/// Replays `records` (in fold order) from the empty state and answers, for each record id
+/// `wanted` names, the value each of its keys held right after that record folded: for a
+/// record that wrote the key, what it wrote (`null` for a removal). Keyed by record id, then key.
+pub fn values_after(
+    records: &[Record],
+    wanted: &BTreeMap<String, Vec<String>>,
+) -> BTreeMap<String, BTreeMap<String, Value>> {
+    let mut fold = Fold::new(Folded::default(), 0);
+    let mut restores = Restores::plan(records, false);
+    let mut found: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
+    for (at, record) in records.iter().enumerate() {
+        restores.before(&mut fold, at);
+        fold.push(record);
+        for key in wanted.get(&record.id).into_iter().flatten() {
+            let value = fold.key_value(key);
+            (found.entry(record.id.clone()).or_default()).insert(key.clone(), value);
+        }
+    }
+    found
+}
+
 /// Whether `key` names an item of an append list (`observations/obs-1`).
 pub fn is_append_key(key: &str) -> bool {
     key.split_once('/').is_some_and(|(list, _)| {
@@ -170,7 +196,7 @@ pub(super) fn value_hash(value: &impl Serialize) -> u64 {
 }
 
 /// The value a conflict reports as chosen: the value itself, or a note when it is large.
-pub(super) fn chosen_value(value: &impl Serialize, record: &str) -> Value {
+pub fn chosen_value(value: &impl Serialize, record: &str) -> Value {
     const LARGEST: usize = 2048;
     let value = serde_json::to_value(value).unwrap_or(Value::Null);
     let size = value.to_string().len();

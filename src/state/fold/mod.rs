@@ -24,7 +24,9 @@ mod restores;
 
 pub use apply::append_lengths;
 pub use apply::patch_append_lengths;
+pub use conflicts::chosen_value;
 pub use conflicts::is_append_key;
+pub use conflicts::values_after;
 pub use restores::Restores;
 
 use std::collections::BTreeMap;

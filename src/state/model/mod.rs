@@ -141,6 +141,51 @@ pub struct Conflict {
     pub chosen: serde_json::Value,
 }
 
+/// Which side of a git merge a record came from, as git itself names them for the branch
+/// checked out: `ours` was committed on it (by a commit on HEAD's first-parent line that is
+/// no merge) or is not committed yet; `theirs` came with a merge into it (the merge commit
+/// that first holds its segment, or the merge under way). Outside git every record is ours.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, schemars::JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Side {
+    /// Written on the branch checked out.
+    Ours,
+    /// Brought in by a merge.
+    Theirs,
+}
+
+impl Side {
+    /// The side as typed and printed.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Side::Ours => "ours",
+            Side::Theirs => "theirs",
+        }
+    }
+}
+
+/// What one competing record of a conflict wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SideWrite {
+    /// The record.
+    pub record: String,
+    /// When it was written.
+    pub at: String,
+    /// Where it came from.
+    pub side: Side,
+    /// The key's value right after it folded (`null` for a removal or an emptied field).
+    pub value: serde_json::Value,
+}
+
+/// An open conflict with what each side wrote.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OpenConflict {
+    /// The field (`objective`) or record (`architecture_nodes/lexer`).
+    pub key: String,
+    /// Its competing records' writes, in fold order: the last one's value is kept.
+    pub writes: Vec<SideWrite>,
+}
+
 fn is_false(value: &bool) -> bool {
     !*value
 }

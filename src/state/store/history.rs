@@ -318,7 +318,8 @@ impl Store {
 
     /// The heads of the records with these ids among the lines before `marks`, each line
     /// checked against its id (`None` when one fails); reads each segment backwards from its
-    /// mark and stops once all are found.
+    /// mark, the newest segment first (the marks are in name order, the order segments were
+    /// started in: the newest records are in the last), and stops once all are found.
     fn records_by_id(
         &self,
         marks: &[RolloutMark],
@@ -326,7 +327,7 @@ impl Store {
     ) -> Result<Option<HashMap<String, RecordHead>>> {
         let mut wanted: HashSet<&str> = ids.iter().map(String::as_str).collect();
         let mut found = HashMap::new();
-        for mark in marks {
+        for mark in marks.iter().rev() {
             if wanted.is_empty() {
                 break;
             }

@@ -209,7 +209,7 @@ pub(super) fn remove_stale_temporaries(dir: &Path) {
         let stale = entry
             .file_name()
             .to_str()
-            .is_some_and(|name| name.starts_with(".tmp-"));
+            .is_some_and(|name| name.starts_with(fs::TEMPORARY_PREFIX));
         if stale {
             let _ = fs::remove_file(&entry.path());
         }

@@ -33,7 +33,8 @@
 //!
 //! This file finds and creates the store and names its paths; the rest lives beside it:
 //! `read` (the head), `tail` (the head from cached folds: tail, join, graft), `history`
-//! (revisions, past states, `log`), `write` (the transaction and segments), `maintenance`
+//! (revisions, past states, `log`), `conflicts` (what each side of an open conflict wrote),
+//! `write` (the transaction and segments), `maintenance`
 //! (snapshots, upgrades), `verify` (the whole check), `committed` (what the checked-out commit
 //! holds of the rollout, which every read and write finds in it) and `lock`.
 
@@ -54,6 +55,7 @@ use crate::state::snapshot::Parts;
 use maintenance::snapshot_files;
 
 mod committed;
+mod conflicts;
 mod history;
 mod lock;
 mod maintenance;

@@ -314,10 +314,29 @@ impl Store {
         remember: Remember,
         within: Option<&[String]>,
     ) -> Result<Head> {
-        // A concurrent writer may remove a snapshot between listing and opening it: retry.
+        self.read_listed(None, parts, remember, within)
+    }
+
+    /// [`Store::read_within`] over the segments `listed` (checked against what the commit
+    /// holds, as [`Store::segments`] checks them) when given, listed here otherwise.
+    pub(super) fn read_listed(
+        &self,
+        mut listed: Option<Segments>,
+        parts: Parts,
+        remember: Remember,
+        within: Option<&[String]>,
+    ) -> Result<Head> {
+        // A concurrent writer may remove a snapshot between listing and opening it: retry,
+        // listing again.
         let mut attempt = 0;
         loop {
-            match self.try_read_head(parts, remember, within) {
+            // Refused when the commit holds records the rollout lacks, so an empty or partial
+            // rollout never reads as an empty or older state.
+            let segments = match listed.take() {
+                Some(segments) => segments,
+                None => self.segments()?,
+            };
+            match self.try_read_head(segments, parts, remember, within) {
                 Err(err) if attempt < 3 && is_not_found(&err) => attempt += 1,
                 other => return other,
             }
@@ -326,14 +345,12 @@ impl Store {
 
     fn try_read_head(
         &self,
+        mut segments: Segments,
         parts: Parts,
         remember: Remember,
         within: Option<&[String]>,
     ) -> Result<Head> {
         let legacy = self.is_legacy();
-        // Refused when the commit holds records the rollout lacks, so an empty or partial
-        // rollout never reads as an empty or older state.
-        let mut segments = self.segments()?;
         if !legacy {
             let candidates = self.snapshot_candidates()?;
             // Right after a merge the two newest snapshots are the two branches': joining them

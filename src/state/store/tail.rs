@@ -8,6 +8,7 @@ use std::path::Path;
 use std::path::PathBuf;
 
 use anyhow::Result;
+use foldhash::HashMap;
 use foldhash::HashSet;
 
 use crate::state::fold::Fold;
@@ -74,24 +75,26 @@ impl Store {
             Err(err) if is_not_found(&err) => return Err(err),
             Err(_) => return Ok(None),
         };
-        let marks: BTreeMap<&str, &RolloutMark> = snapshot
+        let marks: HashMap<&str, &RolloutMark> = snapshot
             .header
             .marks
             .iter()
             .map(|m| (m.segment.as_str(), m))
             .collect();
         // Every record the snapshot holds must still be where it says.
-        let lengths = segments.lengths().clone();
+        let lengths = segments.lengths();
         let absent = (marks.iter())
             .find(|(name, mark)| lengths.get(**name).is_none_or(|len| *len < mark.end));
         if let Some((name, _)) = absent {
             return self.unless_lost(&snapshot, path, name, segments);
         }
         let start = |name: &str| marks.get(name).map_or(0, |m| m.end);
-        for (name, len) in &lengths {
-            if *len == start(name) {
-                continue;
-            }
+        // Only the segments that grew past their marks (or have none) are read.
+        let grown: Vec<String> = (lengths.iter())
+            .filter(|(name, len)| **len != start(name))
+            .map(|(name, _)| name.clone())
+            .collect();
+        for name in &grown {
             if let Some(mark) = marks.get(name.as_str())
                 && !segments.mark_holds(mark)?
             {
@@ -303,15 +306,19 @@ impl Store {
             .chain(&theirs_order)
             .map(String::as_str)
             .collect();
-        let start = |name: &str| {
-            (marks.iter())
-                .filter(|mark| mark.segment == name)
-                .map(|mark| mark.end)
-                .max()
-                .unwrap_or(0)
-        };
-        for (name, len) in &segments.lengths().clone() {
-            if *len > start(name) && !segments.parse_from(name, start(name))? {
+        // Each segment is read from the furthest mark in it.
+        let mut reached: HashMap<&str, u64> = HashMap::default();
+        for mark in &marks {
+            let end = reached.entry(mark.segment.as_str()).or_default();
+            *end = (*end).max(mark.end);
+        }
+        let start = |name: &str| reached.get(name).copied().unwrap_or(0);
+        let grown: Vec<(String, u64)> = (segments.lengths().iter())
+            .filter(|(name, len)| **len > start(name))
+            .map(|(name, _)| (name.clone(), start(name)))
+            .collect();
+        for (name, from) in grown {
+            if !segments.parse_from(&name, from)? {
                 // A damaged line: the replay names it.
                 return Ok(None);
             }
@@ -366,11 +373,10 @@ impl Store {
         parts: Parts,
     ) -> Result<Option<Head>> {
         let marks = &ours.header.marks;
-        let start = |name: &str| {
-            (marks.iter())
-                .find(|mark| mark.segment == name)
-                .map_or(0, |mark| mark.end)
-        };
+        let reached: HashMap<&str, u64> = (marks.iter())
+            .map(|mark| (mark.segment.as_str(), mark.end))
+            .collect();
+        let start = |name: &str| reached.get(name).copied().unwrap_or(0);
         let (tails, tail_bytes) = segments.records_past(start);
         let (Ok(order), Ok(Some(metas))) = (ours.order(), ours.metas()) else {
             return Ok(None);

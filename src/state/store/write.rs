@@ -103,24 +103,28 @@ impl Store {
     pub fn begin(&self, lock_timeout: Duration, scope: WriteScope) -> Result<Transaction<'_>> {
         let lock = self.lock(lock_timeout, LockMode::Exclusive)?;
         remove_stale_temporaries(&self.dir);
-        remove_stale_temporaries(&self.rollout_dir());
         for dir in self.snapshot_dirs() {
             remove_stale_temporaries(&dir);
         }
-        if self.is_legacy() {
-            self.upgrade()?;
-        } else {
-            self.check_committed_now(&self.listed_segments()?)?;
-        }
+        let listed = match self.is_legacy() {
+            true => {
+                self.upgrade()?;
+                None
+            }
+            false => {
+                let segments = self.listed_segments()?;
+                segments.remove_temporaries();
+                self.check_committed_now(&segments)?;
+                Some(segments)
+            }
+        };
         // A write checks new observation and evidence ids against the stored ids; it never
         // needs the records themselves.
-        let head = self.read_head(
-            Parts {
-                graphs: scope == WriteScope::Whole,
-                ..WRITE_PARTS
-            },
-            Remember::Not,
-        )?;
+        let parts = Parts {
+            graphs: scope == WriteScope::Whole,
+            ..WRITE_PARTS
+        };
+        let head = self.read_listed(listed, parts, Remember::Not, None)?;
         Ok(Transaction {
             store: self,
             _lock: lock,
@@ -426,12 +430,12 @@ pub(super) fn segment_name(record: &Record) -> String {
 }
 
 /// Cuts every segment back to its last complete line: a torn line is what an interrupted write
-/// left, never a record, and every clone cuts the same bytes (so git merges the cuts).
+/// left, never a record, and every clone cuts the same bytes (so git merges the cuts). The
+/// segments were listed under the write lock: their listed lengths are their lengths.
 fn cut_torn_tails(dir: &Path, segments: &BTreeMap<String, SegmentEnd>) -> Result<()> {
     for (name, end) in segments {
-        let path = dir.join(name);
-        let torn = fs::metadata_no_follow(&path).is_some_and(|meta| meta.len() > end.complete);
-        if torn {
+        if end.listed > end.complete {
+            let path = dir.join(name);
             let file = fs::open_no_follow(&path, false)?;
             file.set_len(end.complete)
                 .and_then(|_| file.sync_data())

@@ -402,7 +402,7 @@ mod tests {
         let report = caught(|| -> u8 { panic!("the state was {}", "odd") }).expect_err("panicked");
         assert_eq!(
             report.rsplit_once(':').map(|(at, _)| at),
-            Some(format!("the state was odd at src/cmd/hook.rs:{line}").as_str()),
+            Some(format!("the state was odd at {}:{line}", file!()).as_str()),
             "{report}"
         );
         assert_eq!(caught(|| 7), Ok(7));

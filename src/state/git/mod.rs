@@ -16,15 +16,17 @@ use std::sync::OnceLock;
 
 use anyhow::Context;
 use anyhow::Result;
-use git2::Diff;
-use git2::DiffFindOptions;
-use git2::DiffOptions;
 use git2::Oid;
 use git2::Repository;
 use git2::RepositoryOpenFlags;
 
-use crate::state::ignores::IGNORE_FILE_LIMIT;
-use crate::state::paths::slash_key;
+mod changes;
+
+pub use changes::Uncompared;
+pub use changes::WorkTreeChanges;
+pub use changes::WrittenAt;
+use changes::unreadable_git_files;
+pub use changes::work_tree_changes;
 
 /// Git's own variables that say where the repository is, as `ctx::Ctx` read them, resolved
 /// against the directory the command runs in (as git resolves them after `-C`).
@@ -280,192 +282,8 @@ pub fn set_local_config(dir: &Path, key: &str, value: Option<&str>) -> Result<()
     }
 }
 
-/// Files that differ between commits and the work tree.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct WorkTreeChanges {
-    /// For each requested commit this repository has: the paths changed between it and the
-    /// work tree (committed since, staged, unstaged, untracked), relative to the scope,
-    /// `/`-separated.
-    pub since: BTreeMap<String, BTreeSet<String>>,
-    /// Renames seen on the way: old path → new path (both are also listed as changed).
-    pub renames: BTreeMap<String, String>,
-    /// Requested commits the repository does not have, each with the commit that stood in for
-    /// it: where the records written there entered this branch (rebased or squash-merged
-    /// work). Their paths are listed under the requested commit.
-    pub stand_ins: BTreeMap<String, String>,
-    /// Requested commits the repository does not have and no commit could stand in for (the
-    /// records' files are not committed, or a shallow clone ends before they entered).
-    pub unknown_commits: Vec<String>,
-}
-
-/// For commits the repository does not have: per commit, the store files (paths relative to
-/// the store's root) that hold records written there, each with the length it has once the
-/// first of them is in it.
-pub type WrittenAt = BTreeMap<String, Vec<(PathBuf, u64)>>;
-
-/// Why the work tree could not be compared with git.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Uncompared {
-    /// The store is not inside a git work tree.
-    Outside,
-    /// Files git reads for itself are not regular files it can read safely (see
-    /// [`unreadable_git_files`]), work-tree paths `/`-separated.
-    Unreadable(Vec<String>),
-}
-
-impl std::fmt::Display for Uncompared {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Uncompared::Outside => write!(f, "the store is not inside its git work tree"),
-            Uncompared::Unreadable(paths) => write!(
-                f,
-                "the work tree is not compared with git, because git's own {} not a regular file of at most 1 MiB (a link, a FIFO or a device: git refuses to read one, and reading it could block or never end); make each a regular file",
-                paths
-                    .iter()
-                    .map(|path| format!("`{path}`"))
-                    .collect::<Vec<_>>()
-                    .join(", ")
-                    + if paths.len() == 1 { " is" } else { " are" },
-            ),
-        }
-    }
-}
-
-/// The files git reads from the work tree for itself, wherever they are in it.
-const FILES_GIT_READS: [&str; 3] = [".gitignore", ".gitattributes", ".gitmodules"];
-
-/// The work-tree files git reads for itself (`.gitignore`, `.gitattributes`, `.gitmodules`:
-/// those at the top and every one git tracks) that are there as something other than a
-/// regular file of at most [`IGNORE_FILE_LIMIT`] bytes, `/`-separated. libgit2 follows a link
-/// where git refuses to, so a committed link to a FIFO would block a comparison with git and a
-/// link to `/dev/zero` would never end: where one is found, libgit2 is not asked to read the
-/// work tree.
-fn unreadable_git_files(repo: &Repository) -> Vec<String> {
-    let Some(workdir) = repo.workdir() else {
-        return Vec::new();
-    };
-    let read_by_git = |path: &str| {
-        let name = path.rsplit('/').next().unwrap_or(path);
-        FILES_GIT_READS.contains(&name)
-    };
-    let mut paths: BTreeSet<String> = FILES_GIT_READS
-        .iter()
-        .map(|name| name.to_string())
-        .collect();
-    if let Ok(index) = repo.index() {
-        paths.extend(
-            (index.iter())
-                .filter_map(|entry| String::from_utf8(entry.path).ok())
-                .filter(|path| read_by_git(path)),
-        );
-    }
-    paths
-        .into_iter()
-        .filter(|path| match std::fs::symlink_metadata(workdir.join(path)) {
-            Err(_) => false,
-            Ok(meta) => !meta.is_file() || meta.len() > IGNORE_FILE_LIMIT,
-        })
-        .collect()
-}
-
-/// Lists, for each of `commits`, the files under `scope` that changed between that commit and
-/// the work tree, leaving out `exclude` (a directory relative to `scope`) and ignored files.
-/// [`Uncompared`] when `scope` is not inside a git work tree or git's own files there cannot
-/// be read safely.
-///
-/// A commit the repository does not have (its branch was rebased or squash-merged, the clone
-/// is shallow) is stood in for by the commit where the first of the records written there
-/// entered HEAD's first-parent line: the records were true of the code as it was there at the
-/// latest. `written_at` tells, for all such commits at once, where those records are: for
-/// each commit, each store file (relative to `scope`) with the length it has once the first of
-/// them is in it.
-///
-/// The work tree is compared with HEAD once; each commit adds only a tree-to-tree comparison
-/// with HEAD, so many anchors cost little more than one.
-pub fn work_tree_changes(
-    scope: &Path,
-    commits: &[String],
-    exclude: &Path,
-    written_at: &mut dyn FnMut(&[&str]) -> WrittenAt,
-) -> Result<Result<WorkTreeChanges, Uncompared>> {
-    let Ok(repo) = open(scope) else {
-        return Ok(Err(Uncompared::Outside));
-    };
-    let Some(prefix) = scope_prefix(&repo, scope)? else {
-        return Ok(Err(Uncompared::Outside));
-    };
-    let unreadable = unreadable_git_files(&repo);
-    if !unreadable.is_empty() {
-        return Ok(Err(Uncompared::Unreadable(unreadable)));
-    }
-    let context = || format!("failed to compare `{}` with git", scope.display());
-    let head_tree = match repo.head() {
-        Ok(head) => Some(head.peel_to_tree().with_context(context)?),
-        Err(_) => None,
-    };
-
-    let mut changes = WorkTreeChanges::default();
-    let mut options = diff_options(&prefix, exclude);
-    options.include_untracked(true).recurse_untracked_dirs(true);
-    let uncommitted = repo
-        .diff_tree_to_workdir_with_index(head_tree.as_ref(), Some(&mut options))
-        .with_context(context)?;
-    let local = changed_paths(uncommitted, &prefix, exclude, &mut changes.renames)?;
-
-    let looked_up: Vec<(&String, Option<git2::Commit<'_>>)> = (commits.iter())
-        .map(|commit| {
-            let found = Oid::from_str(commit).and_then(|oid| repo.find_commit(oid));
-            (commit, found.ok())
-        })
-        .collect();
-    let gone: Vec<&str> = (looked_up.iter())
-        .filter(|(_, found)| found.is_none())
-        .map(|(commit, _)| commit.as_str())
-        .collect();
-    // Every gone commit is looked for in one search of the rollout.
-    let mut written = match gone.is_empty() {
-        true => BTreeMap::new(),
-        false => written_at(&gone),
-    };
-    for (commit, found) in looked_up {
-        let tree = match found {
-            Some(found) => found.tree(),
-            None => {
-                let files: Vec<(PathBuf, u64)> = (written.remove(commit).unwrap_or_default())
-                    .into_iter()
-                    .map(|(file, len)| (prefix.join(file), len))
-                    .collect();
-                match entered_at(&repo, &files) {
-                    Some(stand_in) => {
-                        changes
-                            .stand_ins
-                            .insert(commit.clone(), stand_in.id().to_string());
-                        stand_in.tree()
-                    }
-                    None => {
-                        changes.unknown_commits.push(commit.clone());
-                        continue;
-                    }
-                }
-            }
-        };
-        let tree = tree.with_context(context)?;
-        let committed = repo
-            .diff_tree_to_tree(
-                Some(&tree),
-                head_tree.as_ref(),
-                Some(&mut diff_options(&prefix, exclude)),
-            )
-            .with_context(context)?;
-        let mut paths = changed_paths(committed, &prefix, exclude, &mut changes.renames)?;
-        paths.extend(local.iter().cloned());
-        changes.since.insert(commit.clone(), paths);
-    }
-    Ok(Ok(changes))
-}
-
 /// Where `scope` lies in `repo`'s work tree; `None` when it lies outside (or there is none).
-fn scope_prefix(repo: &Repository, scope: &Path) -> Result<Option<PathBuf>> {
+pub(super) fn scope_prefix(repo: &Repository, scope: &Path) -> Result<Option<PathBuf>> {
     let Some(workdir) = repo.workdir() else {
         return Ok(None);
     };
@@ -544,88 +362,48 @@ pub fn untrack(dir: &Path) -> Result<usize> {
     Ok(removed)
 }
 
+/// Which of the files `names` of `dir` (a directory of the work tree) a merge brought onto the
+/// branch checked out: walking back along HEAD's first-parent line, a file that a commit holds
+/// and its first parent does not came with that commit, by a merge when the commit has more
+/// than one parent. A file HEAD does not hold came with the merge under way when `MERGE_HEAD`
+/// holds it, and is otherwise the work tree's own (not committed yet). Answers the names a
+/// merge brought; `None` outside git or before the first commit.
+pub fn merged_in(dir: &Path, names: &BTreeSet<String>) -> Option<BTreeSet<String>> {
+    let repo = open(dir).ok()?;
+    let prefix = scope_prefix(&repo, dir).ok()??;
+    let path = |name: &String| prefix.join(name);
+    let holds = |tree: &git2::Tree<'_>, name: &String| tree.get_path(&path(name)).is_ok();
+    let mut commit = repo.head().ok()?.peel_to_commit().ok()?;
+    let head_tree = commit.tree().ok()?;
+    let (mut pending, uncommitted): (BTreeSet<&String>, BTreeSet<&String>) =
+        names.iter().partition(|name| holds(&head_tree, name));
+    let merging = (repo.find_reference("MERGE_HEAD").ok())
+        .and_then(|merge_head| merge_head.peel_to_tree().ok());
+    let mut merged: BTreeSet<String> = (uncommitted.into_iter())
+        .filter(|name| merging.as_ref().is_some_and(|tree| holds(tree, name)))
+        .cloned()
+        .collect();
+    while !pending.is_empty() {
+        let parent = commit.parent(0).ok();
+        let parent_tree = parent.as_ref().and_then(|parent| parent.tree().ok());
+        let came = |name: &&String| !parent_tree.as_ref().is_some_and(|tree| holds(tree, name));
+        let (arrived, before): (BTreeSet<&String>, BTreeSet<&String>) =
+            pending.into_iter().partition(came);
+        if commit.parent_count() > 1 {
+            merged.extend(arrived.into_iter().cloned());
+        }
+        pending = before;
+        match parent {
+            Some(parent) => commit = parent,
+            None => break,
+        }
+    }
+    Some(merged)
+}
+
 /// Whether the repository around `dir` is a shallow clone (its history cut off).
 pub fn is_shallow(dir: &Path) -> bool {
     open(dir).is_ok_and(|repo| repo.is_shallow())
-}
-
-/// The oldest commit on HEAD's first-parent line from which on one of `files` (relative to the
-/// repository root; append-only) is committed at least as long as given: where the first
-/// record they stand for entered the branch. `None` when none is committed at HEAD, or when a
-/// shallow clone's history ends before it entered.
-fn entered_at<'r>(repo: &'r Repository, files: &[(PathBuf, u64)]) -> Option<git2::Commit<'r>> {
-    let odb = repo.odb().ok()?;
-    let holds = |commit: &git2::Commit<'_>| {
-        let Ok(tree) = commit.tree() else {
-            return false;
-        };
-        files.iter().any(|(file, len)| {
-            tree.get_path(file)
-                .and_then(|entry| odb.read_header(entry.id()))
-                .is_ok_and(|(size, _)| size as u64 >= *len)
-        })
-    };
-    let mut commit = repo.head().ok()?.peel_to_commit().ok()?;
-    if files.is_empty() || !holds(&commit) {
-        return None;
-    }
-    loop {
-        match commit.parent(0) {
-            Ok(parent) if holds(&parent) => commit = parent,
-            Ok(_) => return Some(commit),
-            // A root: the files came with the first commit, unless history was cut short here.
-            Err(_) => return (!repo.is_shallow()).then_some(commit),
-        }
-    }
-}
-
-/// A diff of `prefix` (the whole tree when empty) without `exclude` (relative to `prefix`):
-/// libgit2 takes the first pattern that matches, and a leading `!` excludes, so the excluded
-/// directory's files are never hashed.
-fn diff_options(prefix: &Path, exclude: &Path) -> DiffOptions {
-    let mut options = DiffOptions::new();
-    let mut excluded = std::ffi::OsString::from("!");
-    excluded.push(prefix.join(exclude));
-    options.pathspec(excluded);
-    match prefix.as_os_str().is_empty() {
-        true => options.pathspec("*"),
-        false => options.pathspec(prefix),
-    };
-    options
-}
-
-/// The old and new path of every delta (renames detected), relative to `prefix`, skipping
-/// anything under `exclude`.
-fn changed_paths(
-    mut diff: Diff<'_>,
-    prefix: &Path,
-    exclude: &Path,
-    renames: &mut BTreeMap<String, String>,
-) -> Result<BTreeSet<String>> {
-    diff.find_similar(Some(
-        DiffFindOptions::new().renames(true).for_untracked(true),
-    ))
-    .context("failed to detect renames")?;
-    let key = |path: Option<&Path>| {
-        let relative = path?.strip_prefix(prefix).ok()?;
-        if relative.starts_with(exclude) {
-            return None;
-        }
-        Some(slash_key(&relative.to_string_lossy()))
-    };
-    let mut paths = BTreeSet::new();
-    for delta in diff.deltas() {
-        let old = key(delta.old_file().path());
-        let new = key(delta.new_file().path());
-        if delta.status() == git2::Delta::Renamed
-            && let (Some(old), Some(new)) = (&old, &new)
-        {
-            renames.insert(old.clone(), new.clone());
-        }
-        paths.extend(old);
-        paths.extend(new);
-    }
-    Ok(paths)
 }
 
 /// The variables by which git (and libgit2, which reads them) is told where a repository, its
