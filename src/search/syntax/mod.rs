@@ -707,7 +707,7 @@ mod tests {
         );
         let python = "from store import Store, load as fetch\n\ndef f(p: Path):\n    Store().save()\n    p.exists()\n";
         let (plain, member, _) = forms("a.py", python);
-        assert_eq!(plain, ["Store", "load"]);
+        assert_eq!(plain, ["Path", "Store", "load"]);
         assert_eq!(member, ["exists", "save"]);
         let js = "import { render } from './view';\nrender(a?.b(), c.d());\n";
         let (plain, member, _) = forms("a.js", js);
