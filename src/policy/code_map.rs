@@ -373,7 +373,7 @@ pub fn ranked(files: &[MapInput<'_>], seeds: &Seeds) -> Vec<MapFile> {
     } else {
         rank(files, &both_ways(&links.edges), seeds)
     };
-    let mut map: Vec<MapFile> = (files.iter().enumerate())
+    let map: Vec<MapFile> = (files.iter().enumerate())
         .zip(&ranks)
         .map(|((at, file), &rank)| {
             let mut definitions: Vec<MapDefinition> = (file.outline.definitions.iter())
@@ -401,13 +401,14 @@ pub fn ranked(files: &[MapInput<'_>], seeds: &Seeds) -> Vec<MapFile> {
             }
         })
         .collect();
-    map.sort_by(|a, b| {
+    let mut map: Vec<(bool, MapFile)> = map.into_iter().map(|file| (own(&file), file)).collect();
+    map.sort_by(|(a_own, a), (b_own, b)| {
         (b.focused.cmp(&a.focused))
-            .then(own(b).cmp(&own(a)))
+            .then(b_own.cmp(a_own))
             .then(b.rank.total_cmp(&a.rank))
             .then(a.path.cmp(&b.path))
     });
-    map
+    map.into_iter().map(|(_, file)| file).collect()
 }
 
 /// Whether a file is the project's own, not one nobody reads ([`peripheral::peripheral`]:

@@ -116,13 +116,16 @@ pub fn links<'a>(files: &[MapInput<'a>]) -> Links<'a> {
         .map(|(at, file)| (file.path, at))
         .collect();
     let definers = Definers::of(files);
+    let fixtures: Vec<bool> = (files.iter())
+        .map(|file| names::is_fixture(file.path))
+        .collect();
     let mut links = Links {
         edges: Vec::with_capacity(files.len()),
         referrers: HashMap::default(),
     };
     for from in 0..files.len() {
         let mut found = in_scope(&resolver, &index, files, from);
-        by_name(&definers, files, from, &mut found);
+        by_name(&definers, &fixtures, files, from, &mut found);
         let opened: HashSet<usize> = found.opening.iter().map(|(to, _, _)| *to).collect();
         found.gated.retain(|(to, _, _)| opened.contains(to));
         let mut out: BTreeMap<usize, f64> = BTreeMap::new();
@@ -156,6 +159,8 @@ fn in_scope<'a>(
         }
     };
     let mut bound = HashSet::default();
+    // Names only imports from crates outside the files bind: a bare one resolves nowhere.
+    let mut outside = HashSet::default();
     for import in file.outline.imports.iter().filter(|i| i.local != "*") {
         match resolver.imported_file(file.path, import) {
             Some(path) => {
@@ -167,14 +172,17 @@ fn in_scope<'a>(
             }
             // A crate only its manifest names (the repository's own root crate, imported by
             // its tests and binaries) may be the repository's: its names are matched by name.
-            None if file.scoping == Scoping::Rust && !is_standard_crate(&import.path) => continue,
+            None if file.scoping == Scoping::Rust && !is_standard_crate(&import.path) => {
+                outside.insert(import.local.as_str());
+                continue;
+            }
             None => {}
         }
         bound.insert(import.local.as_str());
     }
     let unbound = (file.outline.references.iter())
         .map(String::as_str)
-        .filter(|name| !bound.contains(name));
+        .filter(|name| !bound.contains(name) && !outside.contains(name));
     for name in unbound {
         if let Some((path, name)) = resolver.resolve_written(file.path, &[], name, Form::Plain) {
             edge(path, name);
@@ -195,6 +203,7 @@ fn is_standard_crate(path: &[String]) -> bool {
 /// each toward the files of its language defining the name.
 fn by_name<'a>(
     definers: &Definers<'a>,
+    fixtures: &[bool],
     files: &[MapInput<'a>],
     from: usize,
     found: &mut Found<'a>,
@@ -203,13 +212,14 @@ fn by_name<'a>(
     let scoping = file.scoping;
     let outline = file.outline;
     let resolved: HashSet<&str> = found.opening.iter().map(|(_, name, _)| *name).collect();
+    let defined: HashSet<&str> = (outline.definitions.iter())
+        .map(|definition| definition.name.as_str())
+        .collect();
     let free = |name: &&str| {
-        !names::provided(scoping, name)
-            && !resolved.contains(name)
-            && outline.named(name).next().is_none()
+        !names::provided(scoping, name) && !resolved.contains(name) && !defined.contains(name)
     };
     let weigh = |to: usize, name: &str, weight: f64| {
-        names::by_name(name, files[to].path).map(|told| told * weight)
+        names::by_name(name, fixtures[to]).map(|told| told * weight)
     };
     let unbound = (outline.references.iter())
         .map(String::as_str)

@@ -442,7 +442,7 @@ fn telling(name: &str) -> f64 {
 
 /// Whether a file is a test fixture (data a test reads, not code anything calls): under a
 /// `fixtures`, `testdata` or `__mocks__` directory.
-fn is_fixture(path: &str) -> bool {
+pub fn is_fixture(path: &str) -> bool {
     const DIRECTORIES: &[&str] = &[
         "fixtures",
         "fixture",
@@ -459,13 +459,13 @@ fn is_fixture(path: &str) -> bool {
 /// How much a definition in a test fixture counts toward a reference matched by name.
 const FIXTURE_WEIGHT: f64 = 0.1;
 
-/// How much a reference matched by its name alone counts toward the file at `path` defining
-/// it ([`telling`], times [`FIXTURE_WEIGHT`] in a test fixture); `None` for a short or common
-/// name in a fixture, which every closure call `f(...)` or vitest `test(...)` would otherwise
-/// link to (tokio's fixture `fn f` had 45 referrers).
-pub fn by_name(name: &str, path: &str) -> Option<f64> {
+/// How much a reference matched by its name alone counts toward a file defining it
+/// ([`telling`], times [`FIXTURE_WEIGHT`] in a test fixture, [`is_fixture`]); `None` for a
+/// short or common name in a fixture, which every closure call `f(...)` or vitest `test(...)`
+/// would otherwise link to (tokio's fixture `fn f` had 45 referrers).
+pub fn by_name(name: &str, in_fixture: bool) -> Option<f64> {
     let told = telling(name);
-    if !is_fixture(path) {
+    if !in_fixture {
         Some(told)
     } else if told < 1.0 {
         None
@@ -497,12 +497,10 @@ mod tests {
         assert!(is_fixture("tests/fixtures/basic/lib.rs"));
         assert!(is_fixture("pkg/testdata/x.go"));
         assert!(!is_fixture("src/fixtures.rs"));
-        assert_eq!(by_name("f", "src/lib.rs"), Some(telling("f")));
-        assert_eq!(by_name("f", "tests/fixtures/basic/lib.rs"), None);
-        assert_eq!(by_name("test", "web/__fixtures__/spec.js"), None);
-        assert_eq!(
-            by_name("resolve_symlinks", "tests/fixtures/basic/lib.rs"),
-            Some(FIXTURE_WEIGHT)
-        );
+        assert!(is_fixture("web/__fixtures__/spec.js"));
+        assert_eq!(by_name("f", false), Some(telling("f")));
+        assert_eq!(by_name("f", true), None);
+        assert_eq!(by_name("test", true), None);
+        assert_eq!(by_name("resolve_symlinks", true), Some(FIXTURE_WEIGHT));
     }
 }

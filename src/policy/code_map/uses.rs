@@ -186,6 +186,10 @@ pub struct Resolver<'a> {
     top: HashMap<&'a str, HashSet<&'a str>>,
     /// The files each module stem may name ([`Modules`]).
     modules: Modules<'a>,
+    /// The files nobody reads ([`peripheral`]), decided once per file.
+    peripheral: HashSet<&'a str>,
+    /// Per file, the files of each module its glob imports open, followed once per file.
+    globs: HashMap<&'a str, Vec<Vec<&'a str>>>,
 }
 
 impl<'a> Resolver<'a> {
@@ -205,11 +209,31 @@ impl<'a> Resolver<'a> {
             .map(|(path, file)| (*path, file.top_names()))
             .collect();
         let modules = Modules::of(&files);
-        Resolver {
+        let peripheral = (files.keys().copied())
+            .filter(|path| peripheral(path).is_some())
+            .collect();
+        let mut resolver = Resolver {
             files,
             top,
             modules,
-        }
+            peripheral,
+            globs: HashMap::default(),
+        };
+        resolver.globs = (resolver.files.iter())
+            .map(|(&path, &file)| (path, resolver.glob_files(path, file)))
+            .filter(|(_, opened)| !opened.is_empty())
+            .collect();
+        resolver
+    }
+
+    /// The files of each module the glob imports of the file at `path` open.
+    fn glob_files(&self, path: &'a str, file: Scope<'a>) -> Vec<Vec<&'a str>> {
+        (file.imports.iter().filter(|i| i.local == "*"))
+            .filter_map(|glob| match self.import_place(path, file, glob, 0)? {
+                Place::Module(module) => Some(self.module_files(path, file.scoping, &module)),
+                Place::Item(..) | Place::Own(_) => None,
+            })
+            .collect()
     }
 
     /// The definition `used`, a reference made in the file at `path`, names: the path of the
@@ -249,14 +273,13 @@ impl<'a> Resolver<'a> {
     /// variable) leads to the module's file: the longest part of the path that leads to one.
     pub fn imported_file(&self, path: &'a str, import: &'a Import) -> Option<&'a str> {
         let file = *self.files.get(path)?;
-        (1..=import.path.len()).rev().find_map(|len| {
-            match self.import_place(path, file, import, len, 0)? {
-                Place::Item(path, _) | Place::Own(path) => Some(path),
-                Place::Module(module) => match self.module_files(path, file.scoping, &module)[..] {
-                    [only] => Some(only),
-                    _ => None,
-                },
-            }
+        let places = self.import_places(path, file, import, 0);
+        places.into_iter().rev().find_map(|place| match place {
+            Place::Item(path, _) | Place::Own(path) => Some(path),
+            Place::Module(module) => match self.module_files(path, file.scoping, &module)[..] {
+                [only] => Some(only),
+                _ => None,
+            },
         })
     }
 
@@ -287,7 +310,7 @@ impl<'a> Resolver<'a> {
             }
         }
         if let Some(import) = file.imports.iter().rev().find(|i| i.local == head) {
-            return self.import_place(from, file, import, import.path.len(), 0);
+            return self.import_place(from, file, import, 0);
         }
         let fits = |d: &Definition| {
             d.name == head
@@ -307,33 +330,77 @@ impl<'a> Resolver<'a> {
                 return Some(found);
             }
         }
-        for glob in file.imports.iter().filter(|i| i.local == "*") {
-            if let Some(Place::Module(module)) =
-                self.import_place(from, file, glob, glob.path.len(), 0)
-                && let Some(found) = self.find_in(from, scoping, &module, head)
-            {
-                return Some(found);
-            }
-        }
-        None
+        let opened = self.globs.get(from).map(Vec::as_slice).unwrap_or_default();
+        opened
+            .iter()
+            .find_map(|files| self.defined_at_top(files, head))
     }
 
-    /// Where the first `len` names of an import's path lead (a glob's: the module it opens).
+    /// Where an import's whole path leads (a glob's: the module it opens).
     fn import_place(
         &self,
         from: &'a str,
         file: Scope<'a>,
         import: &'a Import,
-        len: usize,
         depth: usize,
     ) -> Option<Place<'a>> {
+        let mut places = self.import_places(from, file, import, depth);
+        let named = (import.path.iter())
+            .filter(|segment| *segment != "*")
+            .count();
+        if places.len() < named {
+            return None;
+        }
+        places.pop()
+    }
+
+    /// Where each leading part of an import's path leads, shortest first, as far as the path
+    /// can be followed (a glob's `*` is no part): one walk along the path.
+    fn import_places(
+        &self,
+        from: &'a str,
+        file: Scope<'a>,
+        import: &'a Import,
+        depth: usize,
+    ) -> Vec<Place<'a>> {
         let scoping = file.scoping;
-        let path: Vec<&'a str> = (import.path.iter().take(len))
+        let path: Vec<&'a str> = (import.path.iter())
             .map(String::as_str)
             .filter(|segment| *segment != "*")
             .collect();
-        let (first, rest) = path.split_first()?;
-        let mut place = match scoping {
+        let Some((first, rest)) = path.split_first() else {
+            return Vec::new();
+        };
+        let Some(mut place) = self.import_root(from, file, import, first, depth) else {
+            return Vec::new();
+        };
+        let mut places = Vec::with_capacity(path.len());
+        for segment in rest {
+            places.push(place.clone());
+            // A default import stands for the definition of the name it binds.
+            let segment = match (scoping, *segment) {
+                (Scoping::Script, "default") => import.local.as_str(),
+                _ => segment,
+            };
+            match self.step(from, scoping, place, segment) {
+                Some(next) => place = next,
+                None => return places,
+            }
+        }
+        places.push(place);
+        places
+    }
+
+    /// Where the first name of an import's path leads.
+    fn import_root(
+        &self,
+        from: &'a str,
+        file: Scope<'a>,
+        import: &'a Import,
+        first: &'a str,
+        depth: usize,
+    ) -> Option<Place<'a>> {
+        Some(match file.scoping {
             Scoping::Rust => match rust_keyword_stem(from, first) {
                 Some(stem) => Place::Module(Module::Stem {
                     stem,
@@ -343,11 +410,9 @@ impl<'a> Resolver<'a> {
                 // else another crate of the repository (`use helix_view::Editor`).
                 None if depth < IMPORT_DEPTH => {
                     let other = (file.imports.iter().rev())
-                        .find(|i| i.local == *first && !std::ptr::eq(*i, import));
+                        .find(|i| i.local == first && !std::ptr::eq(*i, import));
                     match other {
-                        Some(other) => {
-                            self.import_place(from, file, other, other.path.len(), depth + 1)?
-                        }
+                        Some(other) => self.import_place(from, file, other, depth + 1)?,
                         None => Place::Module(Module::Stem {
                             stem: self.modules.rust_crate(first)?.to_owned(),
                             anywhere: false,
@@ -367,22 +432,13 @@ impl<'a> Resolver<'a> {
                 })
             }
             Scoping::Python | Scoping::Java => Place::Module(Module::Stem {
-                stem: (*first).to_owned(),
+                stem: first.to_owned(),
                 anywhere: true,
             }),
             Scoping::Script => Place::Module(Module::Files(self.script_files(from, first))),
             Scoping::Go => Place::Module(Module::Package(first)),
             Scoping::C => return None,
-        };
-        for segment in rest {
-            // A default import stands for the definition of the name it binds.
-            let segment = match (scoping, *segment) {
-                (Scoping::Script, "default") => import.local.as_str(),
-                _ => segment,
-            };
-            place = self.step(from, scoping, place, segment)?;
-        }
-        Some(place)
+        })
     }
 
     /// One name further along a path: a definition of the module (one the file defines at
@@ -422,10 +478,14 @@ impl<'a> Resolver<'a> {
         module: &Module<'a>,
         name: &'a str,
     ) -> Option<Place<'a>> {
-        let files = self.module_files(from, scoping, module);
+        self.defined_at_top(&self.module_files(from, scoping, module), name)
+    }
+
+    /// `name` as a definition at the top of the first of `files` defining it there.
+    fn defined_at_top(&self, files: &[&'a str], name: &'a str) -> Option<Place<'a>> {
         let path = files
-            .into_iter()
-            .find(|path| (self.top.get(*path)).is_some_and(|names| names.contains(name)))?;
+            .iter()
+            .find(|path| (self.top.get(**path)).is_some_and(|names| names.contains(name)))?;
         Some(Place::Item(path, name))
     }
 
@@ -440,8 +500,8 @@ impl<'a> Resolver<'a> {
             Module::Package(import) => self.modules.package(import),
             Module::Stem { stem, anywhere } => {
                 let mut found = self.modules.stem(scoping, stem, *anywhere).to_vec();
-                if *anywhere && peripheral(from).is_none() {
-                    found.retain(|path| peripheral(path).is_none());
+                if *anywhere && !self.peripheral.contains(from) {
+                    found.retain(|path| !self.peripheral.contains(path));
                 }
                 nearest(from, found)
             }
