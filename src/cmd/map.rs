@@ -228,10 +228,15 @@ pub fn ranked(gathered: &outlines::Gathered, seeds: &Seeds) -> Vec<MapFile> {
 }
 
 fn inputs(gathered: &outlines::Gathered) -> Vec<MapInput<'_>> {
-    gathered
-        .files
-        .iter()
-        .map(|(path, outline)| MapInput { path, outline })
+    (gathered.files.iter())
+        .filter_map(|(path, outline)| {
+            let scoping = syntax::scoping(path)?;
+            Some(MapInput {
+                path,
+                scoping,
+                outline,
+            })
+        })
         .collect()
 }
 

@@ -19,6 +19,7 @@ use anyhow::Result;
 use serde::Deserialize;
 use serde::Serialize;
 
+use crate::policy::code_map::first_pass;
 use crate::search::index;
 use crate::search::index::Opened;
 use crate::search::manifest;
@@ -139,8 +140,8 @@ pub struct Gathered {
 
 /// The outlines of the parsed files under `root` as they are now: from the index in
 /// `cache_dir` when it is usable, files changed since parsed now; otherwise every parsed
-/// file, those `wanted` says first, then shallower paths first, parsed on every core until
-/// `budget` has passed (see [`ALWAYS_PARSED`]).
+/// file, those `wanted` says first, then those the most other files import ([`first_pass`]),
+/// parsed on every core until `budget` has passed (see [`ALWAYS_PARSED`]).
 pub fn gather(
     root: &Path,
     cache_dir: Option<&Path>,
@@ -184,18 +185,12 @@ pub fn gather(
         };
     }
     let listing = walk::list(root);
-    let mut parseable: Vec<&FileStat> = listing
+    let parseable: Vec<&FileStat> = listing
         .files
         .iter()
         .filter(|stat| syntax::grammar(&stat.path).is_some())
         .collect();
-    parseable.sort_by_key(|stat| {
-        (
-            !wanted(&stat.path),
-            stat.path.matches('/').count(),
-            stat.path.clone(),
-        )
-    });
+    let parseable = first_pass(root, parseable, wanted, started + budget / 2);
     let (mut files, left_out) = parse_all(root, &parseable, Some(started + budget));
     files.sort_by(|a, b| a.0.cmp(&b.0));
     Gathered {
@@ -203,6 +198,55 @@ pub fn gather(
         source: Source::Scan,
         left_out,
     }
+}
+
+/// Files each thread of the first pass reads whatever the time bound, so that a slow start
+/// (a busy machine, a long listing) still orders by what some files import.
+const ALWAYS_READ: usize = 64;
+
+/// `files` in the order a map without an index parses them: those `wanted` says first, then
+/// the ones the most other files import ([`first_pass::order`]), reading each file's import
+/// lines on every core until `deadline` (a file not read by then is ordered as if nothing
+/// imported it).
+fn first_pass<'a>(
+    root: &Path,
+    files: Vec<&'a FileStat>,
+    wanted: &(dyn Fn(&str) -> bool + Sync),
+    deadline: Instant,
+) -> Vec<&'a FileStat> {
+    let threads = crate::parallel::cores().min(files.len().div_ceil(64).max(1));
+    let pieces: Vec<Vec<(usize, &FileStat)>> = (0..threads)
+        .map(|first| {
+            (files.iter().copied().enumerate())
+                .skip(first)
+                .step_by(threads)
+                .collect()
+        })
+        .collect();
+    let texts: Vec<Vec<(usize, String)>> = crate::parallel::map_pieces(&pieces, |piece| {
+        (piece.iter().enumerate())
+            .take_while(|(done, _)| *done < ALWAYS_READ || Instant::now() < deadline)
+            .filter_map(|(_, (at, stat))| Some((*at, walk::read_text(root, stat).ok()?)))
+            .collect()
+    });
+    let mut read: Vec<Option<String>> = vec![None; files.len()];
+    for (at, text) in texts.into_iter().flatten() {
+        read[at] = Some(text);
+    }
+    let (first, rest): (Vec<usize>, Vec<usize>) =
+        (0..files.len()).partition(|&at| wanted(&files[at].path));
+    let named: Vec<(&str, Option<foldhash::HashSet<&str>>)> = (rest.iter())
+        .map(|&at| {
+            let words = read[at].as_deref().map(first_pass::imported_words);
+            (files[at].path.as_str(), words)
+        })
+        .collect();
+    let ranked = first_pass::order(&named).into_iter().map(|at| rest[at]);
+    first
+        .into_iter()
+        .chain(ranked)
+        .map(|at| files[at])
+        .collect()
 }
 
 /// Files each thread parses whatever the time bound: a grammar's first use compiles its

@@ -17,6 +17,7 @@ mod test_hooks;
 mod test_hostile;
 mod test_lost_records;
 mod test_map;
+mod test_map_scope;
 mod test_mcp;
 mod test_mcp_tools;
 mod test_meta;

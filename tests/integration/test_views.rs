@@ -421,6 +421,9 @@ fn outside_git_the_index_manifest_stands_in_for_the_watcher() {
 #[test]
 fn projections_print_whole_documents() {
     let env = mapped();
+    // The map shows a file only with a definition: one file has one.
+    env.write("src/d.rs", "pub fn decide(a: u8) -> u8 {\n    a\n}\n");
+    env.commit_all("a definition");
     env.update(&json!({
         "observations": [{"id": "o1", "summary": "a calls b", "source_kind": "test", "status": "ok",
                           "evidence_ids": ["e1"], "code_refs": [{"path": "src/a.rs", "start_line": 1}]}],

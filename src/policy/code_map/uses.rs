@@ -29,11 +29,16 @@ use std::collections::BTreeMap;
 use std::collections::HashMap;
 use std::collections::HashSet;
 
+use serde::Deserialize;
+use serde::Serialize;
+
 use crate::policy::code_map::Definition;
 use crate::policy::code_map::Form;
+use crate::policy::peripheral::peripheral;
 
-/// How a language's files see each other's names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How a language's files see each other's names. A name means something only within one
+/// scoping: JavaScript and TypeScript are one, C and C++ are one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Scoping {
     /// Rust.
     Rust,
@@ -65,7 +70,7 @@ pub struct Use {
 }
 
 /// One name an import binds in a file.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Import {
     /// The name bound: the imported name, its alias, the module's name, or `*` for a glob.
     pub local: String,
@@ -101,9 +106,32 @@ impl FileUses {
             .min_by_key(|d| d.end_line - d.start_line)
     }
 
+    /// What the resolver reads of it.
+    pub fn scope(&self) -> Scope<'_> {
+        Scope {
+            scoping: self.scoping,
+            definitions: &self.definitions,
+            imports: &self.imports,
+        }
+    }
+}
+
+/// What [`Resolver`] reads of a file: how its language scopes names, what it defines and
+/// what its imports bind.
+#[derive(Debug, Clone, Copy)]
+pub struct Scope<'a> {
+    /// How its language scopes names.
+    pub scoping: Scoping,
+    /// Its definitions, in the order of their names.
+    pub definitions: &'a [Definition],
+    /// What its imports bind, in file order.
+    pub imports: &'a [Import],
+}
+
+impl<'a> Scope<'a> {
     /// The names it defines outside every other definition (a module's own names, not a
     /// class's fields or methods). Of two definitions with one span, the first holds the other.
-    fn top_names(&self) -> HashSet<&str> {
+    fn top_names(&self) -> HashSet<&'a str> {
         let mut order: Vec<&Definition> = self.definitions.iter().collect();
         order.sort_by_key(|d| (d.start_line, std::cmp::Reverse(d.end_line)));
         let mut names = HashSet::new();
@@ -153,30 +181,81 @@ const IMPORT_DEPTH: usize = 4;
 
 /// Resolves references across the parsed files.
 pub struct Resolver<'a> {
-    files: &'a BTreeMap<String, FileUses>,
-    /// Per file, the names it defines at its top ([`FileUses::top_names`]).
+    files: HashMap<&'a str, Scope<'a>>,
+    /// Per file, the names it defines at its top ([`Scope::top_names`]).
     top: HashMap<&'a str, HashSet<&'a str>>,
+    /// The files each module stem may name ([`Modules`]).
+    modules: Modules<'a>,
+    /// The files nobody reads ([`peripheral`]), decided once per file.
+    peripheral: HashSet<&'a str>,
+    /// Per file, the files of each module its glob imports open, followed once per file.
+    globs: HashMap<&'a str, Vec<Vec<&'a str>>>,
 }
 
 impl<'a> Resolver<'a> {
     /// Over `files`, keyed by slash path.
     pub fn new(files: &'a BTreeMap<String, FileUses>) -> Resolver<'a> {
+        Resolver::over(
+            files
+                .iter()
+                .map(|(path, file)| (path.as_str(), file.scope())),
+        )
+    }
+
+    /// Over the scopes of files, each by its slash path.
+    pub fn over(files: impl IntoIterator<Item = (&'a str, Scope<'a>)>) -> Resolver<'a> {
+        let files: HashMap<&'a str, Scope<'a>> = files.into_iter().collect();
         let top = (files.iter())
-            .map(|(path, file)| (path.as_str(), file.top_names()))
+            .map(|(path, file)| (*path, file.top_names()))
             .collect();
-        Resolver { files, top }
+        let modules = Modules::of(&files);
+        let peripheral = (files.keys().copied())
+            .filter(|path| peripheral(path).is_some())
+            .collect();
+        let mut resolver = Resolver {
+            files,
+            top,
+            modules,
+            peripheral,
+            globs: HashMap::default(),
+        };
+        resolver.globs = (resolver.files.iter())
+            .map(|(&path, &file)| (path, resolver.glob_files(path, file)))
+            .filter(|(_, opened)| !opened.is_empty())
+            .collect();
+        resolver
+    }
+
+    /// The files of each module the glob imports of the file at `path` open.
+    fn glob_files(&self, path: &'a str, file: Scope<'a>) -> Vec<Vec<&'a str>> {
+        (file.imports.iter().filter(|i| i.local == "*"))
+            .filter_map(|glob| match self.import_place(path, file, glob, 0)? {
+                Place::Module(module) => Some(self.module_files(path, file.scoping, &module)),
+                Place::Item(..) | Place::Own(_) => None,
+            })
+            .collect()
     }
 
     /// The definition `used`, a reference made in the file at `path`, names: the path of the
     /// file defining it and its name; `None` when it cannot be told or is not among the files.
     pub fn resolve(&self, path: &'a str, used: &'a Use) -> Option<(&'a str, &'a str)> {
-        let file = self.files.get(path)?;
-        let mut segments: Vec<&'a str> = (used.qualifier.as_ref()?.iter())
-            .map(String::as_str)
-            .collect();
-        segments.extend(used.name.split('.'));
+        let qualifier = used.qualifier.as_ref()?;
+        self.resolve_written(path, qualifier, &used.name, used.form)
+    }
+
+    /// [`Resolver::resolve`] of `name` written after the names of `qualifier` in `form`.
+    pub fn resolve_written(
+        &self,
+        path: &'a str,
+        qualifier: &'a [String],
+        name: &'a str,
+        form: Form,
+    ) -> Option<(&'a str, &'a str)> {
+        let file = *self.files.get(path)?;
+        let mut segments: Vec<&'a str> = qualifier.iter().map(String::as_str).collect();
+        segments.extend(name.split('.'));
         let (head, rest) = segments.split_first()?;
-        let mut place = self.head(path, file, head, rest.is_empty(), used.form)?;
+        let mut place = self.head(path, file, head, rest.is_empty(), form)?;
         for segment in rest {
             place = self.step(path, file.scoping, place, segment)?;
         }
@@ -186,12 +265,30 @@ impl<'a> Resolver<'a> {
         }
     }
 
+    /// The file an import of the file at `path` binds: the one defining the item it names, or
+    /// the module's file when one file holds it; `None` for a package outside the files
+    /// (`std`, `os`, `react`) or one that cannot be told.
+    ///
+    /// An item the module's file does not define itself (a re-export, a module-level
+    /// variable) leads to the module's file: the longest part of the path that leads to one.
+    pub fn imported_file(&self, path: &'a str, import: &'a Import) -> Option<&'a str> {
+        let file = *self.files.get(path)?;
+        let places = self.import_places(path, file, import, 0);
+        places.into_iter().rev().find_map(|place| match place {
+            Place::Item(path, _) | Place::Own(path) => Some(path),
+            Place::Module(module) => match self.module_files(path, file.scoping, &module)[..] {
+                [only] => Some(only),
+                _ => None,
+            },
+        })
+    }
+
     /// Where the first name of a reference leads, in the file's scope: the file itself, an
     /// import, a definition of its own, its package's, or a glob's.
     fn head(
         &self,
         from: &'a str,
-        file: &'a FileUses,
+        file: Scope<'a>,
         head: &'a str,
         alone: bool,
         form: Form,
@@ -233,41 +330,94 @@ impl<'a> Resolver<'a> {
                 return Some(found);
             }
         }
-        for glob in file.imports.iter().filter(|i| i.local == "*") {
-            if let Some(Place::Module(module)) = self.import_place(from, file, glob, 0)
-                && let Some(found) = self.find_in(from, scoping, &module, head)
-            {
-                return Some(found);
-            }
-        }
-        None
+        let opened = self.globs.get(from).map(Vec::as_slice).unwrap_or_default();
+        opened
+            .iter()
+            .find_map(|files| self.defined_at_top(files, head))
     }
 
-    /// Where an import's path leads (a glob's: the module it opens).
+    /// Where an import's whole path leads (a glob's: the module it opens).
     fn import_place(
         &self,
         from: &'a str,
-        file: &'a FileUses,
+        file: Scope<'a>,
         import: &'a Import,
         depth: usize,
     ) -> Option<Place<'a>> {
+        let mut places = self.import_places(from, file, import, depth);
+        let named = (import.path.iter())
+            .filter(|segment| *segment != "*")
+            .count();
+        if places.len() < named {
+            return None;
+        }
+        places.pop()
+    }
+
+    /// Where each leading part of an import's path leads, shortest first, as far as the path
+    /// can be followed (a glob's `*` is no part): one walk along the path.
+    fn import_places(
+        &self,
+        from: &'a str,
+        file: Scope<'a>,
+        import: &'a Import,
+        depth: usize,
+    ) -> Vec<Place<'a>> {
         let scoping = file.scoping;
         let path: Vec<&'a str> = (import.path.iter())
             .map(String::as_str)
             .filter(|segment| *segment != "*")
             .collect();
-        let (first, rest) = path.split_first()?;
-        let mut place = match scoping {
+        let Some((first, rest)) = path.split_first() else {
+            return Vec::new();
+        };
+        let Some(mut place) = self.import_root(from, file, import, first, depth) else {
+            return Vec::new();
+        };
+        let mut places = Vec::with_capacity(path.len());
+        for segment in rest {
+            places.push(place.clone());
+            // A default import stands for the definition of the name it binds.
+            let segment = match (scoping, *segment) {
+                (Scoping::Script, "default") => import.local.as_str(),
+                _ => segment,
+            };
+            match self.step(from, scoping, place, segment) {
+                Some(next) => place = next,
+                None => return places,
+            }
+        }
+        places.push(place);
+        places
+    }
+
+    /// Where the first name of an import's path leads.
+    fn import_root(
+        &self,
+        from: &'a str,
+        file: Scope<'a>,
+        import: &'a Import,
+        first: &'a str,
+        depth: usize,
+    ) -> Option<Place<'a>> {
+        Some(match file.scoping {
             Scoping::Rust => match rust_keyword_stem(from, first) {
                 Some(stem) => Place::Module(Module::Stem {
                     stem,
                     anywhere: false,
                 }),
-                // A module the file declares or imports (`mod ledger;` then `use ledger::x`).
+                // A module the file declares or imports (`mod ledger;` then `use ledger::x`),
+                // else another crate of the repository (`use helix_view::Editor`).
                 None if depth < IMPORT_DEPTH => {
                     let other = (file.imports.iter().rev())
-                        .find(|i| i.local == *first && !std::ptr::eq(*i, import))?;
-                    self.import_place(from, file, other, depth + 1)?
+                        .find(|i| i.local == first && !std::ptr::eq(*i, import));
+                    match other {
+                        Some(other) => self.import_place(from, file, other, depth + 1)?,
+                        None => Place::Module(Module::Stem {
+                            stem: self.modules.rust_crate(first)?.to_owned(),
+                            anywhere: false,
+                        }),
+                    }
                 }
                 None => return None,
             },
@@ -282,22 +432,13 @@ impl<'a> Resolver<'a> {
                 })
             }
             Scoping::Python | Scoping::Java => Place::Module(Module::Stem {
-                stem: (*first).to_owned(),
+                stem: first.to_owned(),
                 anywhere: true,
             }),
             Scoping::Script => Place::Module(Module::Files(self.script_files(from, first))),
             Scoping::Go => Place::Module(Module::Package(first)),
             Scoping::C => return None,
-        };
-        for segment in rest {
-            // A default import stands for the definition of the name it binds.
-            let segment = match (scoping, *segment) {
-                (Scoping::Script, "default") => import.local.as_str(),
-                _ => segment,
-            };
-            place = self.step(from, scoping, place, segment)?;
-        }
-        Some(place)
+        })
     }
 
     /// One name further along a path: a definition of the module (one the file defines at
@@ -337,44 +478,32 @@ impl<'a> Resolver<'a> {
         module: &Module<'a>,
         name: &'a str,
     ) -> Option<Place<'a>> {
-        let files = self.module_files(from, scoping, module);
+        self.defined_at_top(&self.module_files(from, scoping, module), name)
+    }
+
+    /// `name` as a definition at the top of the first of `files` defining it there.
+    fn defined_at_top(&self, files: &[&'a str], name: &'a str) -> Option<Place<'a>> {
         let path = files
-            .into_iter()
-            .find(|path| (self.top.get(*path)).is_some_and(|names| names.contains(name)))?;
+            .iter()
+            .find(|path| (self.top.get(**path)).is_some_and(|names| names.contains(name)))?;
         Some(Place::Item(path, name))
     }
 
     /// The parsed files that may hold a module; of several places a name may lie below, the
-    /// ones nearest the file at `from`.
+    /// ones nearest the file at `from`. A name that may lie below any directory names no
+    /// peripheral file ([`peripheral`]: a vendored copy, a stub tree) from the project's own
+    /// code: `from typing import List` in mypy means the standard library, not typeshed's
+    /// `typing.pyi`, which every Python file would otherwise make the most referenced.
     fn module_files(&self, from: &'a str, scoping: Scoping, module: &Module<'a>) -> Vec<&'a str> {
-        let keys = || self.files.keys().map(String::as_str);
         match module {
             Module::Files(files) => files.clone(),
-            Module::Package(import) => {
-                let mut found: Vec<&'a str> = keys()
-                    .filter(|path| path.ends_with(".go"))
-                    .filter(|path| {
-                        let dir = parent(path);
-                        !dir.is_empty() && (*import == dir || import.ends_with(&format!("/{dir}")))
-                    })
-                    .collect();
-                let longest = found.iter().map(|path| parent(path).len()).max();
-                found.retain(|path| Some(parent(path).len()) == longest);
-                found
-            }
+            Module::Package(import) => self.modules.package(import),
             Module::Stem { stem, anywhere } => {
-                let holds = |path: &str| match scoping {
-                    Scoping::Java => path.ends_with(".java") && at(parent(path), stem, *anywhere),
-                    Scoping::Go => path.ends_with(".go") && parent(path) == stem,
-                    Scoping::Rust => ["rs", "/mod.rs", "/lib.rs", "/main.rs"]
-                        .iter()
-                        .any(|tail| at(path, &with_tail(stem, tail), *anywhere)),
-                    Scoping::Python => ["py", "pyi", "/__init__.py"]
-                        .iter()
-                        .any(|tail| at(path, &with_tail(stem, tail), *anywhere)),
-                    Scoping::Script | Scoping::C => false,
-                };
-                nearest(from, keys().filter(|path| holds(path)).collect())
+                let mut found = self.modules.stem(scoping, stem, *anywhere).to_vec();
+                if *anywhere && !self.peripheral.contains(from) {
+                    found.retain(|path| !self.peripheral.contains(path));
+                }
+                nearest(from, found)
             }
         }
     }
@@ -403,8 +532,135 @@ impl<'a> Resolver<'a> {
         candidates
             .iter()
             .filter_map(|candidate| self.files.get_key_value(candidate.as_str()))
-            .map(|(key, _)| key.as_str())
+            .map(|(key, _)| *key)
             .collect()
+    }
+}
+
+/// The files each module stem may name, read once from the paths: a Rust file under its path
+/// without `.rs` (a `mod.rs`, `lib.rs` or `main.rs` under its directory too), a Python file
+/// under its path without `.py`/`.pyi` (an `__init__.py` under its directory too), a Java or
+/// Go file under its directory; each by its language, exactly and by every tail of the stem
+/// after a `/` (absolute Python and Java names may lie below any directory).
+struct Modules<'a> {
+    exact: HashMap<Scoping, HashMap<&'a str, Vec<&'a str>>>,
+    tails: HashMap<Scoping, HashMap<&'a str, Vec<&'a str>>>,
+    /// Go files by their directory.
+    go: HashMap<&'a str, Vec<&'a str>>,
+    /// The source directory of each Rust crate of the repository (`helix-view/src`), by the
+    /// name code uses for it (`helix_view`): a directory holding `src/lib.rs`, named as its
+    /// directory is with `-` read as `_`. Of two crates one name could mean, the shallower.
+    crates: HashMap<String, &'a str>,
+}
+
+impl<'a> Modules<'a> {
+    fn of(files: &HashMap<&'a str, Scope<'a>>) -> Modules<'a> {
+        let mut modules = Modules {
+            exact: HashMap::new(),
+            tails: HashMap::new(),
+            go: HashMap::new(),
+            crates: HashMap::new(),
+        };
+        let mut paths: Vec<(&'a str, Scoping)> = (files.iter())
+            .map(|(path, file)| (*path, file.scoping))
+            .collect();
+        paths.sort_unstable();
+        let packages: HashSet<&str> = (paths.iter())
+            .filter(|(path, _)| path.ends_with("/__init__.py") || path.ends_with("/__init__.pyi"))
+            .map(|(path, _)| parent(path))
+            .collect();
+        for (path, scoping) in paths {
+            for stem in module_stems(path, scoping) {
+                modules.add(scoping, stem, path, &packages);
+            }
+            if scoping == Scoping::Go && path.ends_with(".go") {
+                modules.go.entry(parent(path)).or_default().push(path);
+            }
+            if let Some(source) = path.strip_suffix("/lib.rs")
+                && let Some(krate) = source.strip_suffix("/src")
+            {
+                let name = krate.rsplit('/').next().unwrap_or(krate).replace('-', "_");
+                let shallower = |known: &&str| known.len() <= source.len();
+                if !name.is_empty() && !modules.crates.get(&name).is_some_and(shallower) {
+                    modules.crates.insert(name, source);
+                }
+            }
+        }
+        modules
+    }
+
+    /// The source directory of the Rust crate code names `name`.
+    fn rust_crate(&self, name: &str) -> Option<&'a str> {
+        self.crates.get(name).copied()
+    }
+
+    /// Adds the file at `path` under `stem` and under each tail of it that may be a module's
+    /// whole name: a Python module's name starts below a directory that is no package (holds
+    /// no `__init__.py`, one of `packages`): `src/flask/typing.py` is `flask.typing`, never
+    /// the standard library's `typing`.
+    fn add(&mut self, scoping: Scoping, stem: &'a str, path: &'a str, packages: &HashSet<&str>) {
+        (self.exact.entry(scoping).or_default())
+            .entry(stem)
+            .or_default()
+            .push(path);
+        let tails = std::iter::once(stem).chain(
+            (stem.match_indices('/'))
+                .filter(|(at, _)| scoping != Scoping::Python || !packages.contains(&stem[..*at]))
+                .map(|(at, _)| &stem[at + 1..])
+                .filter(|tail| !tail.is_empty()),
+        );
+        let by_tail = self.tails.entry(scoping).or_default();
+        for tail in tails {
+            by_tail.entry(tail).or_default().push(path);
+        }
+    }
+
+    /// The files of a module stem, in path order.
+    fn stem(&self, scoping: Scoping, stem: &str, anywhere: bool) -> &[&'a str] {
+        let map = if anywhere { &self.tails } else { &self.exact };
+        let empty_matches = matches!(scoping, Scoping::Go) || !anywhere;
+        if stem.is_empty() && !empty_matches {
+            return &[];
+        }
+        (map.get(&scoping).and_then(|stems| stems.get(stem))).map_or(&[], Vec::as_slice)
+    }
+
+    /// The Go files of the package an import path names: the deepest directory the path
+    /// ends with.
+    fn package(&self, import: &str) -> Vec<&'a str> {
+        let tails = std::iter::once(import)
+            .chain((import.match_indices('/')).map(|(at, _)| &import[at + 1..]));
+        (tails.filter(|dir| !dir.is_empty()))
+            .find_map(|dir| self.go.get(dir))
+            .cloned()
+            .unwrap_or_default()
+    }
+}
+
+/// The module stems a file at `path` of `scoping` may be named by ([`Modules`]).
+fn module_stems(path: &str, scoping: Scoping) -> Vec<&str> {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    let without = |extensions: &[&str]| {
+        (extensions.iter()).find_map(|extension| path.strip_suffix(extension))
+    };
+    match scoping {
+        Scoping::Rust => {
+            let mut stems: Vec<&str> = without(&[".rs"]).into_iter().collect();
+            if matches!(name, "mod.rs" | "lib.rs" | "main.rs") {
+                stems.push(parent(path));
+            }
+            stems
+        }
+        Scoping::Python => {
+            let mut stems: Vec<&str> = without(&[".pyi", ".py"]).into_iter().collect();
+            if name == "__init__.py" {
+                stems.push(parent(path));
+            }
+            stems
+        }
+        Scoping::Java if path.ends_with(".java") && !parent(path).is_empty() => vec![parent(path)],
+        Scoping::Go if path.ends_with(".go") => vec![parent(path)],
+        Scoping::Java | Scoping::Go | Scoping::Script | Scoping::C => Vec::new(),
     }
 }
 
@@ -452,20 +708,6 @@ fn join(dir: &str, name: &str) -> String {
     } else {
         format!("{dir}/{name}")
     }
-}
-
-/// `stem` with a file extension (`rs`) or a file below it (`/mod.rs`).
-fn with_tail(stem: &str, tail: &str) -> String {
-    match tail.strip_prefix('/') {
-        Some(file) => join(stem, file),
-        None if stem.is_empty() => String::new(),
-        None => format!("{stem}.{tail}"),
-    }
-}
-
-/// Whether `path` is `wanted`, or, `anywhere`, ends with it after a `/`.
-fn at(path: &str, wanted: &str, anywhere: bool) -> bool {
-    !wanted.is_empty() && (path == wanted || (anywhere && path.ends_with(&format!("/{wanted}"))))
 }
 
 /// A slash path with its `.` and `..` parts applied; `None` when it climbs above the root.
@@ -722,6 +964,67 @@ mod tests {
             Some(("src/app/ledger.py".to_owned(), "post_entry".to_owned()))
         );
         assert_eq!(at("other.balance"), None);
+    }
+
+    /// A module of a package is named from the package's root: `src/flask/typing.py` is
+    /// `flask.typing`, and `import typing` means the standard library; a package below a
+    /// source directory (`src/flask`) is found by its own name.
+    #[test]
+    fn a_python_module_inside_a_package_has_no_shorter_name() {
+        let files = files(vec![
+            (
+                "src/flask/app.py",
+                file(
+                    Scoping::Python,
+                    &["run"],
+                    vec![
+                        import("t", &["typing"]),
+                        import("Flask", &["flask", "Flask"]),
+                    ],
+                ),
+            ),
+            (
+                "src/flask/__init__.py",
+                file(Scoping::Python, &["Flask"], vec![]),
+            ),
+            (
+                "src/flask/typing.py",
+                file(Scoping::Python, &["Any"], vec![]),
+            ),
+        ]);
+        let at = |written_as: &str| {
+            let used = written(written_as, Form::Plain);
+            resolve(&files, "src/flask/app.py", &used).map(|(path, _)| path.to_owned())
+        };
+        assert_eq!(at("t.Any"), None);
+        assert_eq!(at("Flask").as_deref(), Some("src/flask/__init__.py"));
+    }
+
+    /// mypy's own `from typing import List` means the standard library, not the typeshed stub
+    /// below it; a stub importing another stub still reaches it.
+    #[test]
+    fn a_standard_module_name_names_no_vendored_stub() {
+        let list = || vec![import("List", &["typing", "List"])];
+        let files = files(vec![
+            ("mypy/checker.py", file(Scoping::Python, &["check"], list())),
+            (
+                "mypy/typeshed/stdlib/typing.pyi",
+                file(Scoping::Python, &["List"], vec![]),
+            ),
+            (
+                "mypy/typeshed/stdlib/os/__init__.pyi",
+                file(Scoping::Python, &["getcwd"], list()),
+            ),
+        ]);
+        let at = |from: &str| {
+            let used = written("List", Form::Plain);
+            resolve(&files, from, &used).map(|(path, _)| path.to_owned())
+        };
+        assert_eq!(at("mypy/checker.py"), None);
+        assert_eq!(
+            at("mypy/typeshed/stdlib/os/__init__.pyi").as_deref(),
+            Some("mypy/typeshed/stdlib/typing.pyi")
+        );
     }
 
     #[test]

@@ -57,9 +57,11 @@ pub use uses::uses;
 /// 3: references keep their form (plain, after a `.`, macro call); Python methods are
 /// methods; Python and JavaScript/TypeScript imports, Rust struct literals and Java type names
 /// are references.
+/// 4: outlines keep what each file's imports bind; type names in every type position (Rust,
+/// Python annotations, TypeScript, C, C++) and class bases are references.
 /// (The time budget did not bump it: an outline made before it is what the parsers make given
 /// the time, and stays true.)
-pub const PARSER_VERSION: u32 = 3;
+pub const PARSER_VERSION: u32 = 4;
 
 /// The grammars this module parses with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -82,6 +84,11 @@ pub enum Grammar {
     C,
     /// C++.
     Cpp,
+}
+
+/// How the language of a path scopes names; `None` for a language that is not parsed.
+pub fn scoping(path: &str) -> Option<crate::policy::code_map::uses::Scoping> {
+    grammar(path).map(uses::scoping)
 }
 
 /// The grammar of a path, by extension; `None` for a language that is not parsed.
@@ -120,6 +127,7 @@ fn supplement(grammar: Grammar) -> (&'static [&'static str], &'static str) {
 "#];
     const C_REFERENCES: &str = r#"
 (call_expression function: (identifier) @name) @reference.call
+(type_identifier) @name @reference.type
 "#;
     match grammar {
         Grammar::Rust => (
@@ -132,6 +140,7 @@ fn supplement(grammar: Grammar) -> (&'static [&'static str], &'static str) {
 (call_expression function: (scoped_identifier name: (identifier) @name)) @reference.call
 (struct_expression name: (type_identifier) @name) @reference.type
 (struct_expression name: (scoped_type_identifier name: (type_identifier) @name)) @reference.type
+(type_identifier) @name @reference.type
 "#,
         ),
         Grammar::C => (C_DEFINITIONS, C_REFERENCES),
@@ -145,11 +154,25 @@ fn supplement(grammar: Grammar) -> (&'static [&'static str], &'static str) {
 (call function: (attribute attribute: (identifier) @name)) @reference.call
 (import_from_statement name: (dotted_name (identifier) @name)) @reference.import
 (import_from_statement name: (aliased_import name: (dotted_name (identifier) @name))) @reference.import
+(type (identifier) @name) @reference.type
+(generic_type (identifier) @name) @reference.type
+(class_definition superclasses: (argument_list (identifier) @name)) @reference.implementation
 "#,
         ),
-        Grammar::JavaScript | Grammar::TypeScript | Grammar::Tsx => (
+        Grammar::JavaScript => (
             &[],
-            "(import_specifier name: (identifier) @name) @reference.import\n",
+            r#"
+(import_specifier name: (identifier) @name) @reference.import
+(class_heritage (identifier) @name) @reference.implementation
+"#,
+        ),
+        Grammar::TypeScript | Grammar::Tsx => (
+            &[],
+            r#"
+(import_specifier name: (identifier) @name) @reference.import
+(extends_clause value: (identifier) @name) @reference.implementation
+(type_identifier) @name @reference.type
+"#,
         ),
         Grammar::Java => (&[], "(type_identifier) @name @reference.type\n"),
         Grammar::Go => (&[], ""),
@@ -455,12 +478,15 @@ const NESTED_DEPTH: usize = 3;
 fn tags_with_nested<'q>(
     query: &'q TagQuery,
     source: &[u8],
-) -> Result<Vec<tags::Tag<'q>>, OverBudget> {
+) -> Result<(Vec<tags::Tag<'q>>, tree_sitter::Tree), OverBudget> {
     let budget = tags::budget(source.len());
-    let tags::Tagged {
-        tags: mut found,
-        mut nested,
-    } = tags::tags(query, source, budget)?;
+    let (
+        tags::Tagged {
+            tags: mut found,
+            mut nested,
+        },
+        tree,
+    ) = tags::tags_and_tree(query, source, budget)?;
     for _ in 0..NESTED_DEPTH {
         if nested.is_empty() {
             break;
@@ -481,7 +507,7 @@ fn tags_with_nested<'q>(
         nested = deeper.nested;
     }
     found.sort_by_key(|tag| (tag.name.end, tag.name.start));
-    Ok(found)
+    Ok((found, tree))
 }
 
 /// The 1-based line of a byte offset of `text`.
@@ -500,12 +526,15 @@ fn tagged(path: &str, text: &str, tags: Tags) -> Option<Result<Outline, OverBudg
     let grammar = grammar(path)?;
     let query = tag_query(grammar, tags);
     let parsed = parseable(grammar, text);
-    let found = match tags_with_nested(query, parsed.as_bytes()) {
+    let (found, tree) = match tags_with_nested(query, parsed.as_bytes()) {
         Ok(found) => found,
         Err(over) => return Some(Err(over)),
     };
     let line_of = line_numbers(text);
     let mut outline = Outline::default();
+    if tags == Tags::All {
+        outline.imports = uses::imports(uses::scoping(grammar), tree.root_node(), text.as_bytes());
+    }
     let mut references: BTreeMap<&str, BTreeSet<Form>> = BTreeMap::new();
     for tag in found {
         let Some(name) = text.get(tag.name.clone()) else {
@@ -645,7 +674,11 @@ mod tests {
             outline.definitions[0].signature,
             "pub fn add(a: u8) -> u8 {"
         );
-        assert_eq!(outline.references, ["Point", "Vec", "helper", "new"]);
+        // A field's type is a reference (`x: Walk`), like a call or a path.
+        assert_eq!(
+            outline.references,
+            ["Point", "Vec", "Walk", "helper", "new"]
+        );
         assert_eq!(outline.member_references, ["go"]);
         assert!(!outline.references.iter().any(|r| r == "ghost"));
     }
@@ -667,14 +700,14 @@ mod tests {
         assert_eq!(
             forms("a.rs", rust),
             (
-                ["Point", "h", "len"].map(str::to_owned).to_vec(),
+                ["Point", "Vec", "h", "len"].map(str::to_owned).to_vec(),
                 vec!["iter".to_owned(), "map".to_owned(), "z".to_owned()],
                 vec!["format".to_owned()]
             )
         );
         let python = "from store import Store, load as fetch\n\ndef f(p: Path):\n    Store().save()\n    p.exists()\n";
         let (plain, member, _) = forms("a.py", python);
-        assert_eq!(plain, ["Store", "load"]);
+        assert_eq!(plain, ["Path", "Store", "load"]);
         assert_eq!(member, ["exists", "save"]);
         let js = "import { render } from './view';\nrender(a?.b(), c.d());\n";
         let (plain, member, _) = forms("a.js", js);

@@ -64,7 +64,7 @@ pub fn uses(path: &str, text: &str) -> Option<FileUses> {
 }
 
 /// How a grammar's language scopes names.
-fn scoping(grammar: Grammar) -> Scoping {
+pub(super) fn scoping(grammar: Grammar) -> Scoping {
     match grammar {
         Grammar::Rust => Scoping::Rust,
         Grammar::Python => Scoping::Python,
@@ -112,7 +112,7 @@ fn qualifier(source: &[u8], start: usize) -> Option<Vec<String>> {
 
 /// Every import in the tree, in file order: a walk that reads each import and does not go
 /// inside it.
-fn imports(scoping: Scoping, root: Node<'_>, source: &[u8]) -> Vec<Import> {
+pub(super) fn imports(scoping: Scoping, root: Node<'_>, source: &[u8]) -> Vec<Import> {
     let mut found = Vec::new();
     let mut cursor = root.walk();
     'walk: loop {
@@ -572,6 +572,7 @@ mod tests {
                 ("make".to_owned(), q(""), 4, Form::Plain),
                 ("go".to_owned(), None, 4, Form::Member),
                 ("helper".to_owned(), q(""), 5, Form::Plain),
+                ("Vec".to_owned(), q(""), 6, Form::Plain),
                 ("new".to_owned(), None, 6, Form::Plain),
             ]
         );
