@@ -38,9 +38,6 @@ mod hits;
 
 use chunks::ChunkSearch;
 use chunks::Queries;
-pub use fuse::CITED_WEIGHT;
-pub use fuse::EXACT_WEIGHT;
-pub use fuse::RRF_K;
 pub use fuse::names_identifier;
 
 /// Results when no limit is given.
