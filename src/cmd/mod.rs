@@ -180,6 +180,9 @@ pub struct Tool {
     /// Arguments described for a model where the help line of the flag would not do (it
     /// talks about stdin or exit codes), by argument name.
     pub arguments: &'static [(&'static str, &'static str)],
+    /// How a subcommand is offered where it differs from its family (`conflicts settle`
+    /// writes, `conflicts` only reads), by subcommand name; the others are offered as this.
+    pub subcommands: &'static [(&'static str, Tool)],
 }
 
 impl Tool {
@@ -193,6 +196,7 @@ impl Tool {
         default_argument: None,
         about: "",
         arguments: &[],
+        subcommands: &[],
     };
     /// A command that writes the store or the cache.
     pub const WRITER: Tool = Tool {
@@ -204,6 +208,7 @@ impl Tool {
         default_argument: None,
         about: "",
         arguments: &[],
+        subcommands: &[],
     };
     /// Plumbing for git and agent hosts, not a tool for an agent.
     pub const PLUMBING: Tool = Tool {
@@ -215,6 +220,7 @@ impl Tool {
         default_argument: None,
         about: "",
         arguments: &[],
+        subcommands: &[],
     };
 
     /// The same, with the schema of its report.
@@ -245,6 +251,19 @@ impl Tool {
     pub const fn arguments(mut self, arguments: &'static [(&'static str, &'static str)]) -> Tool {
         self.arguments = arguments;
         self
+    }
+
+    /// The same, with `subcommands` offered as they say (see [`Tool::subcommands`]).
+    pub const fn subcommands(mut self, subcommands: &'static [(&'static str, Tool)]) -> Tool {
+        self.subcommands = subcommands;
+        self
+    }
+
+    /// How the subcommand `name` of this family is offered.
+    pub fn subcommand(&self, name: &str) -> Tool {
+        (self.subcommands.iter())
+            .find(|(subcommand, _)| *subcommand == name)
+            .map_or(*self, |(_, tool)| *tool)
     }
 
     /// The same, marked idempotent: repeating the call writes nothing new.
