@@ -82,7 +82,8 @@ pub struct Ctx {
     /// The embedding model directory `EPIPHANY_MODEL` names (absolute), for `index`.
     pub model_dir: Option<PathBuf>,
     /// Set when the caller gave up on the command (an MCP client's `notifications/cancelled`):
-    /// long work (`index`) stops at the next file.
+    /// long work (`index`, and `retrieve` or `map` reading the work tree) stops at the next
+    /// file.
     pub cancel: Cancel,
 }
 

@@ -94,11 +94,6 @@ impl Failure {
         Failure::new(ErrorKind::Input, message)
     }
 
-    /// A store file that does not decode.
-    pub fn corrupt(message: impl Into<String>) -> Failure {
-        Failure::new(ErrorKind::Corrupt, message)
-    }
-
     /// A revision conflict.
     pub fn conflict(message: impl Into<String>) -> Failure {
         Failure::new(ErrorKind::Conflict, message)

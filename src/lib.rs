@@ -26,20 +26,26 @@
 //! - [`parallel`] spreads independent pieces of work (rollout parsing, hit excerpts) over the
 //!   cores.
 //!
+//! The crate is a library only for its binary and its tests: `pub` is kept for what they use
+//! (`cli::main` and the allocator's counter in `search::syntax` for `src/main.rs`; the command
+//! definition, and the code-reference reading and judging the property tests drive, for
+//! `tests/`), and everything else is visible to the crate alone, so the compiler reports what
+//! nothing uses.
+//!
 //! [`write`]: mod@write
 
 pub mod cli;
 pub mod cmd;
 pub mod code_refs;
-pub mod ctx;
-pub mod error;
-pub mod input;
-pub mod parallel;
+pub(crate) mod ctx;
+pub(crate) mod error;
+pub(crate) mod input;
+pub(crate) mod parallel;
 pub mod policy;
-pub mod render;
+pub(crate) mod render;
 pub mod search;
-pub mod signals;
+pub(crate) mod signals;
 pub mod state;
-pub mod ui;
-pub mod wire;
-pub mod write;
+pub(crate) mod ui;
+pub(crate) mod wire;
+pub(crate) mod write;

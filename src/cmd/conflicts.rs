@@ -11,6 +11,7 @@ use serde_json::Value;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;
 use crate::cmd::update::WriteFlags;
+use crate::cmd::update::write_outcome_schema;
 use crate::cmd::update::write_edit;
 use crate::ctx::Ctx;
 use crate::ctx::Status;
@@ -70,13 +71,18 @@ pub struct SettleArgs {
     pub flags: WriteFlags,
 }
 
-/// How `mcp` offers this command and `schema` describes its report. Not offered over MCP
-/// yet: its tool (a listing and a write under one name) is left for the MCP server's rework.
-pub const TOOL: Tool = Tool {
-    offered: false,
-    ..Tool::WRITER
-}
-.report(schema_of::<ConflictsReport>);
+/// How `mcp` offers this command and `schema` describes its report: `conflicts` lists, and
+/// `conflicts_settle` writes.
+pub const TOOL: Tool = Tool::READER
+    .about("The open conflicts: fields and records that merged branches wrote differently, each by its key with what every side wrote (`ours`: the branch checked out; `theirs`: merged in). `freshness` reports the state stale until they are settled with `conflicts_settle`.")
+    .report(schema_of::<ConflictsReport>)
+    .subcommands(&[("settle", SETTLE_TOOL)]);
+
+/// `conflicts settle` over MCP: a write.
+const SETTLE_TOOL: Tool = Tool::WRITER
+    .arguments(&[("ids", "The keys of the conflicts to settle, as the `conflicts` tool lists them")])
+    .about("Merged branches that wrote one field or record differently leave conflicts, listed by the `conflicts` tool; this writes the value one side left for each again, as one ordinary record that `rollback` undoes.")
+    .report(write_outcome_schema);
 
 fn side(text: &str) -> Result<Side, Problem> {
     match text {

@@ -24,7 +24,7 @@ use crate::cmd::Tool;
 use crate::cmd::schema_of;
 use crate::policy::code_ref::parse_code_ref;
 use crate::policy::distill::BINARY_PROBE_BYTES;
-use crate::policy::distill::DistillError;
+use crate::policy::distill::BlankField;
 use crate::policy::distill::DistillRequest;
 use crate::policy::distill::TextDigest;
 use crate::policy::distill::binary_summary;
@@ -235,11 +235,11 @@ fn head_revision(ctx: &Ctx) -> Result<u64> {
     }
 }
 
-fn distill_failure(err: DistillError) -> anyhow::Error {
+fn distill_failure(err: BlankField) -> anyhow::Error {
     let hint = match err {
-        DistillError::EmptySourceKind => "pass a non-blank `--source-kind`, e.g. `shell-tool`",
-        DistillError::EmptyStatus => "pass a non-blank `--status`, e.g. `ok` or `failed`",
-        DistillError::EmptyText => "pass a non-blank `--text`, or pipe non-blank text on stdin",
+        BlankField::SourceKind => "pass a non-blank `--source-kind`, e.g. `shell-tool`",
+        BlankField::Status => "pass a non-blank `--status`, e.g. `ok` or `failed`",
+        BlankField::Text => "pass a non-blank `--text`, or pipe non-blank text on stdin",
     };
     Failure::usage(format!("failed to distill Epiphany observation: {err}"))
         .with_hint(hint)

@@ -14,7 +14,7 @@ use crate::ctx::Status;
 use crate::error::ErrorKind;
 use crate::error::Failure;
 use crate::cmd::Tool;
-use crate::cmd::schema_of;
+use crate::cmd::schema_of_either;
 use crate::policy;
 use crate::policy::freshness::CertificateStatus;
 use crate::policy::freshness::ChangeSource;
@@ -90,22 +90,15 @@ pub const TOOL: Tool = Tool::READER
     ])
     .about("Whether the recorded understanding still matches the code: what changed, moved or deleted code made stale. `fix` drafts a patch re-anchoring moved code.").report(output_schema);
 
-/// What `freshness --json` prints: the report, or with `--fix` the envelope.
-#[derive(serde::Serialize, schemars::JsonSchema)]
-#[serde(untagged)]
-#[allow(dead_code)] // only its schema is used: the two outputs are printed where they are made
-enum Output {
-    /// Without `--fix`.
-    Report(Box<Freshness>),
-    /// With `--fix`: the `{"expected_revision", "patch"}` envelope `update` reads.
-    Fix(Box<DraftReport>),
-}
-
-/// The schema of [`Output`], an object either way (MCP clients require an object schema).
+/// The schema of what `freshness --json` prints: the report, or with `--fix` the envelope.
 fn output_schema() -> Schema {
-    let mut schema = schema_of::<Output>();
-    schema.insert("type".to_owned(), "object".into());
-    schema
+    schema_of_either::<Freshness, DraftReport>(
+        "What `freshness --json` prints: the report, or with `--fix` the envelope.",
+        [
+            "Without `--fix`.",
+            "With `--fix`: the `{\"expected_revision\", \"patch\"}` envelope `update` reads.",
+        ],
+    )
 }
 
 impl Report for Freshness {

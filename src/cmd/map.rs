@@ -123,13 +123,14 @@ impl Report for MapReport {
 
 /// The outlines of the tree at `root` (from the index in `cache_dir`, or parsed now for at
 /// most `budget`) and the seeds of its ranking: what `state` cites and every focus. A focus
-/// that names nothing is a usage error.
+/// that names nothing is a usage error; the parsing stops once `cancelled` says so.
 pub fn build(
     root: &std::path::Path,
     cache_dir: Option<&std::path::Path>,
     state: Option<&State>,
     focus: &[String],
     budget: Duration,
+    cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<(outlines::Gathered, Seeds)> {
     let mut seeds = state.map(Seeds::from_state).unwrap_or_default();
     let wanted: HashSet<String> = seeds.paths.keys().cloned().collect();
@@ -148,7 +149,7 @@ pub fn build(
                 .iter()
                 .any(|focus| path == focus || is_under(path, focus))
     };
-    let gathered = outlines::gather(root, cache_dir, &is_wanted, budget);
+    let gathered = outlines::gather(root, cache_dir, &is_wanted, budget, cancelled)?;
     for (raw, focus) in focus.iter().zip(&focus_paths) {
         let before = seeds.clone();
         let nodes = state
@@ -213,6 +214,7 @@ pub fn compact_blocks(store: &Store, state: &State) -> Vec<String> {
         Some(state),
         &[],
         COMPACT_SCAN_BUDGET,
+        &|| false,
     ) else {
         return Vec::new();
     };
@@ -252,7 +254,16 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         .filter(|head| head.has_state())
         .map(|head| &head.state);
     let cache_dir = store.as_ref().map(Store::cache_dir);
-    let (gathered, seeds) = build(root, cache_dir.as_deref(), state, &args.focus, SCAN_BUDGET)?;
+    let cancel = &ctx.cancel;
+    let cancelled = || cancel.is_set();
+    let (gathered, seeds) = build(
+        root,
+        cache_dir.as_deref(),
+        state,
+        &args.focus,
+        SCAN_BUDGET,
+        &cancelled,
+    )?;
     if gathered.left_out > 0 {
         ctx.ui.status(&format!(
             "note: no index; {} file(s) parsed within the time bound, {} left out (run `epiphany index` for the whole tree)",

@@ -25,7 +25,7 @@ use crate::ctx::Status;
 /// case of the variant; a test holds them equal).
 macro_rules! commands {
     ($($module:ident => $variant:ident, $name:literal;)*) => {
-        $(pub mod $module;)*
+        $(pub(crate) mod $module;)*
 
         /// Every subcommand. The help text of each comes from the doc comment of its `Args`.
         #[derive(Debug, clap::Subcommand)]
@@ -180,6 +180,9 @@ pub struct Tool {
     /// Arguments described for a model where the help line of the flag would not do (it
     /// talks about stdin or exit codes), by argument name.
     pub arguments: &'static [(&'static str, &'static str)],
+    /// How a subcommand is offered where it differs from its family (`conflicts settle`
+    /// writes, `conflicts` only reads), by subcommand name; the others are offered as this.
+    pub subcommands: &'static [(&'static str, Tool)],
 }
 
 impl Tool {
@@ -193,6 +196,7 @@ impl Tool {
         default_argument: None,
         about: "",
         arguments: &[],
+        subcommands: &[],
     };
     /// A command that writes the store or the cache.
     pub const WRITER: Tool = Tool {
@@ -204,6 +208,7 @@ impl Tool {
         default_argument: None,
         about: "",
         arguments: &[],
+        subcommands: &[],
     };
     /// Plumbing for git and agent hosts, not a tool for an agent.
     pub const PLUMBING: Tool = Tool {
@@ -215,6 +220,7 @@ impl Tool {
         default_argument: None,
         about: "",
         arguments: &[],
+        subcommands: &[],
     };
 
     /// The same, with the schema of its report.
@@ -247,6 +253,19 @@ impl Tool {
         self
     }
 
+    /// The same, with `subcommands` offered as they say (see [`Tool::subcommands`]).
+    pub const fn subcommands(mut self, subcommands: &'static [(&'static str, Tool)]) -> Tool {
+        self.subcommands = subcommands;
+        self
+    }
+
+    /// How the subcommand `name` of this family is offered.
+    pub fn subcommand(&self, name: &str) -> Tool {
+        (self.subcommands.iter())
+            .find(|(subcommand, _)| *subcommand == name)
+            .map_or(*self, |(_, tool)| *tool)
+    }
+
     /// The same, marked idempotent: repeating the call writes nothing new.
     pub const fn idempotent(mut self) -> Tool {
         self.idempotent = true;
@@ -259,6 +278,41 @@ impl Tool {
 /// warn about each, and `"type": "integer"` with `"minimum": 0` already says what they meant.
 pub fn schema_of<T: JsonSchema>() -> Schema {
     let mut schema = schemars::schema_for!(T);
+    drop_widths(&mut schema);
+    schema
+}
+
+/// The JSON Schema of a report printed in one of two shapes, `A` or `B`, each described by its
+/// entry in `shapes`: what [`schema_of`] gives for a serde `untagged` enum of the two, an object
+/// either way (MCP clients require an object schema). Each shape is printed where it is made,
+/// so no such enum exists.
+pub fn schema_of_either<A: JsonSchema, B: JsonSchema>(
+    description: &str,
+    shapes: [&str; 2],
+) -> Schema {
+    let mut generator = schemars::SchemaGenerator::default();
+    let shape = |mut schema: Schema, about: &str| {
+        schema.insert("description".to_owned(), about.into());
+        schema
+    };
+    let (a, b) = (
+        generator.subschema_for::<A>(),
+        generator.subschema_for::<B>(),
+    );
+    let (a, b) = (shape(a, shapes[0]), shape(b, shapes[1]));
+    let mut schema = schemars::json_schema!({
+        "anyOf": [a, b],
+        "description": description,
+        "$schema": schemars::generate::SchemaSettings::default().meta_schema,
+        "$defs": generator.take_definitions(false),
+        "type": "object",
+    });
+    drop_widths(&mut schema);
+    schema
+}
+
+/// Drops Rust's integer widths from `schema` (see [`schema_of`]).
+fn drop_widths(schema: &mut Schema) {
     let mut drop_widths = RecursiveTransform(|schema: &mut Schema| {
         if schema
             .get("format")
@@ -268,8 +322,7 @@ pub fn schema_of<T: JsonSchema>() -> Schema {
             schema.remove("format");
         }
     });
-    drop_widths.transform(&mut schema);
-    schema
+    drop_widths.transform(schema);
 }
 
 /// `uint`, `uint8` ... `int64`, `float`, `double`: schemars' names for Rust's number types.

@@ -256,7 +256,10 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         request = request.with_cited(map_citations(store, &query.join(" ")));
     }
     let cache_dir = store.as_ref().map(Store::cache_dir);
-    let answer = retrieve::retrieve(root, cache_dir.as_deref(), &request, ctx.now.as_second())?;
+    let cancel = &ctx.cancel;
+    let now = ctx.now.as_second();
+    let answer =
+        retrieve::retrieve(root, cache_dir.as_deref(), &request, now, &|| cancel.is_set())?;
     let dirty = answer.index.dirty_paths.len();
     if answer.index.status == RetrievalStatus::Stale && dirty > 0 {
         ctx.ui.status(&format!(

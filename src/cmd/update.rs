@@ -17,7 +17,7 @@ use crate::input::PatchInput;
 use crate::input::read_envelope;
 use crate::cmd::PATCH_INPUT;
 use crate::cmd::Tool;
-use crate::cmd::schema_of;
+use crate::cmd::schema_of_either;
 use crate::policy::one_line::Edit;
 use crate::policy::one_line::record_names;
 use crate::policy::secrets::Redaction;
@@ -108,12 +108,13 @@ pub const TOOL: Tool = Tool::WRITER
     .arguments(&[("file", "A file holding the patch, instead of `input`")])
     .about("The general write: apply a JSON patch (`input`) to the state (objective, subgoals, invariants, graphs, observations, evidence, checkpoint, planning), or an envelope from `distill` or `propose`. Every rule is checked; on any problem nothing is written. The `schema` tool with `patch` gives every field. For one record, `note`, `node_set`, `edge_add` and `checkpoint_set` are simpler.").input(PATCH_INPUT).report(write_outcome_schema);
 
-/// The schema of what a write from the command line prints ([`WriteOutcome`]): an object,
-/// one of two shapes.
+/// The schema of what a write from the command line prints: the write, or (with `--dry-run`)
+/// the envelope it would have applied.
 pub fn write_outcome_schema() -> Schema {
-    let mut schema = schema_of::<WriteOutcome>();
-    schema.insert("type".to_owned(), serde_json::Value::from("object"));
-    schema
+    schema_of_either::<WriteReport, DraftReport>(
+        "What a write from the command line printed: the write, or (with `--dry-run`) the envelope it would have applied.",
+        ["The write.", "The envelope `--dry-run` printed; nothing was written."],
+    )
 }
 
 /// What a write did.
@@ -140,17 +141,6 @@ pub struct WriteReport {
     /// (`graph_frontier.active_node_ids/lexer`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub removed: Vec<String>,
-}
-
-/// What a write from the command line printed: the write, or (with `--dry-run`) the envelope
-/// it would have applied.
-#[derive(Debug, Serialize, schemars::JsonSchema)]
-#[serde(untagged)]
-pub enum WriteOutcome {
-    /// The write.
-    Written(WriteReport),
-    /// The envelope `--dry-run` printed; nothing was written.
-    Drafted(Box<DraftReport>),
 }
 
 impl WriteReport {

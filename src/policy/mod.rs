@@ -3,33 +3,33 @@
 //! system, the clock, the environment, git, tantivy or stdout; `tests/integration/test_meta.rs`
 //! checks that mechanically.
 
-pub mod churn;
-pub mod code_map;
+pub(crate) mod churn;
+pub(crate) mod code_map;
 pub mod code_ref;
-pub mod conflicts;
-pub mod context;
-pub mod distill;
+pub(crate) mod conflicts;
+pub(crate) mod context;
+pub(crate) mod distill;
 #[cfg(test)]
 mod fixtures;
 pub mod freshness;
-pub mod graph_query;
-pub mod hooks;
-pub mod one_line;
-pub mod page;
-pub mod peripheral;
-pub mod picture;
-pub mod planning;
-pub mod pressure;
-pub mod projection;
-pub mod promote;
-pub mod prompt;
-pub mod propose;
+pub(crate) mod graph_query;
+pub(crate) mod hooks;
+pub(crate) mod one_line;
+pub(crate) mod page;
+pub(crate) mod peripheral;
+pub(crate) mod picture;
+pub(crate) mod planning;
+pub(crate) mod pressure;
+pub(crate) mod projection;
+pub(crate) mod promote;
+pub(crate) mod prompt;
+pub(crate) mod propose;
 pub mod recheck;
-pub mod records;
-pub mod reorient;
-pub mod scene;
-pub mod secrets;
-pub mod session;
-pub mod structure;
-pub mod text;
-pub mod update;
+pub(crate) mod records;
+pub(crate) mod reorient;
+pub(crate) mod scene;
+pub(crate) mod secrets;
+pub(crate) mod session;
+pub(crate) mod structure;
+pub(crate) mod text;
+pub(crate) mod update;

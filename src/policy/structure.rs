@@ -110,11 +110,6 @@ impl Reasons {
     pub fn at(&mut self, path: impl Into<String>, message: impl Into<String>) {
         self.0.push(Problem::new(path, message));
     }
-
-    /// Adds a problem.
-    pub fn push(&mut self, problem: Problem) {
-        self.0.push(problem);
-    }
 }
 
 /// Runs every structural check (docs/writes.md#structural-validator) and returns the problems,

@@ -22,27 +22,27 @@ use crate::state::model::ShardSummary;
 use crate::state::walk;
 use crate::state::walk::SkipCounts;
 
-pub mod chunk;
-pub mod cited;
-pub mod definitions;
-pub mod embed;
-pub mod error;
-pub mod exact;
-pub mod excerpt;
-pub mod hit;
-pub mod index;
-pub mod manifest;
-pub mod outlines;
-pub mod rank;
-pub mod retrieve;
-pub mod semantic;
-pub mod state;
-pub mod stream;
-pub mod symbols;
+pub(crate) mod chunk;
+pub(crate) mod cited;
+pub(crate) mod definitions;
+pub(crate) mod embed;
+pub(crate) mod error;
+pub(crate) mod exact;
+pub(crate) mod excerpt;
+pub(crate) mod hit;
+pub(crate) mod index;
+pub(crate) mod manifest;
+pub(crate) mod outlines;
+pub(crate) mod rank;
+pub(crate) mod retrieve;
+pub(crate) mod semantic;
+pub(crate) mod state;
+pub(crate) mod stream;
+pub(crate) mod symbols;
 pub mod syntax;
-pub mod tokenize;
-pub mod vectors;
-pub mod why;
+pub(crate) mod tokenize;
+pub(crate) mod vectors;
+pub(crate) mod why;
 
 use chunk::ChunkShape;
 use index::Opened;
@@ -73,6 +73,10 @@ pub const INDEX_REVISION: &str = "tantivy-bm25-v5:code-tokens:parsed-defs:outlin
 
 /// The revision reported when results come from a query-time scan.
 pub const QUERY_TIME_REVISION: &str = "query-time-bm25-v1";
+
+/// The error of a read of the work tree (a query-time `retrieve`, the parsing of `map`) whose
+/// caller gave up on it, an MCP client's cancel: it stops before its next file.
+pub const READ_CANCELLED: &str = "the read was cancelled; it stopped before its next file";
 
 const SHARD_ID: &str = "workspace";
 const SHARD_PREFIX: &str = ".";
@@ -379,6 +383,34 @@ mod tests {
             "the second batch was never started"
         );
         assert!(!status(dir.path(), &cache).indexed, "nothing was committed");
+    }
+
+    #[test]
+    fn a_cancelled_map_stops_parsing_before_its_next_file() {
+        use std::sync::atomic::AtomicUsize;
+        use std::sync::atomic::Ordering;
+        let dir = tempfile::tempdir().expect("tempdir");
+        for n in 0..300 {
+            let source = format!("pub fn step_{n}() {{}}\n");
+            std::fs::write(dir.path().join(format!("m{n}.rs")), source).expect("write");
+        }
+        let budget = std::time::Duration::from_secs(3600);
+        // The caller gives up once 20 files were asked about: each thread then stops at its
+        // next question, and no file after it is parsed.
+        let asked = AtomicUsize::new(0);
+        let cancelled = || asked.fetch_add(1, Ordering::SeqCst) >= 20;
+        let err = outlines::gather(dir.path(), None, &|_| false, budget, &cancelled)
+            .expect_err("cancelled");
+        assert_eq!(err.to_string(), READ_CANCELLED);
+        let threads = crate::parallel::cores();
+        assert!(
+            asked.load(Ordering::SeqCst) <= 20 + threads + 1,
+            "files were parsed after the cancel: asked {} times",
+            asked.load(Ordering::SeqCst)
+        );
+        // Not cancelled, every file is parsed.
+        let gathered = outlines::gather(dir.path(), None, &|_| false, budget, &|| false);
+        assert_eq!(gathered.expect("gathered").files.len(), 300);
     }
 
     #[test]

@@ -141,13 +141,15 @@ pub struct Gathered {
 /// The outlines of the parsed files under `root` as they are now: from the index in
 /// `cache_dir` when it is usable, files changed since parsed now; otherwise every parsed
 /// file, those `wanted` says first, then those the most other files import ([`first_pass`]),
-/// parsed on every core until `budget` has passed (see [`ALWAYS_PARSED`]).
+/// parsed on every core until `budget` has passed (see [`ALWAYS_PARSED`]). Fails with
+/// [`super::READ_CANCELLED`] once `cancelled`, asked before each file, says the caller gave up.
 pub fn gather(
     root: &Path,
     cache_dir: Option<&Path>,
     wanted: &(dyn Fn(&str) -> bool + Sync),
     budget: Duration,
-) -> Gathered {
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<Gathered> {
     let started = Instant::now();
     if let Some(layout) = cache_dir.map(index::Layout::new)
         && let Opened::Ready(persistent) = index::open(&layout)
@@ -175,14 +177,14 @@ pub fn gather(
             Source::IndexOverlay
         };
         changed.sort_by(|a, b| a.path.cmp(&b.path));
-        let (parsed, _) = parse_all(root, &changed, None);
+        let (parsed, _) = parse_all(root, &changed, None, cancelled)?;
         files.extend(parsed);
         files.sort_by(|a, b| a.0.cmp(&b.0));
-        return Gathered {
+        return Ok(Gathered {
             files,
             source,
             left_out: 0,
-        };
+        });
     }
     let listing = walk::list(root);
     let parseable: Vec<&FileStat> = listing
@@ -191,13 +193,13 @@ pub fn gather(
         .filter(|stat| syntax::grammar(&stat.path).is_some())
         .collect();
     let parseable = first_pass(root, parseable, wanted, started + budget / 2);
-    let (mut files, left_out) = parse_all(root, &parseable, Some(started + budget));
+    let (mut files, left_out) = parse_all(root, &parseable, Some(started + budget), cancelled)?;
     files.sort_by(|a, b| a.0.cmp(&b.0));
-    Gathered {
+    Ok(Gathered {
         files,
         source: Source::Scan,
         left_out,
-    }
+    })
 }
 
 /// Files each thread of the first pass reads whatever the time bound, so that a slow start
@@ -259,7 +261,8 @@ fn parse_all(
     root: &Path,
     files: &[&FileStat],
     deadline: Option<Instant>,
-) -> (Vec<(String, Outline)>, usize) {
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<(Vec<(String, Outline)>, usize)> {
     let threads = crate::parallel::cores().min(files.len().div_ceil(16).max(1));
     // Interleaved, so that every thread starts with the first files.
     let pieces: Vec<Vec<&FileStat>> = (0..threads)
@@ -269,6 +272,9 @@ fn parse_all(
         let mut parsed = Vec::new();
         let mut left_out = 0;
         for (done, stat) in piece.iter().enumerate() {
+            if cancelled() {
+                break;
+            }
             if done >= ALWAYS_PARSED && deadline.is_some_and(|deadline| Instant::now() >= deadline)
             {
                 left_out += 1;
@@ -283,13 +289,16 @@ fn parse_all(
         }
         (parsed, left_out)
     });
+    if cancelled() {
+        anyhow::bail!(super::READ_CANCELLED);
+    }
     let mut all = Vec::new();
     let mut left_out = 0;
     for (parsed, left) in results {
         all.extend(parsed);
         left_out += left;
     }
-    (all, left_out)
+    Ok((all, left_out))
 }
 
 #[cfg(test)]

@@ -166,7 +166,14 @@ pub fn matcher(terms: &[QueryTerm]) -> Option<RegexMatcher> {
 }
 
 /// Streams `files` (paths relative to `root`) and ranks the ones that match `query`.
-pub fn search(root: &Path, files: &[&FileStat], query: Query<'_>) -> Streamed {
+/// `cancelled` is asked before each file (on any thread): once it says the caller gave up,
+/// no further file is read and the search answers nothing.
+pub fn search(
+    root: &Path,
+    files: &[&FileStat],
+    query: Query<'_>,
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Option<Streamed> {
     let scanned_files = files
         .iter()
         .filter(|stat| stat.size_bytes <= walk::max_bytes(&stat.path))
@@ -176,7 +183,7 @@ pub fn search(root: &Path, files: &[&FileStat], query: Query<'_>) -> Streamed {
         ..Streamed::default()
     };
     if !query.text && !query.definitions {
-        return streamed;
+        return Some(streamed);
     }
     let matcher = matcher(query.terms);
     let terms: HashMap<&str, usize> = query
@@ -212,7 +219,7 @@ pub fn search(root: &Path, files: &[&FileStat], query: Query<'_>) -> Streamed {
                 scope.spawn(move || {
                     let mut worker = Worker::new();
                     let mut found = Vec::new();
-                    loop {
+                    while !cancelled() {
                         let index = next.fetch_add(1, Ordering::Relaxed);
                         let Some(stat) = files.get(index) else { break };
                         if let Some(file) = worker.search_file(context, index, stat) {
@@ -234,6 +241,9 @@ pub fn search(root: &Path, files: &[&FileStat], query: Query<'_>) -> Streamed {
         }
         (matches, sample)
     });
+    if cancelled() {
+        return None;
+    }
     let scores = Scores::new(&matches, sample, query);
     streamed.chunk_count = scores.docs;
     for file in &matches {
@@ -241,7 +251,7 @@ pub fn search(root: &Path, files: &[&FileStat], query: Query<'_>) -> Streamed {
         streamed.text.extend(text);
         streamed.definitions.extend(definitions);
     }
-    streamed
+    Some(streamed)
 }
 
 /// What every worker shares.

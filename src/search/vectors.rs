@@ -136,16 +136,6 @@ impl Vectors {
         self.dim
     }
 
-    /// Chunk vectors stored.
-    pub fn len(&self) -> usize {
-        (self.map.len() - HEADER_BYTES) / (20 + self.dim)
-    }
-
-    /// Whether there are none.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     fn records(&self) -> impl Iterator<Item = Record<'_>> {
         self.map[HEADER_BYTES..]
             .chunks_exact(20 + self.dim)
@@ -214,7 +204,7 @@ mod tests {
         let first = dir.path().join("a.bin");
         writer.save(&first).expect("save");
         let vectors = Vectors::open(&first).expect("open");
-        assert_eq!((vectors.len(), vectors.dim()), (3, 3));
+        assert_eq!((vectors.records().count(), vectors.dim()), (3, 3));
         let mut found = vectors.best_chunks(&[0.0, 1.0, 0.0], &|_| 1.0);
         found.sort_by_key(|file| file.file_id);
         assert_eq!(found.len(), 2);
@@ -227,7 +217,7 @@ mod tests {
         let second = dir.path().join("b.bin");
         next.save(&second).expect("save");
         let carried = Vectors::open(&second).expect("open");
-        assert_eq!(carried.len(), 2);
+        assert_eq!(carried.records().count(), 2);
         let found = carried.best_chunks(&[0.0, 1.0, 0.0], &|file_id| f32::from(file_id != 2));
         assert_eq!(found.len(), 1);
         assert_eq!(found[0].file_id, 3);

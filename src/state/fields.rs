@@ -184,6 +184,7 @@ macro_rules! define_changed_field {
             }
 
             /// The name of the [`State`] field the patch field writes.
+            #[cfg(test)]
             pub fn state_field(self) -> &'static str {
                 match self {
                     $(ChangedField::$variant => stringify!($slot),)*
@@ -212,13 +213,6 @@ macro_rules! define_changed_field {
     };
 }
 for_each_patch_field!(define_changed_field);
-
-/// The [`State`] fields no patch writes, each for its reason: `revision`, `last_updated_turn_id`
-/// and `conflicts` are the fold's (the count of writes, the last record's turn, what concurrent
-/// writes disagreed on). Every other field is a patch field; a test holds the two lists to the
-/// struct.
-pub const STATE_FIELDS_NO_PATCH_WRITES: [&str; 3] =
-    ["revision", "last_updated_turn_id", "conflicts"];
 
 /// The fields whose values differ between two states, in `changed_fields` order.
 pub fn changed_fields_between(before: &State, after: &State) -> Vec<ChangedField> {
@@ -376,6 +370,13 @@ impl Keyed for String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The [`State`] fields no patch writes, each for its reason: `revision`, `last_updated_turn_id`
+    /// and `conflicts` are the fold's (the count of writes, the last record's turn, what concurrent
+    /// writes disagreed on). Every other field is a patch field; a test holds the two lists to the
+    /// struct.
+    const STATE_FIELDS_NO_PATCH_WRITES: [&str; 3] =
+        ["revision", "last_updated_turn_id", "conflicts"];
 
     #[test]
     fn every_state_field_is_a_patch_field_or_listed_as_one_no_patch_writes() {

@@ -2,21 +2,21 @@
 //! rollout, the store with its one locked write path, plus the file-system, walker and git
 //! adapters the rest of the tool shares.
 
-pub mod decode;
-pub mod error;
-pub mod fields;
-pub mod fold;
-pub mod fs;
-pub mod git;
-pub mod ignores;
-pub mod merge;
+pub(crate) mod decode;
+pub(crate) mod error;
+pub(crate) mod fields;
+pub(crate) mod fold;
+pub(crate) mod fs;
+pub(crate) mod git;
+pub(crate) mod ignores;
+pub(crate) mod merge;
 pub mod model;
-pub mod order;
-pub mod patch;
-pub mod paths;
-pub mod problem;
-pub mod rollout;
-pub mod segments;
-pub mod snapshot;
-pub mod store;
-pub mod walk;
+pub(crate) mod order;
+pub(crate) mod patch;
+pub(crate) mod paths;
+pub(crate) mod problem;
+pub(crate) mod rollout;
+pub(crate) mod segments;
+pub(crate) mod snapshot;
+pub(crate) mod store;
+pub(crate) mod walk;

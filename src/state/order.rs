@@ -121,8 +121,6 @@ pub struct Lineage {
     floors: Vec<Option<usize>>,
     /// The heads after the records pushed so far.
     tips: BTreeSet<String>,
-    /// Whether every record pushed so far descends from everything before it.
-    linear: bool,
 }
 
 impl Lineage {
@@ -132,7 +130,6 @@ impl Lineage {
             base_len,
             tips: base_tips.clone(),
             base_tips,
-            linear: true,
             ..Lineage::default()
         }
     }
@@ -142,24 +139,9 @@ impl Lineage {
         self.base_len + self.parents.len()
     }
 
-    /// Whether nothing has been folded.
-    pub fn is_empty(&self) -> bool {
-        self.len() == 0
-    }
-
     /// The heads: records no other folded record names as a parent, sorted.
     pub fn tips(&self) -> &BTreeSet<String> {
         &self.tips
-    }
-
-    /// Whether every record of the fold saw every record before it (no concurrency).
-    pub fn is_linear(&self) -> bool {
-        self.linear
-    }
-
-    /// Whether `id` is one of this fold's records.
-    pub fn contains(&self, id: &str) -> bool {
-        self.positions.contains_key(id)
     }
 
     /// Adds the next record in fold order and returns its global position.
@@ -186,7 +168,6 @@ impl Lineage {
                 .chain(from_base)
                 .max()
         };
-        self.linear &= sees_everything;
         for parent in &record.parents {
             self.tips.remove(parent);
         }
@@ -335,7 +316,6 @@ mod tests {
         for r in [&root, &a1, &b1, &a2, &merge] {
             lineage.push(r);
         }
-        assert!(!lineage.is_linear());
         assert!(lineage.descends(3, &a1.id));
         assert!(!lineage.descends(3, &b1.id));
         assert!(lineage.descends(4, &b1.id));
@@ -350,7 +330,6 @@ mod tests {
         let next = record("01", &[&base_tip]);
         let mut lineage = Lineage::new(5, BTreeSet::from([base_tip.id.clone()]));
         assert_eq!(lineage.push(&next), 5);
-        assert!(lineage.is_linear());
         assert!(lineage.descends(5, &base_tip.id));
         assert!(lineage.descends(5, "anything folded before"));
     }

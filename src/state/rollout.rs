@@ -456,11 +456,6 @@ fn first_format_hash(line: &[u8]) -> Option<String> {
     Some(hex::encode(Sha256::digest(&canonical)))
 }
 
-/// Whether a rollout is in the first format (a `seq`-numbered hash chain).
-pub fn is_first_format(bytes: &[u8]) -> bool {
-    bytes.starts_with(b"{\"seq\":")
-}
-
 /// Converts a rollout of the first format into records of this one, each the child of the
 /// previous. Each line must be as it was written: its `hash` the SHA-256 of the line with the
 /// hash emptied (how the first format sealed its lines, `hash` last), its `prev_hash` the
@@ -573,7 +568,10 @@ mod tests {
     #[test]
     fn first_format_lines_convert_only_as_they_were_written() {
         let fixture: &[u8] = include_bytes!("../../tests/fixtures/formats/v1/rollout.jsonl");
-        assert!(is_first_format(fixture));
+        assert!(
+            fixture.starts_with(b"{\"seq\":"),
+            "a `seq`-numbered hash chain"
+        );
         let (converted, problems) = convert_first_format(fixture);
         assert_eq!((converted.len(), problems.len()), (2, 0), "{problems:?}");
         assert!(converted[0].0.parents.is_empty());

@@ -11,6 +11,7 @@ use crate::common::node_json;
 use crate::common::problem_lines;
 use crate::test_git::git_clean;
 use crate::test_git::repository;
+use crate::test_mcp::Session;
 
 /// The nodes every branch rewrites.
 const NODES: [&str; 6] = ["lexer", "parser", "checker", "emitter", "linker", "loader"];
@@ -261,4 +262,57 @@ fn without_conflicts_the_listing_is_empty() {
     let env = repository();
     assert_eq!(env.json(&["conflicts"]), json!({"conflicts": []}));
     assert_eq!(env.ok(&["conflicts"]).stdout, "no open conflicts\n");
+}
+
+/// See: issue 49 item 4. Over MCP, the `conflicts` tool lists the open conflicts as the command
+/// line does and only reads (it is served by `--tools read`), and `conflicts_settle` is the
+/// write that settles them (served by `--tools write`), through the same parser and dispatch.
+#[test]
+fn conflicts_are_listed_and_settled_over_mcp() {
+    let env = three_branches_merged();
+    let listed = env.json(&["conflicts"]);
+    assert_eq!(listed["conflicts"].as_array().expect("conflicts").len(), 7);
+    let names = |options: &[&str]| {
+        let mut session = Session::start_with(&env, options);
+        let tools = session.request(1, "tools/list", json!({}))["result"]["tools"].clone();
+        let names: Vec<String> = (tools.as_array().expect("tools").iter())
+            .map(|tool| tool["name"].as_str().expect("a name").to_owned())
+            .collect();
+        names
+    };
+    let read = names(&["--tools", "read"]);
+    assert!(read.contains(&"conflicts".to_owned()), "{read:?}");
+    assert!(!read.contains(&"conflicts_settle".to_owned()), "{read:?}");
+    assert!(names(&["--tools", "write"]).contains(&"conflicts_settle".to_owned()));
+
+    let mut session = Session::start(&env);
+    session.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    let list = session.call(2, "conflicts", json!({}));
+    assert_eq!(list["isError"], false, "{list}");
+    assert_eq!(list["structuredContent"], listed);
+    let before = env.json(&["log"]);
+    let refused = session.call(3, "conflicts_settle", json!({"take": "theirs"}));
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert_eq!(env.json(&["log"]), before, "a refused settle wrote");
+    let settled = session.call(
+        4,
+        "conflicts_settle",
+        json!({"all": true, "take": "theirs"}),
+    );
+    assert_eq!(settled["isError"], false, "{settled}");
+    assert!(
+        settled["structuredContent"]["revision"].is_u64(),
+        "{settled}"
+    );
+    let after = session.call(5, "conflicts", json!({}));
+    assert_eq!(
+        after["structuredContent"]["conflicts"],
+        json!([]),
+        "{after}"
+    );
+    session.close();
 }

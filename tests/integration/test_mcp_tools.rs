@@ -96,6 +96,7 @@ fn base_arguments(tool: &str) -> Option<Value> {
         "recheck" => json!({"checkpoint": true, "dry_run": true}),
         "graph" => json!({"frontier": true}),
         "retrieve" => json!({"query": "lexer spans"}),
+        "conflicts_settle" => json!({"all": true, "take": "theirs", "dry_run": true}),
         _ => return None,
     })
 }
@@ -155,9 +156,10 @@ fn regression_50_empty_and_null_lists_are_arguments_not_given() {
         });
         id += 1;
         let plain = session.call(id, name, base.clone());
-        // `propose` finds no proposal-ready observation in this store: its answer is a refusal,
-        // which must still be the same whether the lists are omitted, empty or null.
-        if name != "propose" {
+        // `propose` finds no proposal-ready observation in this store, and `conflicts_settle`
+        // no open conflict: their answer is a refusal, which must still be the same whether
+        // the lists are omitted, empty or null.
+        if !["propose", "conflicts_settle"].contains(&name) {
             assert_eq!(plain["isError"], false, "{name} {base}: {plain}");
         }
         let mut variants: Vec<Value> = Vec::new();

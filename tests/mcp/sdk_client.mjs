@@ -20,12 +20,33 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv";
+import { execFileSync } from "node:child_process";
 
 const [BINARY, ROOT] = process.argv.slice(2);
 const REVISIONS = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
 const NEWEST = REVISIONS[REVISIONS.length - 1];
 const failures = [];
 const validator = new AjvJsonSchemaValidator();
+
+/** Commits the store, then sets the checkpoint differently on a new branch `branch` and on the
+ * branch checked out, and merges `branch` with git: one open conflict (the checkpoint). */
+function mergeAConflict(branch) {
+  const run = (program, args) => execFileSync(program, args, { cwd: ROOT, encoding: "utf8" });
+  const git = (...args) => run("git", ["-c", "user.name=sdk", "-c", "user.email=sdk@example.com", ...args]);
+  const commit = (message) => {
+    git("add", "-A");
+    git("commit", "-q", "-m", message);
+  };
+  commit("the store so far");
+  const here = git("rev-parse", "--abbrev-ref", "HEAD").trim();
+  git("checkout", "-q", "-b", branch);
+  run(BINARY, ["checkpoint", "set", "--focus", `${branch}'s focus`, "--next", "merge"]);
+  commit(`${branch}'s checkpoint`);
+  git("checkout", "-q", here);
+  run(BINARY, ["checkpoint", "set", "--focus", `${here}'s focus`, "--next", "merge"]);
+  commit(`${here}'s checkpoint`);
+  git("merge", "-q", "--no-edit", branch);
+}
 
 function check(condition, what) {
   if (!condition) {
@@ -150,7 +171,7 @@ async function everyTool() {
       },
     };
     await call("update", { input: JSON.stringify(checkpoint) });
-    const calls = [
+    const writes = [
       // The one-line writes, each with the arguments its flags name.
       ["note", { text: "the lexer keeps the span on retry", refs: ["src/lexer.rs:1-1#retry_keeps_span"], kind: "finding" }],
       ["node_set", { id: "lexer", title: "Lexer", purpose: "tokens", refs: ["src/lexer.rs"] }],
@@ -163,6 +184,14 @@ async function everyTool() {
       ["subgoal_done", { id: "spans" }],
       ["backlog_add", { title: "measure the lexer" }],
       ["checkpoint_set", { focus: "lexer", next_action: "reread", refs: ["src/lexer.rs"] }],
+    ];
+    for (const [name, args] of writes) {
+      await call(name, args);
+    }
+    mergeAConflict("side");
+    await call("conflicts", {});
+    await call("conflicts_settle", { all: true, take: "theirs" });
+    const calls = [
       // The reads, and revisions as numbers and as strings.
       ["show", {}],
       ["show", { revision: "1" }],
@@ -198,6 +227,7 @@ async function everyTool() {
     await call("node_set", { id: "lexer", purpose: "tokens" });
     await call("node_set", { id: "parser", purpose: "trees" });
     await call("checkpoint_set", { focus: "lexer", next_action: "reread the lexer" });
+    mergeAConflict("other-side");
     const listsTaken = {
       distill: { source_kind: "test", status: "ok", input: "3 passed" },
       propose: {},
@@ -210,6 +240,7 @@ async function everyTool() {
       graph: {},
       map: {},
       retrieve: { query: ["lexer"] },
+      conflicts_settle: { all: true, take: "theirs", dry_run: true },
     };
     for (const [name, tool] of tools) {
       const required = tool.inputSchema.required ?? [];

@@ -58,6 +58,33 @@ def server():
     return StdioServerParameters(command=BINARY, args=["mcp"], cwd=ROOT)
 
 
+def merge_a_conflict(branch):
+    """Commits the store, then sets the checkpoint differently on a new branch `branch` and on
+    the branch checked out, and merges `branch` with git: one open conflict (the checkpoint)."""
+
+    def run(*args):
+        subprocess.run(args, cwd=ROOT, check=True, capture_output=True)
+
+    def git(*args):
+        run("git", "-c", "user.name=sdk", "-c", "user.email=sdk@example.com", *args)
+
+    def commit(message):
+        git("add", "-A")
+        git("commit", "-q", "-m", message)
+
+    commit("the store so far")
+    here = subprocess.run(
+        ["git", "rev-parse", "--abbrev-ref", "HEAD"], cwd=ROOT, check=True, capture_output=True, text=True
+    ).stdout.strip()
+    git("checkout", "-q", "-b", branch)
+    run(BINARY, "checkpoint", "set", "--focus", f"{branch}'s focus", "--next", "merge")
+    commit(f"{branch}'s checkpoint")
+    git("checkout", "-q", here)
+    run(BINARY, "checkpoint", "set", "--focus", f"{here}'s focus", "--next", "merge")
+    commit(f"{here}'s checkpoint")
+    git("merge", "-q", "--no-edit", branch)
+
+
 def text_of(result):
     return "".join(getattr(block, "text", "") for block in result.content)
 
@@ -156,6 +183,9 @@ async def every_tool():
                 ("checkpoint_set", {"focus": "lexer", "next_action": "reread", "refs": ["src/lexer.rs"]}),
             ]:
                 await call(name, arguments)
+            merge_a_conflict("side")
+            await call("conflicts", {})
+            await call("conflicts_settle", {"all": True, "take": "theirs"})
             for name, arguments in [
                 ("show", {}),
                 ("show", {"revision": "1"}),
@@ -188,6 +218,7 @@ async def every_tool():
             await call("node_set", {"id": "lexer", "purpose": "tokens"})
             await call("node_set", {"id": "parser", "purpose": "trees"})
             await call("checkpoint_set", {"focus": "lexer", "next_action": "reread the lexer"})
+            merge_a_conflict("other-side")
             lists_taken = {
                 "distill": {"source_kind": "test", "status": "ok", "input": "3 passed"},
                 "propose": {},
@@ -200,6 +231,7 @@ async def every_tool():
                 "graph": {},
                 "map": {},
                 "retrieve": {"query": "lexer"},
+                "conflicts_settle": {"all": True, "take": "theirs", "dry_run": True},
             }
             for name, tool in tools.items():
                 schema = attr(tool, "input_schema", "inputSchema")

@@ -257,15 +257,6 @@ impl<'a> Server<'a> {
         })
     }
 
-    /// The answer to one line, its tool calls run in place: a response, an array of responses
-    /// for a batch, or nothing.
-    pub fn answer_line(&mut self, line: &[u8]) -> Option<Value> {
-        match self.reply_to_line(line) {
-            Reply::Now(answer) => answer,
-            Reply::Call(call) => run(self.ctx, *call),
-        }
-    }
-
     /// What to do with one line: a single tool call goes to the worker.
     fn reply_to_line(&mut self, line: &[u8]) -> Reply {
         if line.iter().all(u8::is_ascii_whitespace) {
@@ -464,8 +455,14 @@ mod tests {
         }
     }
 
-    fn answer_to(line: &str) -> Option<Value> {
-        Server::new(&test_ctx(), Toolbox::default()).answer_line(line.as_bytes())
+    /// The answer to one line, its tool calls run in place: a response, an array of responses
+    /// for a batch, or nothing.
+    fn answer_to(line: impl AsRef<[u8]>) -> Option<Value> {
+        let ctx = test_ctx();
+        match Server::new(&ctx, Toolbox::default()).reply_to_line(line.as_ref()) {
+            Reply::Now(answer) => answer,
+            Reply::Call(call) => run(&ctx, *call),
+        }
     }
 
     fn error_code(answer: &Value) -> i64 {
@@ -508,8 +505,7 @@ mod tests {
             assert_eq!(error_code(&answer), code::PARSE_ERROR, "{answer}");
             assert_eq!(answer["id"], Value::Null);
         }
-        let answer = Server::new(&test_ctx(), Toolbox::default())
-            .answer_line(b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"p\xffing\"}")
+        let answer = answer_to(b"{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"p\xffing\"}")
             .expect("an answer");
         assert_eq!(error_code(&answer), code::PARSE_ERROR, "{answer}");
     }
@@ -577,7 +573,7 @@ mod tests {
         for revision in REVISIONS {
             let line = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                               "params": {"protocolVersion": revision, "capabilities": {}}});
-            let answer = answer_to(&line.to_string()).expect("an answer");
+            let answer = answer_to(line.to_string()).expect("an answer");
             assert_eq!(answer["result"]["protocolVersion"], revision);
         }
         let line = r#"{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "1999-01-01"}}"#;

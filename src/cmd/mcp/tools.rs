@@ -44,7 +44,8 @@ use crate::ui::Ui;
 const SETS: [&str; 3] = ["read", "write", "all"];
 
 /// Every offered command with its declaration. A command with subcommands (`node set`,
-/// `node rm`) is offered as one tool per subcommand, named `node_set`, `node_rm`. Built once:
+/// `node rm`) is offered as one tool per subcommand, named `node_set`, `node_rm`, and as
+/// itself too when the subcommand is optional (`conflicts`, `conflicts_settle`). Built once:
 /// clap keeps names as static strings, so the joined names are made (and kept) only once.
 fn offered() -> &'static [(clap::Command, Tool)] {
     static OFFERED: OnceLock<Vec<(clap::Command, Tool)>> = OnceLock::new();
@@ -56,11 +57,14 @@ fn offered() -> &'static [(clap::Command, Tool)] {
             else {
                 continue;
             };
-            if !command.has_subcommands() {
+            if !command.is_subcommand_required_set() {
                 tools.push((command.clone(), tool));
-                continue;
             }
             for sub in command.get_subcommands() {
+                let tool = tool.subcommand(sub.get_name());
+                if !tool.offered {
+                    continue;
+                }
                 let name = format!("{}{SUBCOMMAND}{}", command.get_name(), sub.get_name());
                 let name: &'static str = Box::leak(name.into_boxed_str());
                 tools.push((sub.clone().name(name), tool));

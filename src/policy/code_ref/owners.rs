@@ -328,11 +328,6 @@ impl OwnerRef<'_> {
             },
         }
     }
-
-    /// See [`RefOwner::is_rewritable`].
-    pub fn is_rewritable(self) -> bool {
-        !matches!(self, OwnerRef::Observation(_) | OwnerRef::Evidence(_))
-    }
 }
 
 /// Visits every code reference the state holds, with the record that carries it: graphs (as

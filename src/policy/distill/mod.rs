@@ -61,23 +61,24 @@ const SALIENT_LINES: usize = 3;
 const FAILURE_LINES: usize = 3;
 const LEADING_LINES: usize = 2;
 
-/// Why a draft cannot be made (the first failure of docs/drafting.md#distill-validation).
+/// Why a draft cannot be made: the first required field found blank (the failures of
+/// docs/drafting.md#distill-validation).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DistillError {
-    /// The source kind is blank.
-    EmptySourceKind,
-    /// The status is blank.
-    EmptyStatus,
-    /// The text is blank.
-    EmptyText,
+pub enum BlankField {
+    /// The source kind.
+    SourceKind,
+    /// The status.
+    Status,
+    /// The text.
+    Text,
 }
 
-impl std::fmt::Display for DistillError {
+impl std::fmt::Display for BlankField {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(match self {
-            DistillError::EmptySourceKind => "source_kind must not be empty",
-            DistillError::EmptyStatus => "status must not be empty",
-            DistillError::EmptyText => "text must not be empty",
+            BlankField::SourceKind => "source_kind must not be empty",
+            BlankField::Status => "status must not be empty",
+            BlankField::Text => "text must not be empty",
         })
     }
 }
@@ -103,14 +104,14 @@ impl DistillRequest {
         subject: Option<&str>,
         evidence_kind: Option<&str>,
         code_refs: Vec<CodeRef>,
-    ) -> Result<DistillRequest, DistillError> {
+    ) -> Result<DistillRequest, BlankField> {
         let source_kind = collapse(source_kind);
         if source_kind.is_empty() {
-            return Err(DistillError::EmptySourceKind);
+            return Err(BlankField::SourceKind);
         }
         let status = collapse(status);
         if status.is_empty() {
-            return Err(DistillError::EmptyStatus);
+            return Err(BlankField::Status);
         }
         let non_empty = |value: Option<&str>| Some(collapse(value?)).filter(|v| !v.is_empty());
         let evidence_kind =
@@ -127,10 +128,10 @@ impl DistillRequest {
     /// Drafts the observation and its evidence from the digested text
     /// (docs/drafting.md#distill-summary-and-ids; the empty text is step 3 of
     /// docs/drafting.md#distill-validation).
-    pub fn distill(self, text: TextDigest) -> Result<Distilled, DistillError> {
+    pub fn distill(self, text: TextDigest) -> Result<Distilled, BlankField> {
         let text = text.finish();
         if text.collapsed.is_empty() {
-            return Err(DistillError::EmptyText);
+            return Err(BlankField::Text);
         }
         let source_output = is_source_output(&self.source_kind);
         let verification = default_evidence_kind(&self.source_kind) == "verification";

@@ -163,16 +163,16 @@ fn evidence_kind_defaults_follow_the_table_in_order() {
 fn validation_runs_in_order() {
     assert_eq!(
         DistillRequest::new(" \t", "", None, None, vec![]),
-        Err(DistillError::EmptySourceKind)
+        Err(BlankField::SourceKind)
     );
     assert_eq!(
         DistillRequest::new("tool", " \n", None, None, vec![]),
-        Err(DistillError::EmptyStatus)
+        Err(BlankField::Status)
     );
     let request = DistillRequest::new("tool", "ok", None, None, vec![]).expect("request");
     assert_eq!(
         request.distill(TextDigest::of(" \n\r\n ")),
-        Err(DistillError::EmptyText)
+        Err(BlankField::Text)
     );
 }
 

@@ -15,11 +15,11 @@ mod compare;
 mod status;
 mod watch;
 
-pub use compare::commits_to_compare;
-pub use compare::definitions_to_compare;
-pub use compare::manifest_changes;
-pub use status::graph_freshness;
-pub use status::retrieval_freshness;
+pub(crate) use compare::commits_to_compare;
+pub(crate) use compare::definitions_to_compare;
+pub(crate) use compare::manifest_changes;
+pub(crate) use status::graph_freshness;
+pub(crate) use status::retrieval_freshness;
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
@@ -280,17 +280,6 @@ pub enum CertificateStatus {
     /// Nothing can tell: references written before fingerprints where git cannot say what
     /// changed, or whose file cannot be read.
     NotCheckable,
-}
-
-impl CertificateStatus {
-    /// The snake_case name, as in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CertificateStatus::Unchanged => "unchanged",
-            CertificateStatus::ChangedSinceChecked => "changed_since_checked",
-            CertificateStatus::NotCheckable => "not_checkable",
-        }
-    }
 }
 
 /// What was checked of one graph node or the investigation checkpoint, and whether it still

@@ -14,8 +14,6 @@
 mod budget;
 mod sections;
 
-pub use budget::LeftOut;
-pub use budget::PromptPart;
 pub use budget::Rendered;
 pub use budget::render;
 pub use budget::render_counted;

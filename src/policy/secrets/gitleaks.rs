@@ -31,9 +31,6 @@ use serde::Deserialize;
 /// The rule file, verbatim.
 const RULES_TOML: &str = include_str!("gitleaks.toml");
 
-/// The license the rule file is distributed under.
-pub const LICENSE: &str = include_str!("gitleaks.LICENSE");
-
 /// One match of a rule: where the secret is, and the rule's id.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RuleMatch {
@@ -442,29 +439,32 @@ fn line_around(bytes: &[u8], range: Range<usize>) -> &[u8] {
     &bytes[start..end]
 }
 
-/// How many rules apply to text (path-bound ones are left out), and the ids of any whose
-/// pattern does not compile.
-pub fn rule_health() -> (usize, Vec<String>) {
-    let set = &*RULE_SET;
-    let broken = set
-        .rules
-        .iter()
-        .filter(|rule| rule.regex().is_none())
-        .map(|rule| rule.kind.clone())
-        .chain(
-            set.global
-                .iter()
-                .chain(set.rules.iter().flat_map(|rule| &rule.allowlists))
-                .filter(|list| !list.regexes.is_empty() && list.regex().is_none())
-                .map(|_| "an allowlist".to_owned()),
-        )
-        .collect();
-    (set.rules.len(), broken)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The license the rule file is distributed under.
+    const LICENSE: &str = include_str!("gitleaks.LICENSE");
+
+    /// How many rules apply to text (path-bound ones are left out), and the ids of any whose
+    /// pattern does not compile.
+    fn rule_health() -> (usize, Vec<String>) {
+        let set = &*RULE_SET;
+        let broken = set
+            .rules
+            .iter()
+            .filter(|rule| rule.regex().is_none())
+            .map(|rule| rule.kind.clone())
+            .chain(
+                set.global
+                    .iter()
+                    .chain(set.rules.iter().flat_map(|rule| &rule.allowlists))
+                    .filter(|list| !list.regexes.is_empty() && list.regex().is_none())
+                    .map(|_| "an allowlist".to_owned()),
+            )
+            .collect();
+        (set.rules.len(), broken)
+    }
 
     fn kinds(text: &str) -> Vec<&'static str> {
         find(text, &text.to_lowercase())

@@ -38,10 +38,7 @@ use regex::Regex;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::state::patch::Patch;
 use crate::state::problem::Problem;
-
-pub use gitleaks::LICENSE as GITLEAKS_LICENSE;
 
 /// How many secrets of one kind were redacted.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, schemars::JsonSchema)]
@@ -281,15 +278,6 @@ pub fn redactions(found: BTreeMap<&'static str, usize>) -> Vec<Redaction> {
         .collect()
 }
 
-/// Redacts every string in the patch, returning the cleaned patch and what was found. Fails
-/// (rather than store the original) in the one case where the cleaned value no longer decodes
-/// as a patch.
-pub fn redact_patch(patch: Patch) -> Result<(Patch, Vec<Redaction>), Problem> {
-    let mut found = BTreeMap::new();
-    let patch = redact_serialized(patch, &mut found)?;
-    Ok((patch, redactions(found)))
-}
-
 /// Redacts every string of any serializable record (a patch, an evidence record), counting
 /// into `found`. Fails when the cleaned value no longer decodes as `T`: a problem with the
 /// record as a whole (serde's message says where, when it knows).
@@ -397,6 +385,14 @@ fn locate<'v>(value: &'v Value, path: &mut Vec<Step<'v>>, found: &mut Vec<Locate
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::patch::Patch;
+
+    /// Redacts every string in the patch, returning the cleaned patch and what was found.
+    fn redact_patch(patch: Patch) -> Result<(Patch, Vec<Redaction>), Problem> {
+        let mut found = BTreeMap::new();
+        let patch = redact_serialized(patch, &mut found)?;
+        Ok((patch, redactions(found)))
+    }
 
     fn redact(text: &str) -> (String, BTreeMap<&'static str, usize>) {
         let mut found = BTreeMap::new();

@@ -16,6 +16,7 @@ use tantivy::query::BooleanQuery;
 
 use super::Mode;
 use super::Request;
+use crate::search::READ_CANCELLED;
 use crate::search::embed::TokenCache;
 use crate::search::exact;
 use crate::search::index;
@@ -319,7 +320,8 @@ fn search_lexical(
 }
 
 /// Streams the files in scope and ranks what matched (no usable index; [`stream`]): a scan
-/// costs about a `grep` of the tree plus the tokenizing of the lines that match.
+/// costs about a `grep` of the tree plus the tokenizing of the lines that match. Fails with
+/// [`READ_CANCELLED`] once `cancelled` says the caller gave up, before the next file.
 pub(super) fn scan_if(
     root: &Path,
     listing: &Listing,
@@ -327,9 +329,10 @@ pub(super) fn scan_if(
     queries: &Queries,
     terms: &[QueryTerm],
     identifiers: &[String],
-) -> Option<ChunkSearch> {
+    cancelled: &(dyn Fn() -> bool + Sync),
+) -> Result<Option<ChunkSearch>> {
     if !queries.wanted() {
-        return None;
+        return Ok(None);
     }
     let in_scope: Vec<&walk::FileStat> = listing
         .files
@@ -346,20 +349,22 @@ pub(super) fn scan_if(
             definitions: queries.definitions.is_some(),
             tests_wanted: request.tests_wanted,
         },
-    );
+        cancelled,
+    )
+    .ok_or_else(|| anyhow::anyhow!(READ_CANCELLED))?;
     let path_of = |file: &rank::FileScore| {
         usize::try_from(file.file_id)
             .ok()
             .and_then(|index| in_scope.get(index))
             .map(|stat| candidate(&stat.path, file))
     };
-    Some(ChunkSearch {
+    Ok(Some(ChunkSearch {
         candidates: streamed.text.iter().filter_map(path_of).collect(),
         definitions: streamed.definitions.iter().filter_map(path_of).collect(),
         chunk_count: streamed.chunk_count,
         scanned_files: streamed.scanned_files,
         ..ChunkSearch::default()
-    })
+    }))
 }
 
 /// The summary of a query-time scan, or the baseline when no scan was needed.

@@ -38,9 +38,6 @@ mod hits;
 
 use chunks::ChunkSearch;
 use chunks::Queries;
-pub use fuse::CITED_WEIGHT;
-pub use fuse::EXACT_WEIGHT;
-pub use fuse::RRF_K;
 pub use fuse::names_identifier;
 
 /// Results when no limit is given.
@@ -163,12 +160,15 @@ pub struct Answer {
 }
 
 /// Answers `request` over the work tree at `root`, using the persistent index in `cache_dir`
-/// when there is a usable one. `now_unix_seconds` stamps a query-time scan.
+/// when there is a usable one. `now_unix_seconds` stamps a query-time scan. A scan asks
+/// `cancelled` before each file and fails with [`crate::search::READ_CANCELLED`] once the
+/// caller gave up.
 pub fn retrieve(
     root: &Path,
     cache_dir: Option<&Path>,
     request: &Request,
     now_unix_seconds: i64,
+    cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<Answer> {
     let mut analyzer = tokenize::analyzer();
     let words = tokenize::query_words(&mut analyzer, &request.query);
@@ -192,7 +192,15 @@ pub fn retrieve(
     // the manifest marked stale when there is one (docs/retrieval.md#retrieval-summary), the scan's
     // own otherwise.
     let scan = |manifest: Option<&Manifest>| -> Result<(Option<ChunkSearch>, RetrievalState)> {
-        let found = chunks::scan_if(root, &listing, request, &queries, &terms, &identifiers);
+        let found = chunks::scan_if(
+            root,
+            &listing,
+            request,
+            &queries,
+            &terms,
+            &identifiers,
+            cancelled,
+        )?;
         let state = match manifest {
             Some(manifest) => {
                 crate::search::manifest_summary(root, manifest, RetrievalStatus::Stale, Vec::new())
@@ -311,7 +319,7 @@ mod tests {
         std::fs::write(root.join("src/other.rs"), "fn unrelated() {}\n").expect("write");
         let request =
             Request::new("where are patches validated", None, vec![], Mode::Hybrid).expect("valid");
-        let answer = retrieve(root, None, &request, 7).expect("answer");
+        let answer = retrieve(root, None, &request, 7, &|| false).expect("answer");
         assert_eq!(answer.results.len(), 1);
         let hit = &answer.results[0];
         assert_eq!(
@@ -321,5 +329,32 @@ mod tests {
         assert_eq!((hit.start_line, hit.end_line), (Some(1), Some(3)));
         assert_eq!(answer.index.index.indexed_file_count, Some(2));
         assert_eq!(answer.index.index.last_indexed_at_unix_seconds, Some(7));
+    }
+
+    #[test]
+    fn a_cancelled_scan_stops_before_its_next_file() {
+        use std::sync::atomic::AtomicUsize;
+        use std::sync::atomic::Ordering;
+        let dir = tempfile::tempdir().expect("tempdir");
+        for n in 0..300 {
+            let source = format!("fn validate_{n}(patch: &Patch) -> bool {{ true }}\n");
+            std::fs::write(dir.path().join(format!("m{n}.rs")), source).expect("write");
+        }
+        let request = Request::new("validate patch", None, vec![], Mode::Hybrid).expect("valid");
+        // The caller gives up once 20 files were asked about: each thread then stops at its
+        // next question, and no file after it is read.
+        let asked = AtomicUsize::new(0);
+        let cancelled = || asked.fetch_add(1, Ordering::SeqCst) >= 20;
+        let err = retrieve(dir.path(), None, &request, 7, &cancelled).expect_err("cancelled");
+        assert_eq!(err.to_string(), crate::search::READ_CANCELLED);
+        let threads = crate::parallel::cores();
+        assert!(
+            asked.load(Ordering::SeqCst) <= 20 + threads + 1,
+            "files were read after the cancel: asked {} times",
+            asked.load(Ordering::SeqCst)
+        );
+        // Not cancelled, the same scan answers.
+        let answer = retrieve(dir.path(), None, &request, 7, &|| false).expect("answer");
+        assert!(!answer.results.is_empty());
     }
 }

@@ -188,26 +188,6 @@ impl Fold {
         }
     }
 
-    /// Records folded so far, base included.
-    pub fn len(&self) -> usize {
-        self.lineage.len()
-    }
-
-    /// Whether nothing has been folded.
-    pub fn is_empty(&self) -> bool {
-        self.lineage.is_empty()
-    }
-
-    /// Whether this fold's records saw every record before them.
-    pub fn is_linear(&self) -> bool {
-        self.lineage.is_linear()
-    }
-
-    /// Whether `id` is one of this fold's records.
-    pub fn contains(&self, id: &str) -> bool {
-        self.lineage.contains(id)
-    }
-
     /// Folds the next record (in fold order).
     pub fn push(&mut self, record: &Record) {
         let position = self.lineage.push(record);

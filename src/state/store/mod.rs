@@ -47,7 +47,6 @@ use anyhow::Result;
 use crate::state::error::StoreError;
 use crate::state::fs;
 use crate::state::git;
-pub use crate::state::segments::History;
 pub use crate::state::segments::SegmentProblem;
 pub use crate::state::segments::Segments;
 use crate::state::snapshot::Parts;
@@ -64,12 +63,9 @@ mod tail;
 mod verify;
 mod write;
 
-pub use history::Listing;
-pub use history::Prefix;
 pub use history::Revision;
 pub use read::Head;
 pub use verify::SecretScan;
-pub use verify::Verified;
 pub use verify::VerifyProblem;
 pub use write::Committed;
 pub use write::Draft;
@@ -144,8 +140,6 @@ pub struct Store {
     /// What the checked-out commit holds of the rollout, once looked up.
     committed: committed::CommittedMemo,
 }
-
-pub use crate::state::model::ListTotals;
 
 impl Store {
     /// Finds the store: `.epiphany/` in `start` or the nearest parent that has one, as git finds
