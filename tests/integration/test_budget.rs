@@ -35,6 +35,9 @@ fn cited_repository() -> TestEnv {
 #[test]
 fn past_the_deadline_prompt_and_session_start_leave_files_out_and_name_them() {
     let env = cited_repository().with_var("EPIPHANY_PARSE_TIME_MS", "0");
+    // What an earlier read parsed is kept; without it, the cited file must be parsed now.
+    let cache = env.root().join(".epiphany/cache/definitions.msgpack");
+    let _ = std::fs::remove_file(&cache);
     let prompt = env.run_limited(&["prompt"], "", MEMORY_LIMIT);
     assert_eq!(prompt.code, 0, "{prompt}");
     // The map section names what it left out; nothing was parsed, so no file is shown.
@@ -69,6 +72,7 @@ fn past_the_deadline_prompt_and_session_start_leave_files_out_and_name_them() {
         "{context}"
     );
     assert!(hook.stderr.contains("1 cited file(s) not parsed"), "{hook}");
+    assert!(!cache.exists(), "a parse cut short is not kept");
 
     // The next command with time to parse maps every file and judges by definitions again:
     // nothing about the cut-short run was kept.
