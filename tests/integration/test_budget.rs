@@ -10,9 +10,15 @@ use crate::common::TestEnv;
 const MEMORY_LIMIT: u64 = 1024 * 1024 * 1024;
 
 /// A repository whose state cites a symbol in a parsed file, with more parsed files beside it.
+/// The cited file is long enough for its parse to look at the deadline (the parser reports its
+/// progress every hundred steps; a few lines finish before the first report).
 fn cited_repository() -> TestEnv {
     let env = TestEnv::new();
-    env.write("src/lib.rs", "pub fn parse_config() -> u8 {\n    0\n}\n");
+    let filler: String = (0..2_000).map(|i| format!("fn f{i}() {{}}\n")).collect();
+    env.write(
+        "src/lib.rs",
+        format!("pub fn parse_config() -> u8 {{\n    0\n}}\n{filler}"),
+    );
     env.write(
         "src/other.rs",
         "pub fn other() { crate::parse_config(); }\n",
