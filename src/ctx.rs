@@ -41,7 +41,7 @@ pub const PARSE_TIME_MS: &str = "EPIPHANY_PARSE_TIME_MS";
 /// references cite. Ordinary code within reach parses in far less; past it, what is left is
 /// left out and named, so that a repository of hostile files (each within its own parse budget,
 /// but twenty of them) cannot hold a session start for tens of seconds.
-pub const PARSE_TIME: Duration = Duration::from_secs(1);
+pub const PARSE_TIME: Duration = Duration::from_secs(5);
 
 /// Every variable of epiphany's own that [`Ctx::from_env`] reads, with what it does: the
 /// top-level `--help` lists these (git's own variables, `GIT_DIR` and `GIT_WORK_TREE`, are
@@ -65,7 +65,7 @@ pub const VARIABLES: [(&str, &str); 5] = [
     ),
     (
         PARSE_TIME_MS,
-        "for tests only: how long `prompt`, `hook session-start` and `map` may parse (default 1000)",
+        "for tests only: how long `prompt`, `hook session-start` and `map` may parse (default 5000)",
     ),
 ];
 
