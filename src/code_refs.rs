@@ -44,6 +44,8 @@ use crate::policy::recheck::CitedFiles;
 use crate::policy::update::UpdateRefusal;
 use crate::search::definitions::DefinitionCache;
 use crate::search::syntax;
+use crate::search::syntax::Deadline;
+use crate::search::syntax::Late;
 use crate::state::git;
 use crate::state::model::CodeRef;
 use crate::state::model::GraphKind;
@@ -318,7 +320,7 @@ pub fn audit_refs(
         }
         settled.push((label, code_ref, Some(exists)));
     }
-    let files = read_files(&resolver.root, &wanted, Parser::Fresh);
+    let files = read_files(&resolver.root, &wanted, Parser::FRESH);
     for (label, code_ref, exists) in settled {
         match exists {
             None => {}
@@ -332,7 +334,7 @@ pub fn audit_refs(
             ))),
             Some(true) => {
                 code_ref.planned = false;
-                let file = files.get(&code_ref.path).unwrap_or(&CitedFile::Missing);
+                let file = files.get(&code_ref.path).map_or(&CitedFile::Missing, |(file, _)| file);
                 let problems = located_problems(code_ref, file);
                 for problem in &problems {
                     audit.problems.push(Problem::new(
@@ -469,25 +471,50 @@ pub fn read_cited_files(
     wanted: &BTreeMap<String, BTreeSet<String>>,
     cache: Option<&DefinitionCache>,
 ) -> CitedFiles {
-    let parser = cache.map_or(Parser::Fresh, Parser::Cached);
-    CitedFiles {
-        files: read_files(root, wanted, parser),
-    }
+    read_cited_files_by(root, wanted, cache, Deadline::NONE).0
 }
 
-/// How the cited files of a parsed language are parsed: afresh, or through the cache of
-/// earlier parses.
+/// [`read_cited_files`] within the command's `deadline`, and the files it cut the parse of
+/// short, sorted: their references are judged by the lines the symbol occurs on, as in a
+/// language that is not parsed.
+pub fn read_cited_files_by(
+    root: &Path,
+    wanted: &BTreeMap<String, BTreeSet<String>>,
+    cache: Option<&DefinitionCache>,
+    deadline: Deadline,
+) -> (CitedFiles, Vec<String>) {
+    let parser = Parser { cache, deadline };
+    let files = read_files(root, wanted, parser);
+    let mut late: Vec<String> = (files.iter())
+        .filter(|(_, (_, late))| *late)
+        .map(|(path, _)| path.clone())
+        .collect();
+    late.sort();
+    let files = (files.into_iter())
+        .map(|(path, (cited, _))| (path, cited))
+        .collect();
+    (CitedFiles { files }, late)
+}
+
+/// How the cited files of a parsed language are parsed: afresh or through the cache of earlier
+/// parses, within the command's deadline.
 #[derive(Debug, Clone, Copy)]
-enum Parser<'a> {
-    Fresh,
-    Cached(&'a DefinitionCache),
+struct Parser<'a> {
+    cache: Option<&'a DefinitionCache>,
+    deadline: Deadline,
 }
 
 impl Parser<'_> {
-    fn definitions(self, path: &str, text: &str) -> Option<Vec<Definition>> {
-        match self {
-            Parser::Fresh => syntax::definitions(path, text),
-            Parser::Cached(cache) => cache.definitions(path, text),
+    /// Parses everything it is asked to.
+    const FRESH: Parser<'static> = Parser {
+        cache: None,
+        deadline: Deadline::NONE,
+    };
+
+    fn definitions(self, path: &str, text: &str) -> Result<Option<Vec<Definition>>, Late> {
+        match self.cache {
+            None => syntax::definitions_by(path, text, self.deadline),
+            Some(cache) => cache.definitions(path, text, self.deadline),
         }
     }
 }
@@ -524,10 +551,10 @@ pub fn read_cited_files_at(
     crate::parallel::map_chunks(&found, |piece| {
         (piece.iter())
             .map(|(key, symbols, bytes)| {
-                let parser = Some(Parser::Fresh);
+                let parser = Some(Parser::FRESH);
                 (
                     (*key).clone(),
-                    read_contents(&key.1, bytes, symbols, parser),
+                    read_contents(&key.1, bytes, symbols, parser).0,
                 )
             })
             .collect()
@@ -536,16 +563,17 @@ pub fn read_cited_files_at(
     .collect()
 }
 
+/// Every wanted file as [`read_file`] reads it, and whether the deadline cut its parse short.
 fn read_files(
     root: &Path,
     wanted: &BTreeMap<String, BTreeSet<String>>,
     parser: Parser<'_>,
-) -> HashMap<String, CitedFile> {
+) -> HashMap<String, (CitedFile, bool)> {
     // Links are resolved against the root as the file system has it (it may lie below a link).
     let Ok(real_root) = root.canonicalize() else {
         return wanted
             .keys()
-            .map(|path| (path.clone(), CitedFile::Missing))
+            .map(|path| (path.clone(), (CitedFile::Missing, false)))
             .collect();
     };
     // Files citing a symbol in a parsed language are parsed: spread over the cores, with one
@@ -578,59 +606,70 @@ fn read_files(
 /// Reads `path` below `real_root` (itself resolved). A path is followed through symbolic links
 /// only while it stays inside the root, and only a regular file is read: a committed link to
 /// `/dev/zero` or to a file outside the repository is [`CitedFile::Elsewhere`], never opened.
+/// Says too whether the deadline cut its parse short.
 fn read_file(
     real_root: &Path,
     path: &str,
     symbols: &BTreeSet<String>,
     parse: Option<Parser<'_>>,
     buffer: &mut Vec<u8>,
-) -> CitedFile {
+) -> (CitedFile, bool) {
+    (read_file_below(real_root, path, buffer)).map_or_else(
+        |unread| (unread, false),
+        |()| read_contents(path, buffer, symbols, parse),
+    )
+}
+
+/// Reads `path` below `real_root` into `buffer`, or says what is there instead.
+fn read_file_below(real_root: &Path, path: &str, buffer: &mut Vec<u8>) -> Result<(), CitedFile> {
     if escape_reason(path).is_some() {
-        return CitedFile::Missing;
+        return Err(CitedFile::Missing);
     }
     let Ok(resolved) = real_root.join(path).canonicalize() else {
-        return CitedFile::Missing;
+        return Err(CitedFile::Missing);
     };
     if !resolved.starts_with(real_root) {
-        return CitedFile::Elsewhere;
+        return Err(CitedFile::Elsewhere);
     }
     match std::fs::metadata(&resolved) {
-        Ok(meta) if meta.is_dir() => return CitedFile::Directory,
+        Ok(meta) if meta.is_dir() => return Err(CitedFile::Directory),
         Ok(meta) if meta.is_file() => {}
-        Ok(_) => return CitedFile::Elsewhere,
-        Err(_) => return CitedFile::Missing,
+        Ok(_) => return Err(CitedFile::Elsewhere),
+        Err(_) => return Err(CitedFile::Missing),
     }
     let Ok(mut file) = std::fs::File::open(&resolved) else {
-        return CitedFile::Missing;
+        return Err(CitedFile::Missing);
     };
     // What was opened is checked again: the path may have been swapped since it was resolved.
     if !file.metadata().is_ok_and(|meta| meta.is_file()) {
-        return CitedFile::Elsewhere;
+        return Err(CitedFile::Elsewhere);
     }
     buffer.clear();
     if file.read_to_end(buffer).is_err() {
-        return CitedFile::Missing;
+        return Err(CitedFile::Missing);
     }
-    read_contents(path, buffer, symbols, parse)
+    Ok(())
 }
 
 /// What `bytes`, the contents of `path`, say about `symbols`: where each occurs, and with a
 /// `parse`r, where the language is parsed and the file is no larger than the index takes
 /// ([`MAX_FILE_BYTES`]), their definitions (a symbol means its definition). A larger file is
 /// judged by its lines and mentions, as a language that is not parsed: a committed reference
-/// to a huge file must not make every read parse it.
+/// to a huge file must not make every read parse it. So is a file the parser's deadline cut
+/// short, and then it says so.
 fn read_contents(
     path: &str,
     bytes: &[u8],
     symbols: &BTreeSet<String>,
     parse: Option<Parser<'_>>,
-) -> CitedFile {
+) -> (CitedFile, bool) {
     let scanned = scan_bytes(bytes, symbols);
     let parsed = (std::str::from_utf8(bytes).ok())
         .zip(parse.filter(|_| !is_over_parse_limit(bytes)))
-        .and_then(|(text, parser)| parser.definitions(path, text));
+        .map(|(text, parser)| parser.definitions(path, text));
     match parsed {
-        Some(definitions) => scanned.with_definitions(&definitions),
-        None => scanned,
+        Some(Ok(Some(definitions))) => (scanned.with_definitions(&definitions), false),
+        Some(Err(Late)) => (scanned, true),
+        Some(Ok(None)) | None => (scanned, false),
     }
 }

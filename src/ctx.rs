@@ -9,12 +9,14 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
+use std::time::Instant;
 
 use anyhow::Context;
 use anyhow::Result;
 
 use crate::error;
 use crate::error::Failure;
+use crate::search::syntax::Deadline;
 use crate::state::git;
 use crate::state::store::DEFAULT_SNAPSHOT_EVERY;
 use crate::state::store::Store;
@@ -30,11 +32,21 @@ pub const LOCK_TIMEOUT_MS: &str = "EPIPHANY_LOCK_TIMEOUT_MS";
 pub const SNAPSHOT_EVERY: &str = "EPIPHANY_SNAPSHOT_EVERY";
 /// `EPIPHANY_MODEL`: the embedding model directory.
 pub const MODEL: &str = "EPIPHANY_MODEL";
+/// `EPIPHANY_PARSE_TIME_MS`: for tests only, how long a command that promises its time may
+/// parse ([`PARSE_TIME`] otherwise).
+pub const PARSE_TIME_MS: &str = "EPIPHANY_PARSE_TIME_MS";
+
+/// How long `prompt`, the session-start hook and `map` may spend parsing, counted from the
+/// start of the command and shared by every parse they do: the code map's files and the files
+/// references cite. Ordinary code within reach parses in far less; past it, what is left is
+/// left out and named, so that a repository of hostile files (each within its own parse budget,
+/// but twenty of them) cannot hold a session start for tens of seconds.
+pub const PARSE_TIME: Duration = Duration::from_secs(5);
 
 /// Every variable of epiphany's own that [`Ctx::from_env`] reads, with what it does: the
 /// top-level `--help` lists these (git's own variables, `GIT_DIR` and `GIT_WORK_TREE`, are
 /// honoured as git honours them).
-pub const VARIABLES: [(&str, &str); 4] = [
+pub const VARIABLES: [(&str, &str); 5] = [
     (
         NOW,
         "RFC 3339 time to use as \"now\" (for reproducible tests)",
@@ -50,6 +62,10 @@ pub const VARIABLES: [(&str, &str); 4] = [
     (
         MODEL,
         "the embedding model directory `index` uses when `--model` is not given",
+    ),
+    (
+        PARSE_TIME_MS,
+        "for tests only: how long `prompt`, `hook session-start` and `map` may parse (default 5000)",
     ),
 ];
 
@@ -85,6 +101,10 @@ pub struct Ctx {
     /// long work (`index`, and `retrieve` or `map` reading the work tree) stops at the next
     /// file.
     pub cancel: Cancel,
+    /// When the command started.
+    pub started: Instant,
+    /// How long a command that promises its time may parse ([`PARSE_TIME`]).
+    pub parse_time: Duration,
 }
 
 /// A flag a caller sets to stop a command's long work; never set on the command line.
@@ -186,6 +206,14 @@ impl Ctx {
         let model_dir = std::env::var_os(MODEL)
             .filter(|dir| !dir.is_empty())
             .map(|dir| base.join(dir));
+        let parse_time = match std::env::var(PARSE_TIME_MS) {
+            Ok(text) => Duration::from_millis(text.trim().parse().map_err(|_| {
+                Failure::usage(format!(
+                    "{PARSE_TIME_MS}=`{text}` is not a number of milliseconds"
+                ))
+            })?),
+            Err(_) => PARSE_TIME,
+        };
         Ok(Ctx {
             cwd,
             ui,
@@ -195,6 +223,8 @@ impl Ctx {
             stdin,
             model_dir,
             cancel: Cancel::default(),
+            started: Instant::now(),
+            parse_time,
         })
     }
 
@@ -210,6 +240,12 @@ impl Ctx {
     pub fn stdin_is_terminal(&self) -> bool {
         use std::io::IsTerminal;
         matches!(self.stdin, Stdin::Process) && std::io::stdin().is_terminal()
+    }
+
+    /// The deadline shared by every parse of a command that promises its time (`prompt`, the
+    /// session-start hook, `map`): [`Ctx::parse_time`] after it started.
+    pub fn parse_deadline(&self) -> Deadline {
+        Deadline::at(self.started + self.parse_time)
     }
 
     /// The store that contains the working directory.

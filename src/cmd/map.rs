@@ -21,6 +21,7 @@ use crate::policy::picture::Language;
 use crate::search::outlines;
 use crate::search::outlines::Source;
 use crate::search::syntax;
+use crate::search::syntax::Deadline;
 use crate::state::model::State;
 use crate::state::store::Store;
 use crate::state::walk::max_bytes;
@@ -97,7 +98,8 @@ pub struct MapReport {
     pub source: Source,
     /// Parsed files ranked.
     pub ranked_files: usize,
-    /// Parsed files left out because parsing without an index ran out of time.
+    /// Files of a parsed language left out because parsing ran out of time (without an index,
+    /// or the command's own time to parse).
     pub left_out_files: usize,
     /// The shown files, best first, with their key definitions.
     pub files: Vec<MapFile>,
@@ -122,14 +124,15 @@ impl Report for MapReport {
 }
 
 /// The outlines of the tree at `root` (from the index in `cache_dir`, or parsed now for at
-/// most `budget`) and the seeds of its ranking: what `state` cites and every focus. A focus
-/// that names nothing is a usage error; the parsing stops once `cancelled` says so.
+/// most the scan budget), no parse past the deadline, and the seeds of its ranking: what
+/// `state` cites and every focus. A focus that names nothing is a usage error; the parsing
+/// stops once `cancelled` says so.
 pub fn build(
     root: &std::path::Path,
     cache_dir: Option<&std::path::Path>,
     state: Option<&State>,
     focus: &[String],
-    budget: Duration,
+    (budget, deadline): (Duration, Deadline),
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<(outlines::Gathered, Seeds)> {
     let mut seeds = state.map(Seeds::from_state).unwrap_or_default();
@@ -149,7 +152,7 @@ pub fn build(
                 .iter()
                 .any(|focus| path == focus || is_under(path, focus))
     };
-    let gathered = outlines::gather(root, cache_dir, &is_wanted, budget, cancelled)?;
+    let gathered = outlines::gather(root, cache_dir, &is_wanted, budget, deadline, cancelled)?;
     for (raw, focus) in focus.iter().zip(&focus_paths) {
         let before = seeds.clone();
         let nodes = state
@@ -206,21 +209,24 @@ fn is_under(path: &str, dir: &str) -> bool {
 }
 
 /// The compact map `prompt` and the session-start hook carry: the file blocks (path line and
-/// definition lines, best first) of at most [`COMPACT_MAX_CHARS`], seeded by the state.
-pub fn compact_blocks(store: &Store, state: &State) -> Vec<String> {
+/// definition lines, best first) of at most [`COMPACT_MAX_CHARS`], seeded by the state, parsed
+/// within the command's deadline; when parsing ran out of time, a last block names what it
+/// left out.
+pub fn compact_blocks(ctx: &Ctx, store: &Store, state: &State) -> Vec<String> {
     let Ok((gathered, seeds)) = build(
         store.root(),
         Some(&store.cache_dir()),
         Some(state),
         &[],
-        COMPACT_SCAN_BUDGET,
+        (COMPACT_SCAN_BUDGET, ctx.parse_deadline()),
         &|| false,
     ) else {
         return Vec::new();
     };
-    code_map::select(ranked(&gathered, &seeds), COMPACT_MAX_CHARS)
-        .iter()
+    let selected = code_map::select(ranked(&gathered, &seeds), COMPACT_MAX_CHARS);
+    (selected.iter())
         .map(|file| code_map::render(std::slice::from_ref(file)))
+        .chain(code_map::left_out_line(&gathered.left_out))
         .collect()
 }
 
@@ -261,15 +267,11 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         cache_dir.as_deref(),
         state,
         &args.focus,
-        SCAN_BUDGET,
+        (SCAN_BUDGET, ctx.parse_deadline()),
         &cancelled,
     )?;
-    if gathered.left_out > 0 {
-        ctx.ui.status(&format!(
-            "note: no index; {} file(s) parsed within the time bound, {} left out (run `epiphany index` for the whole tree)",
-            gathered.files.len(),
-            gathered.left_out
-        ));
+    if let Some(line) = code_map::left_out_line(&gathered.left_out) {
+        ctx.ui.status(&format!("note: {line}"));
     }
     let files = code_map::select(ranked(&gathered, &seeds), args.max_chars);
     let picture = args
@@ -279,7 +281,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     ctx.ui.emit(&MapReport {
         source: gathered.source,
         ranked_files: gathered.files.len(),
-        left_out_files: gathered.left_out,
+        left_out_files: gathered.left_out.len(),
         files,
         picture,
     })?;

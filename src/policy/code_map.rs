@@ -519,6 +519,31 @@ pub fn render(files: &[MapFile]) -> String {
     out
 }
 
+/// How many left-out files [`left_out_line`] names.
+const LEFT_OUT_NAMED: usize = 3;
+
+/// The line that says which files of a parsed language the map left out because parsing ran
+/// out of time (sorted paths): how many, the first few by name (escaped: they are the
+/// repository's text), and how to map them all. `None` when none was.
+pub fn left_out_line(left_out: &[String]) -> Option<String> {
+    let (first, rest) = (
+        left_out.iter().take(LEFT_OUT_NAMED),
+        left_out.len().saturating_sub(LEFT_OUT_NAMED),
+    );
+    let mut named: Vec<String> = first.map(|path| for_agent(path).into_owned()).collect();
+    if named.is_empty() {
+        return None;
+    }
+    if rest > 0 {
+        named.push(format!("{rest} more"));
+    }
+    Some(format!(
+        "{} file(s) left out, parsing ran out of time: {} (`epiphany index` maps them all)",
+        left_out.len(),
+        named.join(", ")
+    ))
+}
+
 /// The shown files as a picture: files as nodes, an edge where one shown file references a
 /// name another defines.
 pub fn picture(files: &[MapFile], inputs: &[MapInput<'_>], language: Language) -> String {
@@ -546,6 +571,24 @@ pub fn picture(files: &[MapFile], inputs: &[MapInput<'_>], language: Language) -
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_files_left_out_are_counted_and_the_first_named_escaped() {
+        assert_eq!(left_out_line(&[]), None);
+        let one = left_out_line(&["src/a.rs".to_owned()]).expect("a line");
+        assert_eq!(
+            one,
+            "1 file(s) left out, parsing ran out of time: src/a.rs (`epiphany index` maps them all)"
+        );
+        let paths = ["a\n</epiphany_state>.rs", "b.rs", "c.rs", "d.rs", "e.rs"].map(String::from);
+        let many = left_out_line(&paths).expect("a line");
+        assert!(many.starts_with("5 file(s) left out"), "{many}");
+        assert!(many.contains(", c.rs, 2 more ("), "{many}");
+        assert!(
+            !many.contains('\n') && !many.contains("</epiphany_state>"),
+            "{many}"
+        );
+    }
 
     fn outline(defs: &[&str], refs: &[&str]) -> Outline {
         Outline {

@@ -23,6 +23,8 @@ use sha2::Sha256;
 
 use crate::policy::code_map::Definition;
 use crate::search::syntax;
+use crate::search::syntax::Deadline;
+use crate::search::syntax::Late;
 use crate::search::syntax::PARSER_VERSION;
 use crate::state::fs;
 use crate::state::fs::Durability;
@@ -85,13 +87,23 @@ impl DefinitionCache {
         }
     }
 
-    /// What [`syntax::definitions`] gives for `text`, the contents of `path`: from the cache
-    /// when these bytes were parsed before, else parsed now (and kept).
-    pub fn definitions(&self, path: &str, text: &str) -> Option<Vec<Definition>> {
-        let key = key(path, text)?;
+    /// What [`syntax::definitions_by`] gives for `text`, the contents of `path`: from the
+    /// cache when these bytes were parsed before, else parsed now within `deadline` (and kept).
+    pub fn definitions(
+        &self,
+        path: &str,
+        text: &str,
+        deadline: Deadline,
+    ) -> Result<Option<Vec<Definition>>, Late> {
+        let Some(key) = key(path, text) else {
+            return Ok(None);
+        };
         let (definitions, parsed) = match self.known.get(&key) {
             Some(found) => (found.clone(), false),
-            None => (syntax::definitions(path, text)?, true),
+            None => match syntax::definitions_by(path, text, deadline)? {
+                Some(definitions) => (definitions, true),
+                None => return Ok(None),
+            },
         };
         let mut used = self
             .used
@@ -99,7 +111,7 @@ impl DefinitionCache {
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         used.0.insert(key, definitions.clone());
         used.1 |= parsed;
-        Some(definitions)
+        Ok(Some(definitions))
     }
 
     /// Keeps what this command used, when it parsed anything: the entries of files no longer
@@ -134,15 +146,18 @@ mod tests {
         let cache_dir = dir.path().join("cache");
         let text = "fn a() {}\nconst B: u8 = 1;\n";
         let cache = DefinitionCache::open(dir.path(), &cache_dir);
-        let parsed = cache.definitions("src/a.rs", text);
-        assert_eq!(parsed, syntax::definitions("src/a.rs", text));
-        assert!(cache.definitions("README.md", "# a").is_none());
+        let parsed = cache.definitions("src/a.rs", text, Deadline::NONE);
+        assert_eq!(parsed, Ok(syntax::definitions("src/a.rs", text)));
+        assert_eq!(
+            cache.definitions("README.md", "# a", Deadline::NONE),
+            Ok(None)
+        );
         cache.save();
         assert!(cache_dir.join(FILE_NAME).is_file());
 
         let again = DefinitionCache::open(dir.path(), &cache_dir);
         assert_eq!(again.known.len(), 1);
-        assert_eq!(again.definitions("src/a.rs", text), parsed);
+        assert_eq!(again.definitions("src/a.rs", text, Deadline::NONE), parsed);
         // Other bytes, or the same bytes in another language, are another key.
         assert_ne!(key("src/a.rs", text), key("src/a.rs", "fn b() {}\n"));
         assert_ne!(key("src/a.rs", text), key("src/a.c", text));

@@ -399,7 +399,8 @@ mod tests {
         // next question, and no file after it is parsed.
         let asked = AtomicUsize::new(0);
         let cancelled = || asked.fetch_add(1, Ordering::SeqCst) >= 20;
-        let err = outlines::gather(dir.path(), None, &|_| false, budget, &cancelled)
+        let none = syntax::Deadline::NONE;
+        let err = outlines::gather(dir.path(), None, &|_| false, budget, none, &cancelled)
             .expect_err("cancelled");
         assert_eq!(err.to_string(), READ_CANCELLED);
         let threads = crate::parallel::cores();
@@ -409,7 +410,7 @@ mod tests {
             asked.load(Ordering::SeqCst)
         );
         // Not cancelled, every file is parsed.
-        let gathered = outlines::gather(dir.path(), None, &|_| false, budget, &|| false);
+        let gathered = outlines::gather(dir.path(), None, &|_| false, budget, none, &|| false);
         assert_eq!(gathered.expect("gathered").files.len(), 300);
     }
 

@@ -9,7 +9,8 @@
 //!
 //! [`gather`] gives the outlines of the work tree as it is now, for the map: the index's for
 //! unchanged files and files changed since parsed now; without an index, the work tree's
-//! parsed files parsed now, the wanted ones first, until a time bound.
+//! parsed files parsed now, the wanted ones first, until a time bound. Either way no parse
+//! goes past the command's [`Deadline`]: the files it leaves out are named.
 
 use std::path::Path;
 use std::time::Duration;
@@ -24,6 +25,8 @@ use crate::search::index;
 use crate::search::index::Opened;
 use crate::search::manifest;
 use crate::search::syntax;
+use crate::search::syntax::Deadline;
+use crate::search::syntax::Late;
 use crate::search::syntax::Outline;
 use crate::search::syntax::PARSER_VERSION;
 use crate::state::fs;
@@ -134,20 +137,23 @@ pub struct Gathered {
     pub files: Vec<(String, Outline)>,
     /// Where they came from.
     pub source: Source,
-    /// Parsed files left out because the time bound ran out (only without an index).
-    pub left_out: usize,
+    /// Files of a parsed language left out because the time bound (without an index) or the
+    /// command's deadline ran out, sorted.
+    pub left_out: Vec<String>,
 }
 
 /// The outlines of the parsed files under `root` as they are now: from the index in
 /// `cache_dir` when it is usable, files changed since parsed now; otherwise every parsed
 /// file, those `wanted` says first, then those the most other files import ([`first_pass`]),
-/// parsed on every core until `budget` has passed (see [`ALWAYS_PARSED`]). Fails with
-/// [`super::READ_CANCELLED`] once `cancelled`, asked before each file, says the caller gave up.
+/// parsed on every core until `budget` has passed (see [`ALWAYS_PARSED`]). No parse goes past
+/// `deadline`. Fails with [`super::READ_CANCELLED`] once `cancelled`, asked before each file,
+/// says the caller gave up.
 pub fn gather(
     root: &Path,
     cache_dir: Option<&Path>,
     wanted: &(dyn Fn(&str) -> bool + Sync),
     budget: Duration,
+    deadline: Deadline,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Result<Gathered> {
     let started = Instant::now();
@@ -177,13 +183,13 @@ pub fn gather(
             Source::IndexOverlay
         };
         changed.sort_by(|a, b| a.path.cmp(&b.path));
-        let (parsed, _) = parse_all(root, &changed, None, cancelled)?;
+        let (parsed, left_out) = parse_all(root, &changed, None, deadline, cancelled)?;
         files.extend(parsed);
         files.sort_by(|a, b| a.0.cmp(&b.0));
         return Ok(Gathered {
             files,
             source,
-            left_out: 0,
+            left_out,
         });
     }
     let listing = walk::list(root);
@@ -193,7 +199,8 @@ pub fn gather(
         .filter(|stat| syntax::grammar(&stat.path).is_some())
         .collect();
     let parseable = first_pass(root, parseable, wanted, started + budget / 2);
-    let (mut files, left_out) = parse_all(root, &parseable, Some(started + budget), cancelled)?;
+    let bound = Some(started + budget);
+    let (mut files, left_out) = parse_all(root, &parseable, bound, deadline, cancelled)?;
     files.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(Gathered {
         files,
@@ -255,14 +262,17 @@ fn first_pass<'a>(
 /// query, which must not leave a small tree half mapped.
 const ALWAYS_PARSED: usize = 16;
 
-/// Reads and parses `files` on every core, in their order on each; with a deadline, files not
-/// begun by then (past the first [`ALWAYS_PARSED`] of each thread) are left out and counted.
+/// Reads and parses `files` on every core, in their order on each; with a time bound, files
+/// not begun by then (past the first [`ALWAYS_PARSED`] of each thread) are left out, and so are
+/// files `deadline` cuts short or comes before, whatever their place: the paths left out come
+/// back sorted.
 fn parse_all(
     root: &Path,
     files: &[&FileStat],
-    deadline: Option<Instant>,
+    bound: Option<Instant>,
+    deadline: Deadline,
     cancelled: &(dyn Fn() -> bool + Sync),
-) -> Result<(Vec<(String, Outline)>, usize)> {
+) -> Result<(Vec<(String, Outline)>, Vec<String>)> {
     let threads = crate::parallel::cores().min(files.len().div_ceil(16).max(1));
     // Interleaved, so that every thread starts with the first files.
     let pieces: Vec<Vec<&FileStat>> = (0..threads)
@@ -270,21 +280,23 @@ fn parse_all(
         .collect();
     let results = crate::parallel::map_pieces(&pieces, |piece| {
         let mut parsed = Vec::new();
-        let mut left_out = 0;
+        let mut left_out = Vec::new();
         for (done, stat) in piece.iter().enumerate() {
             if cancelled() {
                 break;
             }
-            if done >= ALWAYS_PARSED && deadline.is_some_and(|deadline| Instant::now() >= deadline)
-            {
-                left_out += 1;
+            let bound_past = done >= ALWAYS_PARSED && bound.is_some_and(|at| Instant::now() >= at);
+            if bound_past || deadline.is_past() {
+                left_out.push(stat.path.clone());
                 continue;
             }
             let Ok(text) = walk::read_text(root, stat) else {
                 continue;
             };
-            if let Some(outline) = syntax::outline(&stat.path, &text) {
-                parsed.push((stat.path.clone(), outline));
+            match syntax::outline_by(&stat.path, &text, deadline) {
+                Some(Ok(outline)) => parsed.push((stat.path.clone(), outline)),
+                Some(Err(Late)) => left_out.push(stat.path.clone()),
+                None => {}
             }
         }
         (parsed, left_out)
@@ -293,11 +305,12 @@ fn parse_all(
         anyhow::bail!(super::READ_CANCELLED);
     }
     let mut all = Vec::new();
-    let mut left_out = 0;
+    let mut left_out = Vec::new();
     for (parsed, left) in results {
         all.extend(parsed);
-        left_out += left;
+        left_out.extend(left);
     }
+    left_out.sort();
     Ok((all, left_out))
 }
 

@@ -216,6 +216,43 @@ pub fn list(root: &Path) -> Listing {
     listing
 }
 
+/// The files named one of `names` (git's own: `.gitignore`, `.gitattributes`) in every
+/// directory a walk of `root` reaches, tracked or not, that are something other than a regular
+/// file of at most `limit` bytes (a link, a FIFO, a device), `/`-separated and sorted: a
+/// library that reads such a file itself (libgit2 comparing the work tree, untracked
+/// directories included) could block on it or never finish. Nothing is opened: the walk reads
+/// directories, and the ignore files it honours through [`Ignores`].
+pub fn unsafe_files_named(root: &Path, names: &[&str], limit: u64) -> Vec<String> {
+    let found = Mutex::new(Vec::new());
+    let ignores = Arc::new(Ignores::new(root));
+    builder(root, &ignores).build_parallel().run(|| {
+        Box::new(|entry| {
+            let Ok(entry) = entry else {
+                return WalkState::Continue;
+            };
+            let named = (entry.file_name().to_str()).is_some_and(|name| names.contains(&name));
+            let unsafe_kind = || {
+                let regular = entry.file_type().is_some_and(|kind| kind.is_file());
+                !regular || entry.metadata().map_or(true, |meta| meta.len() > limit)
+            };
+            if named && entry.depth() > 0 && unsafe_kind() {
+                let relative = entry.path().strip_prefix(root).unwrap_or(entry.path());
+                let relative = native_key(&relative.to_string_lossy());
+                found
+                    .lock()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .push(relative);
+            }
+            WalkState::Continue
+        })
+    });
+    let mut found = found
+        .into_inner()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    found.sort();
+    found
+}
+
 /// Reads a listed file as searchable text, or says why it is skipped.
 pub fn read_text(root: &Path, file: &FileStat) -> Result<String, Skip> {
     if file.size_bytes > max_bytes(&file.path) {

@@ -4,6 +4,7 @@
 mod common;
 
 mod test_branches;
+mod test_budget;
 mod test_certificates;
 mod test_conflicts;
 mod test_draft;

@@ -46,7 +46,9 @@ use crate::policy::session::Compaction;
 use crate::policy::session::pre_compact_problem;
 use crate::policy::session::session_start_context;
 use crate::policy::session::session_start_problem;
+use crate::signals::note_late_parses;
 use crate::signals::observe;
+use crate::signals::observe_within;
 use crate::state::fs;
 use crate::state::snapshot::CHECKPOINT_ANCHOR;
 use crate::state::store::Head;
@@ -275,7 +277,9 @@ fn respond(ctx: &Ctx, event: &HostEvent) -> Result<Option<Value>> {
     let head = store.head()?;
     match event {
         HostEvent::SessionStart { host, max_chars } => {
-            let freshness = observe(ctx, &store, &head, None)?.freshness;
+            let observed = observe_within(ctx, &store, &head, None, ctx.parse_deadline())?;
+            note_late_parses(ctx, &observed.late_parses);
+            let freshness = observed.freshness;
             let state = head.has_state().then_some(&head.state);
             let verdict = plan_reorientation(state, &freshness, &assess_pressure(None));
             let staleness = freshness.staleness();
@@ -286,7 +290,7 @@ fn respond(ctx: &Ctx, event: &HostEvent) -> Result<Option<Value>> {
             let compaction = (input.get("source").and_then(Value::as_str) == Some("compact"))
                 .then(|| compaction_facts(&store, &head, &input));
             let code_map = state
-                .map(|state| crate::cmd::map::compact_blocks(&store, state))
+                .map(|state| crate::cmd::map::compact_blocks(ctx, &store, state))
                 .unwrap_or_default();
             let context = session_start_context(
                 state,

@@ -452,6 +452,8 @@ mod tests {
             stdin: crate::ctx::Stdin::Given(Vec::new()),
             model_dir: None,
             cancel: Cancel::default(),
+            started: std::time::Instant::now(),
+            parse_time: crate::ctx::PARSE_TIME,
         }
     }
 

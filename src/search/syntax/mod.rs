@@ -29,7 +29,9 @@
 //! Other languages have no outline here; [`crate::search::symbols`] keeps their line
 //! patterns. A file gets a budget of CPU time and memory to parse and tag ([`tags::budget`],
 //! the memory counted by [`memory`]); one that uses it up (generated or hostile: 50,000 nested
-//! calls) has an empty outline. Pure but for the clocks and the memory count: no I/O. A parser
+//! calls) has an empty outline. A command that promises its time also passes its [`Deadline`],
+//! shared by all its parses: a file it cuts short is [`Late`], and the caller names it as left
+//! out. Pure but for the clocks and the memory count: no I/O. A parser
 //! and a query cursor are kept per thread.
 
 use std::borrow::Cow;
@@ -42,8 +44,10 @@ mod tags;
 mod uses;
 
 use crate::policy::code_map::Form;
-use tags::OverBudget;
+use tags::Stopped;
 use tags::TagQuery;
+
+pub use tags::Deadline;
 
 pub use crate::policy::code_map::Definition;
 pub use crate::policy::code_map::Outline;
@@ -377,22 +381,46 @@ pub fn warm_up<'a>(paths: impl IntoIterator<Item = &'a str>, tags: Tags) {
     }
 }
 
+/// A file the command's [`Deadline`] cut short: it has no outline or definitions this time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Late;
+
 /// The outline of `text`, a file at `path`; `None` when its language is not parsed. A file
 /// that uses up its budget has an empty outline marked [`Outline::over_budget`]: the index
 /// keeps it, so that the file is not parsed again until it changes.
 pub fn outline(path: &str, text: &str) -> Option<Outline> {
-    Some(
-        tagged(path, text, Tags::All)?.unwrap_or_else(|OverBudget| Outline {
+    outline_by(path, text, Deadline::NONE).map(|parsed| parsed.unwrap_or_default())
+}
+
+/// [`outline`] within the command's `deadline`: [`Late`] when it passed first.
+pub fn outline_by(path: &str, text: &str, deadline: Deadline) -> Option<Result<Outline, Late>> {
+    Some(match tagged(path, text, Tags::All, deadline)? {
+        Ok(outline) => Ok(outline),
+        Err(Stopped::OverBudget) => Ok(Outline {
             over_budget: true,
             ..Outline::default()
         }),
-    )
+        Err(Stopped::Late) => Err(Late),
+    })
 }
 
 /// The definitions in `text`, a file at `path`; `None` when its language is not parsed or the
 /// file used up its budget (the caller then reads the text as in other languages).
 pub fn definitions(path: &str, text: &str) -> Option<Vec<Definition>> {
-    Some(tagged(path, text, Tags::Definitions)?.ok()?.definitions)
+    definitions_by(path, text, Deadline::NONE).unwrap_or_default()
+}
+
+/// [`definitions`] within the command's `deadline`: [`Late`] when it passed first.
+pub fn definitions_by(
+    path: &str,
+    text: &str,
+    deadline: Deadline,
+) -> Result<Option<Vec<Definition>>, Late> {
+    match tagged(path, text, Tags::Definitions, deadline) {
+        None | Some(Err(Stopped::OverBudget)) => Ok(None),
+        Some(Err(Stopped::Late)) => Err(Late),
+        Some(Ok(outline)) => Ok(Some(outline.definitions)),
+    }
 }
 
 /// `text` as its grammar can parse it. tree-sitter-rust lexes the primitive type names (`str`,
@@ -478,8 +506,12 @@ const NESTED_DEPTH: usize = 3;
 fn tags_with_nested<'q>(
     query: &'q TagQuery,
     source: &[u8],
-) -> Result<(Vec<tags::Tag<'q>>, tree_sitter::Tree), OverBudget> {
-    let budget = tags::budget(source.len());
+    deadline: Deadline,
+) -> Result<(Vec<tags::Tag<'q>>, tree_sitter::Tree), Stopped> {
+    let budget = tags::Budget {
+        deadline,
+        ..tags::budget(source.len())
+    };
     let (
         tags::Tagged {
             tags: mut found,
@@ -520,13 +552,18 @@ fn line_numbers(text: &str) -> impl Fn(usize) -> u32 {
     }
 }
 
-/// What the tags query finds in `text`, a file at `path`, within its budget; `None` when its
-/// language is not parsed.
-fn tagged(path: &str, text: &str, tags: Tags) -> Option<Result<Outline, OverBudget>> {
+/// What the tags query finds in `text`, a file at `path`, within its budget and `deadline`;
+/// `None` when its language is not parsed.
+fn tagged(
+    path: &str,
+    text: &str,
+    tags: Tags,
+    deadline: Deadline,
+) -> Option<Result<Outline, Stopped>> {
     let grammar = grammar(path)?;
     let query = tag_query(grammar, tags);
     let parsed = parseable(grammar, text);
-    let (found, tree) = match tags_with_nested(query, parsed.as_bytes()) {
+    let (found, tree) = match tags_with_nested(query, parsed.as_bytes(), deadline) {
         Ok(found) => found,
         Err(over) => return Some(Err(over)),
     };
@@ -639,7 +676,7 @@ mod tests {
                 assert!(citable.contains(definition), "{path}: {definition:?}");
             }
             assert!(
-                tagged(path, text, Tags::Definitions)
+                tagged(path, text, Tags::Definitions, Deadline::NONE)
                     .is_some_and(|outline| outline.is_ok_and(|o| o.references.is_empty())),
                 "{path}"
             );

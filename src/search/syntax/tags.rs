@@ -4,7 +4,9 @@
 //! `@definition.<kind>` or `@reference.<kind>` the node it names; other captures (`@doc`) are
 //! not read. A name keeps the tag of the first pattern that tags it, as `tree-sitter-tags` does.
 //!
-//! Both the parse and the query walk stop once the file has used its [`budget`]. Real code
+//! Both the parse and the query walk stop once the file has used its [`budget`], or once the
+//! command's [`Deadline`] for all its parses has passed (a file cut there is [`Stopped::Late`],
+//! not its own fault). Real code
 //! stays inside it; deeply nested code would not: over a line of a million open parentheses
 //! the query walk climbs the whole depth of the tree at every step, and a million nested calls
 //! made the parser allocate gigabytes. `tree-sitter-tags` runs its query walk without a
@@ -108,9 +110,36 @@ pub struct Tagged<'q> {
     pub nested: Vec<Range<usize>>,
 }
 
-/// A file that used up its budget before it was parsed and tagged.
+/// Why a file was not parsed and tagged.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct OverBudget;
+pub enum Stopped {
+    /// It used up its own budget: generated or hostile code.
+    OverBudget,
+    /// The command's deadline for all its parses passed first.
+    Late,
+}
+
+/// When a command stops parsing: every parse it does shares it, so that a command that
+/// promises its time keeps it whatever the repository holds. Made by the command's context
+/// ([`crate::ctx::Ctx::parse_deadline`]); [`Deadline::NONE`] for work that must parse every
+/// file (the index, the check of a write).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Deadline(Option<Instant>);
+
+impl Deadline {
+    /// No deadline.
+    pub const NONE: Deadline = Deadline(None);
+
+    /// A deadline at `instant`.
+    pub fn at(instant: Instant) -> Deadline {
+        Deadline(Some(instant))
+    }
+
+    /// Whether it has passed.
+    pub fn is_past(self) -> bool {
+        self.0.is_some_and(|at| Instant::now() >= at)
+    }
+}
 
 /// What parsing and tagging one file may use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -121,6 +150,8 @@ pub struct Budget {
     /// (the parser and cursor kept for the thread hold the rest), counted where the binary
     /// installed its allocator ([`super::memory`]).
     pub memory: usize,
+    /// The command's deadline.
+    pub deadline: Deadline,
 }
 
 /// The budget of a file of `bytes`.
@@ -140,6 +171,7 @@ pub fn budget(bytes: usize) -> Budget {
     Budget {
         cpu: Duration::from_millis(100) + Duration::from_nanos(wide.saturating_mul(2_000)),
         memory: (64_usize << 20).saturating_add(bytes.saturating_mul(128)),
+        deadline: Deadline::NONE,
     }
 }
 
@@ -149,11 +181,7 @@ thread_local! {
 
 /// The tags `query` finds in `source`, in the order of their names, and its `@nested` nodes,
 /// within `budget`.
-pub fn tags<'q>(
-    query: &'q TagQuery,
-    source: &[u8],
-    budget: Budget,
-) -> Result<Tagged<'q>, OverBudget> {
+pub fn tags<'q>(query: &'q TagQuery, source: &[u8], budget: Budget) -> Result<Tagged<'q>, Stopped> {
     tags_and_tree(query, source, budget).map(|(tagged, _)| tagged)
 }
 
@@ -162,21 +190,21 @@ pub fn tags_and_tree<'q>(
     query: &'q TagQuery,
     source: &[u8],
     budget: Budget,
-) -> Result<(Tagged<'q>, Tree), OverBudget> {
+) -> Result<(Tagged<'q>, Tree), Stopped> {
     let mut meter = Meter::start(budget);
     TOOLS.with(|tools| {
         let (parser, cursor) = &mut *tools.borrow_mut();
         // Only a grammar of another ABI is refused, and compiling its query refused it first.
         parser
             .set_language(&query.language)
-            .map_err(|_| OverBudget)?;
+            .map_err(|_| Stopped::OverBudget)?;
         parser.reset();
         let mut read = |at: usize, _: tree_sitter::Point| source.get(at..).unwrap_or_default();
         let mut on_parse = |_: &tree_sitter::ParseState| meter.tick();
         let options = ParseOptions::new().progress_callback(&mut on_parse);
         let Some(tree) = parser.parse_with_options(&mut read, None, Some(options)) else {
             parser.reset();
-            return Err(OverBudget);
+            return Err(meter.stopped.unwrap_or(Stopped::OverBudget));
         };
         let mut on_query = |_: &tree_sitter::QueryCursorState| meter.tick();
         let options = QueryCursorOptions::new().progress_callback(&mut on_query);
@@ -203,8 +231,8 @@ pub fn tags_and_tree<'q>(
             }
         }
         drop(matches);
-        if meter.stopped {
-            return Err(OverBudget);
+        if let Some(stopped) = meter.stopped {
+            return Err(stopped);
         }
         nested.sort_by_key(|range| range.start);
         let tagged = Tagged {
@@ -220,41 +248,53 @@ pub fn tags_and_tree<'q>(
 /// milliseconds). The thread's CPU clock is a system call, 7% of a full index when read on every
 /// callback; the wall clock is not, and the thread cannot use CPU time faster than wall time,
 /// so the CPU clock is read only once the wall clock says the rest of the budget could be gone.
-/// The memory count is a thread-local read.
+/// The memory count is a thread-local read; the command's deadline is wall time.
 struct Meter {
-    deadline: Duration,
+    cpu_limit: Duration,
     next_reading: Instant,
     memory_limit: isize,
-    stopped: bool,
+    deadline: Deadline,
+    stopped: Option<Stopped>,
 }
 
 impl Meter {
     fn start(budget: Budget) -> Meter {
         let memory = isize::try_from(budget.memory).unwrap_or(isize::MAX);
         Meter {
-            deadline: thread_cpu_time() + budget.cpu,
+            cpu_limit: thread_cpu_time() + budget.cpu,
             next_reading: Instant::now() + budget.cpu,
             memory_limit: memory::held().saturating_add(memory),
-            stopped: false,
+            deadline: budget.deadline,
+            stopped: None,
         }
     }
 
     fn tick(&mut self) -> ControlFlow<()> {
-        if !self.stopped && memory::held() > self.memory_limit {
-            self.stopped = true;
+        if self.stopped.is_none() {
+            self.stopped = self.reading();
+        }
+        match self.stopped {
+            Some(_) => ControlFlow::Break(()),
+            None => ControlFlow::Continue(()),
+        }
+    }
+
+    /// Why the parse must stop now, if it must.
+    fn reading(&mut self) -> Option<Stopped> {
+        if memory::held() > self.memory_limit {
+            return Some(Stopped::OverBudget);
+        }
+        if self.deadline.is_past() {
+            return Some(Stopped::Late);
         }
         let now = Instant::now();
-        if !self.stopped && now >= self.next_reading {
-            match self.deadline.checked_sub(thread_cpu_time()) {
+        if now >= self.next_reading {
+            match self.cpu_limit.checked_sub(thread_cpu_time()) {
                 Some(left) if !left.is_zero() => self.next_reading = now + left,
-                _ => self.stopped = true,
+                _ => return Some(Stopped::OverBudget),
             }
         }
-        if self.stopped {
-            ControlFlow::Break(())
-        } else {
-            ControlFlow::Continue(())
-        }
+        None
     }
 }
 
@@ -374,7 +414,15 @@ mod tests {
             cpu: Duration::ZERO,
             ..budget(text.len())
         };
-        assert_eq!(tags(&query, text.as_bytes(), no_time), Err(OverBudget));
+        assert_eq!(
+            tags(&query, text.as_bytes(), no_time),
+            Err(Stopped::OverBudget)
+        );
+        let past = Budget {
+            deadline: Deadline::at(Instant::now()),
+            ..budget(text.len())
+        };
+        assert_eq!(tags(&query, text.as_bytes(), past), Err(Stopped::Late));
         let found = tags(&query, text.as_bytes(), budget(text.len())).expect("in time");
         assert_eq!(found.tags.len(), 2_000);
         // The parser and the cursor kept for the thread work again after a stop.
@@ -392,6 +440,7 @@ mod tests {
         let mut meter = Meter::start(Budget {
             cpu: Duration::from_secs(60),
             memory: 1_000,
+            deadline: Deadline::NONE,
         });
         assert_eq!(meter.tick(), ControlFlow::Continue(()));
         memory::allocated(1_000);

@@ -20,6 +20,7 @@ use super::open;
 use super::scope_prefix;
 use crate::state::ignores::IGNORE_FILE_LIMIT;
 use crate::state::paths::slash_key;
+use crate::state::walk;
 
 /// Files that differ between commits and the work tree.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -76,10 +77,12 @@ impl std::fmt::Display for Uncompared {
 const FILES_GIT_READS: [&str; 3] = [".gitignore", ".gitattributes", ".gitmodules"];
 
 /// The work-tree files git reads for itself (`.gitignore`, `.gitattributes`, `.gitmodules`:
-/// those at the top and every one git tracks) that are there as something other than a
-/// regular file of at most [`IGNORE_FILE_LIMIT`] bytes, `/`-separated. libgit2 follows a link
-/// where git refuses to, so a committed link to a FIFO would block a comparison with git and a
-/// link to `/dev/zero` would never end: where one is found, libgit2 is not asked to read the
+/// those at the top, every one git tracks, and every one in a directory the walk reaches,
+/// untracked directories included, where libgit2 reads them when it lists untracked files)
+/// that are there as something other than a regular file of at most [`IGNORE_FILE_LIMIT`]
+/// bytes, `/`-separated. libgit2 follows a link where git refuses to, so a committed link to a
+/// FIFO would block a comparison with git, a link to `/dev/zero` would never end, and so would
+/// a FIFO left in an untracked directory: where one is found, libgit2 is not asked to read the
 /// work tree.
 pub(super) fn unreadable_git_files(repo: &Repository) -> Vec<String> {
     let Some(workdir) = repo.workdir() else {
@@ -100,13 +103,18 @@ pub(super) fn unreadable_git_files(repo: &Repository) -> Vec<String> {
                 .filter(|path| read_by_git(path)),
         );
     }
-    paths
-        .into_iter()
+    let mut unsafe_paths: BTreeSet<String> = (paths.into_iter())
         .filter(|path| match std::fs::symlink_metadata(workdir.join(path)) {
             Err(_) => false,
             Ok(meta) => !meta.is_file() || meta.len() > IGNORE_FILE_LIMIT,
         })
-        .collect()
+        .collect();
+    unsafe_paths.extend(walk::unsafe_files_named(
+        workdir,
+        &FILES_GIT_READS,
+        IGNORE_FILE_LIMIT,
+    ));
+    unsafe_paths.into_iter().collect()
 }
 
 /// Lists, for each of `commits`, the files under `scope` that changed between that commit and

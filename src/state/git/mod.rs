@@ -432,11 +432,15 @@ pub fn commit_holds(dir: &Path, commit: &str, path: &Path) -> Option<bool> {
 }
 
 /// Whether the work tree that contains `dir` is exactly HEAD's commit: nothing staged,
-/// changed or untracked (ignored files aside). `false` when git cannot tell.
+/// changed or untracked (ignored files aside). `false` when git cannot tell, or when its own
+/// files cannot be read safely ([`unreadable_git_files`]).
 pub fn is_clean(dir: &Path) -> bool {
     let Ok(repo) = open(dir) else {
         return false;
     };
+    if !unreadable_git_files(&repo).is_empty() {
+        return false;
+    }
     let mut options = git2::StatusOptions::new();
     options.include_untracked(true).include_ignored(false);
     repo.statuses(Some(&mut options))
