@@ -262,6 +262,9 @@ fn first_pass<'a>(
 /// query, which must not leave a small tree half mapped.
 const ALWAYS_PARSED: usize = 16;
 
+/// Parsed files with their outlines, and the paths of the files left out.
+type Parsed = (Vec<(String, Outline)>, Vec<String>);
+
 /// Reads and parses `files` on every core, in their order on each; with a time bound, files
 /// not begun by then (past the first [`ALWAYS_PARSED`] of each thread) are left out, and so are
 /// files `deadline` cuts short or comes before, whatever their place: the paths left out come
@@ -272,7 +275,7 @@ fn parse_all(
     bound: Option<Instant>,
     deadline: Deadline,
     cancelled: &(dyn Fn() -> bool + Sync),
-) -> Result<(Vec<(String, Outline)>, Vec<String>)> {
+) -> Result<Parsed> {
     let threads = crate::parallel::cores().min(files.len().div_ceil(16).max(1));
     // Interleaved, so that every thread starts with the first files.
     let pieces: Vec<Vec<&FileStat>> = (0..threads)
