@@ -16,18 +16,8 @@
 #   LIMIT_KB      address-space limit per run, in KiB (default 4194304)
 set -euo pipefail
 
-repo="$(cd "$(dirname "$0")/.." && pwd)"
-limit="${LIMIT_KB:-4194304}"
-command -v /usr/bin/time >/dev/null || { echo "GNU time is required (apt-get install -y time)" >&2; exit 2; }
-if [ -z "${EPIPHANY_BIN:-}" ]; then
-    cargo build --release --quiet --manifest-path "$repo/Cargo.toml"
-    EPIPHANY_BIN="$repo/target/release/epiphany"
-fi
-bin="$EPIPHANY_BIN"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-
-git_quiet() { git -c user.name=bench -c user.email=bench@example.com "$@" >/dev/null 2>&1; }
+# shellcheck source=bench/hostile-common.sh
+source "$(dirname "$0")/hostile-common.sh"
 
 # A repository with a store, an index and a compaction note, all committed.
 origin="$work/origin"

@@ -25,22 +25,12 @@
 #   LIMIT_KB      address-space limit per run, in KiB (default 4194304)
 set -euo pipefail
 
-repo="$(cd "$(dirname "$0")/.." && pwd)"
 runs="${RUNS:-3}"
 timeout_s="${TIMEOUT:-60}"
-limit="${LIMIT_KB:-4194304}"
-command -v /usr/bin/time >/dev/null || { echo "GNU time is required (apt-get install -y time)" >&2; exit 2; }
-if [ -z "${EPIPHANY_BIN:-}" ]; then
-    cargo build --release --quiet --manifest-path "$repo/Cargo.toml"
-    EPIPHANY_BIN="$repo/target/release/epiphany"
-fi
-bin="$EPIPHANY_BIN"
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
+# shellcheck source=bench/hostile-common.sh
+source "$(dirname "$0")/hostile-common.sh"
 fifo="$work/fifo"
 mkfifo "$fifo"
-
-git_quiet() { git -c user.name=bench -c user.email=bench@example.com "$@" >/dev/null 2>&1; }
 
 # Writes the source files of one kind (hostile or benign) into a directory.
 python3 - "$work" <<'PY'

@@ -334,7 +334,9 @@ pub fn audit_refs(
             ))),
             Some(true) => {
                 code_ref.planned = false;
-                let file = files.get(&code_ref.path).map_or(&CitedFile::Missing, |(file, _)| file);
+                let (file, parse) = files
+                    .get(&code_ref.path)
+                    .map_or((&CitedFile::Missing, Parse::Done), |(file, parse)| (file, *parse));
                 let problems = located_problems(code_ref, file);
                 for problem in &problems {
                     audit.problems.push(Problem::new(
@@ -349,7 +351,7 @@ pub fn audit_refs(
                     continue;
                 };
                 if let Some(symbol) = &code_ref.symbol
-                    && is_too_large_to_parse(&code_ref.path, text)
+                    && parse == Parse::TooLarge
                 {
                     (audit.unparsed).push(format!("{}#{symbol} ({label})", code_ref.path));
                 }
@@ -448,12 +450,6 @@ pub fn warn_ref_notes(ctx: &Ctx, audit: &RefAudit) {
     }
 }
 
-/// Whether `text`, the contents of `path`, is of a parsed language but too large to parse:
-/// references to it are judged by their lines ([`read_contents`]).
-fn is_too_large_to_parse(path: &str, text: &[u8]) -> bool {
-    is_over_parse_limit(text) && syntax::grammar(path).is_some()
-}
-
 /// Whether a cited file's contents are larger than the index takes ([`MAX_FILE_BYTES`]), so
 /// that no read parses them.
 fn is_over_parse_limit(bytes: &[u8]) -> bool {
@@ -465,35 +461,42 @@ fn is_over_parse_limit(bytes: &[u8]) -> bool {
 /// it as [`CitedFile::Elsewhere`]. A file citing a symbol in a parsed language is parsed for its
 /// definitions, exactly as the write path parses it, so that both judge a reference alike;
 /// with `cache`, only files whose contents it has not seen are parsed (the others' definitions
-/// are the ones parsing gave for the same bytes).
+/// are the ones parsing gave for the same bytes). This is the one bounded path every command
+/// that re-reads cited files takes: a file over the size limit ([`MAX_FILE_BYTES`]) is not
+/// parsed and is named in [`CitedFiles::by_lines`], and every parse shares the command's
+/// `deadline`: a file it cuts short is named in [`CitedFiles::unjudged`].
 pub fn read_cited_files(
     root: &Path,
     wanted: &BTreeMap<String, BTreeSet<String>>,
     cache: Option<&DefinitionCache>,
+    deadline: Deadline,
 ) -> CitedFiles {
-    read_cited_files_by(root, wanted, cache, Deadline::NONE).0
+    let parser = Parser { cache, deadline };
+    let mut cited = CitedFiles::default();
+    for (path, (file, parse)) in read_files(root, wanted, parser) {
+        match parse {
+            Parse::Done => {}
+            Parse::Late => {
+                cited.unjudged.insert(path.clone());
+            }
+            Parse::TooLarge => {
+                cited.by_lines.insert(path.clone());
+            }
+        }
+        cited.files.insert(path, file);
+    }
+    cited
 }
 
-/// [`read_cited_files`] within the command's `deadline`, and the files it cut the parse of
-/// short, sorted: their references are judged by the lines the symbol occurs on, as in a
-/// language that is not parsed.
-pub fn read_cited_files_by(
-    root: &Path,
-    wanted: &BTreeMap<String, BTreeSet<String>>,
-    cache: Option<&DefinitionCache>,
-    deadline: Deadline,
-) -> (CitedFiles, Vec<String>) {
-    let parser = Parser { cache, deadline };
-    let files = read_files(root, wanted, parser);
-    let mut late: Vec<String> = (files.iter())
-        .filter(|(_, (_, late))| *late)
-        .map(|(path, _)| path.clone())
-        .collect();
-    late.sort();
-    let files = (files.into_iter())
-        .map(|(path, (cited, _))| (path, cited))
-        .collect();
-    (CitedFiles { files }, late)
+/// What became of a cited file's parse.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Parse {
+    /// Parsed, or not asked for (no symbol cited, a language that is not parsed, not a file).
+    Done,
+    /// The command's deadline passed first: its symbols were not judged.
+    Late,
+    /// Over the size limit ([`MAX_FILE_BYTES`]): judged by the lines its symbols occur on.
+    TooLarge,
 }
 
 /// How the cited files of a parsed language are parsed: afresh or through the cache of earlier
@@ -529,11 +532,12 @@ type EarlierFile<'a> = (&'a (String, String), &'a BTreeSet<String>, &'a Vec<u8>)
 /// (commit, cited path) → the symbols cited there, as
 /// [`crate::policy::freshness::definitions_to_compare`] asks. A commit git lacks is read at
 /// its stand-in in `stand_ins` (where its records entered the branch); what git cannot give,
-/// or a language that is not parsed, is left out.
+/// a language that is not parsed, or a parse the command's `deadline` cut short, is left out.
 pub fn read_cited_files_at(
     root: &Path,
     wanted: &BTreeMap<(String, String), BTreeSet<String>>,
     stand_ins: &BTreeMap<String, String>,
+    deadline: Deadline,
 ) -> BTreeMap<(String, String), CitedFile> {
     let commit_of = |commit: &String| stand_ins.get(commit).unwrap_or(commit).clone();
     let blobs: BTreeSet<(String, String)> = (wanted.keys())
@@ -549,13 +553,16 @@ pub fn read_cited_files_at(
         .collect();
     // Parsed over the cores, like the work tree's files.
     crate::parallel::map_chunks(&found, |piece| {
+        let parser = Parser {
+            cache: None,
+            deadline,
+        };
         (piece.iter())
-            .map(|(key, symbols, bytes)| {
-                let parser = Some(Parser::FRESH);
-                (
-                    (*key).clone(),
-                    read_contents(&key.1, bytes, symbols, parser).0,
-                )
+            .filter_map(|(key, symbols, bytes)| {
+                match read_contents(&key.1, bytes, symbols, Some(parser)) {
+                    (_, Parse::Late) => None,
+                    (file, Parse::Done | Parse::TooLarge) => Some(((*key).clone(), file)),
+                }
             })
             .collect()
     })
@@ -563,17 +570,17 @@ pub fn read_cited_files_at(
     .collect()
 }
 
-/// Every wanted file as [`read_file`] reads it, and whether the deadline cut its parse short.
+/// Every wanted file as [`read_file`] reads it, and what became of its parse.
 fn read_files(
     root: &Path,
     wanted: &BTreeMap<String, BTreeSet<String>>,
     parser: Parser<'_>,
-) -> HashMap<String, (CitedFile, bool)> {
+) -> HashMap<String, (CitedFile, Parse)> {
     // Links are resolved against the root as the file system has it (it may lie below a link).
     let Ok(real_root) = root.canonicalize() else {
         return wanted
             .keys()
-            .map(|path| (path.clone(), (CitedFile::Missing, false)))
+            .map(|path| (path.clone(), (CitedFile::Missing, Parse::Done)))
             .collect();
     };
     // Files citing a symbol in a parsed language are parsed: spread over the cores, with one
@@ -606,16 +613,16 @@ fn read_files(
 /// Reads `path` below `real_root` (itself resolved). A path is followed through symbolic links
 /// only while it stays inside the root, and only a regular file is read: a committed link to
 /// `/dev/zero` or to a file outside the repository is [`CitedFile::Elsewhere`], never opened.
-/// Says too whether the deadline cut its parse short.
+/// Says too what became of its parse.
 fn read_file(
     real_root: &Path,
     path: &str,
     symbols: &BTreeSet<String>,
     parse: Option<Parser<'_>>,
     buffer: &mut Vec<u8>,
-) -> (CitedFile, bool) {
+) -> (CitedFile, Parse) {
     (read_file_below(real_root, path, buffer)).map_or_else(
-        |unread| (unread, false),
+        |unread| (unread, Parse::Done),
         |()| read_contents(path, buffer, symbols, parse),
     )
 }
@@ -655,21 +662,25 @@ fn read_file_below(real_root: &Path, path: &str, buffer: &mut Vec<u8>) -> Result
 /// `parse`r, where the language is parsed and the file is no larger than the index takes
 /// ([`MAX_FILE_BYTES`]), their definitions (a symbol means its definition). A larger file is
 /// judged by its lines and mentions, as a language that is not parsed: a committed reference
-/// to a huge file must not make every read parse it. So is a file the parser's deadline cut
-/// short, and then it says so.
+/// to a huge file must not make every read parse it. A file the parser's deadline cut short
+/// has no definitions either; which of the two happened is said.
 fn read_contents(
     path: &str,
     bytes: &[u8],
     symbols: &BTreeSet<String>,
     parse: Option<Parser<'_>>,
-) -> (CitedFile, bool) {
+) -> (CitedFile, Parse) {
     let scanned = scan_bytes(bytes, symbols);
-    let parsed = (std::str::from_utf8(bytes).ok())
-        .zip(parse.filter(|_| !is_over_parse_limit(bytes)))
-        .map(|(text, parser)| parser.definitions(path, text));
+    let Some(parser) = parse else {
+        return (scanned, Parse::Done);
+    };
+    if is_over_parse_limit(bytes) {
+        return (scanned, Parse::TooLarge);
+    }
+    let parsed = (std::str::from_utf8(bytes).ok()).map(|text| parser.definitions(path, text));
     match parsed {
-        Some(Ok(Some(definitions))) => (scanned.with_definitions(&definitions), false),
-        Some(Err(Late)) => (scanned, true),
-        Some(Ok(None)) | None => (scanned, false),
+        Some(Ok(Some(definitions))) => (scanned.with_definitions(&definitions), Parse::Done),
+        Some(Err(Late)) => (scanned, Parse::Late),
+        Some(Ok(None)) | None => (scanned, Parse::Done),
     }
 }

@@ -32,13 +32,13 @@ pub const LOCK_TIMEOUT_MS: &str = "EPIPHANY_LOCK_TIMEOUT_MS";
 pub const SNAPSHOT_EVERY: &str = "EPIPHANY_SNAPSHOT_EVERY";
 /// `EPIPHANY_MODEL`: the embedding model directory.
 pub const MODEL: &str = "EPIPHANY_MODEL";
-/// `EPIPHANY_PARSE_TIME_MS`: for tests only, how long a command that promises its time may
-/// parse ([`PARSE_TIME`] otherwise).
+/// `EPIPHANY_PARSE_TIME_MS`: for tests only, how long a command may parse ([`PARSE_TIME`]
+/// otherwise).
 pub const PARSE_TIME_MS: &str = "EPIPHANY_PARSE_TIME_MS";
 
-/// How long `prompt`, the session-start hook and `map` may spend parsing, counted from the
-/// start of the command and shared by every parse they do: the code map's files and the files
-/// references cite. Ordinary code within reach parses in far less; past it, what is left is
+/// How long a command may spend parsing, counted from its start and shared by every parse it
+/// does: the code map's files (`prompt`, the session-start hook, `map`) and the files
+/// references cite (every command that re-reads them). Ordinary code within reach parses in far less; past it, what is left is
 /// left out and named, so that a repository of hostile files (each within its own parse budget,
 /// but twenty of them) cannot hold a session start for tens of seconds.
 pub const PARSE_TIME: Duration = Duration::from_secs(5);
@@ -65,7 +65,7 @@ pub const VARIABLES: [(&str, &str); 5] = [
     ),
     (
         PARSE_TIME_MS,
-        "for tests only: how long `prompt`, `hook session-start` and `map` may parse (default 5000)",
+        "for tests only: how long a command may parse, all its parses together (default 5000)",
     ),
 ];
 
@@ -103,7 +103,7 @@ pub struct Ctx {
     pub cancel: Cancel,
     /// When the command started.
     pub started: Instant,
-    /// How long a command that promises its time may parse ([`PARSE_TIME`]).
+    /// How long the command may parse ([`PARSE_TIME`]).
     pub parse_time: Duration,
 }
 
@@ -242,8 +242,8 @@ impl Ctx {
         matches!(self.stdin, Stdin::Process) && std::io::stdin().is_terminal()
     }
 
-    /// The deadline shared by every parse of a command that promises its time (`prompt`, the
-    /// session-start hook, `map`): [`Ctx::parse_time`] after it started.
+    /// The deadline shared by every parse of the command (the code map's files, the cited
+    /// files): [`Ctx::parse_time`] after it started.
     pub fn parse_deadline(&self) -> Deadline {
         Deadline::at(self.started + self.parse_time)
     }

@@ -14,8 +14,8 @@ use std::path::Path;
 
 use anyhow::Result;
 
+use crate::code_refs::read_cited_files;
 use crate::code_refs::read_cited_files_at;
-use crate::code_refs::read_cited_files_by;
 use crate::ctx::Ctx;
 use crate::error::Failure;
 use crate::policy::freshness::ChangeSource;
@@ -29,7 +29,6 @@ use crate::policy::freshness::manifest_changes;
 use crate::policy::recheck::paths_to_read;
 use crate::search;
 use crate::search::definitions::DefinitionCache;
-use crate::search::syntax::Deadline;
 use crate::search::syntax::Tags;
 use crate::state::git;
 use crate::state::model::RetrievalState;
@@ -50,27 +49,16 @@ pub struct Observed {
     /// for (a shallow clone cut off before the records entered): what changed since them is
     /// unknown, so a check cannot call the state fresh.
     pub unknown_commits: Vec<String>,
-    /// Cited files the command's parse deadline cut short, sorted: their references were judged
-    /// by the lines the symbol occurs on ([`observe_within`]).
-    pub late_parses: Vec<String>,
 }
 
 /// Observes the work tree for `head` (changes since each anchored record, or since revision
 /// `since`'s commit; the cited files re-read; the index summary) and assesses freshness once:
-/// `freshness`, `reorient`, `scene`, `prompt` and the session-start hook all read this.
+/// `freshness`, `reorient`, `scene`, `prompt`, `graph`, `recheck` and the session hooks all read
+/// this. Every parse of a cited file, now or as a commit held it, goes through the one bounded
+/// reader ([`read_cited_files`]) within the command's parse deadline
+/// ([`Ctx::parse_deadline`]).
 pub fn observe(ctx: &Ctx, store: &Store, head: &Head, since: Option<u64>) -> Result<Observed> {
-    observe_within(ctx, store, head, since, Deadline::NONE)
-}
-
-/// [`observe`] for a command that promises its time: the cited files are parsed until
-/// `deadline`, and those it cuts short are judged by their lines and named.
-pub fn observe_within(
-    ctx: &Ctx,
-    store: &Store,
-    head: &Head,
-    since: Option<u64>,
-    deadline: Deadline,
-) -> Result<Observed> {
+    let deadline = ctx.parse_deadline();
     if head.has_state() {
         // Files cited by symbol are parsed once git has said what changed.
         search::syntax::warm_up(symbol_cited_paths(&head.state), Tags::Definitions);
@@ -85,11 +73,14 @@ pub fn observe_within(
         };
         let cache = DefinitionCache::open(store.dir(), &store.cache_dir());
         let wanted = paths_to_read(state, &renames);
-        let cited = read_cited_files_by(store.root(), &wanted, Some(&cache), deadline);
+        let cited = read_cited_files(store.root(), &wanted, Some(&cache), deadline);
         cache.save();
         cited
     });
-    let (cited, late_parses) = cited.unzip();
+    let late_parses: Vec<&str> = (cited.iter())
+        .flat_map(|c| c.unjudged.iter().map(String::as_str))
+        .collect();
+    note_late_parses(ctx, &late_parses);
     let freshness = assess_freshness(
         state,
         &head.anchors,
@@ -101,17 +92,17 @@ pub fn observe_within(
         retrieval,
         freshness,
         unknown_commits,
-        late_parses: late_parses.unwrap_or_default(),
     })
 }
 
-/// Says on stderr which cited files the command's parse deadline cut short
-/// ([`Observed::late_parses`]), if any.
-pub fn note_late_parses(ctx: &Ctx, late: &[String]) {
+/// Says on stderr which cited files the command's parse deadline cut short, if any: the
+/// references citing a symbol there were not judged
+/// ([`crate::policy::recheck::CitedFiles::unjudged`]).
+fn note_late_parses(ctx: &Ctx, late: &[&str]) {
     if !late.is_empty() {
         ctx.ui.status(&format!(
-            "note: {} cited file(s) not parsed, parsing ran out of time: their references were \
-             judged by the lines their symbol occurs on: {}",
+            "note: {} cited file(s) not parsed, parsing ran out of time: the references citing \
+             a symbol there were not judged: {}",
             late.len(),
             late.join(", ")
         ));
@@ -217,7 +208,12 @@ fn watcher_input(
         cited_then: BTreeMap::new(),
     };
     let earlier = definitions_to_compare(&head.state, &head.anchors, &observed);
-    observed.cited_then = read_cited_files_at(store.root(), &earlier, &changes.stand_ins);
+    observed.cited_then = read_cited_files_at(
+        store.root(),
+        &earlier,
+        &changes.stand_ins,
+        ctx.parse_deadline(),
+    );
     Ok((WatcherInput::Observed(observed), unknown))
 }
 

@@ -241,7 +241,12 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let state = head.has_state().then_some(&head.state);
     let mut shard = context_shard(state, &request);
     let cache = DefinitionCache::open(store.dir(), &store.cache_dir());
-    let cited = read_cited_files(store.root(), &cited_paths(&shard), Some(&cache));
+    let cited = read_cited_files(
+        store.root(),
+        &cited_paths(&shard),
+        Some(&cache),
+        ctx.parse_deadline(),
+    );
     cache.save();
     mark_refs_not_holding(&mut shard, &cited);
     certify_shown(&mut shard, &head.anchors, &cited);

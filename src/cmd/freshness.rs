@@ -256,6 +256,9 @@ fn stale_hint(freshness: &policy::freshness::Freshness) -> String {
                 "settle the frontier once verified: `epiphany update` with `graph_frontier` (no dirty paths, open questions or gaps) and `churn.graph_freshness` \"fresh\", or promote a proposal whose verifier covers its paths"
             }
             StaleReason::IndexStale => "refresh the index with `epiphany index`",
+            StaleReason::ReferencesUnjudged => {
+                "the files named take longer to parse than a command may spend on all its parses (hostile or generated code?): cite lines there without a symbol (`path:START-END`), which needs no parse, or cite the code elsewhere"
+            }
             // `--check` stops with its own error before asking for steps.
             StaleReason::HistoryUnknown => continue,
             StaleReason::Conflicts => {

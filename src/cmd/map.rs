@@ -101,6 +101,10 @@ pub struct MapReport {
     /// Files of a parsed language left out because parsing ran out of time (without an index,
     /// or the command's own time to parse).
     pub left_out_files: usize,
+    /// What the walk of the work tree did not read: ignore files it refused (a link, a FIFO, a
+    /// device, over 1 MiB; their rules are not applied) and entries it could not read.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub not_read: Vec<String>,
     /// The shown files, best first, with their key definitions.
     pub files: Vec<MapFile>,
     /// The picture (`--format mermaid|dot`).
@@ -230,6 +234,18 @@ pub fn compact_blocks(ctx: &Ctx, store: &Store, state: &State) -> Vec<String> {
         .collect()
 }
 
+/// Says on stderr what the walk of the work tree did not read, if anything (`map`, `retrieve`).
+pub fn note_not_read(ctx: &Ctx, not_read: &[String]) {
+    if !not_read.is_empty() {
+        ctx.ui.warn(&format!(
+            "{} path(s) not read: ignore files that are links, FIFOs, devices or over 1 MiB are \
+             refused and their rules not applied, and entries that cannot be read are skipped: {}",
+            not_read.len(),
+            not_read.join(", ")
+        ));
+    }
+}
+
 /// The ranked files of gathered outlines.
 pub fn ranked(gathered: &outlines::Gathered, seeds: &Seeds) -> Vec<MapFile> {
     code_map::ranked(&inputs(gathered), seeds)
@@ -273,6 +289,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     if let Some(line) = code_map::left_out_line(&gathered.left_out) {
         ctx.ui.status(&format!("note: {line}"));
     }
+    note_not_read(ctx, &gathered.not_read);
     let files = code_map::select(ranked(&gathered, &seeds), args.max_chars);
     let picture = args
         .format
@@ -282,6 +299,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         source: gathered.source,
         ranked_files: gathered.files.len(),
         left_out_files: gathered.left_out.len(),
+        not_read: gathered.not_read,
         files,
         picture,
     })?;

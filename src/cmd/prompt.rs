@@ -18,8 +18,7 @@ use crate::policy::prompt::RECORDS_SHOWN;
 use crate::policy::prompt::Rendered;
 use crate::policy::prompt::render_counted;
 use crate::policy::prompt::with_code_map;
-use crate::signals::note_late_parses;
-use crate::signals::observe_within;
+use crate::signals::observe;
 use crate::state::problem::Problem;
 use crate::ui::Report;
 
@@ -86,8 +85,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     // the map stale), so only those are decoded; the totals count the rest.
     let head = store.head_with_newest(RECORDS_SHOWN)?;
     let report = if head.has_state() {
-        let observed = observe_within(ctx, &store, &head, None, ctx.parse_deadline())?;
-        note_late_parses(ctx, &observed.late_parses);
+        let observed = observe(ctx, &store, &head, None)?;
         let staleness = observed.freshness.staleness();
         let rendered = render_counted(&head.state, head.totals, Some(&staleness), *max_chars);
         PromptReport {

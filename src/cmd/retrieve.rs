@@ -10,6 +10,7 @@ use crate::ctx::Ctx;
 use crate::ctx::Status;
 use crate::error::Failure;
 use crate::cmd::Tool;
+use crate::cmd::map::note_not_read;
 use crate::cmd::schema_of;
 use crate::policy::secrets::redacted;
 use crate::search;
@@ -260,6 +261,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let now = ctx.now.as_second();
     let answer =
         retrieve::retrieve(root, cache_dir.as_deref(), &request, now, &|| cancel.is_set())?;
+    note_not_read(ctx, &answer.not_read);
     let dirty = answer.index.dirty_paths.len();
     if answer.index.status == RetrievalStatus::Stale && dirty > 0 {
         ctx.ui.status(&format!(

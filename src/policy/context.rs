@@ -281,6 +281,10 @@ pub fn cited_paths(shard: &ContextShard) -> BTreeMap<String, BTreeSet<String>> {
 pub fn mark_refs_not_holding(shard: &mut ContextShard, cited: &CitedFiles) {
     let mut findings = Vec::new();
     carriers(&shard.context).visit(|owner, code_ref| {
+        // A symbol in a file whose parse ran out of time is not judged: not called broken.
+        if cited.is_unjudged(code_ref, &code_ref.path) {
+            return;
+        }
         let file = cited
             .files
             .get(&code_ref.path)
@@ -487,6 +491,7 @@ mod tests {
         let here = crate::policy::code_ref::scan_text("a\nb\nc\n", &Default::default());
         let cited = CitedFiles {
             files: [("src/here.rs".to_owned(), here)].into_iter().collect(),
+            ..CitedFiles::default()
         };
         mark_refs_not_holding(&mut shard, &cited);
         let marked: Vec<(RefFindingKind, String, &str)> = (shard.refs_not_holding.iter())

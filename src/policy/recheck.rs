@@ -90,6 +90,14 @@ pub struct ReferenceFreshness {
     pub blocking_count: usize,
     /// Findings `freshness --fix` can repair.
     pub fixable_count: usize,
+    /// References citing a symbol in a file whose parse ran out of the command's time, as
+    /// `record: ref`, in state order: not judged, so neither found broken nor certified.
+    pub unjudged: Vec<String>,
+    /// How many of them the check cannot pass with (on the graphs or the checkpoint).
+    pub unjudged_blocking_count: usize,
+    /// References citing a symbol in a file too large to parse, as `record: ref`, in state
+    /// order: judged by the lines the symbol occurs on.
+    pub judged_by_lines: Vec<String>,
     /// What it means.
     pub note: String,
 }
@@ -100,6 +108,20 @@ pub struct ReferenceFreshness {
 pub struct CitedFiles {
     /// Cited path (repository-relative, as stored) → what is there now.
     pub files: HashMap<String, CitedFile>,
+    /// Files of a parsed language whose parse the command's time ran out before: a reference
+    /// citing a symbol there is not judged at all (neither found broken nor certified: judged
+    /// by its lines it could be either wrongly), and is named.
+    pub unjudged: BTreeSet<String>,
+    /// Files of a parsed language too large to parse: a reference citing a symbol there is
+    /// judged by the lines the symbol occurs on, as the write path judged it, and is named.
+    pub by_lines: BTreeSet<String>,
+}
+
+impl CitedFiles {
+    /// Whether `code_ref`, read at `path`, cites a symbol in a file whose parse was cut short.
+    pub fn is_unjudged(&self, code_ref: &CodeRef, path: &str) -> bool {
+        code_ref.symbol.is_some() && self.unjudged.contains(path)
+    }
 }
 
 /// The paths and symbols the re-check needs read: every cited path with the symbols cited in
@@ -150,6 +172,8 @@ pub fn recheck_references<'c>(
     };
     let mut findings = Vec::new();
     let mut checked_ref_count = 0;
+    let (mut unjudged, mut unjudged_blocking_count, mut judged_by_lines) =
+        (Vec::new(), 0, Vec::new());
     // A superseded observation was read again: its successor carries the references that count.
     let superseded: HashSet<&str> = (state.observations.iter())
         .filter_map(|o| o.supersedes.as_deref())
@@ -160,7 +184,6 @@ pub fn recheck_references<'c>(
         {
             return;
         }
-        checked_ref_count += 1;
         let file = cited
             .files
             .get(&code_ref.path)
@@ -170,6 +193,20 @@ pub fn recheck_references<'c>(
             matches!(target, CitedFile::File { .. } | CitedFile::Directory)
                 .then_some((to.as_str(), target))
         });
+        let read_at = match (file, renamed) {
+            (CitedFile::Missing, Some((to, _))) => to,
+            _ => code_ref.path.as_str(),
+        };
+        let named = || format!("{}: {}", owner.to_owner().key(), format_code_ref(code_ref));
+        if cited.is_unjudged(code_ref, read_at) {
+            unjudged.push(named());
+            unjudged_blocking_count += usize::from(owner.to_owner().is_rewritable());
+            return;
+        }
+        if code_ref.symbol.is_some() && cited.by_lines.contains(read_at) {
+            judged_by_lines.push(named());
+        }
+        checked_ref_count += 1;
         let then = owner
             .anchor_key()
             .and_then(|key| earlier(&key, &code_ref.path));
@@ -177,7 +214,19 @@ pub fn recheck_references<'c>(
     });
     let blocking_count = findings.iter().filter(|f| f.blocking).count();
     let fixable_count = findings.iter().filter(|f| f.fixable()).count();
-    let note = references_note(&findings, blocking_count, fixable_count, checked_ref_count);
+    let mut note = references_note(&findings, blocking_count, fixable_count, checked_ref_count);
+    if !unjudged.is_empty() {
+        note.push_str(&format!(
+            "; {} not judged: parsing their files ran out of time",
+            unjudged.len()
+        ));
+    }
+    if !judged_by_lines.is_empty() {
+        note.push_str(&format!(
+            "; {} judged by the lines their symbol occurs on: their files are too large to parse",
+            judged_by_lines.len()
+        ));
+    }
     ReferenceFreshness {
         checked: true,
         checked_ref_count,
@@ -185,6 +234,9 @@ pub fn recheck_references<'c>(
         findings,
         blocking_count,
         fixable_count,
+        unjudged,
+        unjudged_blocking_count,
+        judged_by_lines,
         note,
     }
 }
@@ -511,7 +563,13 @@ mod tests {
                 (path.clone(), found)
             })
             .collect();
-        (CitedFiles { files }, renames)
+        (
+            CitedFiles {
+                files,
+                ..CitedFiles::default()
+            },
+            renames,
+        )
     }
 
     #[test]
@@ -559,6 +617,51 @@ mod tests {
             report.findings[5].owner,
             RefOwner::Observation { id: "o".into() }
         );
+    }
+
+    /// A symbol in a file whose parse ran out of time is not judged: its reference is neither
+    /// found broken nor counted as checked, but named; a file too large to parse is judged by
+    /// its lines and named.
+    #[test]
+    fn references_in_a_file_not_parsed_in_time_are_named_not_judged() {
+        let state = state();
+        let (mut late, renames) = cited();
+        late.unjudged.insert("src/a.rs".to_owned());
+        let report = recheck_references(Some(&state), Some(&late), &renames, &|_, _| None);
+        assert!(
+            report
+                .findings
+                .iter()
+                .all(|f| f.code_ref.path != "src/a.rs"),
+            "{:?}",
+            report.findings
+        );
+        assert_eq!(
+            report.unjudged,
+            vec![
+                "architecture_nodes/a: src/a.rs:1-2#alpha",
+                "architecture_nodes/b: src/a.rs:4#beta",
+                "investigation_checkpoint: src/a.rs:9-12#ghost",
+            ]
+        );
+        assert_eq!(report.unjudged_blocking_count, 3);
+        assert_eq!(report.checked_ref_count, 4);
+        assert!(
+            report
+                .note
+                .ends_with("; 3 not judged: parsing their files ran out of time")
+        );
+
+        let (mut large, renames) = cited();
+        large.by_lines.insert("src/a.rs".to_owned());
+        let report = recheck_references(Some(&state), Some(&large), &renames, &|_, _| None);
+        assert_eq!(
+            report.judged_by_lines.len(),
+            3,
+            "{:?}",
+            report.judged_by_lines
+        );
+        assert_eq!(report.checked_ref_count, 7);
     }
 
     /// A repair never certifies: it keeps the fingerprint of the check before it, and a reference
@@ -622,6 +725,7 @@ mod tests {
         let renames = BTreeMap::from([("src/old.rs".to_owned(), "src/new.rs".to_owned())]);
         let cited = CitedFiles {
             files: HashMap::from([("src/new.rs".to_owned(), file("x\n", &[]))]),
+            ..CitedFiles::default()
         };
         let report = recheck_references(Some(&state), Some(&cited), &renames, &|_, _| None);
         let patch = reanchor_patch(&state, &report.findings).expect("a fix");

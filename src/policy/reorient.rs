@@ -8,6 +8,8 @@
 
 use serde::Serialize;
 
+use crate::policy::code_ref::RefOwner;
+use crate::policy::freshness::CertificateStatus;
 use crate::policy::freshness::Freshness;
 use crate::policy::freshness::GraphFreshnessStatus;
 use crate::policy::freshness::RetrievalFreshnessStatus;
@@ -70,6 +72,9 @@ pub enum ReorientReason {
     /// Git lacks the commit the map was written at (a shallow clone): what changed since is
     /// unknown, so nothing can confirm the checkpoint.
     HistoryUnknown,
+    /// The checkpoint cites a symbol in a file whose parse ran out of the command's time: its
+    /// references were not judged, so nothing confirms it.
+    CheckpointUnjudged,
 }
 
 impl ReorientReason {
@@ -87,6 +92,7 @@ impl ReorientReason {
                 "unanchored_checkpoint_while_state_stale"
             }
             ReorientReason::HistoryUnknown => "history_unknown",
+            ReorientReason::CheckpointUnjudged => "checkpoint_unjudged",
         }
     }
 }
@@ -332,6 +338,17 @@ fn regather_reasons(
         reasons.push(ReorientReason::HistoryUnknown);
         fragments.push(
             "git lacks the commit the map was written at (a shallow clone?), so what changed since is unknown"
+                .to_owned(),
+        );
+    }
+    let not_checkable = freshness.certificates.iter().any(|c| {
+        matches!(c.owner, RefOwner::InvestigationCheckpoint { .. })
+            && c.status == CertificateStatus::NotCheckable
+    });
+    if not_checkable && !freshness.references.unjudged.is_empty() {
+        reasons.push(ReorientReason::CheckpointUnjudged);
+        fragments.push(
+            "the checkpoint cites code whose parse ran out of time, so nothing confirms it"
                 .to_owned(),
         );
     }

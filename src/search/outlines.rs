@@ -140,6 +140,10 @@ pub struct Gathered {
     /// Files of a parsed language left out because the time bound (without an index) or the
     /// command's deadline ran out, sorted.
     pub left_out: Vec<String>,
+    /// What the walk of the work tree did not read, when it walked ([`walk::Listing::unreadable`]):
+    /// ignore files it refused (a link, a FIFO, a device, over 1 MiB: their rules are not
+    /// applied) and entries it could not read.
+    pub not_read: Vec<String>,
 }
 
 /// The outlines of the parsed files under `root` as they are now: from the index in
@@ -190,6 +194,7 @@ pub fn gather(
             files,
             source,
             left_out,
+            not_read: listing.unreadable,
         });
     }
     let listing = walk::list(root);
@@ -206,6 +211,7 @@ pub fn gather(
         files,
         source: Source::Scan,
         left_out,
+        not_read: listing.unreadable,
     })
 }
 

@@ -237,13 +237,22 @@ pub struct ReferenceFreshness {
     pub blocking_count: usize,
     /// Findings `freshness --fix` can repair.
     pub fixable_count: usize,
+    /// References citing a symbol in a file whose parse ran out of the command's time, as
+    /// `record: ref`: not judged, so neither found broken nor certified (docs/safety.md).
+    pub unjudged: Vec<String>,
+    /// How many of them are on the graphs or the checkpoint: the state is then not fresh
+    /// (`references_unjudged`).
+    pub unjudged_blocking_count: usize,
+    /// References citing a symbol in a file too large to parse, as `record: ref`: judged by
+    /// the lines the symbol occurs on.
+    pub judged_by_lines: Vec<String>,
     /// What it means.
     pub note: String,
 }
 
 moved!(recheck::ReferenceFreshness => ReferenceFreshness {
     checked, checked_ref_count, cited_file_count, findings: each, blocking_count, fixable_count,
-    note,
+    unjudged, unjudged_blocking_count, judged_by_lines, note,
 });
 
 /// One stored reference that no longer says what is true.

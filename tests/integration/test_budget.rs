@@ -1,5 +1,6 @@
-//! A command that promises its time (`prompt`, the session-start hook, `map`) shares one
-//! deadline among all its parses: past it, the files left are left out and named. And a FIFO
+//! Every command shares one deadline among all its parses (the code map's files and the files
+//! references cite): past it, the files left are left out and named, and a reference citing a
+//! symbol in a file not parsed is named as not judged, never certified. And a FIFO
 //! `.gitignore` in an untracked directory, which libgit2 would read itself, blocks no read.
 //! The deadline is set to nothing through `EPIPHANY_PARSE_TIME_MS` (for tests only), so that
 //! no assertion depends on the machine's speed.
@@ -58,11 +59,11 @@ fn past_the_deadline_prompt_and_session_start_leave_files_out_and_name_them() {
         prompt.stdout.trim_end().ends_with("</epiphany_state>"),
         "{prompt}"
     );
-    // The cited file was judged by its lines, and the command says so.
+    // The cited file's references were not judged, and the command says so.
     assert!(
         prompt.stderr.contains(
-            "note: 1 cited file(s) not parsed, parsing ran out of time: their references were \
-             judged by the lines their symbol occurs on: src/lib.rs"
+            "note: 1 cited file(s) not parsed, parsing ran out of time: the references citing \
+             a symbol there were not judged: src/lib.rs"
         ),
         "{prompt}"
     );
@@ -87,6 +88,120 @@ fn past_the_deadline_prompt_and_session_start_leave_files_out_and_name_them() {
     assert!(full.stdout.contains("parse_config() -> u8"), "{full}");
     assert!(!full.stdout.contains("left out, parsing"), "{full}");
     assert!(!full.stderr.contains("not parsed"), "{full}");
+}
+
+/// The node's certificate status and the freshness report of `env`.
+fn freshness_report(env: &TestEnv) -> (serde_json::Value, crate::common::Output) {
+    let out = env.run_limited(&["--json", "freshness"], "", MEMORY_LIMIT);
+    assert_eq!(out.code, 0, "{out}");
+    (out.json(), out)
+}
+
+#[test]
+fn past_the_deadline_freshness_scene_and_reorient_name_the_refs_left_unjudged() {
+    let env = cited_repository().with_var("EPIPHANY_PARSE_TIME_MS", "0");
+    let cache = env.root().join(".epiphany/cache/definitions.msgpack");
+    let _ = std::fs::remove_file(&cache);
+    let (report, out) = freshness_report(&env);
+    let references = &report["references"];
+    assert_eq!(
+        references["unjudged"],
+        serde_json::json!(["architecture_nodes/config: src/lib.rs:1-3#parse_config"]),
+        "{report}"
+    );
+    assert_eq!(references["unjudged_blocking_count"], 1, "{report}");
+    // Not judged: not found broken, and not certified.
+    assert_eq!(references["findings"], serde_json::json!([]), "{report}");
+    assert_eq!(
+        report["certificates"][0]["status"], "not_checkable",
+        "{report}"
+    );
+    assert_eq!(report["fresh"], false, "{report}");
+    assert!(
+        (report["stale_reasons"].as_array().expect("reasons"))
+            .contains(&serde_json::json!("references_unjudged")),
+        "{report}"
+    );
+    assert!(out.stderr.contains("1 cited file(s) not parsed"), "{out}");
+    let check = env.run_limited(&["freshness", "--check"], "", MEMORY_LIMIT);
+    assert_eq!(check.code, 1, "{check}");
+    assert!(
+        check.stderr.contains("cite lines there without a symbol"),
+        "{check}"
+    );
+    for args in [&["scene"][..], &["reorient"]] {
+        let out = env.run_limited(args, "", MEMORY_LIMIT);
+        assert_eq!(out.code, 0, "{args:?}: {out}");
+        assert!(
+            out.stderr.contains("not parsed, parsing ran out of time")
+                && out.stderr.contains("src/lib.rs"),
+            "{args:?}: {out}"
+        );
+    }
+    let scene = env.run_limited(&["scene"], "", MEMORY_LIMIT);
+    assert!(scene.stdout.contains("not checkable"), "{scene}");
+    assert!(!cache.exists(), "a parse cut short is not kept");
+
+    // With time to parse, the same reference is judged and certified.
+    let (report, out) = freshness_report(&cited_repository());
+    assert_eq!(
+        report["references"]["unjudged"],
+        serde_json::json!([]),
+        "{report}"
+    );
+    assert_eq!(report["certificates"][0]["status"], "unchanged", "{report}");
+    assert_eq!(report["fresh"], true, "{report}");
+    assert!(!out.stderr.contains("not parsed"), "{out}");
+}
+
+#[test]
+fn a_reference_to_a_file_too_large_to_parse_is_judged_by_its_lines_and_named() {
+    let env = TestEnv::new();
+    let filler = "// padding line that is not code at all, only here to make the file large\n";
+    let large = format!(
+        "pub fn parse_config() -> u8 {{\n    0\n}}\n{}",
+        filler.repeat(4 * 1024 * 1024 / filler.len() + 1)
+    );
+    env.write("src/lib.rs", large);
+    env.commit_all("code");
+    let set = env.ok(&[
+        "node",
+        "set",
+        "config",
+        "--purpose",
+        "reads the config",
+        "--ref",
+        "src/lib.rs:1#parse_config",
+    ]);
+    assert!(
+        set.stderr
+            .contains("judged by the lines the symbol occurs on"),
+        "{set}"
+    );
+    env.commit_all("map");
+    let (report, _) = freshness_report(&env);
+    assert_eq!(
+        report["references"]["judged_by_lines"],
+        serde_json::json!(["architecture_nodes/config: src/lib.rs:1#parse_config"]),
+        "{report}"
+    );
+    assert!(
+        (report["references"]["note"].as_str().unwrap_or_default())
+            .contains("1 judged by the lines their symbol occurs on"),
+        "{report}"
+    );
+    // Judged by its lines, as when it was written: its cited line is what was checked.
+    assert_eq!(report["certificates"][0]["status"], "unchanged", "{report}");
+    env.write(
+        "src/lib.rs",
+        "pub fn parse_config() -> u16 {\n    0\n}\n".to_owned()
+            + &filler.repeat(4 * 1024 * 1024 / filler.len() + 1),
+    );
+    let (report, _) = freshness_report(&env);
+    assert_eq!(
+        report["certificates"][0]["status"], "changed_since_checked",
+        "{report}"
+    );
 }
 
 #[test]
@@ -162,13 +277,27 @@ fn a_fifo_gitignore_in_an_untracked_directory_blocks_no_read() {
     assert!(freshness.stdout.contains(named), "{freshness}");
     // The walk reads no ignore file that is not a regular file: the map and a search finish,
     // and find what is beside it.
+    // Both name the ignore file they refused.
     let mapped = env.run_limited(&["--json", "map"], "", MEMORY_LIMIT);
     assert_eq!(mapped.code, 0, "{mapped}");
     assert!(
         mapped.stdout.contains("scratch/deeper/notes.rs"),
         "{mapped}"
     );
+    assert_eq!(
+        mapped.json()["not_read"],
+        serde_json::json!([named]),
+        "{mapped}"
+    );
+    assert!(
+        mapped.stderr.contains("1 path(s) not read") && mapped.stderr.contains(named),
+        "{mapped}"
+    );
     let found = env.run_limited(&["--json", "retrieve", "parse config"], "", MEMORY_LIMIT);
     assert_eq!(found.code, 0, "{found}");
     assert!(found.stdout.contains("src/lib.rs"), "{found}");
+    assert!(
+        found.stderr.contains("1 path(s) not read") && found.stderr.contains(named),
+        "{found}"
+    );
 }

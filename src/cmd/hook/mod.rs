@@ -46,9 +46,7 @@ use crate::policy::session::Compaction;
 use crate::policy::session::pre_compact_problem;
 use crate::policy::session::session_start_context;
 use crate::policy::session::session_start_problem;
-use crate::signals::note_late_parses;
 use crate::signals::observe;
-use crate::signals::observe_within;
 use crate::state::fs;
 use crate::state::snapshot::CHECKPOINT_ANCHOR;
 use crate::state::store::Head;
@@ -277,8 +275,7 @@ fn respond(ctx: &Ctx, event: &HostEvent) -> Result<Option<Value>> {
     let head = store.head()?;
     match event {
         HostEvent::SessionStart { host, max_chars } => {
-            let observed = observe_within(ctx, &store, &head, None, ctx.parse_deadline())?;
-            note_late_parses(ctx, &observed.late_parses);
+            let observed = observe(ctx, &store, &head, None)?;
             let freshness = observed.freshness;
             let state = head.has_state().then_some(&head.state);
             let verdict = plan_reorientation(state, &freshness, &assess_pressure(None));

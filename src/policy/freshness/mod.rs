@@ -278,7 +278,8 @@ pub enum CertificateStatus {
     /// `epiphany recheck` (or rewrite the record).
     ChangedSinceChecked,
     /// Nothing can tell: references written before fingerprints where git cannot say what
-    /// changed, or whose file cannot be read.
+    /// changed, whose file cannot be read, or citing a symbol in a file whose parse ran out of
+    /// the command's time.
     NotCheckable,
 }
 
@@ -324,6 +325,9 @@ pub enum StaleReason {
     /// The graphs or the checkpoint cite code, but git has no commit to compare them with
     /// (written before the first commit, or a shallow clone cut off before they entered).
     HistoryUnknown,
+    /// A code reference of the graphs or the checkpoint cites a symbol in a file whose parse
+    /// ran out of the command's time: it was not judged, so the state is not called fresh.
+    ReferencesUnjudged,
 }
 
 /// The freshness report.
@@ -362,6 +366,7 @@ impl StaleReason {
             StaleReason::IndexStale => "index stale",
             StaleReason::Conflicts => "conflicts between merged branches",
             StaleReason::HistoryUnknown => "what changed since the map was written is unknown",
+            StaleReason::ReferencesUnjudged => "code references not judged in time",
         }
     }
 }
@@ -410,7 +415,7 @@ pub enum PushVerdict {
     /// The map is stale: the verdict in a sentence.
     Stale(String),
     /// Nothing is stale that git can see, but git cannot say what changed since the map was
-    /// written (a shallow clone): why.
+    /// written (a shallow clone), or a reference was not judged in time: why.
     Unknown(String),
 }
 
@@ -422,9 +427,15 @@ impl Freshness {
         map.stale_reasons
             .retain(|reason| *reason != StaleReason::IndexStale);
         map.fresh = map.stale_reasons.is_empty();
+        let unknown = |reason: &StaleReason| {
+            matches!(
+                reason,
+                StaleReason::HistoryUnknown | StaleReason::ReferencesUnjudged
+            )
+        };
         match map.stale_reasons.as_slice() {
             [] => PushVerdict::Pass,
-            [StaleReason::HistoryUnknown] => PushVerdict::Unknown(map.staleness().note),
+            reasons if reasons.iter().all(unknown) => PushVerdict::Unknown(map.staleness().note),
             _ => PushVerdict::Stale(map.staleness().note),
         }
     }
@@ -482,6 +493,10 @@ impl Freshness {
                         "cannot tell what changed since the map was written: {}",
                         self.watcher.note
                     ),
+                    StaleReason::ReferencesUnjudged => format!(
+                        "code references not judged, parsing their files ran out of time: {}",
+                        self.references.unjudged.join(", ")
+                    ),
                 });
             }
             format!("stale: {}", parts.join("; "))
@@ -531,6 +546,9 @@ pub fn assess_freshness(
     }
     if references.blocking_count > 0 {
         stale_reasons.push(StaleReason::ReferencesBroken);
+    }
+    if references.unjudged_blocking_count > 0 {
+        stale_reasons.push(StaleReason::ReferencesUnjudged);
     }
     if graph.status == GraphFreshnessStatus::Stale {
         stale_reasons.push(StaleReason::GraphStale);
@@ -680,6 +698,7 @@ mod tests {
         let stale_with = |now: CitedFile, input: &WatcherInput| {
             let cited = CitedFiles {
                 files: [("src/s.rs".to_owned(), now)].into(),
+                ..CitedFiles::default()
             };
             assess_freshness(Some(&state), &anchors, None, input, Some(&cited))
                 .watcher

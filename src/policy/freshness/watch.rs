@@ -174,7 +174,13 @@ impl Compared<'_> {
     /// the fingerprint; without one, or when `--since` names the commit to compare with, git's
     /// word that its file did not change since that commit, or that the definition it cites is
     /// word for word what it was then.
+    /// A symbol in a file whose parse ran out of time is not judged: nothing can tell.
     fn verdict(&self, code_ref: &CodeRef, anchor_key: &str) -> RefVerdict {
+        let unjudged = (self.followed(code_ref).zip(self.cited))
+            .is_some_and(|((followed, _), cited)| cited.is_unjudged(&followed, &followed.path));
+        if unjudged {
+            return RefVerdict::Unknown;
+        }
         let then = (self.changes)
             .and_then(|changes| changes.cited_then_at(self.anchors, anchor_key, &code_ref.path));
         let since = self.changes.is_some_and(|c| c.since_revision.is_some());

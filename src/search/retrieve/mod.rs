@@ -157,6 +157,9 @@ pub struct Answer {
     pub index_problem: Option<String>,
     /// Results in rank order.
     pub results: Vec<Hit>,
+    /// What the walk of the work tree did not read, when it walked ([`walk::Listing::unreadable`]):
+    /// ignore files it refused (their rules not applied) and entries it could not read.
+    pub not_read: Vec<String>,
 }
 
 /// Answers `request` over the work tree at `root`, using the persistent index in `cache_dir`
@@ -257,6 +260,7 @@ pub fn retrieve(
         search,
         index_problem,
         results,
+        not_read: listing.unreadable,
     })
 }
 
