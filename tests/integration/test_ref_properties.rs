@@ -196,7 +196,7 @@ fn write_then_read(
             .or_default()
             .extend(r.symbol.clone());
     }
-    let cited = read_cited_files(&source.root, &wanted, None);
+    let cited = read_cited_files(&source.root, &wanted, None, syntax::Deadline::NONE);
     let holder = Observation {
         id: "o".into(),
         summary: "s".into(),
