@@ -14,6 +14,7 @@ mod fixtures;
 pub mod freshness;
 pub mod graph_query;
 pub mod hooks;
+pub mod lineage;
 pub mod one_line;
 pub mod page;
 pub mod peripheral;
