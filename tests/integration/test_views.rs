@@ -24,6 +24,9 @@ fn mapped() -> TestEnv {
         env.write(file, format!("// {file}\n"));
     }
     env.commit_all("code");
+    // `init` mints a random identity, which commit ids would hash: these snapshots name them.
+    env.ok(&["init"]);
+    env.write(".epiphany/rollout/identity", "0123456789abcdef\n");
     env.update(&json!({
         "objective": "keep the map fresh",
         "graphs": graphs("does a"),
