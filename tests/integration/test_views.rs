@@ -20,13 +20,13 @@ fn graphs(a_purpose: &str) -> Value {
 /// node `b` cites `src/b.rs`, the checkpoint cites `src/c.rs`.
 fn mapped() -> TestEnv {
     let env = TestEnv::new();
+    // `init` minted a random identity, which every commit id below would hash: these snapshots
+    // name them.
+    env.write(".epiphany/rollout/identity", "0123456789abcdef\n");
     for file in ["src/a.rs", "src/b.rs", "src/c.rs", "README.md"] {
         env.write(file, format!("// {file}\n"));
     }
     env.commit_all("code");
-    // `init` mints a random identity, which commit ids would hash: these snapshots name them.
-    env.ok(&["init"]);
-    env.write(".epiphany/rollout/identity", "0123456789abcdef\n");
     env.update(&json!({
         "objective": "keep the map fresh",
         "graphs": graphs("does a"),
