@@ -183,6 +183,10 @@ impl From<&StoreError> for Failure {
                 ErrorKind::Corrupt,
                 "restore the missing rollout files (`git checkout HEAD -- .epiphany/rollout`, `git stash pop`, or a backup); to accept the loss instead, commit the removal of any committed segment, then `epiphany verify --repair` rebuilds the cache from the records that are left",
             ),
+            StoreError::ForeignRecords { .. } => (
+                ErrorKind::Corrupt,
+                "remove that segment and commit the removal (`git rm <segment> && git commit`), or `git revert` the commit that brought it; delete it when it was never committed. `epiphany verify` names every such segment. A store never folds another store's records",
+            ),
             StoreError::DamagedRollout { .. } => (
                 ErrorKind::Corrupt,
                 "run `epiphany verify` for every problem; the line must be restored as it was written (from git or a backup)",

@@ -297,7 +297,7 @@ pub enum Restored {
         to_revision: usize,
     },
     /// The rollback record landed.
-    Committed(Committed),
+    Committed(Box<Committed>),
 }
 
 /// Rolls back: one more record, naming the records whose state it restores, so the new head
@@ -338,7 +338,7 @@ pub fn restore(
     let draft = draft_now(ctx, store, Source::Rollback, None, changed_fields, payload);
     let committed = tx.stage(draft).commit()?;
     warn_store(ctx, &committed);
-    Ok(Restored::Committed(committed))
+    Ok(Restored::Committed(Box::new(committed)))
 }
 
 /// A draft by `source` (and the turn, when named), written now on the commit checked out.

@@ -88,6 +88,9 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     };
     let store = store.with_snapshot_every(ctx.snapshot_every);
     let mut revision = store.head()?.state.revision;
+    if !created && store.give_identity(ctx.lock_timeout)? {
+        ctx.ui.status("the store had no identity (it was created by an earlier version): `.epiphany/rollout/identity` now holds one, which its new records carry; commit it with them");
+    }
     if let Some(objective) = objective.as_ref().filter(|_| !created) {
         if store.head()?.state.objective.is_some() {
             ctx.ui.warn(

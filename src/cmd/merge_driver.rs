@@ -3,7 +3,7 @@
 //!
 //! The store needs no driver: branches only ever add whole rollout segments and snapshots
 //! named by their content, so git merges them as files it never has to combine. This driver
-//! computes the same result as a set: a record is kept when both sides kept it or one side
+//! computes the same result as a set (of records, or of the identities in `rollout/identity`): a line is kept when both sides kept it or one side
 //! added it, and dropped when a side removed it (a revert); our order first, then theirs' new
 //! lines. Any other file keeps the side that changed it (ours when both did; for a snapshot
 //! both are then the same bytes).
@@ -17,6 +17,7 @@ use crate::ctx::Ctx;
 use crate::ctx::Status;
 use crate::cmd::Tool;
 use crate::state::fs;
+use crate::state::identity::IDENTITY_FILE;
 
 /// Merge two versions of a `.epiphany/` file (a git merge driver); never a conflict.
 ///
@@ -50,7 +51,9 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let read = |p: &PathBuf| fs::read(&ctx.cwd.join(p));
     let (base_bytes, ours_bytes, theirs_bytes) = (read(base)?, read(ours)?, read(theirs)?);
     let name = path.as_deref().unwrap_or(ours.as_path());
-    let merged = if name.extension().is_some_and(|ext| ext == "jsonl") {
+    let lines = name.extension().is_some_and(|ext| ext == "jsonl")
+        || name.file_name().is_some_and(|file| file == IDENTITY_FILE);
+    let merged = if lines {
         merge_lines(&base_bytes, &ours_bytes, &theirs_bytes)
     } else if ours_bytes == base_bytes {
         theirs_bytes

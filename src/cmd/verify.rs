@@ -1,5 +1,7 @@
-//! `epiphany verify`: is the store whole? Every rollout line must hash to its id, every parent
-//! must be a record (a missing one is a note: a record cherry-picked alone), no record the
+//! `epiphany verify`: is the store whole? Every rollout line must hash to its id and belong to
+//! this store (a segment another store wrote is named, with the store its records claim),
+//! every parent must be a record (a missing one is a note saying what git did with it: a
+//! revert, a rebase, a force-push, a cherry-pick; `policy::lineage`), no record the
 //! checked-out commit or a fold cached at it holds may be missing, replaying the records in
 //! their one order must reproduce every cached snapshot, the state must be structurally valid,
 //! and no record or snapshot may hold a secret (the records are scanned on every core; a
@@ -23,6 +25,7 @@ use crate::ctx::Ctx;
 use crate::ctx::Status;
 use crate::cmd::Tool;
 use crate::cmd::schema_of;
+use crate::policy::lineage::missing_parent;
 use crate::policy::secrets::Located;
 use crate::policy::secrets::locate_secrets;
 use crate::policy::update::state_problems;
@@ -35,8 +38,10 @@ use crate::ui::Report;
 /// Check record ids and parent links, snapshots against the replay, and structural validity.
 ///
 /// Every rollout line must parse and its id must be the hash of its content (an edited or torn
-/// line is reported with its line number); every parent a record names must be in the rollout
-/// (a missing parent is a note, not a failure); no record may be missing that the checked-out
+/// line is reported with its line number); no record may claim another store's identity (a
+/// segment copied from another repository is named, with how many records and which store);
+/// every parent a record names must be in the rollout (a missing parent is a note, not a
+/// failure, saying what git did with it); no record may be missing that the checked-out
 /// commit holds, or that a fold cached while it was checked out holds (a deleted or truncated
 /// segment); replaying all records in their one order from the empty state must reproduce
 /// every snapshot cached in `cache/snapshots/`, every byte of which must pass its checksum;
@@ -134,6 +139,15 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         message: format!("state: {message}"),
     }));
     let mut notes = verified.notes;
+    notes.extend(verified.orphans.iter().map(|orphan| {
+        format!(
+            "record {} (rollout/{}:{}) names a parent that is not in the rollout: {}; the record applies on its own",
+            &orphan.record[..12],
+            orphan.segment,
+            orphan.line,
+            missing_parent(&orphan.trail)
+        )
+    }));
     let conflicts = state.conflicts.len() as u64;
     if conflicts > 0 {
         notes.push(format!(

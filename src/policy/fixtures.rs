@@ -19,6 +19,7 @@ use crate::state::rollout::Source;
 pub fn applied(state: State, patch: Patch) -> State {
     let changed = patch.changed_fields();
     let (record, _) = Record::seal(&Body {
+        store: None,
         parents: &[],
         at: "2026-01-01T00:00:00Z",
         source: Source::Update,

@@ -14,6 +14,7 @@ mod fixtures;
 pub mod freshness;
 pub(crate) mod graph_query;
 pub(crate) mod hooks;
+pub(crate) mod lineage;
 pub(crate) mod one_line;
 pub(crate) mod page;
 pub(crate) mod peripheral;

@@ -70,6 +70,14 @@ pub enum StoreError {
         /// What is wrong with it.
         problem: String,
     },
+    /// A segment holds records another store wrote (`state::identity`).
+    #[error("`{}` holds records of another store: {what}", .segment.display())]
+    ForeignRecords {
+        /// The segment file.
+        segment: PathBuf,
+        /// Which records, and which store they claim.
+        what: String,
+    },
     /// Records this checkout had are gone from the rollout.
     #[error("records are missing from `{}`: {evidence}", .rollout.display())]
     LostRecords {

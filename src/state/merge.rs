@@ -707,6 +707,7 @@ mod tests {
         let parents: Vec<String> = parents.iter().map(|p| p.id.clone()).collect();
         let (turn, head) = (format!("t{at}-{}", parents.len()), format!("c{at}"));
         Record::seal(&Body {
+            store: None,
             parents: &parents,
             at: &format!("2026-01-01T00:00:{:02}Z", at % 60),
             source: Source::Update,

@@ -3,7 +3,8 @@
 //! Every clone computes the same state from the same set of records because the order depends
 //! on nothing but the records: parents before children, and among records that are ready at
 //! the same time, the earlier `at` first, then the smaller id. A parent that is not in the set
-//! (a record cherry-picked without its parent) counts as already folded.
+//! (git removed it: a revert, a rebase, a cherry-pick of the child alone) counts as already
+//! folded.
 //!
 //! [`Lineage`] answers "did record A see record B when it was written?" for the records of one
 //! fold, which is what tells a conflict (concurrent writes) from an overwrite (a later write).
@@ -229,6 +230,7 @@ mod tests {
         let parents: Vec<String> = parents.iter().map(|p| p.id.clone()).collect();
         let at_text = format!("2026-01-01T00:00:{at}Z");
         Record::seal(&Body {
+            store: None,
             parents: &parents,
             at: &at_text,
             source: Source::Update,

@@ -100,6 +100,10 @@ impl Restore {
 pub struct Record {
     /// SHA-256 of the record's line without the id (see the module docs).
     pub id: String,
+    /// The identity of the store that wrote it (`state::identity`); none in records written
+    /// before stores had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub store: Option<String>,
     /// The records this one was written on top of: the heads of the store at write time.
     pub parents: Vec<String>,
     /// When it was written (RFC 3339, UTC).
@@ -169,6 +173,9 @@ impl From<Record> for RecordHead {
 /// A record's content before it is sealed with its id.
 #[derive(Debug, Clone, Serialize)]
 pub struct Body<'a> {
+    /// See [`Record::store`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub store: Option<&'a str>,
     /// See [`Record::parents`].
     pub parents: &'a [String],
     /// See [`Record::at`].
@@ -204,6 +211,7 @@ impl Record {
         let line = format!("{{\"id\":\"{id}\",{}\n", &json[1..]);
         let record = Record {
             id,
+            store: body.store.map(str::to_owned),
             parents: body.parents.to_vec(),
             at: body.at.to_owned(),
             source: body.source,
@@ -219,6 +227,7 @@ impl Record {
     /// This record's content, for sealing it again.
     pub fn body(&self) -> Body<'_> {
         Body {
+            store: self.store.as_deref(),
             parents: &self.parents,
             at: &self.at,
             source: self.source,
@@ -526,6 +535,7 @@ pub fn convert_first_format(bytes: &[u8]) -> (Vec<(Record, String)>, Vec<LinePro
             anchors: BTreeMap::new(),
         });
         converted.push(Record::seal(&Body {
+            store: None,
             parents: &parents,
             at: &first.at,
             source: first.source,
@@ -545,6 +555,7 @@ mod tests {
 
     fn body_with<'a>(parents: &'a [String], patch: &'a Patch) -> Body<'a> {
         Body {
+            store: None,
             parents,
             at: "2026-01-01T00:00:00Z",
             source: Source::Update,

@@ -20,7 +20,10 @@ use std::path::PathBuf;
 use anyhow::Context;
 use anyhow::Result;
 
+use crate::state::error::StoreError;
 use crate::state::fs;
+use crate::state::identity::Foreign;
+use crate::state::identity::Identities;
 use crate::state::order::topological;
 use crate::state::rollout;
 use crate::state::rollout::LineProblem;
@@ -55,6 +58,9 @@ pub struct History {
     pub crlf_lines: u64,
     /// Where each record was first found: segment and 1-based line.
     pub lines: BTreeMap<String, (String, u64)>,
+    /// The records of each segment that another store wrote (`state::identity`): only
+    /// `verify` sees them here, as every other reader refuses them.
+    pub foreign: Vec<Foreign>,
 }
 
 /// Where a segment's complete lines end, and its last line's mark.
@@ -76,6 +82,10 @@ pub struct Segments {
     parsed: HashMap<String, Parsed>,
     /// The temporary files (`.tmp-*`) listed beside the segments: what a killed writer left.
     temporaries: Vec<PathBuf>,
+    /// The identities the store's records may claim.
+    identities: Identities,
+    /// Whether a segment that holds another store's records stops the read (all but `verify`).
+    refuse_foreign: bool,
 }
 
 /// One segment's lines from `from` to its end.
@@ -123,7 +133,23 @@ impl Segments {
             lengths,
             parsed: HashMap::new(),
             temporaries,
+            identities: Identities::read(dir)?,
+            refuse_foreign: true,
         })
+    }
+
+    /// These segments for `verify`, which lists the records another store wrote
+    /// ([`History::foreign`]) instead of stopping at the first.
+    pub fn listing_foreign(self) -> Segments {
+        Segments {
+            refuse_foreign: false,
+            ..self
+        }
+    }
+
+    /// The identities the store's records may claim, as listed.
+    pub fn identities(&self) -> &Identities {
+        &self.identities
     }
 
     /// Removes the temporary files a killed writer left among the segments (a writer does,
@@ -140,7 +166,8 @@ impl Segments {
     }
 
     /// Parses segment `name` from byte `from` (a line start) on, unless an earlier ask already
-    /// covered it; answers whether every complete line from there is a sound record.
+    /// covered it; answers whether every complete line from there is a sound record. Refuses a
+    /// segment whose records another store wrote (unless [`Segments::listing_foreign`]).
     pub fn parse_from(&mut self, name: &str, from: u64) -> Result<bool> {
         let covered = self.parsed.get(name).is_some_and(|p| p.from <= from);
         if !covered {
@@ -162,6 +189,16 @@ impl Segments {
             // Line numbers are known only when the parse starts at the top.
             let first_line = u64::from(from == 0);
             let lines = rollout::parse(&bytes, from, first_line);
+            if self.refuse_foreign {
+                let records = lines.records.iter().map(|l| (l.line, &l.record));
+                if let Some(foreign) = self.identities.foreign_in(name, records) {
+                    return Err(StoreError::ForeignRecords {
+                        segment: path,
+                        what: foreign.describe(),
+                    }
+                    .into());
+                }
+            }
             self.parsed.insert(name.to_owned(), Parsed { from, lines });
         }
         Ok(self.parsed[name].lines.problems.is_empty())
@@ -302,7 +339,15 @@ impl Segments {
                 .extend(parsed.problems.into_iter().map(tag));
             history.torn_tails.extend(parsed.torn_tail.map(tag));
             history.crlf_lines += parsed.crlf_lines;
+            let records = parsed.records.iter().map(|l| (l.line, &l.record));
+            history
+                .foreign
+                .extend(self.identities.foreign_in(&name, records));
             for line in parsed.records {
+                // Listed, never folded.
+                if !self.identities.accepts(line.record.store.as_deref()) {
+                    continue;
+                }
                 if history.lines.contains_key(&line.record.id) {
                     history.duplicates += 1;
                     continue;
@@ -452,6 +497,7 @@ mod tests {
                 ..Patch::default()
             };
             let (record, line) = Record::seal(&Body {
+                store: None,
                 parents: &parents,
                 at: "2026-01-01T00:00:00Z",
                 source: Source::Update,

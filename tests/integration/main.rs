@@ -16,6 +16,7 @@ mod test_history;
 mod test_hook_managers;
 mod test_hooks;
 mod test_hostile;
+mod test_identity;
 mod test_lost_records;
 mod test_map;
 mod test_map_scope;

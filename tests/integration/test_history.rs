@@ -195,7 +195,14 @@ fn two_versions_of_one_segment_merge_as_their_union() {
     let base = std::fs::read_to_string(&segment).expect("segment");
     // Two branches append different records to the same file, as only a hand-made history
     // does: each line is copied from a store that wrote it.
+    // Their lines claim this store's identity (listed first: the one their writers stamp).
+    let identity = String::from_utf8(env.read(".epiphany/rollout/identity")).expect("utf-8");
+    let adopt = |store: &TestEnv| {
+        let own = String::from_utf8(store.read(".epiphany/rollout/identity")).expect("utf-8");
+        store.write(".epiphany/rollout/identity", format!("{identity}{own}"));
+    };
     let other = repository();
+    adopt(&other);
     other.update(&observation_patch("theirs"));
     let theirs_line = other
         .rollout_text()
@@ -204,6 +211,7 @@ fn two_versions_of_one_segment_merge_as_their_union() {
         .expect("line")
         .to_owned();
     let ours = repository();
+    adopt(&ours);
     ours.update(&observation_patch("ours"));
     let ours_line = ours.rollout_text().lines().last().expect("line").to_owned();
     env.git(&["checkout", "-q", "-b", "feature"]);

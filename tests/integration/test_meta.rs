@@ -115,6 +115,7 @@ fn each_layer_names_only_what_it_is_allowed() {
                 "policy",
                 "state::fields",
                 "state::fold",
+                "state::lineage",
                 "state::model",
                 "state::patch",
                 "state::paths",

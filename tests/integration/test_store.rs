@@ -99,6 +99,8 @@ fn a_blank_or_multi_line_turn_id_is_refused() {
 #[test]
 fn update_applies_a_patch_and_records_it_in_the_rollout() {
     let env = TestEnv::new();
+    // The identity `init` minted is random; the records below claim this one.
+    env.write(".epiphany/rollout/identity", "0123456789abcdef\n");
     let head = env.commit_all("first");
     let report = env.run_with_stdin(
         &["--json", "update", "--turn-id", "turn-1"],
@@ -410,7 +412,7 @@ fn verify_reports_an_edited_line_with_its_number() {
     insta::assert_snapshot!(stdout, @r"
     1 problem(s):
       rollout/[SEGMENT]:2: line 2 was edited or damaged: its id does not match its content
-    note: record [ID] (rollout/[SEGMENT]:3) names a parent that is not in the rollout (it was cherry-picked without it); it applies on its own
+    note: record [ID] (rollout/[SEGMENT]:3) names a parent that is not in the rollout: its line is in the rollout but does not verify (listed above), so it is not read; the record applies on its own
     note: 1 conflict(s) between concurrent writes; `epiphany show` lists them, and a write that rewrites each resolves it
     ");
     assert_eq!(output.code, 1);

@@ -20,6 +20,9 @@ fn graphs(a_purpose: &str) -> Value {
 /// node `b` cites `src/b.rs`, the checkpoint cites `src/c.rs`.
 fn mapped() -> TestEnv {
     let env = TestEnv::new();
+    // `init` minted a random identity, which every commit id below would hash: these snapshots
+    // name them.
+    env.write(".epiphany/rollout/identity", "0123456789abcdef\n");
     for file in ["src/a.rs", "src/b.rs", "src/c.rs", "README.md"] {
         env.write(file, format!("// {file}\n"));
     }

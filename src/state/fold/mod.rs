@@ -325,6 +325,7 @@ mod tests {
         let parents: Vec<String> = parents.iter().map(|p| p.id.clone()).collect();
         let head = format!("c{at}");
         Record::seal(&Body {
+            store: None,
             parents: &parents,
             at: &format!("2026-01-01T00:00:{at:02}Z"),
             source: Source::Update,

@@ -70,7 +70,7 @@ impl Restores {
 }
 
 /// The positions (in `records`, sorted) of the records `tips` name and all their ancestors
-/// among `records`; a parent that is not there (cherry-picked away) is left out.
+/// among `records`; a parent that is not there (git removed it) is left out.
 fn ancestry(records: &[Record], positions: &HashMap<&str, usize>, tips: &[String]) -> Vec<usize> {
     let mut seen: HashSet<usize> = HashSet::default();
     let mut stack: Vec<usize> = (tips.iter())

@@ -21,12 +21,14 @@ use git2::Repository;
 use git2::RepositoryOpenFlags;
 
 mod changes;
+mod trails;
 
 pub use changes::Uncompared;
 pub use changes::WorkTreeChanges;
 pub use changes::WrittenAt;
 use changes::unreadable_git_files;
 pub use changes::work_tree_changes;
+pub use trails::trails;
 
 /// Git's own variables that say where the repository is, as `ctx::Ctx` read them, resolved
 /// against the directory the command runs in (as git resolves them after `-C`).

@@ -21,6 +21,7 @@ use crate::state::fs;
 use crate::state::fs::Durability;
 use crate::state::git;
 use crate::state::git::CommittedFiles;
+use crate::state::segments::SEGMENT_SUFFIX;
 use crate::state::segments::Segments;
 
 use super::ROLLOUT_DIR;
@@ -83,7 +84,9 @@ impl Store {
             .ok()
             .flatten()
             .and_then(|bytes| serde_json::from_slice(&bytes).ok());
-        let committed = git::committed_files(&self.rollout_dir(), noted.as_ref())?;
+        let mut committed = git::committed_files(&self.rollout_dir(), noted.as_ref())?;
+        // The segments, not the identity file beside them (`state::identity`).
+        (committed.files).retain(|name, _| name.ends_with(SEGMENT_SUFFIX));
         if noted.is_none_or(|noted| noted.tree != committed.tree)
             && let Ok(bytes) = serde_json::to_vec(&committed)
         {

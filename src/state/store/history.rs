@@ -396,11 +396,12 @@ impl Store {
         Ok(listing)
     }
 
-    /// Every record of `listing` in fold order (a first-format store's, converted).
+    /// Every record of `listing` in fold order (a first-format store's, converted), with the
+    /// records another store wrote listed apart ([`History::foreign`]) instead of refused.
     pub fn history_of(&self, listing: Listing) -> Result<History> {
         match self.is_legacy() {
             true => self.history(),
-            false => listing.segments.into_history(),
+            false => listing.segments.listing_foreign().into_history(),
         }
     }
 }
@@ -529,6 +530,7 @@ mod tests {
     fn a_number_past_the_head_may_be_a_record_id_prefix() {
         let record = |id: &str| Record {
             id: id.to_owned(),
+            store: None,
             parents: Vec::new(),
             at: "2026-01-01T00:00:00Z".to_owned(),
             source: Source::Update,

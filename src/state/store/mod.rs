@@ -47,6 +47,7 @@ use anyhow::Result;
 use crate::state::error::StoreError;
 use crate::state::fs;
 use crate::state::git;
+use crate::state::identity::Identities;
 pub use crate::state::segments::SegmentProblem;
 pub use crate::state::segments::Segments;
 use crate::state::snapshot::Parts;
@@ -271,6 +272,7 @@ impl Store {
             .with_context(|| format!("failed to create a directory in `{}`", root.display()))?;
         let stage = staging.path();
         fs::create_dirs(&stage.join(ROLLOUT_DIR))?;
+        Identities::mint(&stage.join(ROLLOUT_DIR))?;
         fs::write_atomic(&stage.join(".gitignore"), GITIGNORE.as_bytes())?;
         fs::write_atomic(&stage.join(".gitattributes"), GITATTRIBUTES.as_bytes())?;
         let staged = staging.keep();
@@ -283,6 +285,24 @@ impl Store {
         }
         fs::sync_dir(root)?;
         Ok((store, true))
+    }
+
+    /// Gives a store created before identities its own (`state::identity`), under the write
+    /// lock: answers whether it had none (a first-format store gets one when a write converts
+    /// it). Records written before keep no claim and are accepted as they were.
+    pub fn give_identity(&self, timeout: std::time::Duration) -> Result<bool> {
+        if self.is_legacy() {
+            return Ok(false);
+        }
+        let _lock = self.lock(timeout, fs::LockMode::Exclusive)?;
+        let rollout = self.rollout_dir();
+        if Identities::read(&rollout)?.exists() {
+            return Ok(false);
+        }
+        fs::refuse_symlink(&rollout)?;
+        fs::create_dirs(&rollout)?;
+        Identities::mint(&rollout)?;
+        Ok(true)
     }
 
     /// The store with another snapshot cadence: records past the newest snapshot after which a

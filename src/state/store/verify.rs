@@ -1,5 +1,6 @@
-//! Checking the store whole, for `verify`: every rollout line hashes to its id, every parent is
-//! a record (a missing one is a note: a record cherry-picked alone), no record the checked-out
+//! Checking the store whole, for `verify`: every rollout line hashes to its id and belongs to
+//! this store (`state::identity`), every parent is a record (a missing one is no failure: what
+//! git and the cache still show of it is gathered for the note), no record the checked-out
 //! commit or a fold cached at it holds is missing, and replaying the records in their one
 //! order reproduces every cached snapshot, every byte of which passes its checksum. The files
 //! are listed under the shared lock and read without it, so a long check never blocks writers.
@@ -8,6 +9,7 @@
 //! hands in a [`SecretScan`] and judges the folded state itself.
 
 use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::collections::HashSet;
 use std::path::Path;
 use std::path::PathBuf;
@@ -23,6 +25,7 @@ use crate::state::fold::Writers;
 use crate::state::fold::fold_all;
 use crate::state::fs;
 use crate::state::git;
+use crate::state::lineage::Trail;
 use crate::state::model::State;
 use crate::state::rollout::Record;
 use crate::state::segments::History;
@@ -69,6 +72,22 @@ pub struct Verified {
     pub folded: Folded,
     /// How many cached snapshots were compared with the replay.
     pub snapshots: u64,
+    /// The records that name a parent the rollout does not hold (no failure: each applies on
+    /// its own), with what is left of that parent.
+    pub orphans: Vec<Orphan>,
+}
+
+/// A record that names a parent the rollout does not hold.
+#[derive(Debug)]
+pub struct Orphan {
+    /// The record's id.
+    pub record: String,
+    /// Its segment.
+    pub segment: String,
+    /// Its 1-based line there.
+    pub line: u64,
+    /// What git and the cache still show of its (first) missing parent.
+    pub trail: Trail,
 }
 
 impl Store {
@@ -88,8 +107,13 @@ impl Store {
                 message: p.problem.message.clone(),
             })
             .collect();
+        problems.extend(history.foreign.iter().map(|foreign| VerifyProblem {
+            line: Some((foreign.segment.clone(), foreign.first_line)),
+            message: foreign.describe(),
+        }));
         problems.extend(lost.map(|err| VerifyProblem::whole(format!("{err:#}"))));
-        let mut notes = parent_notes(&history);
+        let missing = missing_parents(&history);
+        let mut notes = Vec::new();
         if history.crlf_lines > 0 {
             notes.push(format!(
                 "{} rollout line(s) end in CRLF: a git attribute (such as `* text eol=crlf` in `.git/info/attributes`) overrides `.epiphany/.gitattributes`, so git converted them at checkout; they still read as the records they are, but to keep git from converting the store, remove the `eol`/`text` attribute for `.epiphany/` from `.git/info/attributes`",
@@ -113,16 +137,49 @@ impl Store {
             secrets,
             scan_every_snapshot,
         );
+        let cached = snapshots.holding(&missing);
         let folded = snapshots.fold_and_compare(&history);
         problems.extend(snapshots.problems);
         notes.extend(snapshots.notes);
+        let orphans = self.orphans(&history, &missing, &cached);
         Ok(Verified {
             problems,
             notes,
+            orphans,
             history,
             folded,
             snapshots: snapshots.checked,
         })
+    }
+
+    /// The records that name a parent the rollout does not hold, with what git and the cache
+    /// still show of the first such parent.
+    fn orphans(
+        &self,
+        history: &History,
+        missing: &BTreeSet<String>,
+        cached: &BTreeSet<String>,
+    ) -> Vec<Orphan> {
+        if missing.is_empty() {
+            return Vec::new();
+        }
+        let mut trails = git::trails(&self.rollout_dir(), missing);
+        let damaged = self.named_by_damaged_lines(history, missing);
+        (history.records.iter())
+            .filter_map(|record| {
+                let parent = record.parents.iter().find(|p| missing.contains(*p))?;
+                let (segment, line) = line_of(history, record);
+                let mut trail = trails.entry(parent.clone()).or_default().clone();
+                trail.cached = cached.contains(parent);
+                trail.damaged = damaged.contains(parent);
+                Some(Orphan {
+                    record: record.id.clone(),
+                    segment,
+                    line,
+                    trail,
+                })
+            })
+            .collect()
     }
 }
 
@@ -149,20 +206,41 @@ fn line_of(history: &History, record: &Record) -> (String, u64) {
         .expect("every record of a history was read from a line")
 }
 
-/// Notes for parents that are not in the rollout (a record cherry-picked without them).
-fn parent_notes(history: &History) -> Vec<String> {
+impl Store {
+    /// Which of `ids` the segments with lines that do not verify still name as a line's id.
+    fn named_by_damaged_lines(
+        &self,
+        history: &History,
+        ids: &BTreeSet<String>,
+    ) -> BTreeSet<String> {
+        let segments: BTreeSet<&str> = (history.problems.iter())
+            .map(|p| p.segment.as_str())
+            .collect();
+        let mut named = BTreeSet::new();
+        for segment in segments {
+            let Ok(bytes) = fs::read(&self.rollout_dir().join(segment)) else {
+                continue;
+            };
+            named.extend(
+                ids.iter()
+                    .filter(|id| {
+                        let needle = format!("{{\"id\":\"{id}\"");
+                        memchr::memmem::find(&bytes, needle.as_bytes()).is_some()
+                    })
+                    .cloned(),
+            );
+        }
+        named
+    }
+}
+
+/// The parents records name that are not in the rollout.
+fn missing_parents(history: &History) -> BTreeSet<String> {
     let ids: HashSet<&str> = history.records.iter().map(|r| r.id.as_str()).collect();
-    history
-        .records
-        .iter()
-        .filter(|record| record.parents.iter().any(|p| !ids.contains(p.as_str())))
-        .map(|record| {
-            let (segment, line) = line_of(history, record);
-            format!(
-                "record {} (rollout/{segment}:{line}) names a parent that is not in the rollout (it was cherry-picked without it); it applies on its own",
-                &record.id[..12],
-            )
-        })
+    (history.records.iter())
+        .flat_map(|record| &record.parents)
+        .filter(|parent| !ids.contains(parent.as_str()))
+        .cloned()
         .collect()
 }
 
@@ -179,6 +257,8 @@ struct Snapshots<'s> {
     checked: u64,
     /// Scan every snapshot for secrets, not only those that are not the fold of their records.
     scan_secrets: bool,
+    /// The fold orders of the snapshots that hold records the rollout lacks.
+    orders: Vec<Vec<String>>,
     secrets: &'s dyn SecretScan,
 }
 
@@ -196,6 +276,7 @@ impl<'s> Snapshots<'s> {
             notes: Vec::new(),
             checked: 0,
             scan_secrets,
+            orders: Vec::new(),
             secrets,
         };
         let settled_head = std::cell::OnceCell::new();
@@ -238,6 +319,7 @@ impl<'s> Snapshots<'s> {
                 .filter(|id| !history.lines.contains_key(id.as_str()))
                 .count();
             if missing > 0 {
+                snapshots.orders.push(order);
                 let head = settled_head.get_or_init(|| git::settled_checkout(store.root()));
                 if file.header.cached_at.is_some() && file.header.cached_at == *head {
                     snapshots.problem(&name, format!(
@@ -253,6 +335,18 @@ impl<'s> Snapshots<'s> {
             (snapshots.open.entry(order.len()).or_default()).push((name, file, order));
         }
         snapshots
+    }
+
+    /// Which of `ids` a cached snapshot holds, served or not (one cached on a branch since
+    /// rewritten still remembers).
+    fn holding(&self, ids: &BTreeSet<String>) -> BTreeSet<String> {
+        if ids.is_empty() {
+            return BTreeSet::new();
+        }
+        (self.orders.iter().flatten())
+            .filter(|id| ids.contains(*id))
+            .cloned()
+            .collect()
     }
 
     fn problem(&mut self, name: &str, message: String) {

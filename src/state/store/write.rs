@@ -24,6 +24,7 @@ use crate::state::fs;
 use crate::state::fs::Durability;
 use crate::state::fs::LockMode;
 use crate::state::git;
+use crate::state::identity::Stamp;
 use crate::state::patch::Patch;
 use crate::state::rollout::Body;
 use crate::state::rollout::Record;
@@ -118,6 +119,11 @@ impl Store {
                 Some(segments)
             }
         };
+        let stamp = match &listed {
+            Some(segments) => (segments.identities()).for_write(!segments.lengths().is_empty()),
+            // Converted from the first format, which holds its records.
+            None => Stamp::None,
+        };
         // A write checks new observation and evidence ids against the stored ids; it never
         // needs the records themselves.
         let parts = Parts {
@@ -130,6 +136,7 @@ impl Store {
             _lock: lock,
             head,
             scope,
+            stamp,
         })
     }
 }
@@ -152,6 +159,8 @@ pub struct Transaction<'a> {
     _lock: File,
     head: Head,
     scope: WriteScope,
+    /// The identity the record claims.
+    stamp: Stamp,
 }
 
 /// A transaction with its one record sealed and folded into the head, not yet durable.
@@ -186,6 +195,7 @@ impl<'a> Transaction<'a> {
             Payload::Restore { restore, .. } => (None, Some(restore.as_ref())),
         };
         let (record, line) = Record::seal(&Body {
+            store: self.stamp.claim(),
             parents: &parents,
             at: &draft.at,
             source: draft.source,
@@ -269,6 +279,8 @@ impl Staged<'_> {
         let git_head = record.git_head.as_deref();
         let open = tx.open_segment(git_head);
         cut_torn_tails(&dir, &tx.head.read.segments)?;
+        fs::create_dirs(&dir)?;
+        tx.stamp.write_minted(&dir)?;
         let mut warnings = Vec::new();
         let name = match open {
             Some((name, complete)) => {
@@ -276,7 +288,6 @@ impl Staged<'_> {
                 name.to_owned()
             }
             None => {
-                fs::create_dirs(&dir)?;
                 let name = segment_name(&record);
                 let path = dir.join(&name);
                 if let Err(err) = fs::write_atomic(&path, line.as_bytes()) {
