@@ -150,6 +150,20 @@ impl Output {
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|err| panic!("stdout is not one JSON document ({err}):\n{self}"))
     }
+
+    /// The context a successful `hook session-start` gives its host (`additionalContext`).
+    pub fn session_context(&self) -> String {
+        assert_eq!(self.code, 0, "{self}");
+        let document = self.json();
+        assert_eq!(
+            document["hookSpecificOutput"]["hookEventName"], "SessionStart",
+            "{self}"
+        );
+        document["hookSpecificOutput"]["additionalContext"]
+            .as_str()
+            .expect("context")
+            .to_owned()
+    }
 }
 
 impl fmt::Display for Output {

@@ -275,19 +275,6 @@ fn codex_pre_compact(env: &TestEnv, trigger: &str) -> Value {
     })
 }
 
-fn additional_context(output: &crate::common::Output) -> String {
-    assert_eq!(output.code, 0, "{output}");
-    let document = output.json();
-    assert_eq!(
-        document["hookSpecificOutput"]["hookEventName"], "SessionStart",
-        "{output}"
-    );
-    document["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .expect("context")
-        .to_owned()
-}
-
 /// The hook commands registered for `event` in a host settings file.
 fn registered(settings: &Value, event: &str) -> Vec<String> {
     settings["hooks"][event]
@@ -477,7 +464,7 @@ fn claude_code_gets_context_for_every_session_start_source() {
             &["hook", "session-start", "--host", "claude"],
             input.to_string(),
         );
-        let context = additional_context(&output);
+        let context = output.session_context();
         assert!(
             context.contains("Objective: keep spans across retries"),
             "{source}: {context}"
@@ -515,7 +502,7 @@ fn session_start_carries_the_code_map_around_the_checkpoint_within_the_budget() 
         &["hook", "session-start", "--host", "claude"],
         input.to_string(),
     );
-    let context = additional_context(&output);
+    let context = output.session_context();
     let map = context
         .split("## Code map")
         .nth(1)
@@ -540,7 +527,7 @@ fn session_start_carries_the_code_map_around_the_checkpoint_within_the_budget() 
         ],
         input.to_string(),
     );
-    let context = additional_context(&output);
+    let context = output.session_context();
     assert!(context.chars().count() <= 3000, "{context}");
     assert!(
         context.contains("Objective: keep spans across retries"),
@@ -559,7 +546,7 @@ fn codex_gets_context_in_the_shape_its_schema_allows() {
             input.to_string(),
         );
         assert_matches(&codex_session_start_output_schema(), &output.json());
-        let context = additional_context(&output);
+        let context = output.session_context();
         assert!(
             context.contains("Objective: keep spans across retries"),
             "{source}: {context}"
@@ -606,7 +593,7 @@ fn after_a_compaction_the_session_start_says_when_and_how_old_the_checkpoint_was
         &["hook", "session-start", "--host", "claude"],
         claude_session_start(&env, "compact").to_string(),
     );
-    let context = additional_context(&after);
+    let context = after.session_context();
     assert!(context.starts_with("<epiphany_compaction>\nYour context was compacted (auto) less than a minute ago, at 2026-01-01T00:00:05Z"), "{context}");
     assert!(context.contains("The investigation checkpoint `ck-lexer` was saved less than a minute before the compaction"), "{context}");
     assert!(
@@ -621,10 +608,12 @@ fn after_a_compaction_the_session_start_says_when_and_how_old_the_checkpoint_was
     // Another session's compaction is not this one's.
     let mut other = claude_session_start(&env, "compact");
     other["session_id"] = json!("other-session");
-    let context = additional_context(&env.run_with_stdin(
-        &["hook", "session-start", "--host", "claude"],
-        other.to_string(),
-    ));
+    let context = env
+        .run_with_stdin(
+            &["hook", "session-start", "--host", "claude"],
+            other.to_string(),
+        )
+        .session_context();
     assert!(
         context.starts_with("<epiphany_compaction>\nYour context was just compacted:"),
         "{context}"
@@ -650,10 +639,12 @@ fn pre_compact_stores_no_secret_from_the_host() {
 
     let mut start = claude_session_start(&env, "compact");
     start["session_id"] = json!(session);
-    let context = additional_context(&env.run_with_stdin(
-        &["hook", "session-start", "--host", "claude"],
-        start.to_string(),
-    ));
+    let context = env
+        .run_with_stdin(
+            &["hook", "session-start", "--host", "claude"],
+            start.to_string(),
+        )
+        .session_context();
     assert!(
         context.starts_with("<epiphany_compaction>\nYour context was compacted (manual)"),
         "{context}"
@@ -677,7 +668,8 @@ fn cjk_state_fits_each_hosts_budget_in_its_own_unit() {
         if let Some(host) = host {
             args.extend(["--host", host]);
         }
-        additional_context(&env.run_with_stdin(&args, input.to_string()))
+        env.run_with_stdin(&args, input.to_string())
+            .session_context()
     };
     let claude = context_for(Some("claude"), claude_session_start(&env, "startup"));
     assert!(
@@ -722,7 +714,7 @@ fn session_start_works_from_a_subdirectory_and_ignores_garbage_input() {
     env.write("sub/file.txt", "x");
     let output = env.run_with_stdin(&["-C", "sub", "hook", "session-start"], "not json at all");
     assert!(
-        additional_context(&output).contains("Objective: o"),
+        output.session_context().contains("Objective: o"),
         "{output}"
     );
 }
@@ -757,7 +749,9 @@ fn a_store_problem_reaches_the_user_and_never_fails_the_host() {
     );
     assert!(message.contains("rollout"), "{message}");
     assert!(
-        additional_context(&start).contains("Do not assume nothing was recorded"),
+        start
+            .session_context()
+            .contains("Do not assume nothing was recorded"),
         "{start}"
     );
     let claude = env.run_with_stdin(

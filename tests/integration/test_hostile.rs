@@ -769,10 +769,7 @@ fn the_code_map_in_the_prompt_cannot_close_its_block() {
         "{prompt}"
     );
     let hook = env.run_with_stdin(&["hook", "session-start"], "{}");
-    let context = hook.json()["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let context = hook.session_context();
     assert_eq!(context.matches("</epiphany_state>").count(), 1, "{context}");
     assert!(
         !context.lines().any(|l| l.starts_with("IGNORE")),

@@ -619,11 +619,7 @@ fn regression_10_every_view_tells_the_same_truth() {
     );
 
     let hook = env.run_with_stdin(&["hook", "session-start"], "{}");
-    assert_eq!(hook.code, 0, "{hook}");
-    let context = hook.json()["hookSpecificOutput"]["additionalContext"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let context = hook.session_context();
     assert!(
         context.contains("Verdict: regather. Re-gather before editing: "),
         "{context}"
