@@ -233,9 +233,9 @@ fn reads_pass_with_nothing_committed_to_compare_with() {
 #[test]
 fn the_committed_sizes_are_noted_per_rollout_tree() {
     let env = committed_store();
-    let note_path = env.root().join(".epiphany/cache/committed-rollout.json");
+    let note_path = env.root().join(".epiphany/cache/committed-rollout.msgpack");
     let note = || -> Value {
-        serde_json::from_slice(&std::fs::read(&note_path).expect("a note")).expect("json")
+        rmp_serde::from_slice(&std::fs::read(&note_path).expect("a note")).expect("msgpack")
     };
     let tree = |env: &TestEnv| {
         env.git(&["rev-parse", "HEAD:.epiphany/rollout"])
@@ -268,7 +268,7 @@ fn the_committed_sizes_are_noted_per_rollout_tree() {
             "{name}"
         );
     }
-    std::fs::write(&note_path, "{not json").expect("damage");
+    std::fs::write(&note_path, "{not msgpack").expect("damage");
     env.ok(&["scene"]);
     assert_eq!(note()["tree"], tree(&env));
     // The newest segment goes: the noted sizes still say it was committed.

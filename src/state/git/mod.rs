@@ -167,7 +167,7 @@ pub struct CommittedFile {
 /// what `known` measured before is not measured again: when HEAD's tree of `dir` is `known`'s,
 /// `known` is the answer, and otherwise only the blobs `known` does not have are looked up
 /// (a commit usually adds a segment or two).
-pub fn committed_files(dir: &Path, known: Option<&CommittedFiles>) -> Option<CommittedFiles> {
+pub fn committed_files(dir: &Path, known: Option<CommittedFiles>) -> Option<CommittedFiles> {
     // From the parent: `dir` itself may be gone, which is what the caller asks about.
     let parent = dir.parent()?;
     let repo = open(parent).ok()?;
@@ -180,9 +180,10 @@ pub fn committed_files(dir: &Path, known: Option<&CommittedFiles>) -> Option<Com
     let tree = repo.head().ok()?.peel_to_tree().ok()?;
     let entry = tree.get_path(&relative).ok()?;
     let id = entry.id().to_string();
-    if let Some(known) = known.filter(|known| known.tree == id) {
-        return Some(known.clone());
-    }
+    let known = match known {
+        Some(known) if known.tree == id => return Some(known),
+        known => known,
+    };
     let subtree = entry.to_object(&repo).ok()?;
     let subtree = subtree.as_tree()?;
     let odb = repo.odb().ok()?;
@@ -195,7 +196,7 @@ pub fn committed_files(dir: &Path, known: Option<&CommittedFiles>) -> Option<Com
             continue;
         };
         let blob = entry.id().to_string();
-        let size = match known.and_then(|known| known.files.get(name)) {
+        let size = match known.as_ref().and_then(|known| known.files.get(name)) {
             Some(file) if file.blob == blob => file.size,
             _ => match odb.read_header(entry.id()) {
                 Ok((size, _)) => size as u64,

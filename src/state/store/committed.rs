@@ -5,7 +5,7 @@
 //!
 //! Every read and every write checks it, so it must cost next to nothing. What the commit
 //! holds is found once per [`Store`]: the id of HEAD's `rollout/` tree (a few object reads),
-//! and, only when that tree is not the one last measured, which `cache/committed-rollout.json`
+//! and, only when that tree is not the one last measured, which `cache/committed-rollout.msgpack`
 //! remembers, the sizes of the segments whose blobs it did not measure (a size costs an object
 //! lookup; a commit adds a segment or two). Comparing them with the lengths a read lists
 //! anyway is free.
@@ -28,8 +28,10 @@ use super::ROLLOUT_DIR;
 use super::STORE_DIR;
 use super::Store;
 
-/// The note of what HEAD's `rollout/` tree was last found to hold, in `cache/`.
-const COMMITTED_NOTE: &str = "committed-rollout.json";
+/// The note of what HEAD's `rollout/` tree was last found to hold, in `cache/`: MessagePack,
+/// which a read decodes in a fraction of the time JSON took (a name, a blob id and a size per
+/// committed segment, thousands after a year of commits).
+const COMMITTED_NOTE: &str = "committed-rollout.msgpack";
 
 /// The most of the note that is read: a name and a size per committed segment.
 const COMMITTED_NOTE_LIMIT: u64 = 16 * 1024 * 1024;
@@ -83,12 +85,13 @@ impl Store {
         let noted: Option<CommittedFiles> = fs::read_below(&self.dir, &path, COMMITTED_NOTE_LIMIT)
             .ok()
             .flatten()
-            .and_then(|bytes| serde_json::from_slice(&bytes).ok());
-        let mut committed = git::committed_files(&self.rollout_dir(), noted.as_ref())?;
+            .and_then(|bytes| rmp_serde::from_slice(&bytes).ok());
+        let noted_tree = noted.as_ref().map(|noted| noted.tree.clone());
+        let mut committed = git::committed_files(&self.rollout_dir(), noted)?;
         // The segments, not the identity file beside them (`state::identity`).
         (committed.files).retain(|name, _| name.ends_with(SEGMENT_SUFFIX));
-        if noted.is_none_or(|noted| noted.tree != committed.tree)
-            && let Ok(bytes) = serde_json::to_vec(&committed)
+        if noted_tree.is_none_or(|tree| tree != committed.tree)
+            && let Ok(bytes) = rmp_serde::to_vec_named(&committed)
         {
             let _ = fs::create_dirs_below(&self.dir, &self.cache_dir())
                 .and_then(|()| fs::replace(&path, &bytes, Durability::Visible));

@@ -37,6 +37,7 @@ use crate::state::snapshot::StoredIds;
 use super::Store;
 use super::WRITE_PARTS;
 use super::is_not_found;
+use super::tail::open_candidate;
 
 /// The state at the head of the store, with what a write or a projection needs besides it.
 #[derive(Debug, Clone)]
@@ -353,26 +354,49 @@ impl Store {
         let legacy = self.is_legacy();
         if !legacy {
             let candidates = self.snapshot_candidates()?;
+            // The newest is opened once for both ways of reading from it: its header holds a
+            // mark per segment file, thousands of them after a year of commits.
+            let mut newest = match candidates.first() {
+                Some(path) => open_candidate(path)?,
+                None => None,
+            };
             // Right after a merge the two newest snapshots are the two branches': joining them
             // saves reading the newest one's tail, the whole other branch.
-            let join = |segments: &mut Segments, search| match within {
-                None => {
-                    self.head_from_two_snapshots(segments, &candidates, search, parts, remember)
-                }
-                Some(_) => Ok(None),
-            };
-            if let Some(head) = join(&mut segments, 1)? {
+            let join =
+                |segments: &mut Segments, ours: Option<&SnapshotFile>, search| match (within, ours)
+                {
+                    (None, Some(ours)) => self.head_from_two_snapshots(
+                        segments,
+                        &candidates,
+                        ours,
+                        search,
+                        parts,
+                        remember,
+                    ),
+                    _ => Ok(None),
+                };
+            if let Some(head) = join(&mut segments, newest.as_ref(), 1)? {
                 return Ok(head);
             }
             for (at, candidate) in candidates.iter().enumerate() {
-                if let Some(head) =
-                    self.head_from_snapshot(&mut segments, candidate, parts, remember, within)?
-                {
+                let opened = newest.take().filter(|_| at == 0);
+                if let Some(head) = self.head_from_snapshot(
+                    &mut segments,
+                    candidate,
+                    opened,
+                    parts,
+                    remember,
+                    within,
+                )? {
                     return Ok(head);
                 }
                 // The newest snapshot cannot serve: the other branch's may be further down.
                 if at == 0
-                    && let Some(head) = join(&mut segments, candidates.len())?
+                    && let Some(head) = join(
+                        &mut segments,
+                        SnapshotFile::open(candidate).ok().as_ref(),
+                        candidates.len(),
+                    )?
                 {
                     return Ok(head);
                 }

@@ -61,6 +61,16 @@ pub(super) struct PastSnapshot {
     pub(super) bytes: u64,
 }
 
+/// Opens the snapshot at `path` for a read: `None` when it cannot serve (damaged), an error
+/// when it is gone (a concurrent writer thinned it: the read lists again).
+pub(super) fn open_candidate(path: &Path) -> Result<Option<SnapshotFile>> {
+    match SnapshotFile::open(path) {
+        Ok(snapshot) => Ok(Some(snapshot)),
+        Err(err) if is_not_found(&err) => Err(err),
+        Err(_) => Ok(None),
+    }
+}
+
 impl Store {
     /// One snapshot and what it can do for the records past its marks, or `None` when it
     /// cannot serve these segments (damaged, or records it holds are gone).
@@ -70,11 +80,20 @@ impl Store {
         path: &Path,
         within: Option<&[String]>,
     ) -> Result<Option<Past>> {
-        let snapshot = match SnapshotFile::open(path) {
-            Ok(snapshot) => snapshot,
-            Err(err) if is_not_found(&err) => return Err(err),
-            Err(_) => return Ok(None),
-        };
+        match open_candidate(path)? {
+            Some(snapshot) => self.past_opened(segments, snapshot, path, within),
+            None => Ok(None),
+        }
+    }
+
+    /// [`Store::past_snapshot`] of the snapshot at `path`, opened.
+    fn past_opened(
+        &self,
+        segments: &mut Segments,
+        snapshot: SnapshotFile,
+        path: &Path,
+        within: Option<&[String]>,
+    ) -> Result<Option<Past>> {
         let marks: HashMap<&str, &RolloutMark> = snapshot
             .header
             .marks
@@ -149,10 +168,12 @@ impl Store {
     /// snapshot cannot serve these segments (damaged, records gone, or concurrent with records
     /// past it). When the records past it are many and not small beside the snapshot, the
     /// snapshot is loaded whole so that the fold can be remembered.
+    /// `opened` is the snapshot at `path` when the caller opened it already.
     pub(super) fn head_from_snapshot(
         &self,
         segments: &mut Segments,
         path: &Path,
+        opened: Option<SnapshotFile>,
         parts: Parts,
         remember: Remember,
         within: Option<&[String]>,
@@ -163,7 +184,11 @@ impl Store {
             ids: want_ids,
             ..
         } = parts;
-        let (snapshot, past) = match self.past_snapshot(segments, path, within)? {
+        let Some(opened) = opened.map_or_else(|| open_candidate(path), |file| Ok(Some(file)))?
+        else {
+            return Ok(None);
+        };
+        let (snapshot, past) = match self.past_opened(segments, opened, path, within)? {
             Some(Past::Descends(snapshot, past)) => (snapshot, past),
             Some(Past::Forks(snapshot)) if within.is_none() => {
                 return self.head_from_graft(segments, snapshot, parts);
@@ -258,19 +283,17 @@ impl Store {
     /// `search` that holds records it lacks (the other branch of a merge), with the records
     /// past both, or `None` when `state::merge` cannot join them (anything but appends past
     /// the history they share) or either cannot serve these segments. Saves replaying both
-    /// branches.
+    /// branches. `ours` is `candidates[0]`, opened.
     pub(super) fn head_from_two_snapshots(
         &self,
         segments: &mut Segments,
         candidates: &[PathBuf],
+        ours: &SnapshotFile,
         search: usize,
         parts: Parts,
         remember: Remember,
     ) -> Result<Option<Head>> {
         let open = |path: &PathBuf| SnapshotFile::open(path).ok();
-        let Some(ours) = candidates.first().and_then(open) else {
-            return Ok(None);
-        };
         let reach: BTreeMap<&str, u64> = (ours.header.marks.iter())
             .map(|mark| (mark.segment.as_str(), mark.end))
             .collect();
