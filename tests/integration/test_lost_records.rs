@@ -244,27 +244,26 @@ fn the_committed_sizes_are_noted_per_rollout_tree() {
     };
     env.ok(&["scene"]);
     assert_eq!(note()["tree"], tree(&env));
-    assert_eq!(note()["files"].as_object().map(|s| s.len()), Some(5));
+    // A `[name, blob, size]` per committed segment, in name order.
+    let files = || -> Vec<(String, String, u64)> {
+        serde_json::from_value(note()["files"].clone()).expect("entries")
+    };
+    assert_eq!(files().len(), 5);
     env.update(&observation_patch("w5"));
     env.commit_all("write 5");
     env.ok(&["scene"]);
     assert_eq!(note()["tree"], tree(&env));
     // Five segments' sizes came from the note, the new one's from git: all as committed.
-    let files = note()["files"].as_object().expect("files").clone();
+    let files = files();
     assert_eq!(files.len(), 6);
-    for (name, file) in &files {
+    assert!(files.is_sorted_by(|a, b| a.0 < b.0), "{files:?}");
+    for (name, blob, size) in &files {
         let path = format!("HEAD:.epiphany/rollout/{name}");
+        assert_eq!(blob, env.git(&["rev-parse", &path]).trim(), "{name}");
+        let committed = env.git(&["cat-file", "-s", &path]);
         assert_eq!(
-            file["blob"],
-            env.git(&["rev-parse", &path]).trim(),
-            "{name}"
-        );
-        assert_eq!(
-            file["size"],
-            env.git(&["cat-file", "-s", &path])
-                .trim()
-                .parse::<u64>()
-                .expect("size"),
+            *size,
+            committed.trim().parse::<u64>().expect("size"),
             "{name}"
         );
     }
