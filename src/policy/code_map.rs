@@ -31,6 +31,7 @@ use serde::Serialize;
 
 pub mod first_pass;
 mod links;
+mod modules;
 pub mod names;
 pub mod uses;
 
