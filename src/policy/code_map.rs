@@ -31,6 +31,7 @@ use serde::Serialize;
 
 pub mod first_pass;
 mod links;
+mod modules;
 pub mod names;
 pub mod uses;
 
@@ -823,6 +824,42 @@ mod tests {
             counts,
             [("Secret", 1), ("map", 1), ("expose", 1), ("format", 1)]
         );
+    }
+
+    /// `import flask` then `flask.Flask(...)`: the member reference leads to `app.py`, which the
+    /// package's `__init__.py` re-exports, as an edge of its own (nothing else opens
+    /// `app.py`), and not by name to the look-alike `Flask` of `lib/other.py`, which the test
+    /// opens by importing it.
+    #[test]
+    fn a_python_member_of_an_imported_module_leads_to_its_definer() {
+        fn python<'a>(path: &'a str, outline: &'a Outline) -> MapInput<'a> {
+            MapInput {
+                scoping: uses::Scoping::Python,
+                path,
+                outline,
+            }
+        }
+        let import = |local: &str, path: &[&str]| uses::Import {
+            local: local.to_owned(),
+            path: path.iter().map(|segment| (*segment).to_owned()).collect(),
+        };
+        let test = Outline {
+            member_references: vec!["Flask".to_owned()],
+            imports: vec![import("flask", &["flask"]), import("other", &["other"])],
+            ..Outline::default()
+        };
+        let package = Outline {
+            imports: vec![import("Flask", &[".", "app", "Flask"])],
+            ..Outline::default()
+        };
+        let (app, other) = (outline(&["Flask"], &[]), outline(&["Flask"], &[]));
+        let files = [
+            python("tests/test_app.py", &test),
+            python("src/flask/__init__.py", &package),
+            python("src/flask/app.py", &app),
+            python("lib/other.py", &other),
+        ];
+        assert_eq!(links(&files).edges[0], [(1, 1.0), (2, 1.0), (3, 1.0)]);
     }
 
     #[test]

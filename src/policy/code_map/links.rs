@@ -4,9 +4,11 @@
 //! file imports leads to the file defining what the import names (or to the module's file),
 //! and nowhere when the import names a package outside the repository (`std`, `os`,
 //! `vitest`); a name the file defines itself leads nowhere else; Go and Java names of the
-//! file's own package, and names a glob import opens, lead to their files. Every import is a
-//! reference of its own (`use crate::engine::Engine` uses `engine.rs`). Such an edge weighs
-//! [`RESOLVED_WEIGHT`].
+//! file's own package, and names a glob import opens, lead to their files; in Python a member
+//! reference leads to what a module the file imports whole defines or re-exports under that
+//! name (`import flask` then `flask.Flask`). Every import is a reference of its own (`use
+//! crate::engine::Engine` uses `engine.rs`; `from flask import Flask` uses `app.py`, which the
+//! package re-exports). Such an edge weighs [`RESOLVED_WEIGHT`].
 //!
 //! A name nothing in scope binds is matched by name among the files of the same language
 //! (JavaScript and TypeScript as one, C and C++ as one), unless the language provides it
@@ -100,6 +102,9 @@ struct Found<'a> {
     gated: Vec<(usize, &'a str, f64)>,
     /// The names the file's imports bind, which mean what the imports name or nothing here.
     bound: HashSet<&'a str>,
+    /// The member references that name what a module the file imports defines
+    /// ([`Resolver::module_members`]): they mean that, not any other file's name.
+    members: HashSet<&'a str>,
 }
 
 /// The file graph of `files`.
@@ -188,7 +193,14 @@ fn in_scope<'a>(
             edge(path, name);
         }
     }
+    let mut members = HashSet::default();
+    for (member, path, name) in resolver.module_members(file.path, &file.outline.member_references)
+    {
+        edge(path, name);
+        members.insert(member);
+    }
     found.bound = bound;
+    found.members = members;
     found
 }
 
@@ -248,7 +260,10 @@ fn by_name<'a>(
                 .extend(weigh(to, name, weight).map(|weight| (to, name, weight)));
         }
     }
-    for name in outline.member_references.iter().map(String::as_str) {
+    let members = (outline.member_references.iter())
+        .map(String::as_str)
+        .filter(|name| !found.members.contains(name));
+    for name in members {
         for (to, weight) in targets(&definers.any, (scoping, name), from) {
             found
                 .gated

@@ -32,6 +32,8 @@ use std::collections::HashSet;
 use serde::Deserialize;
 use serde::Serialize;
 
+use super::modules::Modules;
+use super::modules::parent;
 use crate::policy::code_map::Definition;
 use crate::policy::code_map::Form;
 use crate::policy::peripheral::peripheral;
@@ -257,7 +259,7 @@ impl<'a> Resolver<'a> {
         let (head, rest) = segments.split_first()?;
         let mut place = self.head(path, file, head, rest.is_empty(), form)?;
         for segment in rest {
-            place = self.step(path, file.scoping, place, segment)?;
+            place = self.step(path, file.scoping, place, segment, 0)?;
         }
         match place {
             Place::Item(path, name) => Some((path, name)),
@@ -281,6 +283,46 @@ impl<'a> Resolver<'a> {
                 _ => None,
             },
         })
+    }
+
+    /// The names of `members`, member references of the file at `path`, that a module it
+    /// imports whole defines or re-exports (`import flask` then `flask.Flask`, `from . import
+    /// sessions` then `sessions.Session`): each with the file and the definition it leads to.
+    /// Python only, where another module's names are reached as its members; the file's
+    /// references keep no qualifier, so a name leads to the first such module defining it.
+    pub fn module_members(
+        &self,
+        path: &'a str,
+        members: &'a [String],
+    ) -> Vec<(&'a str, &'a str, &'a str)> {
+        let Some(&file) = self.files.get(path) else {
+            return Vec::new();
+        };
+        if file.scoping != Scoping::Python {
+            return Vec::new();
+        }
+        let modules: Vec<Vec<&'a str>> = (file.imports.iter())
+            .filter(|import| import.local != "*")
+            .filter_map(|import| match self.import_place(path, file, import, 0)? {
+                Place::Module(module) => Some(self.module_files(path, file.scoping, &module)),
+                Place::Item(..) | Place::Own(_) => None,
+            })
+            .filter(|files| !files.is_empty())
+            .collect();
+        if modules.is_empty() {
+            return Vec::new();
+        }
+        let member = |name: &'a str| {
+            modules.iter().find_map(|files| {
+                let found = (self.defined_at_top(files, name))
+                    .or_else(|| self.reexported(file.scoping, files, name, 0))?;
+                match found {
+                    Place::Item(to, defined) => Some((name, to, defined)),
+                    Place::Module(_) | Place::Own(_) => None,
+                }
+            })
+        };
+        members.iter().filter_map(|name| member(name)).collect()
     }
 
     /// Where the first name of a reference leads, in the file's scope: the file itself, an
@@ -382,7 +424,7 @@ impl<'a> Resolver<'a> {
                 (Scoping::Script, "default") => import.local.as_str(),
                 _ => segment,
             };
-            match self.step(from, scoping, place, segment) {
+            match self.step(from, scoping, place, segment, depth) {
                 Some(next) => place = next,
                 None => return places,
             }
@@ -442,13 +484,15 @@ impl<'a> Resolver<'a> {
     }
 
     /// One name further along a path: a definition of the module (one the file defines at
-    /// its top) or of the item's file, else a module inside the module.
+    /// its top) or of the item's file, else what the module's file imports under that name
+    /// ([`Resolver::reexported`]), else a module inside the module.
     fn step(
         &self,
         from: &'a str,
         scoping: Scoping,
         place: Place<'a>,
         segment: &'a str,
+        depth: usize,
     ) -> Option<Place<'a>> {
         match place {
             Place::Item(path, _) | Place::Own(path) => {
@@ -456,7 +500,11 @@ impl<'a> Resolver<'a> {
                 file.defines(segment).then_some(Place::Item(path, segment))
             }
             Place::Module(module) => {
-                if let Some(found) = self.find_in(from, scoping, &module, segment) {
+                let files = self.module_files(from, scoping, &module);
+                if let Some(found) = self.defined_at_top(&files, segment) {
+                    return Some(found);
+                }
+                if let Some(found) = self.reexported(scoping, &files, segment, depth) {
                     return Some(found);
                 }
                 match module {
@@ -479,6 +527,31 @@ impl<'a> Resolver<'a> {
         name: &'a str,
     ) -> Option<Place<'a>> {
         self.defined_at_top(&self.module_files(from, scoping, module), name)
+    }
+
+    /// `name` as the first of a module's `files` binds it by an import of its own, followed to
+    /// what that import names: a Python package's `__init__.py` re-exporting `from .app import
+    /// Flask` or `from .app import *`, a Rust module's `pub use self::shell::Shell`. Python and
+    /// Rust only, where what a module imports is visible through it; at most [`IMPORT_DEPTH`]
+    /// modules deep.
+    fn reexported(
+        &self,
+        scoping: Scoping,
+        files: &[&'a str],
+        name: &'a str,
+        depth: usize,
+    ) -> Option<Place<'a>> {
+        if !matches!(scoping, Scoping::Python | Scoping::Rust) || depth >= IMPORT_DEPTH {
+            return None;
+        }
+        files.iter().find_map(|&path| {
+            let file = *self.files.get(path)?;
+            match file.imports.iter().rev().find(|i| i.local == name) {
+                Some(import) => self.import_place(path, file, import, depth + 1),
+                None => (self.globs.get(path)?.iter())
+                    .find_map(|opened| self.defined_at_top(opened, name)),
+            }
+        })
     }
 
     /// `name` as a definition at the top of the first of `files` defining it there.
@@ -537,133 +610,6 @@ impl<'a> Resolver<'a> {
     }
 }
 
-/// The files each module stem may name, read once from the paths: a Rust file under its path
-/// without `.rs` (a `mod.rs`, `lib.rs` or `main.rs` under its directory too), a Python file
-/// under its path without `.py`/`.pyi` (an `__init__.py` under its directory too), a Java or
-/// Go file under its directory; each by its language, exactly and by every tail of the stem
-/// after a `/` (absolute Python and Java names may lie below any directory).
-struct Modules<'a> {
-    exact: HashMap<Scoping, HashMap<&'a str, Vec<&'a str>>>,
-    tails: HashMap<Scoping, HashMap<&'a str, Vec<&'a str>>>,
-    /// Go files by their directory.
-    go: HashMap<&'a str, Vec<&'a str>>,
-    /// The source directory of each Rust crate of the repository (`helix-view/src`), by the
-    /// name code uses for it (`helix_view`): a directory holding `src/lib.rs`, named as its
-    /// directory is with `-` read as `_`. Of two crates one name could mean, the shallower.
-    crates: HashMap<String, &'a str>,
-}
-
-impl<'a> Modules<'a> {
-    fn of(files: &HashMap<&'a str, Scope<'a>>) -> Modules<'a> {
-        let mut modules = Modules {
-            exact: HashMap::new(),
-            tails: HashMap::new(),
-            go: HashMap::new(),
-            crates: HashMap::new(),
-        };
-        let mut paths: Vec<(&'a str, Scoping)> = (files.iter())
-            .map(|(path, file)| (*path, file.scoping))
-            .collect();
-        paths.sort_unstable();
-        let packages: HashSet<&str> = (paths.iter())
-            .filter(|(path, _)| path.ends_with("/__init__.py") || path.ends_with("/__init__.pyi"))
-            .map(|(path, _)| parent(path))
-            .collect();
-        for (path, scoping) in paths {
-            for stem in module_stems(path, scoping) {
-                modules.add(scoping, stem, path, &packages);
-            }
-            if scoping == Scoping::Go && path.ends_with(".go") {
-                modules.go.entry(parent(path)).or_default().push(path);
-            }
-            if let Some(source) = path.strip_suffix("/lib.rs")
-                && let Some(krate) = source.strip_suffix("/src")
-            {
-                let name = krate.rsplit('/').next().unwrap_or(krate).replace('-', "_");
-                let shallower = |known: &&str| known.len() <= source.len();
-                if !name.is_empty() && !modules.crates.get(&name).is_some_and(shallower) {
-                    modules.crates.insert(name, source);
-                }
-            }
-        }
-        modules
-    }
-
-    /// The source directory of the Rust crate code names `name`.
-    fn rust_crate(&self, name: &str) -> Option<&'a str> {
-        self.crates.get(name).copied()
-    }
-
-    /// Adds the file at `path` under `stem` and under each tail of it that may be a module's
-    /// whole name: a Python module's name starts below a directory that is no package (holds
-    /// no `__init__.py`, one of `packages`): `src/flask/typing.py` is `flask.typing`, never
-    /// the standard library's `typing`.
-    fn add(&mut self, scoping: Scoping, stem: &'a str, path: &'a str, packages: &HashSet<&str>) {
-        (self.exact.entry(scoping).or_default())
-            .entry(stem)
-            .or_default()
-            .push(path);
-        let tails = std::iter::once(stem).chain(
-            (stem.match_indices('/'))
-                .filter(|(at, _)| scoping != Scoping::Python || !packages.contains(&stem[..*at]))
-                .map(|(at, _)| &stem[at + 1..])
-                .filter(|tail| !tail.is_empty()),
-        );
-        let by_tail = self.tails.entry(scoping).or_default();
-        for tail in tails {
-            by_tail.entry(tail).or_default().push(path);
-        }
-    }
-
-    /// The files of a module stem, in path order.
-    fn stem(&self, scoping: Scoping, stem: &str, anywhere: bool) -> &[&'a str] {
-        let map = if anywhere { &self.tails } else { &self.exact };
-        let empty_matches = matches!(scoping, Scoping::Go) || !anywhere;
-        if stem.is_empty() && !empty_matches {
-            return &[];
-        }
-        (map.get(&scoping).and_then(|stems| stems.get(stem))).map_or(&[], Vec::as_slice)
-    }
-
-    /// The Go files of the package an import path names: the deepest directory the path
-    /// ends with.
-    fn package(&self, import: &str) -> Vec<&'a str> {
-        let tails = std::iter::once(import)
-            .chain((import.match_indices('/')).map(|(at, _)| &import[at + 1..]));
-        (tails.filter(|dir| !dir.is_empty()))
-            .find_map(|dir| self.go.get(dir))
-            .cloned()
-            .unwrap_or_default()
-    }
-}
-
-/// The module stems a file at `path` of `scoping` may be named by ([`Modules`]).
-fn module_stems(path: &str, scoping: Scoping) -> Vec<&str> {
-    let name = path.rsplit('/').next().unwrap_or(path);
-    let without = |extensions: &[&str]| {
-        (extensions.iter()).find_map(|extension| path.strip_suffix(extension))
-    };
-    match scoping {
-        Scoping::Rust => {
-            let mut stems: Vec<&str> = without(&[".rs"]).into_iter().collect();
-            if matches!(name, "mod.rs" | "lib.rs" | "main.rs") {
-                stems.push(parent(path));
-            }
-            stems
-        }
-        Scoping::Python => {
-            let mut stems: Vec<&str> = without(&[".pyi", ".py"]).into_iter().collect();
-            if name == "__init__.py" {
-                stems.push(parent(path));
-            }
-            stems
-        }
-        Scoping::Java if path.ends_with(".java") && !parent(path).is_empty() => vec![parent(path)],
-        Scoping::Go if path.ends_with(".go") => vec![parent(path)],
-        Scoping::Java | Scoping::Go | Scoping::Script | Scoping::C => Vec::new(),
-    }
-}
-
 /// The Rust module stem `crate`, `self` or `super` names from the file at `from`: the crate's
 /// source directory (through the last `src`, else the file's directory), the file's own module,
 /// its parent; `None` for another name.
@@ -695,11 +641,6 @@ fn rust_own_stem(path: &str) -> String {
     } else {
         path.strip_suffix(".rs").unwrap_or(path).to_owned()
     }
-}
-
-/// The directory of a slash path (`""` at the root).
-fn parent(path: &str) -> &str {
-    path.rsplit_once('/').map_or("", |(dir, _)| dir)
 }
 
 fn join(dir: &str, name: &str) -> String {
@@ -998,6 +939,173 @@ mod tests {
         };
         assert_eq!(at("t.Any"), None);
         assert_eq!(at("Flask").as_deref(), Some("src/flask/__init__.py"));
+    }
+
+    /// A package's `__init__.py` re-exports what its modules define: `from flask import
+    /// Flask` and `flask.Flask` lead to `app.py` (a named import or a glob), an import of a
+    /// package outside the files leads to the package's own file, and a module's import of
+    /// itself ends, not loops.
+    #[test]
+    fn python_follows_a_package_reexport_to_its_module() {
+        let files = files(vec![
+            (
+                "tests/test_basic.py",
+                file(
+                    Scoping::Python,
+                    &["test_run"],
+                    vec![
+                        import("Flask", &["flask", "Flask"]),
+                        import("g", &["flask", "g"]),
+                        import("redirect", &["flask", "redirect"]),
+                        import("flask", &["flask"]),
+                        import("loop", &["flask", "loop"]),
+                    ],
+                ),
+            ),
+            (
+                "src/flask/__init__.py",
+                file(
+                    Scoping::Python,
+                    &[],
+                    vec![
+                        import("Flask", &[".", "app", "Flask"]),
+                        import("*", &[".", "globals", "*"]),
+                        import("redirect", &["werkzeug", "utils", "redirect"]),
+                        import("loop", &["flask", "loop"]),
+                    ],
+                ),
+            ),
+            (
+                "src/flask/app.py",
+                file(Scoping::Python, &["Flask"], vec![]),
+            ),
+            (
+                "src/flask/globals.py",
+                file(Scoping::Python, &["g"], vec![]),
+            ),
+        ]);
+        let resolver = Resolver::new(&files);
+        let test = &files["tests/test_basic.py"];
+        let imported: Vec<Option<&str>> = (test.imports.iter())
+            .map(|import| resolver.imported_file("tests/test_basic.py", import))
+            .collect();
+        assert_eq!(
+            imported,
+            [
+                Some("src/flask/app.py"),
+                Some("src/flask/globals.py"),
+                Some("src/flask/__init__.py"),
+                Some("src/flask/__init__.py"),
+                Some("src/flask/__init__.py"),
+            ]
+        );
+        let at = |written_as: &str| {
+            let used = written(written_as, Form::Plain);
+            resolve(&files, "tests/test_basic.py", &used).map(|(p, n)| (p.to_owned(), n.to_owned()))
+        };
+        let to = |path: &str, name: &str| Some((path.to_owned(), name.to_owned()));
+        assert_eq!(at("Flask"), to("src/flask/app.py", "Flask"));
+        assert_eq!(at("flask.Flask"), to("src/flask/app.py", "Flask"));
+        assert_eq!(at("g"), to("src/flask/globals.py", "g"));
+        assert_eq!(at("redirect"), None);
+        assert_eq!(at("loop"), None);
+    }
+
+    /// `import flask` then `flask.Flask(...)`: a member reference leads to what the imported
+    /// module defines or re-exports under that name; a name no imported module binds (a
+    /// method of some value) and a name imported as an item (not a module) lead nowhere.
+    #[test]
+    fn python_members_of_an_imported_module() {
+        let rust = files(vec![
+            (
+                "src/main.rs",
+                file(Scoping::Rust, &[], vec![import("app", &["crate", "app"])]),
+            ),
+            ("src/app.rs", file(Scoping::Rust, &["Flask"], vec![])),
+        ]);
+        let files = files(vec![
+            (
+                "tests/test_basic.py",
+                file(
+                    Scoping::Python,
+                    &[],
+                    vec![
+                        import("flask", &["flask"]),
+                        import("sessions", &["flask", "sessions"]),
+                        import("Flask", &["flask", "Flask"]),
+                    ],
+                ),
+            ),
+            (
+                "src/flask/__init__.py",
+                file(
+                    Scoping::Python,
+                    &["escape"],
+                    vec![import("Flask", &[".", "app", "Flask"])],
+                ),
+            ),
+            (
+                "src/flask/app.py",
+                file(Scoping::Python, &["Flask", "route"], vec![]),
+            ),
+            (
+                "src/flask/sessions.py",
+                file(Scoping::Python, &["Session"], vec![]),
+            ),
+            ("lib/other.py", file(Scoping::Python, &["Session"], vec![])),
+        ]);
+        let members: Vec<String> = ["Flask", "escape", "Session", "append", "route"]
+            .map(str::to_owned)
+            .to_vec();
+        let resolver = Resolver::new(&files);
+        assert_eq!(
+            resolver.module_members("tests/test_basic.py", &members),
+            [
+                ("Flask", "src/flask/app.py", "Flask"),
+                ("escape", "src/flask/__init__.py", "escape"),
+                ("Session", "src/flask/sessions.py", "Session"),
+            ]
+        );
+        assert!(
+            Resolver::new(&rust)
+                .module_members("src/main.rs", &members)
+                .is_empty()
+        );
+    }
+
+    /// A Rust module's `pub use` re-exports: `use crate::core::Shell` leads to the file that
+    /// defines `Shell`, not to `core/mod.rs`.
+    #[test]
+    fn rust_follows_a_pub_use_to_its_definition() {
+        let files = files(vec![
+            (
+                "src/main.rs",
+                file(
+                    Scoping::Rust,
+                    &["main"],
+                    vec![import("Shell", &["crate", "core", "Shell"])],
+                ),
+            ),
+            (
+                "src/core/mod.rs",
+                file(
+                    Scoping::Rust,
+                    &[],
+                    vec![import("Shell", &["self", "shell", "Shell"])],
+                ),
+            ),
+            ("src/core/shell.rs", file(Scoping::Rust, &["Shell"], vec![])),
+        ]);
+        let shell = &files["src/main.rs"].imports[0];
+        assert_eq!(
+            Resolver::new(&files).imported_file("src/main.rs", shell),
+            Some("src/core/shell.rs")
+        );
+        let used = written("crate::core::Shell", Form::Plain);
+        assert_eq!(
+            resolve(&files, "src/main.rs", &used),
+            Some(("src/core/shell.rs", "Shell"))
+        );
     }
 
     /// mypy's own `from typing import List` means the standard library, not the typeshed stub
