@@ -354,6 +354,26 @@ fn rank(files: &[MapInput<'_>], edges: &Edges, seeds: &Seeds) -> Vec<f64> {
     ranks
 }
 
+/// `edges` with each edge into a file many files reference weighed down by
+/// `1 / (1 + ln(referring files))`: a hub every file uses (`pytest.raises`, a shared util)
+/// tells little about which files belong with the focus.
+fn damp_hubs(edges: &Edges) -> Edges {
+    let mut referring = vec![0u32; edges.len()];
+    for out in edges {
+        for &(to, _) in out {
+            referring[to] += 1;
+        }
+    }
+    let damping = |to: usize| 1.0 / (1.0 + f64::from(referring[to].max(1)).ln());
+    (edges.iter())
+        .map(|out| {
+            out.iter()
+                .map(|&(to, weight)| (to, weight * damping(to)))
+                .collect()
+        })
+        .collect()
+}
+
 /// `edges` with each edge also drawn the other way, at the same weight.
 fn both_ways(edges: &Edges) -> Edges {
     let mut both = edges.clone();
@@ -372,7 +392,7 @@ pub fn ranked(files: &[MapInput<'_>], seeds: &Seeds) -> Vec<MapFile> {
     let ranks = if seeds.focus.is_empty() {
         rank(files, &links.edges, seeds)
     } else {
-        rank(files, &both_ways(&links.edges), seeds)
+        rank(files, &both_ways(&damp_hubs(&links.edges)), seeds)
     };
     let map: Vec<MapFile> = (files.iter().enumerate())
         .zip(&ranks)
@@ -675,6 +695,48 @@ mod tests {
         assert_eq!(paths(&map)[4], "vendor/zlib/inflate.rs", "{map:?}");
     }
 
+    /// A focus that uses a hub every file uses and a file only it uses: the file only it uses
+    /// says more about the focus and ranks first; without the hub's damping the hub would,
+    /// drawing rank from its many users.
+    #[test]
+    fn a_hub_every_file_uses_tells_less_about_a_focus_than_a_file_only_it_uses() {
+        let mut files = vec![
+            ("focus.rs", outline(&["run"], &["raises", "parse_header"])),
+            ("hub.rs", outline(&["raises"], &[])),
+            ("header.rs", outline(&["parse_header"], &[])),
+        ];
+        // Each user also uses a helper of its own, as code does.
+        let users: Vec<(String, Outline)> = (0..9)
+            .flat_map(|n| {
+                let helper = format!("helper{n}");
+                [
+                    (format!("user{n}.rs"), outline(&[], &["raises", &helper])),
+                    (format!("{helper}.rs"), outline(&[&helper], &[])),
+                ]
+            })
+            .collect();
+        files.extend(
+            users
+                .iter()
+                .map(|(path, outline)| (path.as_str(), outline.clone())),
+        );
+        let files = inputs(&files);
+        let edges = links(&files).edges;
+        let damped = damp_hubs(&edges);
+        // Into header.rs (one referring file): unchanged; into hub.rs (ten): 1 / (1 + ln 10).
+        assert_eq!(damped[0], [(1, 1.0 / (1.0 + 10f64.ln())), (2, 1.0)]);
+        assert_eq!(damped[3], [(1, 1.0 / (1.0 + 10f64.ln())), (4, 1.0)]);
+        let mut seeds = Seeds::default();
+        seeds.add_focus("focus.rs");
+        assert_eq!(
+            paths(&ranked(&files, &seeds))[..3],
+            ["focus.rs", "header.rs", "hub.rs"]
+        );
+        // The ranking the damping changed: undamped, the hub comes first.
+        let undamped = rank(&files, &both_ways(&edges), &seeds);
+        assert!(undamped[1] > undamped[2], "{undamped:?}");
+    }
+
     /// A focus draws the files that use it as well as those it uses: with `core.rs` in focus,
     /// its two users come next and `leaf.rs`, which reaches it only through `b.rs`, last but
     /// not at zero. Seeded the same without a focus, rank follows the edges and never leaves
@@ -686,7 +748,10 @@ mod tests {
         let mut focus = Seeds::default();
         focus.add_focus("core.rs");
         let map = ranked(&files, &focus);
-        assert_eq!(paths(&map), ["core.rs", "a.rs", "b.rs", "leaf.rs"]);
+        let mut users = paths(&map)[1..3].to_vec();
+        users.sort_unstable();
+        assert_eq!((paths(&map)[0], users), ("core.rs", vec!["a.rs", "b.rs"]));
+        assert_eq!(paths(&map)[3], "leaf.rs");
         assert!(map[3].rank > 0.0, "{map:?}");
 
         let mut cited = Seeds::default();
