@@ -297,3 +297,59 @@ fn a_fifo_gitignore_in_an_untracked_directory_blocks_no_read() {
         "{found}"
     );
 }
+
+/// A cited file that uses up its own parse budget (hostile: deeply nested arrays hold hundreds
+/// of bytes per byte) is remembered as such, as the index remembers it: the next read does not
+/// spend the budget on the same bytes again, so even past its deadline it judges the reference
+/// (by the lines the symbol occurs on, as the first read did). A file the deadline cut short
+/// is not kept.
+#[test]
+fn a_cited_file_over_its_parse_budget_is_not_parsed_again() {
+    let env = TestEnv::new();
+    let depth = 150_000;
+    env.write(
+        "web/nest.js",
+        format!(
+            "function hot() {{\n  return 1;\n}}\nvar a = {}{};\n",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        ),
+    );
+    env.commit_all("code");
+    env.ok(&[
+        "node",
+        "set",
+        "hot",
+        "--purpose",
+        "hot",
+        "--ref",
+        "web/nest.js#hot",
+    ]);
+    env.commit_all("map");
+    let cache = env.root().join(".epiphany/cache/definitions.msgpack");
+    let unjudged_past_the_deadline = || {
+        let out = (env.command(&["--json", "freshness"]))
+            .env("EPIPHANY_PARSE_TIME_MS", "0")
+            .output()
+            .expect("run");
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        report["references"]["unjudged"].clone()
+    };
+    let _ = std::fs::remove_file(&cache);
+    let unjudged = unjudged_past_the_deadline();
+    assert!(
+        unjudged.as_array().is_some_and(|refs| refs.len() == 1)
+            && unjudged[0]
+                .as_str()
+                .is_some_and(|r| r.contains("web/nest.js")),
+        "nothing kept: the file must be parsed, and the deadline passed: {unjudged}"
+    );
+    assert!(!cache.exists(), "a parse cut short is not kept");
+    env.ok(&["freshness"]);
+    assert!(cache.is_file(), "the verdict of its budget is kept");
+    assert_eq!(
+        unjudged_past_the_deadline(),
+        serde_json::json!([]),
+        "judged without parsing it again"
+    );
+}
