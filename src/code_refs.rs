@@ -610,9 +610,7 @@ fn read_files(
     });
     for (path, symbols, parse, cited) in pieces {
         match cited {
-            Some(cited) => {
-                read.insert(path.clone(), cited);
-            }
+            Some(cited) => _ = read.insert(path.clone(), cited),
             None => large.push((path, symbols, parse)),
         }
     }
