@@ -36,7 +36,8 @@ use crate::state::walk::Listing;
 /// The results of `request`: the best ranked files as hits, topped up in hybrid and exact
 /// modes with the directories the query's identifiers name, at most `request.limit`, in hit
 /// order; then each hit's score becomes its relevance and it says why it matched
-/// ([`why::explain`]).
+/// ([`why::explain`]). And the files whose definitions the deadline left out, parsing them to
+/// find the definition a hit names.
 pub(super) fn results(
     root: &Path,
     request: &Request,
@@ -44,8 +45,7 @@ pub(super) fn results(
     found: &ChunkSearch,
     ranked: &[RankedFile<'_>],
     query: &Query<'_>,
-    left_out: &mut Vec<String>,
-) -> Vec<Hit> {
+) -> (Vec<Hit>, Vec<String>) {
     let chunk_ranking = match request.mode {
         Mode::Semantic => Ranking::Semantic,
         Mode::Hybrid | Mode::Exact | Mode::Lexical => Ranking::Lexical,
@@ -54,9 +54,6 @@ pub(super) fn results(
         hits(root, found, ranked, query, request.limit, chunk_ranking)
             .into_iter()
             .unzip();
-    left_out.extend(late.into_iter().flatten());
-    left_out.sort();
-    left_out.dedup();
     if matches!(request.mode, Mode::Hybrid | Mode::Exact) && results.len() < request.limit {
         let mut analyzer = tokenize::analyzer();
         let directories = exact::directory_hits(listing, query.identifiers, &request.prefixes);
@@ -72,14 +69,14 @@ pub(super) fn results(
     // The ranking's scores order the hits; only then does each carry its relevance.
     results.sort_by(|a, b| hit::order(&a.0, &b.0));
     results.truncate(request.limit);
-    results
-        .into_iter()
+    let results = (results.into_iter())
         .map(|(mut hit, (why, relevance))| {
             hit.score = relevance;
             hit.why = why;
             hit
         })
-        .collect()
+        .collect();
+    (results, late.into_iter().flatten().collect())
 }
 
 /// What a query asks for, as hits are explained: its words, their analyzed terms, and the

@@ -260,8 +260,7 @@ pub fn retrieve(
             (found, state, SearchPath::Scan, None)
         }
     };
-    let mut found = found.unwrap_or_default();
-    let mut left_out = std::mem::take(&mut found.left_out);
+    let found = found.unwrap_or_default();
     let ranked = fuse::rank_files(request, &listing, &identifiers, &found);
     let query = hits::Query {
         words: &words,
@@ -270,15 +269,10 @@ pub fn retrieve(
         names_identifier: names_identifier(&request.query),
         deadline: request.deadline,
     };
-    let results = hits::results(
-        root,
-        request,
-        &listing,
-        &found,
-        &ranked,
-        &query,
-        &mut left_out,
-    );
+    let (results, late) = hits::results(root, request, &listing, &found, &ranked, &query);
+    let mut left_out = [found.left_out, late].concat();
+    left_out.sort();
+    left_out.dedup();
     Ok(Answer {
         query: request.query.clone(),
         index: state,
