@@ -18,6 +18,7 @@ use std::collections::HashSet;
 use std::io::Read;
 use std::path::Path;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use crate::ctx::Ctx;
 use crate::error::Failure;
@@ -559,7 +560,7 @@ pub fn read_cited_files_at(
         };
         (piece.iter())
             .filter_map(|(key, symbols, bytes)| {
-                match read_contents(&key.1, bytes, symbols, Some(parser)) {
+                match read_contents(&key.1, Arc::from(&bytes[..]), symbols, Some(parser)) {
                     (_, Parse::Late) => None,
                     (file, Parse::Done | Parse::TooLarge) => Some(((*key).clone(), file)),
                 }
@@ -596,39 +597,93 @@ fn read_files(
         .iter()
         .filter(|(_, _, parse)| parse.is_some())
         .count();
-    crate::parallel::map_chunks_on(&entries, parsed.div_ceil(8), |piece| {
+    let mut read: HashMap<String, (CitedFile, Parse)> = HashMap::new();
+    let mut large = Vec::new();
+    let pieces = crate::parallel::map_chunks_on(&entries, parsed.div_ceil(8), |piece| {
         let mut buffer = Vec::new();
-        piece
-            .iter()
-            .map(|(path, symbols, parse)| {
-                let cited = read_file(&real_root, path, symbols, *parse, &mut buffer);
-                ((*path).clone(), cited)
+        (piece.iter())
+            .map(|&(path, symbols, parse)| {
+                let cited = read_file(&real_root, path, symbols, parse, &mut buffer);
+                (path, symbols, parse.is_some(), cited)
             })
             .collect()
-    })
-    .into_iter()
-    .collect()
+    });
+    for (path, symbols, parse, cited) in pieces {
+        match cited {
+            Some(cited) => _ = read.insert(path.clone(), cited),
+            None => large.push((path, symbols, parse)),
+        }
+    }
+    // Files over the size limit are read one at a time once the parses are done, each into
+    // one buffer of its size, so that a command holds one such file and no parse beside it.
+    for (path, symbols, parse) in large {
+        read.insert(
+            path.clone(),
+            read_large_file(&real_root, path, symbols, parse),
+        );
+    }
+    read
 }
 
 /// Reads `path` below `real_root` (itself resolved). A path is followed through symbolic links
 /// only while it stays inside the root, and only a regular file is read: a committed link to
 /// `/dev/zero` or to a file outside the repository is [`CitedFile::Elsewhere`], never opened.
-/// Says too what became of its parse.
+/// Says too what became of its parse. `None` for a file over the size limit
+/// ([`MAX_FILE_BYTES`]), which [`read_large_file`] reads instead.
 fn read_file(
     real_root: &Path,
     path: &str,
     symbols: &BTreeSet<String>,
     parse: Option<Parser<'_>>,
     buffer: &mut Vec<u8>,
-) -> (CitedFile, Parse) {
-    (read_file_below(real_root, path, buffer)).map_or_else(
-        |unread| (unread, Parse::Done),
-        |()| read_contents(path, buffer, symbols, parse),
-    )
+) -> Option<(CitedFile, Parse)> {
+    let (mut file, len) = match open_below(real_root, path) {
+        Ok(opened) => opened,
+        Err(unread) => return Some((unread, Parse::Done)),
+    };
+    if len > MAX_FILE_BYTES {
+        return None;
+    }
+    buffer.clear();
+    if file.read_to_end(buffer).is_err() {
+        return Some((CitedFile::Missing, Parse::Done));
+    }
+    Some(read_contents(path, Arc::from(&buffer[..]), symbols, parse))
 }
 
-/// Reads `path` below `real_root` into `buffer`, or says what is there instead.
-fn read_file_below(real_root: &Path, path: &str, buffer: &mut Vec<u8>) -> Result<(), CitedFile> {
+/// Reads `path`, a file over the size limit ([`MAX_FILE_BYTES`]), as [`read_file`] reads others
+/// but into one buffer of its size, kept as the file's text (never copied): it is judged by its
+/// lines, never parsed (its parse is [`Parse::TooLarge`] when `parse` asked for one).
+fn read_large_file(
+    real_root: &Path,
+    path: &str,
+    symbols: &BTreeSet<String>,
+    parse: bool,
+) -> (CitedFile, Parse) {
+    let not_parsed = if parse { Parse::TooLarge } else { Parse::Done };
+    let text = match open_below(real_root, path) {
+        Ok((file, len)) => read_exactly(file, len),
+        Err(unread) => return (unread, Parse::Done),
+    };
+    match text {
+        Some(text) => (scan_bytes(text, symbols), not_parsed),
+        None => (CitedFile::Missing, Parse::Done),
+    }
+}
+
+/// The `len` bytes of `file`, read into one allocation of that size; `None` when it cannot be
+/// read, or holds another size now than it did when opened (it changed while being read).
+fn read_exactly(mut file: std::fs::File, len: u64) -> Option<Arc<[u8]>> {
+    let len = usize::try_from(len).ok()?;
+    let mut text: Arc<[u8]> = std::iter::repeat_n(0, len).collect();
+    file.read_exact(Arc::get_mut(&mut text)?).ok()?;
+    let at_end = file.read(&mut [0]).ok()? == 0;
+    at_end.then_some(text)
+}
+
+/// Opens `path` below `real_root` (itself resolved) with its size, or says what is there
+/// instead.
+fn open_below(real_root: &Path, path: &str) -> Result<(std::fs::File, u64), CitedFile> {
     if escape_reason(path).is_some() {
         return Err(CitedFile::Missing);
     }
@@ -644,21 +699,17 @@ fn read_file_below(real_root: &Path, path: &str, buffer: &mut Vec<u8>) -> Result
         Ok(_) => return Err(CitedFile::Elsewhere),
         Err(_) => return Err(CitedFile::Missing),
     }
-    let Ok(mut file) = std::fs::File::open(&resolved) else {
+    let Ok(file) = std::fs::File::open(&resolved) else {
         return Err(CitedFile::Missing);
     };
     // What was opened is checked again: the path may have been swapped since it was resolved.
-    if !file.metadata().is_ok_and(|meta| meta.is_file()) {
-        return Err(CitedFile::Elsewhere);
+    match file.metadata() {
+        Ok(meta) if meta.is_file() => Ok((file, meta.len())),
+        _ => Err(CitedFile::Elsewhere),
     }
-    buffer.clear();
-    if file.read_to_end(buffer).is_err() {
-        return Err(CitedFile::Missing);
-    }
-    Ok(())
 }
 
-/// What `bytes`, the contents of `path`, say about `symbols`: where each occurs, and with a
+/// What `text`, the contents of `path`, says about `symbols`: where each occurs, and with a
 /// `parse`r, where the language is parsed and the file is no larger than the index takes
 /// ([`MAX_FILE_BYTES`]), their definitions (a symbol means its definition). A larger file is
 /// judged by its lines and mentions, as a language that is not parsed: a committed reference
@@ -666,21 +717,80 @@ fn read_file_below(real_root: &Path, path: &str, buffer: &mut Vec<u8>) -> Result
 /// has no definitions either; which of the two happened is said.
 fn read_contents(
     path: &str,
-    bytes: &[u8],
+    text: Arc<[u8]>,
     symbols: &BTreeSet<String>,
     parse: Option<Parser<'_>>,
 ) -> (CitedFile, Parse) {
-    let scanned = scan_bytes(bytes, symbols);
+    let scanned = scan_bytes(Arc::clone(&text), symbols);
     let Some(parser) = parse else {
         return (scanned, Parse::Done);
     };
-    if is_over_parse_limit(bytes) {
+    if is_over_parse_limit(&text) {
         return (scanned, Parse::TooLarge);
     }
-    let parsed = (std::str::from_utf8(bytes).ok()).map(|text| parser.definitions(path, text));
+    let parsed = (std::str::from_utf8(&text).ok()).map(|text| parser.definitions(path, text));
     match parsed {
         Some(Ok(Some(definitions))) => (scanned.with_definitions(&definitions), Parse::Done),
         Some(Err(Late)) => (scanned, Parse::Late),
         Some(Ok(None)) | None => (scanned, Parse::Done),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A cited file over the size limit is read after the parses, alone, into one buffer of
+    /// its size that the judged file keeps (no second copy), and judged by its lines.
+    #[test]
+    fn a_file_over_the_size_limit_is_read_once_and_judged_by_its_lines() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let line = "pub fn g() -> u32 { 0 }\n";
+        let lines = usize::try_from(MAX_FILE_BYTES).expect("size") / line.len() + 1;
+        let text = format!("pub fn wanted() {{}}\n{}", line.repeat(lines));
+        std::fs::write(dir.path().join("huge.rs"), &text).expect("write");
+        std::fs::write(dir.path().join("small.rs"), "pub fn wanted() {}\n").expect("write");
+        let symbols: BTreeSet<String> = ["wanted".to_owned()].into();
+        let wanted = BTreeMap::from([
+            ("huge.rs".to_owned(), symbols.clone()),
+            ("small.rs".to_owned(), symbols),
+        ]);
+        let read = read_files(dir.path(), &wanted, Parser::FRESH);
+        let (huge, parse) = &read["huge.rs"];
+        assert_eq!(*parse, Parse::TooLarge);
+        assert_eq!(huge.lines_of("wanted"), &[1]);
+        assert_eq!(huge.definitions_of("wanted"), None, "not parsed");
+        let CitedFile::File {
+            text: kept,
+            line_count,
+            ..
+        } = huge
+        else {
+            panic!("{huge:?}");
+        };
+        assert_eq!(*line_count, u32::try_from(lines + 1).expect("lines"));
+        assert_eq!(&kept[..], text.as_bytes());
+        assert_eq!(
+            Arc::strong_count(kept),
+            1,
+            "the one buffer it was read into"
+        );
+        let (small, parse) = &read["small.rs"];
+        assert_eq!(*parse, Parse::Done);
+        assert_eq!(small.definitions_of("wanted"), Some(vec![(1, 1)]));
+    }
+
+    #[test]
+    fn a_file_that_changed_size_while_read_is_not_taken() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("f.rs");
+        std::fs::write(&path, "0123456789").expect("write");
+        let open = || std::fs::File::open(&path).expect("open");
+        assert_eq!(
+            read_exactly(open(), 10).as_deref(),
+            Some(&b"0123456789"[..])
+        );
+        assert_eq!(read_exactly(open(), 4), None, "longer now");
+        assert_eq!(read_exactly(open(), 12), None, "shorter now");
     }
 }

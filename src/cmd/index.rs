@@ -28,7 +28,7 @@ use crate::ui::Report;
 /// non-UTF-8 files, source files over 4 MiB and data files over 256 KiB are skipped and
 /// listed, and skipped source files are warned about) and indexes overlapping chunks of
 /// every text file with tantivy. Files of a parsed language are parsed for the code map; one
-/// that needs more than its budget (CPU time: 0.1 s and 2 µs per byte; parser memory: 64 MiB
+/// that needs more than its budget (CPU time: 0.1 s and 2 µs per byte; parser memory: 16 MiB
 /// and 128 bytes per byte) gets no definitions and is warned about. Incremental by default:
 /// only files whose size, time and content changed are re-read, and removed files are dropped.
 /// An interrupted run leaves the previous index usable. A corrupt index, or one built by

@@ -11,6 +11,7 @@ use crate::ctx::Status;
 use crate::error::Failure;
 use crate::cmd::Tool;
 use crate::cmd::map::note_not_read;
+use crate::policy::code_map;
 use crate::cmd::schema_of;
 use crate::policy::secrets::redacted;
 use crate::search;
@@ -109,6 +110,9 @@ pub struct RetrieveReport {
     /// Why an existing index was not used.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     index_problem: Option<String>,
+    /// Files of a parsed language searched without their definitions because parsing ran out
+    /// of the command's time (their text was searched; a note on stderr names them).
+    left_out_files: usize,
     results: Vec<Hit>,
 }
 
@@ -252,7 +256,8 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         ModeArg::Lexical => retrieve::Mode::Lexical,
         ModeArg::Semantic => retrieve::Mode::Semantic,
     };
-    let mut request = Request::new(&query.join(" "), Some(*limit), prefixes.kept, mode)?;
+    let mut request = Request::new(&query.join(" "), Some(*limit), prefixes.kept, mode)?
+        .with_deadline(ctx.parse_deadline());
     if let (Some(store), ScopeArg::Code | ScopeArg::All) = (&store, scope) {
         request = request.with_cited(map_citations(store, &query.join(" ")));
     }
@@ -262,6 +267,13 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let answer =
         retrieve::retrieve(root, cache_dir.as_deref(), &request, now, &|| cancel.is_set())?;
     note_not_read(ctx, &answer.not_read);
+    if let Some(named) = code_map::first_named(&answer.left_out) {
+        ctx.ui.status(&format!(
+            "note: {} file(s) searched without their definitions, parsing ran out of time: \
+             {named} (`epiphany index` parses them all)",
+            answer.left_out.len()
+        ));
+    }
     let dirty = answer.index.dirty_paths.len();
     if answer.index.status == RetrievalStatus::Stale && dirty > 0 {
         ctx.ui.status(&format!(
@@ -294,6 +306,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
         index: answer.index,
         search: answer.search,
         index_problem: answer.index_problem,
+        left_out_files: answer.left_out.len(),
         results,
     })?;
     Ok(if ctx.ui.quiet() && !found {

@@ -547,9 +547,19 @@ const LEFT_OUT_NAMED: usize = 3;
 /// out of time (sorted paths): how many, the first few by name (escaped: they are the
 /// repository's text), and how to map them all. `None` when none was.
 pub fn left_out_line(left_out: &[String]) -> Option<String> {
+    Some(format!(
+        "{} file(s) left out, parsing ran out of time: {} (`epiphany index` maps them all)",
+        left_out.len(),
+        first_named(left_out)?
+    ))
+}
+
+/// The first few of `paths` by name (escaped: they are the repository's text) and how many
+/// more, as a note names files; `None` when there are none.
+pub fn first_named(paths: &[String]) -> Option<String> {
     let (first, rest) = (
-        left_out.iter().take(LEFT_OUT_NAMED),
-        left_out.len().saturating_sub(LEFT_OUT_NAMED),
+        paths.iter().take(LEFT_OUT_NAMED),
+        paths.len().saturating_sub(LEFT_OUT_NAMED),
     );
     let mut named: Vec<String> = first.map(|path| for_agent(path).into_owned()).collect();
     if named.is_empty() {
@@ -558,11 +568,7 @@ pub fn left_out_line(left_out: &[String]) -> Option<String> {
     if rest > 0 {
         named.push(format!("{rest} more"));
     }
-    Some(format!(
-        "{} file(s) left out, parsing ran out of time: {} (`epiphany index` maps them all)",
-        left_out.len(),
-        named.join(", ")
-    ))
+    Some(named.join(", "))
 }
 
 /// The shown files as a picture: files as nodes, an edge where one shown file references a

@@ -69,14 +69,17 @@ pub fn json_printable(json: &str) -> Cow<'_, str> {
 }
 
 /// `s` as one line an agent may read inside one of epiphany's blocks (`<epiphany_state>`,
-/// `<epiphany_reorient>`, ...): what [`printable`] escapes, line breaks, and the opening
-/// bracket of anything that reads as one of those tags are written as visible `\u{..}` escapes
+/// `<epiphany_reorient>`, ...): what [`printable`] escapes, line breaks (`\n`, and the Unicode
+/// line and paragraph separators a reader may break lines at), and the opening bracket of
+/// anything that reads as one of those tags are written as visible `\u{..}` escapes
 /// (`\u{3c}/epiphany_state>`), so that text from the state can neither close the block it is
 /// shown in nor open another, nor start a line of its own. Look-alikes count: other case,
 /// spaces, slashes and invisible characters inside the tag, brackets and letters from other
 /// scripts or full-width forms, `&lt;`.
 pub fn for_agent(s: &str) -> Cow<'_, str> {
-    let escaped = |at: usize, c: char| is_hidden(c) || c == '\n' || opens_epiphany_tag(s, at);
+    let escaped = |at: usize, c: char| {
+        is_hidden(c) || matches!(c, '\n' | '\u{2028}' | '\u{2029}') || opens_epiphany_tag(s, at)
+    };
     if !s.char_indices().any(|(at, c)| escaped(at, c)) {
         return Cow::Borrowed(s);
     }
@@ -311,6 +314,10 @@ mod tests {
                 r"a\u{1b}[2J\u{3c}/epiphany_state>",
             ),
             ("one\ntwo\tthree", r"one\u{a}two	three"),
+            (
+                "line\u{2028}para\u{2029}next\u{85}x\u{b}y\u{c}z\u{1e}",
+                r"line\u{2028}para\u{2029}next\u{85}x\u{b}y\u{c}z\u{1e}",
+            ),
         ] {
             assert_eq!(for_agent(text), shown, "{text}");
         }

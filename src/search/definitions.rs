@@ -41,13 +41,18 @@ fn maker() -> String {
     format!("{PARSER_VERSION}/{}", env!("CARGO_PKG_VERSION"))
 }
 
+/// Key ([`key`]) → a file's definitions, `None` when it used up its parse budget.
+type Entries = HashMap<String, Option<Vec<Definition>>>;
+
 /// The file's contents.
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Stored {
     maker: String,
-    /// Key ([`key`]) → the file's definitions. A file its parse budget left unparsed is not
-    /// kept: a busy machine must not leave it unparsed for good.
-    files: HashMap<String, Vec<Definition>>,
+    /// Key ([`key`]) → the file's definitions; `None` for a file that used up its parse
+    /// budget (the CPU time of its thread and its memory, which a busy machine does not
+    /// shorten), so that it is not parsed again until it changes, as the index keeps it. A
+    /// file the command's deadline cut short is not kept: it is parsed again next time.
+    files: Entries,
 }
 
 /// The cache of one command: what the file held when opened, and what this command looked up.
@@ -55,9 +60,9 @@ struct Stored {
 pub struct DefinitionCache {
     store_dir: PathBuf,
     path: PathBuf,
-    known: HashMap<String, Vec<Definition>>,
+    known: Entries,
     /// The entries this command used, and whether it parsed any.
-    used: Mutex<(HashMap<String, Vec<Definition>>, bool)>,
+    used: Mutex<(Entries, bool)>,
 }
 
 /// The key of `text`, the contents of `path`: its grammar and its bytes.
@@ -88,7 +93,8 @@ impl DefinitionCache {
     }
 
     /// What [`syntax::definitions_by`] gives for `text`, the contents of `path`: from the
-    /// cache when these bytes were parsed before, else parsed now within `deadline` (and kept).
+    /// cache when these bytes were parsed before (or used up their budget), else parsed now
+    /// within `deadline` (and kept).
     pub fn definitions(
         &self,
         path: &str,
@@ -100,10 +106,7 @@ impl DefinitionCache {
         };
         let (definitions, parsed) = match self.known.get(&key) {
             Some(found) => (found.clone(), false),
-            None => match syntax::definitions_by(path, text, deadline)? {
-                Some(definitions) => (definitions, true),
-                None => return Ok(None),
-            },
+            None => (syntax::definitions_by(path, text, deadline)?, true),
         };
         let mut used = self
             .used
@@ -111,7 +114,7 @@ impl DefinitionCache {
             .unwrap_or_else(|poisoned| poisoned.into_inner());
         used.0.insert(key, definitions.clone());
         used.1 |= parsed;
-        Ok(Some(definitions))
+        Ok(definitions)
     }
 
     /// Keeps what this command used, when it parsed anything: the entries of files no longer
@@ -176,7 +179,7 @@ mod tests {
         std::fs::create_dir_all(&cache_dir).expect("mkdir");
         let other = Stored {
             maker: "0/0".into(),
-            files: HashMap::from([(String::from("k"), Vec::new())]),
+            files: HashMap::from([(String::from("k"), Some(Vec::new()))]),
         };
         let bytes = rmp_serde::to_vec(&other).expect("encode");
         std::fs::write(cache_dir.join(FILE_NAME), bytes).expect("write");

@@ -47,6 +47,8 @@ use crate::search::rank;
 use crate::search::rank::FileScore;
 use crate::search::symbols;
 use crate::search::symbols::LineDefinitions;
+use crate::search::syntax::Deadline;
+use crate::search::syntax::Late;
 use crate::search::tokenize;
 use crate::search::tokenize::QueryTerm;
 use crate::state::walk;
@@ -65,6 +67,10 @@ pub struct Query<'a> {
     pub definitions: bool,
     /// Whether the query asks about tests ([`rank::prior`]).
     pub tests_wanted: bool,
+    /// The command's deadline for its parses: a file whose definitions only the parser can
+    /// settle, and that it has not parsed by then, is searched as text alone and named in
+    /// [`Streamed::left_out`].
+    pub deadline: Deadline,
 }
 
 /// The files a stream ranked; a [`FileScore`]'s `file_id` is the file's position in the
@@ -79,6 +85,9 @@ pub struct Streamed {
     pub scanned_files: usize,
     /// Windows of the files that took part (the corpus).
     pub chunk_count: u64,
+    /// Files whose definitions were left out, parsing ran out of time (searched as text),
+    /// sorted.
+    pub left_out: Vec<String>,
 }
 
 /// A window that holds a query term, a matching definition, or belongs to a file whose path
@@ -226,17 +235,18 @@ pub fn search(
                             found.push(file);
                         }
                     }
-                    (found, worker.sample)
+                    (found, worker.sample, worker.left_out)
                 })
             })
             .collect();
         let mut matches = Vec::new();
         let mut sample = Sample::default();
         for worker in workers {
-            if let Ok((found, part)) = worker.join() {
+            if let Ok((found, part, left_out)) = worker.join() {
                 matches.extend(found);
                 sample.tokens += part.tokens;
                 sample.bytes += part.bytes;
+                streamed.left_out.extend(left_out);
             }
         }
         (matches, sample)
@@ -244,6 +254,7 @@ pub fn search(
     if cancelled() {
         return None;
     }
+    streamed.left_out.sort();
     let scores = Scores::new(&matches, sample, query);
     streamed.chunk_count = scores.docs;
     for file in &matches {
@@ -266,13 +277,15 @@ struct Context<'a> {
     identifiers: &'a HashMap<&'a str, usize>,
 }
 
-/// One searching thread's searcher, analyzers, read buffer and sample.
+/// One searching thread's searcher, analyzers, read buffer and sample, and the files whose
+/// definitions it left out.
 struct Worker {
     searcher: Searcher,
     tokens: TextAnalyzer,
     stemmer: TextAnalyzer,
     buffer: Vec<u8>,
     sample: Sample,
+    left_out: Vec<String>,
 }
 
 impl Worker {
@@ -286,6 +299,7 @@ impl Worker {
             stemmer: tokenize::stemmer(),
             buffer: Vec::new(),
             sample: Sample::default(),
+            left_out: Vec::new(),
         }
     }
 
@@ -403,8 +417,8 @@ impl Worker {
         let mut hits = Vec::new();
         let mut sample = Sample::default();
         // The file's definitions, found once, when a matched line may define a query identifier
-        // and only the parser (or the patterns) can say.
-        let mut definitions: Option<Vec<symbols::Definition>> = None;
+        // and only the parser (or the patterns) can say; none when the deadline passed first.
+        let mut definitions: Option<Result<Vec<symbols::Definition>, Late>> = None;
         for (number, range) in lines.0 {
             let Some(line) = text.get(range) else {
                 continue;
@@ -431,6 +445,9 @@ impl Worker {
                 hits.push((number, body, defs));
             }
         }
+        if let Some(Err(Late)) = definitions {
+            self.left_out.push(stat.path.clone());
+        }
         (hits, sample)
     }
 }
@@ -444,7 +461,7 @@ fn count_definitions(
     context: &Context<'_>,
     path: &str,
     text: &str,
-    definitions: &mut Option<Vec<symbols::Definition>>,
+    definitions: &mut Option<Result<Vec<symbols::Definition>, Late>>,
     number: u32,
     line: &str,
     defs: &mut [u32],
@@ -460,8 +477,10 @@ fn count_definitions(
             }
         }
         LineDefinitions::Ask => {
-            let definitions = definitions.get_or_insert_with(|| symbols::definitions(path, text));
-            for definition in definitions.iter().filter(|found| found.line == number) {
+            let definitions = definitions
+                .get_or_insert_with(|| symbols::definitions_by(path, text, context.query.deadline));
+            let found = definitions.as_deref().unwrap_or_default();
+            for definition in found.iter().filter(|found| found.line == number) {
                 let name = symbols::normalize(&definition.name);
                 if let Some(&index) = context.identifiers.get(name.as_str()) {
                     defs[index] += 1;

@@ -13,7 +13,9 @@ use std::sync::LazyLock;
 use regex::Regex;
 
 use crate::search::syntax;
+use crate::search::syntax::Deadline;
 use crate::search::syntax::Grammar;
+use crate::search::syntax::Late;
 use crate::search::syntax::Outline;
 
 /// One definition.
@@ -85,7 +87,13 @@ const NOT_NAMES: &[&str] = &[
 /// The definitions in `text`, a file at `path`: the parser's for a parsed language, the
 /// patterns' otherwise.
 pub fn definitions(path: &str, text: &str) -> Vec<Definition> {
-    match syntax::definitions(path, text) {
+    definitions_by(path, text, Deadline::NONE).unwrap_or_default()
+}
+
+/// [`definitions`] within the command's `deadline`: [`Late`] when it passed before the
+/// parser was done with the file.
+pub fn definitions_by(path: &str, text: &str, deadline: Deadline) -> Result<Vec<Definition>, Late> {
+    Ok(match syntax::definitions_by(path, text, deadline)? {
         Some(found) => (found.into_iter())
             .map(|definition| Definition {
                 name: definition.name,
@@ -93,7 +101,7 @@ pub fn definitions(path: &str, text: &str) -> Vec<Definition> {
             })
             .collect(),
         None => pattern_definitions(path, text),
-    }
+    })
 }
 
 /// Words after which a name is being defined, in the languages with definitions here.

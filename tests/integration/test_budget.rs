@@ -297,3 +297,107 @@ fn a_fifo_gitignore_in_an_untracked_directory_blocks_no_read() {
         "{found}"
     );
 }
+
+/// A cited file that uses up its own parse budget (hostile: deeply nested arrays hold hundreds
+/// of bytes per byte) is remembered as such, as the index remembers it: the next read does not
+/// spend the budget on the same bytes again, so even past its deadline it judges the reference
+/// (by the lines the symbol occurs on, as the first read did). A file the deadline cut short
+/// is not kept.
+#[test]
+fn a_cited_file_over_its_parse_budget_is_not_parsed_again() {
+    let env = TestEnv::new();
+    let depth = 150_000;
+    env.write(
+        "web/nest.js",
+        format!(
+            "function hot() {{\n  return 1;\n}}\nvar a = {}{};\n",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        ),
+    );
+    env.commit_all("code");
+    env.ok(&[
+        "node",
+        "set",
+        "hot",
+        "--purpose",
+        "hot",
+        "--ref",
+        "web/nest.js#hot",
+    ]);
+    env.commit_all("map");
+    let cache = env.root().join(".epiphany/cache/definitions.msgpack");
+    let unjudged_past_the_deadline = || {
+        let out = (env.command(&["--json", "freshness"]))
+            .env("EPIPHANY_PARSE_TIME_MS", "0")
+            .output()
+            .expect("run");
+        let report: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        report["references"]["unjudged"].clone()
+    };
+    let _ = std::fs::remove_file(&cache);
+    let unjudged = unjudged_past_the_deadline();
+    assert!(
+        unjudged.as_array().is_some_and(|refs| refs.len() == 1)
+            && unjudged[0]
+                .as_str()
+                .is_some_and(|r| r.contains("web/nest.js")),
+        "nothing kept: the file must be parsed, and the deadline passed: {unjudged}"
+    );
+    assert!(!cache.exists(), "a parse cut short is not kept");
+    env.ok(&["freshness"]);
+    assert!(cache.is_file(), "the verdict of its budget is kept");
+    assert_eq!(
+        unjudged_past_the_deadline(),
+        serde_json::json!([]),
+        "judged without parsing it again"
+    );
+}
+
+/// A C file with a line `hot(` could define `hot` on, for a search without an index: only the
+/// parser can say, and a file long enough for its parse to look at the deadline.
+fn hot_c_repository(env: &TestEnv) {
+    let filler: String = (0..2_000)
+        .map(|i| format!("int f{i}(void) {{ return {i}; }}\n"))
+        .collect();
+    env.write(
+        "src/hot.c",
+        format!("int hot(void) {{\n  return 0;\n}}\n{filler}"),
+    );
+    env.commit_all("code");
+}
+
+/// `retrieve` without an index parses files only within the command's deadline: past it, a
+/// file whose definitions only the parser can settle is searched as text alone, counted in
+/// `left_out_files` and named in a note, as `map` names what it left out.
+#[test]
+fn past_the_deadline_retrieve_without_an_index_names_the_files_it_did_not_parse() {
+    let env = TestEnv::new().with_var("EPIPHANY_PARSE_TIME_MS", "0");
+    hot_c_repository(&env);
+    let out = env.run(&["--json", "retrieve", "hot"]);
+    assert_eq!(out.code, 0, "{out}");
+    let report = out.json();
+    assert_eq!(report["search"], "scan", "{report}");
+    assert_eq!(report["left_out_files"], 1, "{report}");
+    assert_eq!(
+        report["results"][0]["path"], "src/hot.c",
+        "searched as text: {report}"
+    );
+    assert!(
+        out.stderr.contains(
+            "note: 1 file(s) searched without their definitions, parsing ran out of time: \
+             src/hot.c (`epiphany index` parses them all)"
+        ),
+        "{out}"
+    );
+
+    // With time to parse, the definition is found and nothing is left out.
+    let normal = TestEnv::new();
+    hot_c_repository(&normal);
+    let out = normal.run(&["--json", "retrieve", "hot"]);
+    assert_eq!(out.code, 0, "{out}");
+    let report = out.json();
+    assert_eq!(report["left_out_files"], 0, "{report}");
+    assert_eq!(report["results"][0]["path"], "src/hot.c", "{report}");
+    assert!(!out.stderr.contains("without their definitions"), "{out}");
+}

@@ -777,6 +777,7 @@ fn retrieve_json_contract() {
         ]
       },
       "search": "scan",
+      "left_out_files": 0,
       "results": [
         {
           "kind": "chunk",

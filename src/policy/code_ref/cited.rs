@@ -132,7 +132,7 @@ fn is_identifier_char(c: char) -> bool {
 
 /// Counts the lines of `text` and finds where each of `symbols` occurs; see [`scan_bytes`].
 pub fn scan_text(text: &str, symbols: &BTreeSet<String>) -> CitedFile {
-    scan_bytes(text.as_bytes(), symbols)
+    scan_bytes(Arc::from(text.as_bytes()), symbols)
 }
 
 /// Whether a byte can be part of an identifier: ASCII letters, digits, `_`, `$`, and every
@@ -151,8 +151,10 @@ const IDENTIFIER_BYTES: [bool; 256] = {
 /// Counts the lines of a file (as `str::lines` would) and finds the lines where each of
 /// `symbols` occurs, in one pass over the bytes: identifier symbols are matched against whole
 /// identifiers, and only identifiers whose length and first byte could match are looked up;
-/// other symbols are searched as plain text, line by line. Bytes need not be UTF-8.
-pub fn scan_bytes(bytes: &[u8], symbols: &BTreeSet<String>) -> CitedFile {
+/// other symbols are searched as plain text, line by line. Bytes need not be UTF-8. The file
+/// keeps `text` as it is handed in, never a copy (a cited file may be hundreds of megabytes).
+pub fn scan_bytes(text: Arc<[u8]>, symbols: &BTreeSet<String>) -> CitedFile {
+    let bytes: &[u8] = &text;
     let symbols: Vec<&String> = symbols.iter().collect();
     let needles: Vec<(&str, bool)> = symbols.iter().map(|s| symbol_needle(s)).collect();
     // Lines found per symbol, by its index in `symbols`.
@@ -235,7 +237,7 @@ pub fn scan_bytes(bytes: &[u8], symbols: &BTreeSet<String>) -> CitedFile {
         line_count: if terminated { line - 1 } else { line },
         symbol_lines: symbols.into_iter().cloned().zip(found).collect(),
         definitions: None,
-        text: Arc::from(bytes),
+        text,
     }
 }
 
@@ -265,7 +267,7 @@ mod tests {
             panic!("empty text is a file");
         };
         assert_eq!(line_count, 0);
-        let bytes = scan_bytes(b"\xff\xfe\nfn a() {}", &symbols(&["a"]));
+        let bytes = scan_bytes(Arc::from(&b"\xff\xfe\nfn a() {}"[..]), &symbols(&["a"]));
         assert_eq!(bytes.lines_of("a"), &[2], "bytes need not be UTF-8");
         let CitedFile::File { line_count, .. } = scan_text("a\r\nb", &BTreeSet::new()) else {
             panic!("a file");

@@ -83,6 +83,8 @@ pub(super) struct ChunkSearch {
     chunk_count: u64,
     /// Files a query-time scan looked at (matching or not).
     scanned_files: usize,
+    /// Files whose definitions a query-time scan left out, parsing ran out of time.
+    pub(super) left_out: Vec<String>,
 }
 
 impl ChunkSearch {
@@ -348,6 +350,7 @@ pub(super) fn scan_if(
             text: queries.text.is_some(),
             definitions: queries.definitions.is_some(),
             tests_wanted: request.tests_wanted,
+            deadline: request.deadline,
         },
         cancelled,
     )
@@ -363,6 +366,7 @@ pub(super) fn scan_if(
         definitions: streamed.definitions.iter().filter_map(path_of).collect(),
         chunk_count: streamed.chunk_count,
         scanned_files: streamed.scanned_files,
+        left_out: streamed.left_out,
         ..ChunkSearch::default()
     }))
 }

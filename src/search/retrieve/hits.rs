@@ -23,6 +23,8 @@ use crate::search::hit::Hit;
 use crate::search::hit::HitKind;
 use crate::search::hit::Ranking;
 use crate::search::symbols;
+use crate::search::syntax::Deadline;
+use crate::search::syntax::Late;
 use crate::search::tokenize;
 use crate::search::tokenize::QueryTerm;
 use crate::search::tokenize::QueryWord;
@@ -34,7 +36,8 @@ use crate::state::walk::Listing;
 /// The results of `request`: the best ranked files as hits, topped up in hybrid and exact
 /// modes with the directories the query's identifiers name, at most `request.limit`, in hit
 /// order; then each hit's score becomes its relevance and it says why it matched
-/// ([`why::explain`]).
+/// ([`why::explain`]). And the files whose definitions the deadline left out, parsing them to
+/// find the definition a hit names.
 pub(super) fn results(
     root: &Path,
     request: &Request,
@@ -42,12 +45,15 @@ pub(super) fn results(
     found: &ChunkSearch,
     ranked: &[RankedFile<'_>],
     query: &Query<'_>,
-) -> Vec<Hit> {
+) -> (Vec<Hit>, Vec<String>) {
     let chunk_ranking = match request.mode {
         Mode::Semantic => Ranking::Semantic,
         Mode::Hybrid | Mode::Exact | Mode::Lexical => Ranking::Lexical,
     };
-    let mut results = hits(root, found, ranked, query, request.limit, chunk_ranking);
+    let (mut results, late): (Vec<_>, Vec<_>) =
+        hits(root, found, ranked, query, request.limit, chunk_ranking)
+            .into_iter()
+            .unzip();
     if matches!(request.mode, Mode::Hybrid | Mode::Exact) && results.len() < request.limit {
         let mut analyzer = tokenize::analyzer();
         let directories = exact::directory_hits(listing, query.identifiers, &request.prefixes);
@@ -63,14 +69,14 @@ pub(super) fn results(
     // The ranking's scores order the hits; only then does each carry its relevance.
     results.sort_by(|a, b| hit::order(&a.0, &b.0));
     results.truncate(request.limit);
-    results
-        .into_iter()
+    let results = (results.into_iter())
         .map(|(mut hit, (why, relevance))| {
             hit.score = relevance;
             hit.why = why;
             hit
         })
-        .collect()
+        .collect();
+    (results, late.into_iter().flatten().collect())
 }
 
 /// What a query asks for, as hits are explained: its words, their analyzed terms, and the
@@ -84,10 +90,16 @@ pub(super) struct Query<'a> {
     /// cost a no-index search on vite as much as its scan saved by parsing less; for a
     /// question in prose the definition is a small part of the ranking.
     pub(super) names_identifier: bool,
+    /// The command's deadline for parsing a hit's file to find the definition it names.
+    pub(super) deadline: Deadline,
 }
 
+/// A hit, and why it matched with its relevance.
+type Explained = (Hit, (Why, f32));
+
 /// The best `limit` ranked files as hits, each with the focused excerpt of its chunk or
-/// definition, and why it matched.
+/// definition, and why it matched; and the path of each whose definitions were left out
+/// because the deadline passed before its parse was done.
 fn hits(
     root: &Path,
     found: &ChunkSearch,
@@ -95,7 +107,7 @@ fn hits(
     query: &Query<'_>,
     limit: usize,
     chunk_ranking: Ranking,
-) -> Vec<(Hit, (Why, f32))> {
+) -> Vec<(Explained, Option<String>)> {
     let ranked = &ranked[..ranked.len().min(limit)];
     let terms: HashSet<&str> = query.terms.iter().map(|term| term.text.as_str()).collect();
     // Reading each hit's file and finding its best window is independent per hit: spread the
@@ -126,9 +138,13 @@ fn hits(
                     }
                 };
                 let wanted = file.chunk.is_none() || query.names_identifier;
-                let defined = (file.definition.filter(|_| wanted)).and_then(|definition| {
-                    defined_in(file.path, text, definition, query.identifiers)
-                });
+                let (defined, late) = match file.definition.filter(|_| wanted) {
+                    None => (None, false),
+                    Some(definition) => match defined_in(file.path, text, definition, query) {
+                        Ok(defined) => (defined, false),
+                        Err(Late) => (None, true),
+                    },
+                };
                 let mut shown = Shown {
                     hit,
                     text,
@@ -137,7 +153,8 @@ fn hits(
                     analyzer: &mut analyzer,
                 };
                 let lines = shown.cut(file, chunk_ranking);
-                shown.explain(file, query.words, lines)
+                let explained = shown.explain(file, query.words, lines);
+                (explained, late.then(|| file.path.to_owned()))
             })
             .collect()
     })
@@ -208,19 +225,20 @@ impl Shown<'_, '_> {
     }
 }
 
-/// The definition of an identifier of the query inside the definition candidate's lines.
+/// The definition of an identifier of the query inside the definition candidate's lines;
+/// [`Late`] when the query's deadline passed before the file was parsed.
 fn defined_in(
     path: &str,
     text: &str,
     definition: &Candidate,
-    identifiers: &[String],
-) -> Option<Defined> {
-    symbols::definitions(path, text)
+    query: &Query<'_>,
+) -> Result<Option<Defined>, Late> {
+    Ok(symbols::definitions_by(path, text, query.deadline)?
         .into_iter()
         .filter(|found| (definition.start_line..=definition.end_line).contains(&found.line))
-        .find(|found| identifiers.contains(&symbols::normalize(&found.name)))
+        .find(|found| query.identifiers.contains(&symbols::normalize(&found.name)))
         .map(|found| Defined {
             name: found.name,
             line: found.line,
-        })
+        }))
 }

@@ -27,6 +27,7 @@ use crate::search::index::Opened;
 use crate::search::manifest::Manifest;
 use crate::search::rank;
 use crate::search::semantic::Semantic;
+use crate::search::syntax::Deadline;
 use crate::search::tokenize;
 use crate::state::model::RetrievalState;
 use crate::state::model::RetrievalStatus;
@@ -77,6 +78,8 @@ pub struct Request {
     mode: Mode,
     tests_wanted: bool,
     cited: Vec<String>,
+    /// The command's deadline for its parses ([`Request::with_deadline`]).
+    deadline: Deadline,
 }
 
 impl Request {
@@ -89,6 +92,14 @@ impl Request {
     /// [`CITED_WEIGHT`]); hybrid mode fuses them into its ranking.
     pub fn with_cited(mut self, paths: Vec<String>) -> Request {
         self.cited = paths;
+        self
+    }
+
+    /// This request with the command's `deadline` for its parses (none by default): a file
+    /// whose definitions the parser has not settled by then is searched as text alone and
+    /// named in [`Answer::left_out`].
+    pub fn with_deadline(mut self, deadline: Deadline) -> Request {
+        self.deadline = deadline;
         self
     }
 
@@ -128,6 +139,7 @@ impl Request {
             prefixes,
             mode,
             cited: Vec::new(),
+            deadline: Deadline::NONE,
         })
     }
 }
@@ -160,6 +172,9 @@ pub struct Answer {
     /// What the walk of the work tree did not read, when it walked ([`walk::Listing::unreadable`]):
     /// ignore files it refused (their rules not applied) and entries it could not read.
     pub not_read: Vec<String>,
+    /// Files whose definitions were left out because the request's deadline passed before the
+    /// parser settled them (searched as text alone), sorted.
+    pub left_out: Vec<String>,
 }
 
 /// Answers `request` over the work tree at `root`, using the persistent index in `cache_dir`
@@ -252,8 +267,12 @@ pub fn retrieve(
         terms: &terms,
         identifiers: &identifiers,
         names_identifier: names_identifier(&request.query),
+        deadline: request.deadline,
     };
-    let results = hits::results(root, request, &listing, &found, &ranked, &query);
+    let (results, late) = hits::results(root, request, &listing, &found, &ranked, &query);
+    let mut left_out = [found.left_out, late].concat();
+    left_out.sort();
+    left_out.dedup();
     Ok(Answer {
         query: request.query.clone(),
         index: state,
@@ -261,6 +280,7 @@ pub fn retrieve(
         index_problem,
         results,
         not_read: listing.unreadable,
+        left_out,
     })
 }
 

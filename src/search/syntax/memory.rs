@@ -1,5 +1,7 @@
 //! The bytes tree-sitter holds on each thread, so that a file's parse budget bounds its memory
-//! as well as its time.
+//! as well as its time; and the memory all parses of the process may be granted at once
+//! ([`grant`]), so that parses spread over the cores hold no more together than one command
+//! may.
 //!
 //! tree-sitter allocates through functions the binary hands it (`main.rs`); they report every
 //! allocation and release here. A parse and its query walk run on one thread, so what this
@@ -9,6 +11,61 @@
 //! library's own tests) nothing is counted and only time bounds a parse.
 
 use std::cell::Cell;
+use std::sync::Condvar;
+use std::sync::Mutex;
+use std::sync::PoisonError;
+use std::time::Instant;
+
+use super::tags::Deadline;
+
+/// The most parser memory the parses of one process are granted at once (160 MiB): a file's
+/// parse is granted its budget's memory before it starts ([`grant`]), so that however many
+/// cores parse at once, and however hostile the files, their trees hold at most this together
+/// (a file whose own budget is larger is parsed alone, within its budget).
+pub const SHARED: usize = 160 << 20;
+
+/// The bytes granted to the parses running now.
+static GRANTED: Mutex<usize> = Mutex::new(0);
+/// Signalled whenever a grant is returned.
+static RETURNED: Condvar = Condvar::new();
+
+/// Memory granted to one parse until it is dropped.
+#[must_use = "the grant lasts as long as it is held"]
+pub(super) struct Grant(usize);
+
+/// Grants a parse `bytes` of parser memory (at most [`SHARED`]) once the parses running hold
+/// little enough to leave room for it, waiting for them until `deadline`; `None` when the
+/// deadline passed first. A parse alone is always granted, so nothing waits forever. A thread
+/// must not ask again while it holds a grant.
+pub(super) fn grant(bytes: usize, deadline: Deadline) -> Option<Grant> {
+    let bytes = bytes.min(SHARED);
+    let mut granted = GRANTED.lock().unwrap_or_else(PoisonError::into_inner);
+    while granted.saturating_add(bytes) > SHARED {
+        granted = match deadline.instant() {
+            None => RETURNED
+                .wait(granted)
+                .unwrap_or_else(PoisonError::into_inner),
+            Some(at) => {
+                let left = at
+                    .checked_duration_since(Instant::now())
+                    .filter(|left| !left.is_zero())?;
+                (RETURNED.wait_timeout(granted, left))
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .0
+            }
+        };
+    }
+    *granted += bytes;
+    Some(Grant(bytes))
+}
+
+impl Drop for Grant {
+    fn drop(&mut self) {
+        let mut granted = GRANTED.lock().unwrap_or_else(PoisonError::into_inner);
+        *granted = granted.saturating_sub(self.0);
+        RETURNED.notify_all();
+    }
+}
 
 thread_local! {
     /// Bytes taken minus bytes released on this thread (negative when it released more than
@@ -51,5 +108,20 @@ mod tests {
         assert_eq!(held() - before, 70);
         released(70);
         assert_eq!(held(), before);
+    }
+
+    #[test]
+    fn grants_never_exceed_the_shared_memory_and_a_parse_alone_always_gets_one() {
+        // Other tests parse meanwhile: holding the whole pool keeps them out.
+        let whole = grant(SHARED * 2, Deadline::NONE).expect("a parse alone is granted");
+        assert_eq!(whole.0, SHARED, "at most what is shared");
+        let past = Deadline::at(Instant::now());
+        assert!(grant(1, past).is_none(), "no room, and the deadline passed");
+        // A parse waiting for room starts when the grant is returned.
+        std::thread::scope(|scope| {
+            let waiting = scope.spawn(|| grant(SHARED / 2, Deadline::NONE).map(|grant| grant.0));
+            drop(whole);
+            assert_eq!(waiting.join().expect("thread"), Some(SHARED / 2));
+        });
     }
 }

@@ -29,7 +29,9 @@
 //! Other languages have no outline here; [`crate::search::symbols`] keeps their line
 //! patterns. A file gets a budget of CPU time and memory to parse and tag ([`tags::budget`],
 //! the memory counted by [`memory`]); one that uses it up (generated or hostile: 50,000 nested
-//! calls) has an empty outline. A command that promises its time also passes its [`Deadline`],
+//! calls) has an empty outline. Each parse is granted its budget's memory from what all the
+//! process's parses share ([`memory::SHARED`]) before it starts, so parses on every core hold
+//! no more together than that; one waiting for room past the deadline is [`Late`]. A command that promises its time also passes its [`Deadline`],
 //! shared by all its parses: a file it cuts short is [`Late`], and the caller names it as left
 //! out. Pure but for the clocks and the memory count: no I/O. A parser
 //! and a query cursor are kept per thread.
@@ -326,6 +328,10 @@ fn tagged(
     deadline: Deadline,
 ) -> Option<Result<Outline, Stopped>> {
     let grammar = grammar(path)?;
+    // Held until the outline is made from the tree.
+    let Some(_granted) = memory::grant(tags::budget(text.len()).memory, deadline) else {
+        return Some(Err(Stopped::Late));
+    };
     let query = tag_query(grammar, tags);
     let parsed = parseable(grammar, text);
     let (found, tree) = match tags_with_nested(query, parsed.as_bytes(), deadline) {

@@ -139,6 +139,11 @@ impl Deadline {
     pub fn is_past(self) -> bool {
         self.0.is_some_and(|at| Instant::now() >= at)
     }
+
+    /// When it passes; `None` for [`Deadline::NONE`].
+    pub fn instant(self) -> Option<Instant> {
+        self.0
+    }
 }
 
 /// What parsing and tagging one file may use.
@@ -162,15 +167,16 @@ pub struct Budget {
 /// far slower (50,000 nested calls in 150 KB of C: 17 s, 110 µs per byte). It is CPU time, so
 /// that a busy machine does not leave a file unparsed.
 ///
-/// Memory: 64 MiB and 128 bytes per byte. Real code holds at most about 60 bytes per byte at
+/// Memory: 16 MiB and 128 bytes per byte. Real code holds at most about 60 bytes per byte at
 /// its peak (cargo's Rust over 20 KB, the one-line C), a 4 MB minified bundle 64; 1.9 million
 /// nested arrays in 3.8 MB of JavaScript took 1.3 GB, 340 bytes per byte, within its time
-/// budget (bench/hostile-memory.sh).
+/// budget (bench/hostile-memory.sh). A parse is granted this memory from what all parses of
+/// the process share ([`super::memory::grant`]) before it starts.
 pub fn budget(bytes: usize) -> Budget {
     let wide = u64::try_from(bytes).unwrap_or(u64::MAX);
     Budget {
         cpu: Duration::from_millis(100) + Duration::from_nanos(wide.saturating_mul(2_000)),
-        memory: (64_usize << 20).saturating_add(bytes.saturating_mul(128)),
+        memory: (16_usize << 20).saturating_add(bytes.saturating_mul(128)),
         deadline: Deadline::NONE,
     }
 }

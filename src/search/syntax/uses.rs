@@ -34,6 +34,7 @@ pub fn uses(path: &str, text: &str) -> Option<FileUses> {
     let parsed = parseable(grammar, text);
     let query = tag_query(grammar, Tags::All);
     let budget = tags::budget(parsed.len());
+    let _granted = super::memory::grant(budget.memory, budget.deadline)?;
     let (tagged, tree) = tags::tags_and_tree(query, parsed.as_bytes(), budget).ok()?;
     let source = text.as_bytes();
     let line_of = line_numbers(text);
