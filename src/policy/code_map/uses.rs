@@ -273,10 +273,25 @@ impl<'a> Resolver<'a> {
     ///
     /// An item the module's file does not define itself (a re-export, a module-level
     /// variable) leads to the module's file: the longest part of the path that leads to one.
+    ///
+    /// Java names a package whole: `java.util.List` is no `util` inside a directory that
+    /// happens to be named `java` (`src/test/java`), so in Java only the class the import
+    /// names or its package (all of a glob's path) can be what it leads to.
     pub fn imported_file(&self, path: &'a str, import: &'a Import) -> Option<&'a str> {
         let file = *self.files.get(path)?;
         let places = self.import_places(path, file, import, 0);
-        places.into_iter().rev().find_map(|place| match place {
+        // The fewest parts of the path a place must stand for.
+        let least = match file.scoping {
+            Scoping::Java => {
+                let named = import.path.iter().filter(|segment| *segment != "*").count();
+                let glob = import.path.last().is_some_and(|last| last == "*");
+                named.saturating_sub(usize::from(!glob))
+            }
+            _ => 1,
+        };
+        let whole_enough = (places.into_iter().enumerate())
+            .filter_map(|(at, place)| (at + 1 >= least).then_some(place));
+        whole_enough.rev().find_map(|place| match place {
             Place::Item(path, _) | Place::Own(path) => Some(path),
             Place::Module(module) => match self.module_files(path, file.scoping, &module)[..] {
                 [only] => Some(only),
@@ -1252,6 +1267,47 @@ mod tests {
         assert_eq!(at("Report").as_deref(), Some("Report.java#Report"));
         assert_eq!(at("audit").as_deref(), Some("Audit.java#audit"));
         assert_eq!(at("cart.balance"), None);
+    }
+
+    /// A class in the default package lives in `src/test/java`: `import java.util.List` is not
+    /// a `util` inside that directory, and leads nowhere, as imports of a package outside the
+    /// files do.
+    #[test]
+    fn a_java_package_is_named_whole() {
+        let mut test = file(
+            Scoping::Java,
+            &["NoPackageTest"],
+            vec![import("Ledger", &["com", "shop", "Ledger"])],
+        );
+        test.definitions[0].kind = "class".to_owned();
+        let files = files(vec![
+            ("src/test/java/NoPackageTest.java", test),
+            (
+                "src/main/java/com/shop/audit/Audit.java",
+                file(
+                    Scoping::Java,
+                    &["Audit"],
+                    vec![
+                        import("List", &["java", "util", "List"]),
+                        import("*", &["java", "util", "*"]),
+                        import("Ledger", &["com", "shop", "Ledger"]),
+                    ],
+                ),
+            ),
+            (
+                "src/main/java/com/shop/Ledger.java",
+                file(Scoping::Java, &["Ledger"], vec![]),
+            ),
+        ]);
+        let resolver = Resolver::new(&files);
+        let audit = &files["src/main/java/com/shop/audit/Audit.java"];
+        let imported: Vec<Option<&str>> = (audit.imports.iter())
+            .map(|import| resolver.imported_file("src/main/java/com/shop/audit/Audit.java", import))
+            .collect();
+        assert_eq!(
+            imported,
+            [None, None, Some("src/main/java/com/shop/Ledger.java")]
+        );
     }
 
     #[test]
