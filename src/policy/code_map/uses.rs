@@ -744,6 +744,17 @@ mod tests {
         Resolver::new(files).resolve(path, used)
     }
 
+    /// The file each import of the file at `path` binds, in import order.
+    fn imported_files<'a>(
+        files: &'a BTreeMap<String, FileUses>,
+        path: &'a str,
+    ) -> Vec<Option<&'a str>> {
+        let resolver = Resolver::new(files);
+        (files[path].imports.iter())
+            .map(|import| resolver.imported_file(path, import))
+            .collect()
+    }
+
     fn files(list: Vec<(&str, FileUses)>) -> BTreeMap<String, FileUses> {
         list.into_iter()
             .map(|(path, file)| (path.to_owned(), file))
@@ -999,13 +1010,8 @@ mod tests {
                 file(Scoping::Python, &["g"], vec![]),
             ),
         ]);
-        let resolver = Resolver::new(&files);
-        let test = &files["tests/test_basic.py"];
-        let imported: Vec<Option<&str>> = (test.imports.iter())
-            .map(|import| resolver.imported_file("tests/test_basic.py", import))
-            .collect();
         assert_eq!(
-            imported,
+            imported_files(&files, "tests/test_basic.py"),
             [
                 Some("src/flask/app.py"),
                 Some("src/flask/globals.py"),
@@ -1299,13 +1305,8 @@ mod tests {
                 file(Scoping::Java, &["Ledger"], vec![]),
             ),
         ]);
-        let resolver = Resolver::new(&files);
-        let audit = &files["src/main/java/com/shop/audit/Audit.java"];
-        let imported: Vec<Option<&str>> = (audit.imports.iter())
-            .map(|import| resolver.imported_file("src/main/java/com/shop/audit/Audit.java", import))
-            .collect();
         assert_eq!(
-            imported,
+            imported_files(&files, "src/main/java/com/shop/audit/Audit.java"),
             [None, None, Some("src/main/java/com/shop/Ledger.java")]
         );
     }
