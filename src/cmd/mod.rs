@@ -59,6 +59,7 @@ commands! {
     diff => Diff, "diff";
     rollback => Rollback, "rollback";
     verify => Verify, "verify";
+    compact => Compact, "compact";
     conflicts => Conflicts, "conflicts";
     update => Update, "update";
     distill => Distill, "distill";

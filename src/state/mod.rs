@@ -2,6 +2,7 @@
 //! rollout, the store with its one locked write path, plus the file-system, walker and git
 //! adapters the rest of the tool shares.
 
+pub(crate) mod compaction;
 pub(crate) mod decode;
 pub(crate) mod error;
 pub(crate) mod fields;

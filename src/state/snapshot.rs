@@ -261,7 +261,13 @@ pub fn encode(contents: Contents<'_>) -> Result<(String, Vec<u8>)> {
         sections,
         cached_at: contents.cached_at,
     };
-    let header_bytes = rmp_serde::to_vec_named(&header)?;
+    seal(&header, body)
+}
+
+/// The snapshot file of `header` and its `body` (unveiled), and its file name: the record
+/// count and a hash of the header.
+fn seal(header: &Header, body: Vec<u8>) -> Result<(String, Vec<u8>)> {
+    let header_bytes = rmp_serde::to_vec_named(header)?;
     let digest = Sha256::digest(&header_bytes);
     let seed = u64::from_le_bytes(
         digest[..8]
@@ -282,7 +288,7 @@ pub fn encode(contents: Contents<'_>) -> Result<(String, Vec<u8>)> {
     veil(seed, 0, &mut bytes[veiled_from..]);
     let name = format!(
         "{:012}-{}{SUFFIX}",
-        contents.records,
+        header.records,
         &hex::encode(digest)[..16]
     );
     Ok((name, bytes))
@@ -508,6 +514,33 @@ impl SnapshotFile {
             veil: seed.map(|seed| (seed, veiled_from)),
             header,
         })
+    }
+
+    /// This snapshot with `marks` in place of its header's (the same fold, its records now
+    /// found elsewhere: a compaction moved them), and its file name. Every block is checked
+    /// as it is copied.
+    pub fn with_marks(&self, marks: Vec<RolloutMark>) -> Result<(String, Vec<u8>)> {
+        use std::os::unix::fs::FileExt;
+        let mut body = vec![0u8; self.len.saturating_sub(self.body_start) as usize];
+        self.file
+            .read_exact_at(&mut body, self.body_start)
+            .map_err(|_| anyhow::anyhow!("the body is cut short (the file is truncated)"))?;
+        if let Some((seed, veiled_from)) = self.veil {
+            veil(seed, self.body_start - veiled_from, &mut body);
+        }
+        for block in self.header.sections.iter().flat_map(|s| &s.blocks) {
+            let bytes = usize::try_from(block.offset)
+                .ok()
+                .and_then(|start| body.get(start..start.checked_add(block.len as usize)?));
+            if bytes.is_none_or(|bytes| crc32fast::hash(bytes) != block.crc) {
+                bail!("a block fails its checksum (the file is damaged)");
+            }
+        }
+        let header = Header {
+            marks,
+            ..self.header.clone()
+        };
+        seal(&header, body)
     }
 
     fn section(&self, name: &str) -> Result<&Section> {
@@ -823,6 +856,41 @@ mod tests {
         let (first, ids) = file.order_tail(2).expect("order");
         assert_eq!((first, ids), (1, vec!["r1".to_owned(), "r2".to_owned()]));
         assert_eq!(file.metas().expect("metas"), Some(metas()));
+    }
+
+    #[test]
+    fn a_snapshot_with_its_marks_moved_holds_the_same_fold_and_a_damaged_one_is_refused() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let folded = folded(1200);
+        let path = write(dir.path(), &folded);
+        let file = SnapshotFile::open(&path).expect("open");
+        let marks = vec![RolloutMark {
+            segment: "c.jsonl".to_owned(),
+            last_id: "r2".to_owned(),
+            end: 300,
+            line_bytes: 100,
+        }];
+        let (name, bytes) = file.with_marks(marks.clone()).expect("moved");
+        assert_ne!(dir.path().join(&name), path, "a new header, a new name");
+        assert_eq!(records_in_name(&name), Some(3));
+        std::fs::write(dir.path().join(&name), bytes).expect("write");
+        let moved = SnapshotFile::open(&dir.path().join(&name)).expect("open moved");
+        assert_eq!(moved.header.marks, marks);
+        let whole = Parts {
+            writers: true,
+            ..Parts::WHOLE
+        };
+        let loaded = moved.load(whole).expect("load");
+        assert_eq!(loaded.folded.state, folded.state);
+        assert_eq!(moved.metas().expect("metas"), Some(metas()));
+
+        // A flipped byte in the body is caught on the way, not copied.
+        let mut damaged = std::fs::read(&path).expect("read");
+        let at = damaged.len() - 10;
+        damaged[at] ^= 1;
+        std::fs::write(&path, damaged).expect("write");
+        let file = SnapshotFile::open(&path).expect("the header is whole");
+        assert!(file.with_marks(marks).is_err());
     }
 
     /// The `ids` section answers for every id, in its own list only, without decoding it.

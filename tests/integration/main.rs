@@ -6,6 +6,7 @@ mod common;
 mod test_branches;
 mod test_budget;
 mod test_certificates;
+mod test_compaction;
 mod test_conflicts;
 mod test_draft;
 mod test_git;

@@ -8,14 +8,17 @@
 //! and, only when that tree is not the one last measured, which `cache/committed-rollout.msgpack`
 //! remembers, the sizes of the segments whose blobs it did not measure (a size costs an object
 //! lookup; a commit adds a segment or two). Comparing them with the lengths a read lists
-//! anyway is free.
+//! anyway is free. A committed segment that a listed compacted segment holds whole
+//! (`state::compaction`) is no loss: the compaction is not committed yet.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::PoisonError;
 
 use anyhow::Result;
 
+use crate::state::compaction::read_manifests;
 use crate::state::error::StoreError;
 use crate::state::fs;
 use crate::state::fs::Durability;
@@ -99,9 +102,15 @@ impl Store {
         Some(committed)
     }
 
+    /// What HEAD's commit holds in `rollout/`, as last looked up (`None` outside git, before
+    /// the first commit, or on a branch from before `init`).
+    pub(super) fn committed_files(&self) -> Option<Arc<CommittedFiles>> {
+        self.committed.get_or(|| self.committed_segments())
+    }
+
     fn compare_committed(&self, committed: &CommittedFiles, segments: &Segments) -> Result<()> {
         let lengths = segments.lengths();
-        let lacking: Vec<(&String, String)> = (committed.files.iter())
+        let mut lacking: Vec<(&String, String)> = (committed.files.iter())
             .filter_map(|(name, file)| match lengths.get(name) {
                 None => Some((name, format!("`{name}` is gone"))),
                 Some(len) if *len < file.size => Some((
@@ -111,6 +120,20 @@ impl Store {
                 Some(_) => None,
             })
             .collect();
+        if lacking.is_empty() {
+            return Ok(());
+        }
+        // A segment compacted since the commit is no loss: a listed compacted segment holds
+        // all of it (read only now, when something is lacking).
+        let compacted: BTreeMap<String, u64> = read_manifests(&self.rollout_dir(), lengths)
+            .into_iter()
+            .flat_map(|compacted| compacted.parts)
+            .map(|part| (part.name, part.bytes))
+            .collect();
+        lacking.retain(|(name, _)| {
+            lengths.contains_key(*name)
+                || compacted.get(*name).copied() != committed.files.get(*name).map(|f| f.size)
+        });
         if lacking.is_empty() {
             return Ok(());
         }

@@ -55,6 +55,7 @@ use crate::state::snapshot::Parts;
 use maintenance::snapshot_files;
 
 mod committed;
+mod compact;
 mod conflicts;
 mod history;
 mod lock;
@@ -64,6 +65,7 @@ mod tail;
 mod verify;
 mod write;
 
+pub use compact::Compaction;
 pub use history::Revision;
 pub use read::Head;
 pub use verify::SecretScan;

@@ -11,6 +11,8 @@ use anyhow::Result;
 use foldhash::HashMap;
 use foldhash::HashSet;
 
+use crate::state::compaction::read_manifests;
+use crate::state::compaction::remap_marks;
 use crate::state::fold::Fold;
 use crate::state::fs;
 use crate::state::merge;
@@ -90,7 +92,7 @@ impl Store {
     fn past_opened(
         &self,
         segments: &mut Segments,
-        snapshot: SnapshotFile,
+        mut snapshot: SnapshotFile,
         path: &Path,
         within: Option<&[String]>,
     ) -> Result<Option<Past>> {
@@ -100,12 +102,28 @@ impl Store {
             .iter()
             .map(|m| (m.segment.as_str(), m))
             .collect();
-        // Every record the snapshot holds must still be where it says.
+        // Every record the snapshot holds must still be where it says, or in the segment
+        // a compaction moved it to (in this clone or another).
         let lengths = segments.lengths();
         let absent = (marks.iter())
-            .find(|(name, mark)| lengths.get(**name).is_none_or(|len| *len < mark.end));
-        if let Some((name, _)) = absent {
-            return self.unless_lost(&snapshot, path, name, segments);
+            .find(|(name, mark)| lengths.get(**name).is_none_or(|len| *len < mark.end))
+            .map(|(name, _)| (*name).to_owned());
+        if let Some(name) = absent {
+            let unlisted = (marks.keys()).any(|name| !lengths.contains_key(*name));
+            let compacted = || read_manifests(&self.rollout_dir(), lengths);
+            let moved = unlisted
+                .then(|| remap_marks(&snapshot.header.marks, lengths, &compacted()))
+                .flatten();
+            drop(marks);
+            if let Some(moved) = moved {
+                // Cached with the marks moved, best effort: later reads read no manifest.
+                if let Some(recached) = self.recache_moved(path, &snapshot, moved.clone()) {
+                    return self.past_snapshot(segments, &recached, within);
+                }
+                snapshot.header.marks = moved;
+                return self.past_opened(segments, snapshot, path, within);
+            }
+            return self.unless_lost(&snapshot, path, &name, segments);
         }
         let start = |name: &str| marks.get(name).map_or(0, |m| m.end);
         // Only the segments that grew past their marks (or have none) are read.
