@@ -16,7 +16,8 @@
 #     `prompt` against the same records in 100 files (target: at most 1.5x); `update` there
 #     against the same write at 1,000 records in 100 commits (target: at most 2x); `log
 #     --limit 10` (target: at most 20 ms CPU); the loose objects one commit of ten writes
-#     through the CLI adds (target: at most 64 KiB). LAYOUT=flat builds the segments as stores
+#     through the CLI adds (target: at most 64 KiB). Each again after `epiphany compact`
+#     joined the committed segments (committed as a user would). LAYOUT=flat builds the segments as stores
 #     written before sharding hold them (the default until the writer shards).
 # R, M and S time their commands in PAIRS interleaved rounds (default 30), wall and CPU time.
 #
@@ -200,27 +201,42 @@ if want S; then
   build "$work/s" "$commits"
   build "$work/s-few" "$commits" --files 100
   build "$work/s-small" 100
-  for d in s s-few s-small; do (cd "$work/$d" && "$bin" scene > /dev/null); done
+  # The same history after `epiphany compact`, committed as a user would.
+  cp -a "$work/s" "$work/s-compacted"
+  (cd "$work/s-compacted" && "$bin" -q compact && git add -A .epiphany && git commit -qm compact)
+  # Writes are timed on copies: a read of a store the timed writes grew would read their
+  # records past its fold, which the store of 100 files it is compared with has not.
+  for d in s s-compacted; do cp -a "$work/$d" "$work/$d-w"; done
+  for d in s s-compacted s-few s-small s-w s-compacted-w; do (cd "$work/$d" && "$bin" scene > /dev/null); done
   python3 "$here/bench/pairs.py" "$rounds" \
     "scene, many files" "$work/s" "$bin scene" \
+    "scene, compacted" "$work/s-compacted" "$bin scene" \
     "scene, 100 files" "$work/s-few" "$bin scene" \
     "prompt, many files" "$work/s" "$bin prompt" \
+    "prompt, compacted" "$work/s-compacted" "$bin prompt" \
     "prompt, 100 files" "$work/s-few" "$bin prompt" \
-    "update, many files" "$work/s" "$work/append-one.sh" \
+    "update, many files" "$work/s-w" "$work/append-one.sh" \
+    "update, compacted" "$work/s-compacted-w" "$work/append-one.sh" \
     "update at 1,000" "$work/s-small" "$work/append-one.sh" \
-    "log, many files" "$work/s" "$bin log --limit 10" > "$work/s.tsv"
+    "log, many files" "$work/s" "$bin log --limit 10" \
+    "log, compacted" "$work/s-compacted" "$bin log --limit 10" > "$work/s.tsv"
   files=$(find "$work/s/.epiphany/rollout" -name '*.jsonl' | wc -l)
-  pair_ratios "warm scene, $files files / 100 files" "$work/s.tsv" "scene, many files" "scene, 100 files" 1.5
-  pair_ratios "warm prompt, $files files / 100 files" "$work/s.tsv" "prompt, many files" "prompt, 100 files" 1.5
-  pair_ratios "update at $((commits * 10)) in $files files / at 1,000" "$work/s.tsv" "update, many files" "update at 1,000" 2
-  IFS=$'\t' read -r _ _ cpu < <(grep -F "log, many files"$'\t' "$work/s.tsv")
-  python3 -c 'import sys; print("%-58s %9.1f ms CPU (target <= 20 ms)" % (sys.argv[1], float(sys.argv[2])*1000))' "log --limit 10 in $files files" "$cpu"
+  for layout in "many files" compacted; do
+    pair_ratios "warm scene, $layout / 100 files" "$work/s.tsv" "scene, $layout" "scene, 100 files" 1.5
+    pair_ratios "warm prompt, $layout / 100 files" "$work/s.tsv" "prompt, $layout" "prompt, 100 files" 1.5
+    pair_ratios "update at $((commits * 10)), $layout / at 1,000" "$work/s.tsv" "update, $layout" "update at 1,000" 2
+    IFS=$'\t' read -r _ _ cpu < <(grep -F "log, $layout"$'\t' "$work/s.tsv")
+    python3 -c 'import sys; print("%-58s %9.1f ms CPU (target <= 20 ms)" % (sys.argv[1], float(sys.argv[2])*1000))' "log --limit 10, $layout" "$cpu"
+  done
+  echo "(many files: $files segment files; compacted: $(find "$work/s-compacted/.epiphany/rollout" -name '*.jsonl' | wc -l))" >&2
   # One commit of ten writes through the CLI, on top of what the timed writes left committed.
-  cd "$work/s" && git add -A .epiphany && git commit -qm timed
   loose() { find .git/objects -path '*/objects/??/*' -type f | sort; }
-  loose > "$work/loose-before"
-  for _ in $(seq 10); do "$work/append-one.sh"; done
-  git add -A .epiphany && git commit -qm "ten writes"
-  added=$(loose | comm -13 "$work/loose-before" - | xargs stat -c %s | awk '{s += $1} END {print s}')
-  python3 -c 'import sys; print("%-58s %9.1f KiB (target <= 64 KiB)" % ("loose objects one commit of ten writes adds", int(sys.argv[1])/1024))' "$added"
+  for layout in s s-compacted; do
+    cd "$work/$layout" && git add -A .epiphany && { git diff --cached --quiet || git commit -qm "what the reads cached"; }
+    loose > "$work/loose-before"
+    for _ in $(seq 10); do "$work/append-one.sh"; done
+    git add -A .epiphany && git commit -qm "ten writes"
+    added=$(loose | comm -13 "$work/loose-before" - | xargs stat -c %s | awk '{s += $1} END {print s}')
+    python3 -c 'import sys; print("%-58s %9.1f KiB (target <= 64 KiB)" % (sys.argv[1], int(sys.argv[2])/1024))' "loose objects of one commit of ten writes, $layout" "$added"
+  done
 fi

@@ -27,7 +27,10 @@ use crate::ui::Report;
 ///
 /// Git merges a compaction safely: a branch that did not compact keeps its copies of the
 /// records, and a record twice is one record; clones that compact the same segments write the
-/// same file. Refused outside git, before the first commit, and over a damaged rollout.
+/// same file. No segment may make up more than 40 % of a compacted one (git would take the
+/// compaction for its rename, and a merge with another branch's compaction would conflict), so
+/// a compacted segment is joined again only once what was written after it outweighs it.
+/// Refused outside git, before the first commit, and over a damaged rollout.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Say what would be compacted; write nothing

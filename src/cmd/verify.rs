@@ -148,6 +148,12 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
             missing_parent(&orphan.trail)
         )
     }));
+    let committed = store.committed_segment_count();
+    if committed >= COMPACT_FROM {
+        notes.push(format!(
+            "the checked-out commit holds {committed} rollout segment files, and every command lists and compares them all: `epiphany compact` joins them into one (then commit the change)"
+        ));
+    }
     let conflicts = state.conflicts.len() as u64;
     if conflicts > 0 {
         notes.push(format!(
@@ -189,6 +195,10 @@ impl From<VerifyProblem> for Problem {
         }
     }
 }
+
+/// How many committed segment files make `verify` suggest `compact`: past a few hundred, listing
+/// and comparing them costs a read more than its records do (docs/store.md#compaction).
+const COMPACT_FROM: usize = 500;
 
 /// The words every secret problem carries.
 const SECRET_PROBLEM: &str = "holds a secret";

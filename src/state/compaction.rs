@@ -79,6 +79,39 @@ impl Compacted {
     }
 }
 
+/// The most of a compacted segment one part may make up, as a fraction (`PART_SHARE_MOST.0 /
+/// PART_SHARE_MOST.1`). Git pairs a removed file with an added one as a rename when half or more
+/// of the larger one's bytes are the smaller one's: a compaction in which one part made up half
+/// would read as that part renamed, and two branches that compacted it differently would stop
+/// their merge with `CONFLICT (rename/rename)` or `(rename/delete)`. Under 40 % leaves git's
+/// estimate room.
+const PART_SHARE_MOST: (u64, u64) = (2, 5);
+
+/// Which of `sizes` (in name order) to compact: the largest are left out, one at a time, until
+/// none makes up more than [`PART_SHARE_MOST`] of the rest together. Answers the positions
+/// kept and left out; fewer than two kept means nothing to compact.
+///
+/// The sizes this leaves grow like a binary counter's digits: a compacted segment is joined
+/// again only once as much again (and a half) has been written after it, so a store holds a
+/// few compacted segments of growing size, never thousands of files.
+pub fn select_parts(sizes: &[u64]) -> (Vec<usize>, Vec<usize>) {
+    let mut kept: Vec<usize> = (0..sizes.len()).collect();
+    let mut left = Vec::new();
+    loop {
+        let total: u64 = kept.iter().map(|&at| sizes[at]).sum();
+        let Some(largest) = (kept.iter().copied()).max_by_key(|&at| (sizes[at], at)) else {
+            break;
+        };
+        if sizes[largest] * PART_SHARE_MOST.1 <= total * PART_SHARE_MOST.0 {
+            break;
+        }
+        kept.retain(|&at| at != largest);
+        left.push(largest);
+    }
+    left.sort_unstable();
+    (kept, left)
+}
+
 /// The manifest's file name of the compacted segment `segment`.
 pub fn manifest_name(segment: &str) -> String {
     let stem = segment.strip_suffix(SEGMENT_SUFFIX).unwrap_or(segment);
@@ -297,6 +330,34 @@ mod tests {
             .map(|mark| (mark.segment.as_str(), mark.end))
             .collect();
         assert_eq!(ends, [("c1.jsonl", 50), ("c2.jsonl", 30)]);
+    }
+
+    #[test]
+    fn no_part_is_left_to_make_up_as_much_as_git_takes_for_a_rename() {
+        // Two alike parts are half each: nothing to compact.
+        assert_eq!(select_parts(&[100, 100]), (vec![], vec![0, 1]));
+        // Three alike parts: a third each.
+        assert_eq!(select_parts(&[100, 90, 110]), (vec![0, 1, 2], vec![]));
+        // A compacted segment and a few parts written since: it stays until they outweigh it.
+        assert_eq!(select_parts(&[1000, 10, 10, 10]), (vec![1, 2, 3], vec![0]));
+        assert_eq!(
+            select_parts(&[1000, 600, 600, 600]),
+            (vec![0, 1, 2, 3], vec![])
+        );
+        for (kept, _) in [
+            select_parts(&[5, 1, 1, 1, 1, 1, 1, 9]),
+            select_parts(&[3; 7]),
+        ] {
+            assert!(kept.len() >= 3);
+        }
+        let sizes = [400, 1, 2, 300, 7, 250, 9];
+        let (kept, left) = select_parts(&sizes);
+        let total: u64 = kept.iter().map(|&at| sizes[at]).sum();
+        assert!(
+            kept.iter().all(|&at| sizes[at] * 5 <= total * 2),
+            "{kept:?}"
+        );
+        assert_eq!(kept.len() + left.len(), sizes.len());
     }
 
     #[test]

@@ -120,21 +120,34 @@ fn compacting_keeps_every_record_readable_before_and_after_the_commit() {
     env.commit_all("compact the rollout");
     assert_eq!(state(&env), before);
     env.ok(&["verify"]);
-    // Writes go on in a new segment; a second compaction takes the first one with it.
+    // Writes go on in new segments. A compaction leaves the compacted segment alone while it
+    // would make up most of the next one (git would take that for its rename), and takes it
+    // along once the segments written since outweigh it.
     env.update(&observation_patch("w5"));
     env.commit_all("write 5");
+    let early = env.json(&["compact"]);
+    assert_eq!(early["compacted"], false, "{early}");
+    assert_eq!(early["left"][0]["segment"], segment.as_str(), "{early}");
+    assert!(
+        early["left"][0]["reason"]
+            .as_str()
+            .expect("reason")
+            .contains("rename")
+    );
+    for write in 6..=11 {
+        env.update(&observation_patch(&format!("w{write}")));
+        env.commit_all(&format!("write {write}"));
+    }
     let again = env.json(&["compact"]);
     assert_eq!(
         again["parts"].as_array().expect("parts").len(),
-        2,
+        8,
         "{again}"
     );
     assert!(again["parts"][0] == segment.as_str(), "{again}");
     env.commit_all("compact again");
-    assert_eq!(
-        observation_ids(&env),
-        ["obs-w5", "obs-w4", "obs-w3", "obs-w2", "obs-w1"]
-    );
+    assert_eq!(observation_ids(&env).len(), 11);
+    assert_eq!(observation_ids(&env)[0], "obs-w11");
     let names = rollout_names(&env);
     assert_eq!(
         names.len(),
@@ -150,7 +163,7 @@ fn compacting_keeps_every_record_readable_before_and_after_the_commit() {
 
 #[test]
 fn a_branch_that_did_not_compact_merges_both_ways_without_losing_a_record() {
-    let env = committed_store(2);
+    let env = committed_store(3);
     env.git(&["branch", "side"]);
     env.ok(&["compact"]);
     env.commit_all("compact");
@@ -163,14 +176,14 @@ fn a_branch_that_did_not_compact_merges_both_ways_without_losing_a_record() {
     // The side branch takes the compaction in: its copies of the parts go.
     env.git(&["merge", "-q", "--no-edit", "main"]);
     let ids = observation_ids(&env);
-    for id in ["obs-main", "obs-side", "obs-w2", "obs-w1"] {
+    for id in ["obs-main", "obs-side", "obs-w3", "obs-w2", "obs-w1"] {
         assert!(ids.contains(&id.to_owned()), "{id} in {ids:?}");
     }
     env.ok(&["verify"]);
 
     env.git(&["checkout", "-q", "main"]);
     env.git(&["merge", "-q", "--no-edit", "side"]);
-    assert_eq!(observation_ids(&env).len(), 4);
+    assert_eq!(observation_ids(&env).len(), 5);
     env.ok(&["verify"]);
     assert!(is_clean(&env, ".epiphany"));
 }
@@ -226,7 +239,7 @@ fn a_clone_that_pulls_a_compaction_reads_on_from_the_fold_it_cached() {
 
 #[test]
 fn a_compacted_segment_deleted_before_its_commit_is_a_loss_naming_its_parts() {
-    let env = committed_store(2);
+    let env = committed_store(3);
     let report = env.json(&["compact"]);
     let segment = report["segment"].as_str().expect("segment");
     let first_part = report["parts"][0].as_str().expect("part");
@@ -246,7 +259,7 @@ fn a_compacted_segment_deleted_before_its_commit_is_a_loss_naming_its_parts() {
 
 #[test]
 fn segments_changed_or_written_since_the_commit_are_left_as_they_are() {
-    let env = committed_store(3);
+    let env = committed_store(4);
     env.update(&observation_patch("uncommitted"));
     let names: Vec<String> = (env.rollout_segments().iter())
         .map(|path| {
@@ -258,7 +271,7 @@ fn segments_changed_or_written_since_the_commit_are_left_as_they_are() {
         .collect();
     let (committed, uncommitted): (Vec<String>, Vec<String>) =
         names.into_iter().partition(|name| is_committed(&env, name));
-    assert_eq!((committed.len(), uncommitted.len()), (3, 1));
+    assert_eq!((committed.len(), uncommitted.len()), (4, 1));
     // A committed segment that grew since: another segment's line appended (a record twice
     // is one record).
     let rollout = env.root().join(".epiphany/rollout");
@@ -281,7 +294,7 @@ fn segments_changed_or_written_since_the_commit_are_left_as_they_are() {
     assert!(rollout.join(grown).exists() && rollout.join(&uncommitted[0]).exists());
     assert_eq!(
         observation_ids(&env),
-        ["obs-uncommitted", "obs-w3", "obs-w2", "obs-w1"]
+        ["obs-uncommitted", "obs-w4", "obs-w3", "obs-w2", "obs-w1"]
     );
     env.ok(&["verify"]);
 }
@@ -294,7 +307,7 @@ fn is_committed(env: &TestEnv, name: &str) -> bool {
 
 #[test]
 fn a_dry_run_and_nothing_to_compact_write_nothing() {
-    let env = committed_store(2);
+    let env = committed_store(3);
     let before = env.store_bytes();
     let report = env.json(&["compact", "--dry-run"]);
     assert_eq!(
@@ -345,4 +358,72 @@ fn refused(env: &TestEnv, what: &str, says: &str) {
     assert!(message.contains(says), "{what}: {message}");
     assert_eq!(env.store_bytes(), before, "{what}: the store changed");
     assert!(Path::new(env.root()).exists());
+}
+
+#[test]
+fn verify_suggests_compacting_hundreds_of_committed_segments_and_compact_joins_them() {
+    let env = TestEnv::bare();
+    env.ok(&["init"]);
+    let first = env.update(&observation_patch("w0"));
+    let written: Value =
+        serde_json::from_str(env.rollout_text().lines().next().expect("a record")).expect("json");
+    // 499 more records, each in a segment of its own, as 499 commits would leave them.
+    let mut parent = first["id"].as_str().expect("id").to_owned();
+    for write in 1..500 {
+        let mut body = written.clone();
+        let object = body.as_object_mut().expect("a record");
+        object.remove("id");
+        object.insert("parents".to_owned(), serde_json::json!([parent]));
+        object.insert("patch".to_owned(), observation_patch(&format!("w{write}")));
+        let (id, line) = crate::common::sealed_line(&body);
+        env.write(
+            &format!(
+                ".epiphany/rollout/20260101T000000Z-{}-{write:08x}.jsonl",
+                &id[..16]
+            ),
+            line,
+        );
+        parent = id;
+    }
+    env.commit_all("500 segments");
+    let notes = env.json(&["verify"])["notes"].to_string();
+    assert!(notes.contains("500 rollout segment files"), "{notes}");
+    assert!(notes.contains("epiphany compact"), "{notes}");
+
+    let report = env.json(&["compact"]);
+    assert_eq!(report["parts"].as_array().expect("parts").len(), 500);
+    assert_eq!(report["records"], 500);
+    env.commit_all("compact");
+    let verify = env.json(&["verify"]);
+    assert_eq!(verify["notes"], serde_json::json!([]), "{verify}");
+    assert_eq!(verify["records"], 500);
+    assert_eq!(observation_ids(&env).len(), 500);
+}
+
+#[test]
+fn branches_that_compacted_different_segments_merge_and_each_record_counts_once() {
+    let env = committed_store(3);
+    env.git(&["branch", "side"]);
+    env.ok(&["compact"]);
+    env.commit_all("compact two");
+    env.git(&["checkout", "-q", "side"]);
+    env.update(&observation_patch("side"));
+    env.commit_all("side writes");
+    env.ok(&["compact"]);
+    env.commit_all("compact three");
+    env.git(&["checkout", "-q", "main"]);
+    env.git(&["merge", "-q", "--no-edit", "side"]);
+    assert_eq!(
+        observation_ids(&env),
+        ["obs-side", "obs-w3", "obs-w2", "obs-w1"]
+    );
+    let verify = env.json(&["verify"]);
+    assert_eq!(verify["records"], 4, "{verify}");
+    assert!(
+        verify["notes"]
+            .to_string()
+            .contains("two branches compacted the same segments"),
+        "{verify}"
+    );
+    assert!(is_clean(&env, ".epiphany"));
 }

@@ -102,6 +102,12 @@ impl Store {
         Some(committed)
     }
 
+    /// How many segment files HEAD's commit holds (0 outside git and before the first commit).
+    pub fn committed_segment_count(&self) -> usize {
+        self.committed_files()
+            .map_or(0, |committed| committed.files.len())
+    }
+
     /// What HEAD's commit holds in `rollout/`, as last looked up (`None` outside git, before
     /// the first commit, or on a branch from before `init`).
     pub(super) fn committed_files(&self) -> Option<Arc<CommittedFiles>> {

@@ -22,17 +22,32 @@ use crate::state::compaction::Compacted;
 use crate::state::compaction::Part;
 use crate::state::compaction::manifest_name;
 use crate::state::compaction::remap_marks;
+use crate::state::compaction::select_parts;
 use crate::state::fs;
 use crate::state::fs::Durability;
 use crate::state::fs::LockMode;
+use crate::state::git::CommittedFiles;
 use crate::state::segments::SEGMENT_SUFFIX;
+use crate::state::segments::Segments;
 use crate::state::snapshot::RolloutMark;
 use crate::state::snapshot::SnapshotFile;
 
 use super::Store;
 
+/// Why a segment that would make up too much of the compacted one is left out.
+const OUTWEIGHS: &str = "it would make up more than 40 % of the compacted segment, which git would take for a rename of it";
+
 /// The most one part may hold (git's own limit for a file it diffs is far below).
 const PART_LIMIT: u64 = 1 << 30;
+
+/// A committed segment a compaction may join, and its bytes.
+struct Candidate {
+    name: String,
+    content: Vec<u8>,
+}
+
+/// Segments a compaction leaves as they are, each with why.
+pub type Left = Vec<(String, &'static str)>;
 
 /// What a compaction did, or would do.
 #[derive(Debug, Clone)]
@@ -43,7 +58,7 @@ pub struct Compaction {
     /// Records (lines) it holds.
     pub records: u64,
     /// Committed segments left as they are, each with why.
-    pub left: Vec<(String, &'static str)>,
+    pub left: Left,
     /// Cached folds moved onto the compacted segment.
     pub snapshots_moved: usize,
     /// Cached folds removed: they held only part of what was compacted.
@@ -70,51 +85,38 @@ impl Store {
         };
         // Every line sound and the store's own: a compaction copies bytes, never damage.
         self.sound_history()?;
-        let dir = self.rollout_dir();
-        let mut parts = Vec::new();
-        let mut bytes = Vec::new();
-        let mut left = Vec::new();
-        for (name, file) in &committed.files {
-            let Some(&len) = segments.lengths().get(name) else {
-                continue; // compacted already, not committed yet (the manifest holds it)
-            };
-            let content = match len == file.size {
-                true => fs::read_below(&dir, &dir.join(name), PART_LIMIT)?,
-                false => None,
-            };
-            let why = match &content {
-                None if len != file.size => Some("it grew since the commit"),
-                None => Some("it is too large"),
-                Some(content) if !content.ends_with(b"\n") => Some("its last line has no newline"),
-                Some(content) if blob_id(content)? != file.blob => {
-                    Some("the work tree's bytes differ from the commit's (an eol attribute?)")
-                }
-                Some(_) => None,
-            };
-            match (why, content) {
-                (Some(why), _) => left.push((name.clone(), why)),
-                (None, Some(content)) => {
-                    parts.push(Part {
-                        name: name.clone(),
-                        bytes: len,
-                    });
-                    bytes.extend_from_slice(&content);
-                }
-                (None, None) => unreachable!("a part is read"),
-            }
-        }
-        let records = bytes.iter().filter(|byte| **byte == b'\n').count() as u64;
+        let (candidates, mut left) = self.compactable(&committed, &segments)?;
+        let sizes: Vec<u64> = (candidates.iter())
+            .map(|candidate| candidate.content.len() as u64)
+            .collect();
+        let (kept, too_large) = select_parts(&sizes);
+        left.extend(
+            too_large
+                .into_iter()
+                .map(|at| (candidates[at].name.clone(), OUTWEIGHS)),
+        );
+        left.sort();
         let mut compaction = Compaction {
             compacted: None,
-            records,
+            records: 0,
             left,
             snapshots_moved: 0,
             snapshots_removed: 0,
         };
-        if parts.len() < 2 {
-            compaction.records = 0;
+        if kept.len() < 2 {
             return Ok(compaction);
         }
+        let mut parts = Vec::new();
+        let mut bytes = Vec::new();
+        for at in kept {
+            let Candidate { name, content } = &candidates[at];
+            parts.push(Part {
+                name: name.clone(),
+                bytes: content.len() as u64,
+            });
+            bytes.extend_from_slice(content);
+        }
+        compaction.records = bytes.iter().filter(|byte| **byte == b'\n').count() as u64;
         let compacted = Compacted {
             segment: compacted_name(&parts[0].name, &bytes),
             parts,
@@ -124,6 +126,46 @@ impl Store {
         }
         compaction.compacted = Some(compacted);
         Ok(compaction)
+    }
+
+    /// The committed segments a compaction may join, with their bytes, in name order, and those
+    /// it must leave, each with why: a part is all of a committed segment, exactly as
+    /// committed, ending in a newline.
+    fn compactable(
+        &self,
+        committed: &CommittedFiles,
+        segments: &Segments,
+    ) -> Result<(Vec<Candidate>, Left)> {
+        let dir = self.rollout_dir();
+        let mut candidates = Vec::new();
+        let mut left = Vec::new();
+        for (name, file) in &committed.files {
+            let Some(&len) = segments.lengths().get(name) else {
+                continue; // compacted already, not committed yet (the manifest holds it)
+            };
+            if len != file.size {
+                left.push((name.clone(), "it grew since the commit"));
+                continue;
+            }
+            let Some(content) = fs::read_below(&dir, &dir.join(name), PART_LIMIT)? else {
+                left.push((name.clone(), "it is too large"));
+                continue;
+            };
+            if !content.ends_with(b"\n") {
+                left.push((name.clone(), "its last line has no newline"));
+            } else if blob_id(&content)? != file.blob {
+                left.push((
+                    name.clone(),
+                    "the work tree's bytes differ from the commit's (an eol attribute?)",
+                ));
+            } else {
+                candidates.push(Candidate {
+                    name: name.clone(),
+                    content,
+                });
+            }
+        }
+        Ok((candidates, left))
     }
 
     /// Writes the compacted segment and its manifest, removes the parts (and the manifests of

@@ -122,7 +122,7 @@ impl Store {
         }
         if history.duplicates > 0 {
             notes.push(format!(
-                "{} line(s) repeat an earlier record (the same commit reached this branch twice); each counts once",
+                "{} line(s) repeat an earlier record (the same commit reached this branch twice, or two branches compacted the same segments); each counts once",
                 history.duplicates
             ));
         }
