@@ -427,3 +427,31 @@ fn branches_that_compacted_different_segments_merge_and_each_record_counts_once(
     );
     assert!(is_clean(&env, ".epiphany"));
 }
+
+#[test]
+fn a_branch_rebased_onto_a_compaction_and_a_compaction_reverted_keep_every_record() {
+    let env = committed_store(4);
+    env.git(&["checkout", "-q", "-b", "side"]);
+    for write in ["s1", "s2"] {
+        env.update(&observation_patch(write));
+        env.commit_all(write);
+    }
+    env.git(&["checkout", "-q", "main"]);
+    env.ok(&["compact"]);
+    env.commit_all("compact");
+
+    env.git(&["checkout", "-q", "side"]);
+    env.git(&["rebase", "-q", "main"]);
+    assert_eq!(observation_ids(&env).len(), 6);
+    env.ok(&["verify"]);
+
+    env.git(&["checkout", "-q", "main"]);
+    env.git(&["revert", "--no-edit", "HEAD"]);
+    assert_eq!(env.rollout_segments().len(), 4, "the parts are back");
+    assert_eq!(observation_ids(&env).len(), 4);
+    env.ok(&["verify"]);
+    env.git(&["revert", "--no-edit", "HEAD"]);
+    assert_eq!(env.rollout_segments().len(), 1, "the compaction is back");
+    assert_eq!(observation_ids(&env).len(), 4);
+    env.ok(&["verify"]);
+}
