@@ -410,21 +410,27 @@ impl Store {
         }
         let ends = segments.ends(&[])?;
         let tail_bytes = segments.lengths().values().sum();
-        let history = match legacy {
+        let mut history = match legacy {
             true => self.history()?,
             false => segments.into_history()?,
         };
         if let Some(problem) = history.problems.first() {
             return Err(self.corrupt_rollout(problem));
         }
+        let records = std::mem::take(&mut history.records);
+        drop(history);
         let records = match within {
-            Some(tips) => restricted(history.records, tips),
-            None => history.records,
+            Some(tips) => restricted(records, tips),
+            None => records,
         };
         let mut folded = crate::state::fold::fold_all(&records, true);
+        let tail_ids = records.iter().map(|r| r.id.clone()).collect();
+        // The records are folded: what the state holds of them is its own, and caching the
+        // fold needs room (a fresh clone's first read of 100,000 records peaked at 480 MB).
+        drop(records);
         let read = HeadRead {
             base: None,
-            tail_ids: records.iter().map(|r| r.id.clone()).collect(),
+            tail_ids,
             tail_metas: TailMetas::Named(std::mem::take(&mut folded.metas)),
             tail_bytes,
             segments: ends,
