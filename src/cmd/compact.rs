@@ -30,7 +30,8 @@ use crate::ui::Report;
 /// same file. No segment may make up more than 40 % of a compacted one (git would take the
 /// compaction for its rename, and a merge with another branch's compaction would conflict), so
 /// a compacted segment is joined again only once what was written after it outweighs it.
-/// Refused outside git, before the first commit, and over a damaged rollout.
+/// Outside git and before the first commit there is nothing to compact; refused over a
+/// damaged rollout.
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Say what would be compacted; write nothing
@@ -60,6 +61,8 @@ pub struct CompactReport {
     compacted: bool,
     /// Nothing was written.
     dry_run: bool,
+    /// Why nothing was compacted, when nothing was.
+    reason: Option<String>,
     /// The new segment's file name in `.epiphany/rollout/`.
     segment: Option<String>,
     /// Its manifest's file name, beside it.
@@ -91,7 +94,8 @@ impl Report for CompactReport {
             )?,
             None => writeln!(
                 out,
-                "nothing to compact: fewer than two committed segments can be compacted"
+                "nothing to compact: {}",
+                self.reason.as_deref().unwrap_or_default()
             )?,
         }
         for left in &self.left {
@@ -107,6 +111,7 @@ impl From<Compaction> for CompactReport {
         CompactReport {
             compacted: compacted.is_some(),
             dry_run: false,
+            reason: compaction.nothing.map(str::to_owned),
             segment: compacted.map(|c| c.segment.clone()),
             manifest: compacted.map(|c| c.manifest_name()),
             parts: compacted.map_or_else(Vec::new, |c| {

@@ -83,18 +83,24 @@ pub fn sealed_line(body: &Value) -> (String, String) {
     (id.clone(), format!("{{\"id\":\"{id}\",{}\n", &json[1..]))
 }
 
-/// The snapshot files in `dir` (a store's `snapshots/` or `cache/snapshots/`), sorted; none
-/// when it does not exist.
-pub fn snapshot_names(dir: &Path) -> Vec<String> {
+/// The names of the entries in `dir`, sorted; none when it does not exist.
+pub fn file_names(dir: &Path) -> Vec<String> {
     let mut names: Vec<String> = std::fs::read_dir(dir)
         .map(|entries| {
             entries
                 .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-                .filter(|name| name.ends_with(".snapshot"))
                 .collect()
         })
         .unwrap_or_default();
     names.sort();
+    names
+}
+
+/// The snapshot files in `dir` (a store's `snapshots/` or `cache/snapshots/`), sorted; none
+/// when it does not exist.
+pub fn snapshot_names(dir: &Path) -> Vec<String> {
+    let mut names = file_names(dir);
+    names.retain(|name| name.ends_with(".snapshot"));
     names
 }
 

@@ -3,11 +3,10 @@
 //! compacted and in one that pulls the compaction), and git merges a compaction with a branch
 //! that did not compact, or compacted the same segments, without a conflict or a lost record.
 
-use std::path::Path;
-
 use serde_json::Value;
 
 use crate::common::TestEnv;
+use crate::common::file_names;
 use crate::common::observation_patch;
 use crate::common::snapshot_names;
 
@@ -40,18 +39,7 @@ fn observation_ids(env: &TestEnv) -> Vec<String> {
 
 /// The file names in the store's `rollout/`, sorted.
 fn rollout_names(env: &TestEnv) -> Vec<String> {
-    let mut names: Vec<String> = std::fs::read_dir(env.root().join(".epiphany/rollout"))
-        .expect("rollout")
-        .map(|entry| {
-            entry
-                .expect("entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
-    names.sort();
-    names
+    file_names(&env.root().join(".epiphany/rollout"))
 }
 
 fn cached(env: &TestEnv) -> Vec<String> {
@@ -325,39 +313,48 @@ fn a_dry_run_and_nothing_to_compact_write_nothing() {
 }
 
 #[test]
-fn compaction_is_refused_outside_git_before_a_commit_and_over_damage() {
+fn outside_git_and_before_a_commit_nothing_is_compacted_and_damage_is_refused() {
     let outside = TestEnv::plain();
     outside.ok(&["init"]);
     outside.update(&observation_patch("w1"));
-    refused(&outside, "outside git", "nothing to compact");
+    nothing_to_compact(&outside, "outside git");
 
     let uncommitted = TestEnv::new();
     uncommitted.update(&observation_patch("w1"));
-    refused(
-        &uncommitted,
-        "before the first commit",
-        "nothing to compact",
-    );
+    nothing_to_compact(&uncommitted, "before the first commit");
 
-    let damaged = committed_store(2);
+    let damaged = committed_store(3);
     let segment = damaged.rollout_segments()[0].clone();
     let text = std::fs::read_to_string(&segment).expect("test io");
     std::fs::write(&segment, text.replacen("\"at\"", "\"At\"", 1)).expect("test io");
-    refused(&damaged, "over a damaged line", "");
+    refused(&damaged, "over a damaged line");
 }
 
-/// Asserts that `compact` exits 2 with a message containing `says`, the store unchanged.
-fn refused(env: &TestEnv, what: &str, says: &str) {
+/// Asserts that `compact` says no commit holds the rollout, and changes nothing.
+fn nothing_to_compact(env: &TestEnv, what: &str) {
+    let before = env.store_bytes();
+    let report = env.json(&["compact"]);
+    assert_eq!(report["compacted"], false, "{what}: {report}");
+    let reason = report["reason"].as_str().expect("a reason");
+    assert!(
+        reason.contains("no commit holds the rollout"),
+        "{what}: {reason}"
+    );
+    assert_eq!(env.store_bytes(), before, "{what}: the store changed");
+}
+
+/// Asserts that `compact` refuses a damaged rollout (exit 2, kind `corrupt`), the store
+/// unchanged.
+fn refused(env: &TestEnv, what: &str) {
     let before = env.store_bytes();
     let output = env.run(&["--json", "compact"]);
     assert_eq!(output.code, 2, "{what}: {output}");
-    let message = output.json()["error"]["message"]
-        .as_str()
-        .unwrap_or("")
-        .to_owned();
-    assert!(message.contains(says), "{what}: {message}");
+    assert_eq!(
+        output.json()["error"]["kind"],
+        "corrupt",
+        "{what}: {output}"
+    );
     assert_eq!(env.store_bytes(), before, "{what}: the store changed");
-    assert!(Path::new(env.root()).exists());
 }
 
 #[test]

@@ -15,6 +15,7 @@ use serde_json::json;
 
 use crate::common::Output;
 use crate::common::TestEnv;
+use crate::common::file_names;
 use crate::common::sealed_line;
 
 /// The address space every run here gets: far more than any command needs, far less than
@@ -206,16 +207,11 @@ fn misdeeds(output: &Output, outside: &Path) -> Vec<String> {
     if output.stderr.contains("panicked") || output.stderr.contains("memory allocation") {
         found.push("crashed".to_owned());
     }
-    let entries: Vec<String> = std::fs::read_dir(outside)
-        .expect("outside")
-        .map(|entry| {
-            entry
-                .expect("entry")
-                .file_name()
-                .to_string_lossy()
-                .into_owned()
-        })
-        .collect();
+    assert!(
+        outside.is_dir(),
+        "the directory outside the repository is gone"
+    );
+    let entries = file_names(outside);
     if !entries.is_empty() {
         found.push(format!("created {entries:?} outside the repository"));
     }

@@ -214,6 +214,7 @@ async function everyTool() {
       ["retrieve", { query: ["keeps span on retry"] }],
       ["retrieve", { query: "lexer", mode: "exact" }],
       ["schema", {}],
+      ["compact", {}],
       ["rollback", { to_revision: 1 }],
     ];
     for (const [name, args] of calls) {

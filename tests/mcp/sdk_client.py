@@ -208,6 +208,7 @@ async def every_tool():
                 ("retrieve", {"query": ["keeps span on retry"]}),
                 ("retrieve", {"query": "lexer", "mode": "exact"}),
                 ("schema", {}),
+                ("compact", {}),
                 ("rollback", {"to_revision": 1}),
             ]:
                 await call(name, arguments)

@@ -34,6 +34,12 @@ use crate::state::snapshot::SnapshotFile;
 
 use super::Store;
 
+/// Why nothing is compacted where no commit holds the rollout.
+const NO_COMMIT: &str = "no commit holds the rollout (outside git, before the first commit, or on a branch from before `init`): a compaction takes only committed segments";
+
+/// Why nothing is compacted when too few segments could be.
+const TOO_FEW: &str = "fewer than two committed segments can be compacted";
+
 /// Why a segment that would make up too much of the compacted one is left out.
 const OUTWEIGHS: &str = "it would make up more than 40 % of the compacted segment, which git would take for a rename of it";
 
@@ -55,6 +61,8 @@ pub struct Compaction {
     /// The compacted segment and its parts; `None` when fewer than two committed segments
     /// could be compacted.
     pub compacted: Option<Compacted>,
+    /// Why nothing was compacted, when nothing was.
+    pub nothing: Option<&'static str>,
     /// Records (lines) it holds.
     pub records: u64,
     /// Committed segments left as they are, each with why.
@@ -67,8 +75,9 @@ pub struct Compaction {
 
 impl Store {
     /// Compacts the committed segments (under the write lock); with `dry_run`, only says what
-    /// it would do. Refused outside git, before the first commit, and over a rollout that a
-    /// read would refuse (records lost or damaged, or another store's).
+    /// it would do. Nothing is compacted outside git or before the first commit (no commit
+    /// holds a segment); refused over a rollout that a read would refuse (records lost or
+    /// damaged, or another store's).
     pub fn compact(&self, lock_timeout: Duration, dry_run: bool) -> Result<Compaction> {
         let _lock = self.lock(lock_timeout, LockMode::Exclusive)?;
         if self.is_legacy() {
@@ -78,10 +87,17 @@ impl Store {
         }
         let segments = self.listed_segments()?;
         self.check_committed_now(&segments)?;
+        let mut compaction = Compaction {
+            compacted: None,
+            nothing: None,
+            records: 0,
+            left: Vec::new(),
+            snapshots_moved: 0,
+            snapshots_removed: 0,
+        };
         let Some(committed) = self.committed_files() else {
-            bail!(
-                "nothing to compact: compaction takes the segments the checked-out commit holds, and there is none (outside git, before the first commit, or on a branch from before `init`)"
-            );
+            compaction.nothing = Some(NO_COMMIT);
+            return Ok(compaction);
         };
         // Every line sound and the store's own: a compaction copies bytes, never damage.
         self.sound_history()?;
@@ -96,14 +112,9 @@ impl Store {
                 .map(|at| (candidates[at].name.clone(), OUTWEIGHS)),
         );
         left.sort();
-        let mut compaction = Compaction {
-            compacted: None,
-            records: 0,
-            left,
-            snapshots_moved: 0,
-            snapshots_removed: 0,
-        };
+        compaction.left = left;
         if kept.len() < 2 {
+            compaction.nothing = Some(TOO_FEW);
             return Ok(compaction);
         }
         let mut parts = Vec::new();
