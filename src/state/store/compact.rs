@@ -7,7 +7,10 @@
 //! committed segment is never appended to) and adds files whose names no other compaction of
 //! other parts takes. A branch that did not compact keeps its parts; merged, the records are
 //! in both files, and a record twice is one record. Two clones that compact the same parts
-//! write the same bytes under the same name, so git sees one file added twice.
+//! write the same bytes under the same name, so git sees one file added twice. And no part
+//! makes up more than 40 % of what it is joined into (`compaction::select_parts`), so git never
+//! takes a compaction for a rename of one part, which a merge with another branch's
+//! compaction of it would stop on.
 
 use std::path::Path;
 use std::path::PathBuf;
@@ -212,19 +215,19 @@ impl Store {
                 )?;
                 self.recache_moved(&path, &snapshot, marks)
             });
-            if moved.is_none() && path.parent() == Some(self.snapshot_dir().as_path()) {
-                let _ = fs::remove_file(&path);
-            }
             match moved {
                 Some(_) => compaction.snapshots_moved += 1,
-                None => compaction.snapshots_removed += 1,
+                None if path.parent() == Some(self.snapshot_dir().as_path()) => {
+                    let _ = fs::remove_file(&path);
+                    compaction.snapshots_removed += 1;
+                }
+                // A tracked snapshot of an older layout: the next write moves it out of git.
+                None => {}
             }
         }
         Ok(())
     }
-}
 
-impl Store {
     /// Caches the snapshot at `path` again with `marks` (moved by a compaction) in place of
     /// its own, and removes it: the path of the new file, or `None` when it could not be
     /// written (a read-only checkout, a tracked snapshot of an older layout, a damaged block).
