@@ -31,10 +31,10 @@
 //! the memory counted by [`memory`]); one that uses it up (generated or hostile: 50,000 nested
 //! calls) has an empty outline. Each parse is granted its budget's memory from what all the
 //! process's parses share ([`memory::SHARED`]) before it starts, so parses on every core hold
-//! no more together than that; one waiting for room past the deadline is [`Late`]. A command that promises its time also passes its [`Deadline`],
-//! shared by all its parses: a file it cuts short is [`Late`], and the caller names it as left
-//! out. Pure but for the clocks and the memory count: no I/O. A parser
-//! and a query cursor are kept per thread.
+//! no more together than that; one waiting for room past the deadline is [`Late`]. A command
+//! that promises its time also passes its [`Deadline`], shared by all its parses: a file it
+//! cuts short is [`Late`], and the caller names it as left out. Pure but for the clocks and
+//! the memory count: no I/O. A parser and a query cursor are kept per thread.
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
