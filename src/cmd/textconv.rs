@@ -49,7 +49,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
 }
 
 fn rollout_text(bytes: &[u8]) -> Result<String> {
-    let parsed = rollout::parse(bytes, 0, 1);
+    let parsed = rollout::parse::<rollout::Record>(bytes, 0, 1);
     let mut text = String::new();
     for line in &parsed.records {
         let record = &line.record;

@@ -21,7 +21,6 @@ use std::path::Path;
 use anyhow::Result;
 
 use crate::state::fs;
-use crate::state::rollout::Record;
 
 /// The file in `rollout/` that lists the store's identities, one a line.
 pub const IDENTITY_FILE: &str = "identity";
@@ -99,11 +98,10 @@ impl Identities {
     pub fn foreign_in<'r>(
         &self,
         segment: &str,
-        records: impl IntoIterator<Item = (u64, &'r Record)>,
+        records: impl IntoIterator<Item = (u64, Option<&'r str>)>,
     ) -> Option<Foreign> {
         let mut foreign: Option<Foreign> = None;
-        for (line, record) in records {
-            let claim = record.store.as_deref();
+        for (line, claim) in records {
             if self.accepts(claim) {
                 continue;
             }
@@ -211,6 +209,7 @@ mod tests {
     use super::*;
     use crate::state::fields::ChangedField;
     use crate::state::rollout::Body;
+    use crate::state::rollout::Record;
     use crate::state::rollout::Source;
 
     fn record(store: Option<&str>) -> Record {
@@ -249,11 +248,14 @@ mod tests {
         assert!(joined.accepts(Some("fedcba9876543210")) && joined.accepts(None));
 
         let (a, b, c) = (
-            record(Some(&ours)),
-            record(Some("1111111111111111")),
-            record(None),
+            &record(Some(&ours)),
+            &record(Some("1111111111111111")),
+            &record(None),
         );
-        let lines = [(1, &a), (2, &b), (3, &c), (4, &b)];
+        fn claim(record: &Record) -> Option<&str> {
+            record.store.as_deref()
+        }
+        let lines = [(1, claim(a)), (2, claim(b)), (3, claim(c)), (4, claim(b))];
         let foreign = joined.foreign_in("s.jsonl", lines).expect("foreign");
         assert_eq!((foreign.first_line, foreign.records), (2, 2));
         assert!(
@@ -261,6 +263,7 @@ mod tests {
                 .describe()
                 .contains("claim store `1111111111111111`")
         );
-        assert!(joined.foreign_in("s.jsonl", [(1, &a), (2, &c)]).is_none());
+        let ours_only = [(1, claim(a)), (2, claim(c))];
+        assert!(joined.foreign_in("s.jsonl", ours_only).is_none());
     }
 }

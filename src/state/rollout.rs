@@ -32,6 +32,7 @@ use sha2::Sha256;
 use crate::parallel;
 use crate::state::fields::ChangedField;
 use crate::state::model::State;
+use crate::state::order::Placed;
 use crate::state::patch::Patch;
 use crate::state::snapshot::Anchor;
 
@@ -298,11 +299,100 @@ pub struct LineProblem {
     pub message: String,
 }
 
+/// What a rollout line is parsed into: the whole [`Record`], or only what places it in the
+/// fold with the line to decode when its turn comes ([`Placement`]).
+pub trait Line: Placed + Sized + Send {
+    /// Parses one line (without its line ending: [`line_content`]) and checks that its id is
+    /// the hash of its content.
+    fn parse_line(line: &[u8]) -> Result<Self, String>;
+
+    /// The identity of the store that wrote the record ([`Record::store`]).
+    fn store(&self) -> Option<&str>;
+}
+
+impl Line for Record {
+    fn parse_line(line: &[u8]) -> Result<Record, String> {
+        Record::parse_line(line)
+    }
+
+    fn store(&self) -> Option<&str> {
+        self.store.as_deref()
+    }
+}
+
+/// A record as a replay of every record holds it until its turn to fold: what places it in
+/// the fold order, and its line, decoded again when it is folded. Every record of a fresh
+/// clone's first read is held at once: a decoded record takes several times its line, and
+/// the replay decodes one at a time (docs/store.md#replaying-every-record).
+#[derive(Debug, Clone)]
+pub struct Placement {
+    /// See [`Record::id`].
+    pub id: String,
+    /// See [`Record::store`].
+    pub store: Option<String>,
+    /// See [`Record::parents`].
+    pub parents: Vec<String>,
+    /// See [`Record::at`].
+    pub at: String,
+    /// For a rollback that names them, the heads of the records it restores
+    /// ([`Restore::named_tips`]).
+    pub restores: Option<Vec<String>>,
+    /// The line, checked against the id when it was placed.
+    line: Box<[u8]>,
+}
+
+impl Placement {
+    /// The whole record, decoded from its line.
+    pub fn record(&self) -> Record {
+        // The line decoded as a record when it was placed, and the parser is deterministic.
+        serde_json::from_slice(&self.line).expect("a placed line decodes as it did when placed")
+    }
+}
+
+impl Line for Placement {
+    fn parse_line(line: &[u8]) -> Result<Placement, String> {
+        // Decoded whole, so that a line is refused exactly as a reader of whole records
+        // refuses it; only its place and its bytes are kept.
+        let record = Record::parse_line(line)?;
+        let restores = (record.restore.as_ref())
+            .and_then(|restore| restore.named_tips())
+            .map(<[String]>::to_vec);
+        let mut parents = record.parents;
+        parents.shrink_to_fit();
+        Ok(Placement {
+            id: record.id,
+            store: record.store,
+            parents,
+            at: record.at,
+            restores,
+            line: line.into(),
+        })
+    }
+
+    fn store(&self) -> Option<&str> {
+        self.store.as_deref()
+    }
+}
+
+impl Placed for Placement {
+    fn id(&self) -> &str {
+        &self.id
+    }
+
+    fn at(&self) -> &str {
+        &self.at
+    }
+
+    fn parents(&self) -> impl Iterator<Item = &str> {
+        self.parents.iter().map(String::as_str)
+    }
+}
+
 /// The complete lines of a rollout, parsed, and where the complete part ends.
-#[derive(Debug, Default)]
-pub struct ParsedRollout {
+#[derive(Debug)]
+pub struct ParsedRollout<T = Record> {
     /// Records that parsed, in file order (duplicates included).
-    pub records: Vec<ParsedLine>,
+    pub records: Vec<ParsedLine<T>>,
     /// Lines that did not parse or whose id does not match.
     pub problems: Vec<LineProblem>,
     /// Bytes up to the end of the last whole line: its newline, or the end of the bytes when
@@ -314,9 +404,22 @@ pub struct ParsedRollout {
     pub crlf_lines: u64,
 }
 
+// Not derived: a derived `Default` would ask `T: Default`.
+impl<T> Default for ParsedRollout<T> {
+    fn default() -> Self {
+        ParsedRollout {
+            records: Vec::new(),
+            problems: Vec::new(),
+            complete_bytes: 0,
+            torn_tail: None,
+            crlf_lines: 0,
+        }
+    }
+}
+
 /// A record and where it sits in the file.
 #[derive(Debug, Clone)]
-pub struct ParsedLine {
+pub struct ParsedLine<T = Record> {
     /// 1-based line number.
     pub line: u64,
     /// Byte offset of the line's start.
@@ -324,7 +427,7 @@ pub struct ParsedLine {
     /// Length of the line, its line ending included.
     pub bytes: u64,
     /// The record.
-    pub record: Record,
+    pub record: T,
 }
 
 /// The least a parse thread is given: shorter pieces do not win back a thread's start and the
@@ -335,7 +438,7 @@ const PARALLEL_PARSE_BYTES: usize = 1 << 20;
 /// Parses the complete lines of `bytes`, which start at byte `offset`, line `first_line` (0
 /// when unknown: line numbers are then 0 too). A long rollout is cut at line boundaries and
 /// its pieces parsed on several threads (hashing and decoding dominate a replay).
-pub fn parse(bytes: &[u8], offset: u64, first_line: u64) -> ParsedRollout {
+pub fn parse<T: Line>(bytes: &[u8], offset: u64, first_line: u64) -> ParsedRollout<T> {
     let complete = bytes
         .iter()
         .rposition(|b| *b == b'\n')
@@ -383,7 +486,7 @@ pub fn parse(bytes: &[u8], offset: u64, first_line: u64) -> ParsedRollout {
     // newline) is kept: only a line that is no record is torn.
     let unterminated = &bytes[complete..];
     if !unterminated.is_empty()
-        && let Ok(record) = Record::parse_line(unterminated)
+        && let Ok(record) = T::parse_line(unterminated)
     {
         parsed.records.push(ParsedLine {
             line: line_number,
@@ -406,7 +509,7 @@ pub fn parse(bytes: &[u8], offset: u64, first_line: u64) -> ParsedRollout {
 
 /// Parses `bytes`, whole lines each ending in a newline, starting at byte `offset`, line
 /// `first_line` (0: unknown).
-fn parse_lines(bytes: &[u8], offset: u64, first_line: u64) -> ParsedRollout {
+fn parse_lines<T: Line>(bytes: &[u8], offset: u64, first_line: u64) -> ParsedRollout<T> {
     let mut parsed = ParsedRollout {
         // Sized up front: growing a list of thousands of records moves every one of them.
         records: Vec::with_capacity(memchr::memchr_iter(b'\n', bytes).count()),
@@ -419,7 +522,7 @@ fn parse_lines(bytes: &[u8], offset: u64, first_line: u64) -> ParsedRollout {
         if content.len() + 2 == line.len() {
             parsed.crlf_lines += 1;
         }
-        match Record::parse_line(content) {
+        match T::parse_line(content) {
             Ok(record) => parsed.records.push(ParsedLine {
                 line: line_number,
                 offset: offset + at as u64,
@@ -624,6 +727,44 @@ mod tests {
     }
 
     #[test]
+    fn a_placed_line_keeps_what_places_it_and_decodes_to_its_record() {
+        let (first, first_line) = Record::seal(&body_with(&[], &objective("o")));
+        let restore = Restore {
+            to_revision: 1,
+            to_record: Some(first.id.clone()),
+            tips: Some(vec![first.id.clone()]),
+            state: None,
+            anchors: BTreeMap::new(),
+        };
+        let parents = [first.id.clone()];
+        let (rollback, rollback_line) = Record::seal(&Body {
+            patch: None,
+            restore: Some(&restore),
+            ..body_with(&parents, &Patch::default())
+        });
+        // Sealed, so its id holds, but its patch is not a patch.
+        let content = r#"{"parents":[],"at":"x","source":"update","changed_fields":[],"patch":{"objective":5}}"#;
+        let id = hex::encode(Sha256::digest(content.as_bytes()));
+        let not_a_patch = format!("{{\"id\":\"{id}\",{}\n", &content[1..]);
+        let text = format!("{first_line}{rollback_line}{not_a_patch}");
+
+        let whole = parse::<Record>(text.as_bytes(), 0, 1);
+        let placed = parse::<Placement>(text.as_bytes(), 0, 1);
+        assert_eq!(placed.problems, whole.problems);
+        assert_eq!(placed.problems.len(), 1, "{:?}", placed.problems);
+        let records: Vec<Record> = placed.records.iter().map(|l| l.record.record()).collect();
+        assert_eq!(records, [first.clone(), rollback.clone()]);
+        let place = &placed.records[1].record;
+        assert_eq!(
+            (place.id(), place.at()),
+            (rollback.id.as_str(), rollback.at.as_str())
+        );
+        assert_eq!(place.parents().collect::<Vec<_>>(), [first.id.as_str()]);
+        assert_eq!(place.restores.as_deref(), Some(&parents[..]));
+        assert_eq!(placed.records[0].record.restores, None);
+    }
+
+    #[test]
     fn an_edited_line_is_refused() {
         let (_, line) = Record::seal(&body_with(&[], &objective("o")));
         let edited = line.trim_end().replace("\"o\"", "\"p\"");
@@ -667,7 +808,7 @@ mod tests {
     fn torn_tail_and_bad_lines_are_numbered_with_offsets() {
         let (_, one) = Record::seal(&body_with(&[], &objective("o")));
         let text = format!("{one}not json\n{{\"id\":");
-        let parsed = parse(text.as_bytes(), 100, 1);
+        let parsed = parse::<Record>(text.as_bytes(), 100, 1);
         assert_eq!(parsed.records.len(), 1);
         assert_eq!(parsed.records[0].offset, 100);
         assert_eq!(parsed.problems.len(), 1);
@@ -687,7 +828,7 @@ mod tests {
         let crlf = |line: &str| line.replace('\n', "\r\n");
         // As git checks a segment out under `eol=crlf`, then a line the writer appended after.
         let text = format!("{}{}{three_line}", crlf(&one_line), crlf(&two_line));
-        let parsed = parse(text.as_bytes(), 0, 1);
+        let parsed = parse::<Record>(text.as_bytes(), 0, 1);
         assert!(parsed.problems.is_empty(), "{:?}", parsed.problems);
         let shape: Vec<(u64, u64, u64, &str)> = (parsed.records.iter())
             .map(|l| (l.line, l.offset, l.bytes, l.record.id.as_str()))
@@ -717,7 +858,7 @@ mod tests {
         let (two, two_line) = Record::seal(&body_with(&[], &objective("p")));
         // What git checks out under `eol=crlf` when the last newline was dropped.
         let text = format!("{}{}", one_line.replace('\n', "\r\n"), two_line.trim_end());
-        let parsed = parse(text.as_bytes(), 0, 1);
+        let parsed = parse::<Record>(text.as_bytes(), 0, 1);
         let ids: Vec<&str> = parsed
             .records
             .iter()
@@ -729,7 +870,7 @@ mod tests {
         assert!(parsed.problems.is_empty() && parsed.torn_tail.is_none());
         // A `\r` with no `\n` after it ends no line: the last line is torn.
         let cut = format!("{}\r", text);
-        let parsed = parse(cut.as_bytes(), 0, 1);
+        let parsed = parse::<Record>(cut.as_bytes(), 0, 1);
         assert_eq!(parsed.records.len(), 1);
         assert_eq!(parsed.torn_tail.as_ref().map(|t| t.line), Some(2));
         assert_eq!(parsed.complete_bytes as usize, one_line.len() + 1);
@@ -747,7 +888,7 @@ mod tests {
         ];
         for bad in damaged {
             let text = format!("{bad}\n");
-            let parsed = parse(text.as_bytes(), 0, 1);
+            let parsed = parse::<Record>(text.as_bytes(), 0, 1);
             assert!(parsed.records.is_empty(), "{bad:?} read as a record");
             assert_eq!(parsed.problems.len(), 1, "{bad:?}");
             assert_eq!(parsed.problems[0].line, 1);
@@ -757,7 +898,7 @@ mod tests {
     proptest::proptest! {
         #[test]
         fn arbitrary_lines_never_panic(bytes in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..1024)) {
-            let parsed = parse(&bytes, 0, 1);
+            let parsed = parse::<Record>(&bytes, 0, 1);
             proptest::prop_assert!(parsed.complete_bytes as usize <= bytes.len());
         }
     }

@@ -26,6 +26,7 @@ use crate::state::identity::Foreign;
 use crate::state::identity::Identities;
 use crate::state::order::topological;
 use crate::state::rollout;
+use crate::state::rollout::Line;
 use crate::state::rollout::LineProblem;
 use crate::state::rollout::ParsedLine;
 use crate::state::rollout::Record;
@@ -44,10 +45,10 @@ pub struct SegmentProblem {
 }
 
 /// Every record of the store in fold order, with what reading them found.
-#[derive(Debug, Default)]
-pub struct History {
+#[derive(Debug)]
+pub struct History<T = Record> {
     /// The distinct records, in fold order.
-    pub records: Vec<Record>,
+    pub records: Vec<T>,
     /// Lines that did not parse or whose id did not match.
     pub problems: Vec<SegmentProblem>,
     /// Final lines without their newline (interrupted writes).
@@ -63,6 +64,21 @@ pub struct History {
     pub foreign: Vec<Foreign>,
 }
 
+// Not derived: a derived `Default` would ask `T: Default`.
+impl<T> Default for History<T> {
+    fn default() -> Self {
+        History {
+            records: Vec::new(),
+            problems: Vec::new(),
+            torn_tails: Vec::new(),
+            duplicates: 0,
+            crlf_lines: 0,
+            lines: BTreeMap::new(),
+            foreign: Vec::new(),
+        }
+    }
+}
+
 /// Where a segment's complete lines end, and its last line's mark.
 #[derive(Debug, Clone)]
 pub struct SegmentEnd {
@@ -74,12 +90,13 @@ pub struct SegmentEnd {
     pub mark: Option<RolloutMark>,
 }
 
-/// The segments of one rollout directory, listed once, their lines parsed on demand.
+/// The segments of one rollout directory, listed once, their lines parsed on demand into
+/// `T`: whole records, or their [`rollout::Placement`]s ([`Segments::placing`]).
 #[derive(Debug)]
-pub struct Segments {
+pub struct Segments<T = Record> {
     dir: PathBuf,
     lengths: BTreeMap<String, u64>,
-    parsed: HashMap<String, Parsed>,
+    parsed: HashMap<String, Parsed<T>>,
     /// The temporary files (`.tmp-*`) listed beside the segments: what a killed writer left.
     temporaries: Vec<PathBuf>,
     /// The identities the store's records may claim.
@@ -90,9 +107,9 @@ pub struct Segments {
 
 /// One segment's lines from `from` to its end.
 #[derive(Debug)]
-struct Parsed {
+struct Parsed<T> {
     from: u64,
-    lines: rollout::ParsedRollout,
+    lines: rollout::ParsedRollout<T>,
 }
 
 impl Segments {
@@ -147,6 +164,22 @@ impl Segments {
         }
     }
 
+    /// These segments, their lines parsed into [`rollout::Placement`]s from now on (what was
+    /// parsed whole is dropped), for a replay of every record that decodes each when its
+    /// turn comes.
+    pub fn placing(self) -> Segments<rollout::Placement> {
+        Segments {
+            dir: self.dir,
+            lengths: self.lengths,
+            parsed: HashMap::new(),
+            temporaries: self.temporaries,
+            identities: self.identities,
+            refuse_foreign: self.refuse_foreign,
+        }
+    }
+}
+
+impl<T: Line> Segments<T> {
     /// The identities the store's records may claim, as listed.
     pub fn identities(&self) -> &Identities {
         &self.identities
@@ -188,9 +221,9 @@ impl Segments {
                 .with_context(|| format!("failed to read `{}`", path.display()))?;
             // Line numbers are known only when the parse starts at the top.
             let first_line = u64::from(from == 0);
-            let lines = rollout::parse(&bytes, from, first_line);
+            let lines = rollout::parse::<T>(&bytes, from, first_line);
             if self.refuse_foreign {
-                let records = lines.records.iter().map(|l| (l.line, &l.record));
+                let records = lines.records.iter().map(|l| (l.line, l.record.store()));
                 if let Some(foreign) = self.identities.foreign_in(name, records) {
                     return Err(StoreError::ForeignRecords {
                         segment: path,
@@ -206,7 +239,7 @@ impl Segments {
 
     /// The parsed lines of `name` that start at or after `from`; empty unless
     /// [`Segments::parse_from`] covered it.
-    pub fn lines(&self, name: &str, from: u64) -> &[ParsedLine] {
+    pub fn lines(&self, name: &str, from: u64) -> &[ParsedLine<T>] {
         let Some(parsed) = self.parsed.get(name) else {
             return &[];
         };
@@ -216,14 +249,14 @@ impl Segments {
 
     /// The records of the parsed lines from byte `start(segment)` on in every segment, each id
     /// once (its first line), with the bytes of all those lines.
-    pub fn records_past(&self, start: impl Fn(&str) -> u64) -> (Vec<&Record>, u64) {
+    pub fn records_past(&self, start: impl Fn(&str) -> u64) -> (Vec<&T>, u64) {
         let mut seen = foldhash::HashSet::default();
         let mut records = Vec::new();
         let mut bytes = 0;
         for name in self.lengths.keys() {
             for line in self.lines(name, start(name)) {
                 bytes += line.bytes;
-                if seen.insert(line.record.id.as_str()) {
+                if seen.insert(line.record.id()) {
                     records.push(&line.record);
                 }
             }
@@ -246,7 +279,7 @@ impl Segments {
             .get(&mark.segment)
             .is_some_and(|p| p.from <= start);
         if parsed_there && let Some(line) = self.lines(&mark.segment, start).first() {
-            return Ok(line.offset == start && line.record.id == mark.last_id);
+            return Ok(line.offset == start && line.record.id() == mark.last_id);
         }
         let path = self.dir.join(&mark.segment);
         let mut line = vec![0u8; mark.line_bytes as usize];
@@ -307,7 +340,7 @@ impl Segments {
                 complete,
                 mark: Some(RolloutMark {
                     segment: name.to_owned(),
-                    last_id: line.record.id.clone(),
+                    last_id: line.record.id().to_owned(),
                     end: complete,
                     line_bytes: line.bytes,
                 }),
@@ -319,7 +352,7 @@ impl Segments {
 
     /// Every record in fold order, with the problems, torn tails and duplicates found: parses
     /// whatever was not parsed from the top yet.
-    pub fn into_history(mut self) -> Result<History> {
+    pub fn into_history(mut self) -> Result<History<T>> {
         let names: Vec<String> = self.lengths.keys().cloned().collect();
         let mut history = History::default();
         let mut distinct = Vec::new();
@@ -339,22 +372,22 @@ impl Segments {
                 .extend(parsed.problems.into_iter().map(tag));
             history.torn_tails.extend(parsed.torn_tail.map(tag));
             history.crlf_lines += parsed.crlf_lines;
-            let records = parsed.records.iter().map(|l| (l.line, &l.record));
+            let records = parsed.records.iter().map(|l| (l.line, l.record.store()));
             history
                 .foreign
                 .extend(self.identities.foreign_in(&name, records));
             for line in parsed.records {
                 // Listed, never folded.
-                if !self.identities.accepts(line.record.store.as_deref()) {
+                if !self.identities.accepts(line.record.store()) {
                     continue;
                 }
-                if history.lines.contains_key(&line.record.id) {
+                if history.lines.contains_key(line.record.id()) {
                     history.duplicates += 1;
                     continue;
                 }
                 history
                     .lines
-                    .insert(line.record.id.clone(), (name.clone(), line.line));
+                    .insert(line.record.id().to_owned(), (name.clone(), line.line));
                 distinct.push(line.record);
             }
         }

@@ -15,8 +15,7 @@ use crate::state::model::Conflict;
 use crate::state::rollout::Record;
 
 use super::Fold;
-use super::Folded;
-use super::Restores;
+use super::Replay;
 use super::Step;
 use super::Writer;
 use super::Writers;
@@ -132,14 +131,12 @@ pub fn values_after(
     records: &[Record],
     wanted: &BTreeMap<String, Vec<String>>,
 ) -> BTreeMap<String, BTreeMap<String, Value>> {
-    let mut fold = Fold::new(Folded::default(), 0);
-    let mut restores = Restores::plan(records, false);
+    let mut replay = Replay::new(records, false);
     let mut found: BTreeMap<String, BTreeMap<String, Value>> = BTreeMap::new();
-    for (at, record) in records.iter().enumerate() {
-        restores.before(&mut fold, at);
-        fold.push(record);
+    for record in records {
+        replay.push(record);
         for key in wanted.get(&record.id).into_iter().flatten() {
-            let value = fold.key_value(key);
+            let value = replay.fold().key_value(key);
             (found.entry(record.id.clone()).or_default()).insert(key.clone(), value);
         }
     }

@@ -16,18 +16,21 @@
 //!
 //! The fold lives in four parts: this module holds what a fold starts from, the fold in
 //! progress and its result; `apply` what each record does to the state; `conflicts` the live
-//! writers and conflicts; `restores` what rollbacks restore during a replay.
+//! writers and conflicts; `replay` a fold of every record from the empty state, and what its
+//! rollbacks restore.
 
 mod apply;
 mod conflicts;
-mod restores;
+mod replay;
 
 pub use apply::append_lengths;
 pub use apply::patch_append_lengths;
 pub use conflicts::chosen_value;
 pub use conflicts::is_append_key;
 pub use conflicts::values_after;
-pub use restores::Restores;
+pub use replay::Replay;
+pub use replay::Replayed;
+pub use replay::fold_all;
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
@@ -289,23 +292,6 @@ impl Step<'_> {
             at: Some(self.record.at.clone()),
         }
     }
-}
-
-/// Folds `records` (in fold order) from the empty state.
-pub fn fold_all(records: &[Record], track_writers: bool) -> Folded {
-    let mut fold = Fold::new(
-        Folded {
-            writers: track_writers.then(Writers::new),
-            ..Folded::default()
-        },
-        0,
-    );
-    let mut restores = Restores::plan(records, track_writers);
-    for (at, record) in records.iter().enumerate() {
-        restores.before(&mut fold, at);
-        fold.push(record);
-    }
-    fold.finish()
 }
 
 #[cfg(test)]

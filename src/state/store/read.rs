@@ -17,6 +17,8 @@ use crate::state::fields::ChangedField;
 use crate::state::fields::changed_fields_between;
 use crate::state::fold::Folded;
 use crate::state::fold::RecordMeta;
+use crate::state::fold::Replay;
+use crate::state::fold::Replayed;
 use crate::state::fold::placed;
 use crate::state::fs;
 use crate::state::fs::Durability;
@@ -24,7 +26,9 @@ use crate::state::git;
 use crate::state::model::ListTotals;
 use crate::state::model::RecordIds;
 use crate::state::model::State;
+use crate::state::order::Placed;
 use crate::state::rollout::Record;
+use crate::state::segments::History;
 use crate::state::segments::SegmentEnd;
 use crate::state::segments::Segments;
 use crate::state::snapshot;
@@ -402,32 +406,21 @@ impl Store {
                 }
             }
         }
-        if !legacy {
-            // Parsed up front so that the segment ends come from the parsed lines.
-            for name in segments.lengths().keys().cloned().collect::<Vec<_>>() {
-                segments.parse_from(&name, 0)?;
-            }
-        }
-        let ends = segments.ends(&[])?;
         let tail_bytes = segments.lengths().values().sum();
-        let mut history = match legacy {
-            true => self.history()?,
-            false => segments.into_history()?,
+        let (ends, (mut folded, tail_ids)) = match legacy {
+            true => (segments.ends(&[])?, self.replay(self.history()?, within)?),
+            false => {
+                // Every record is held until the replay reaches it: as its place and line,
+                // decoded only for its turn (a fresh clone's first read holds 100,000).
+                let mut segments = segments.placing();
+                // Parsed up front so that the segment ends come from the parsed lines.
+                for name in segments.lengths().keys().cloned().collect::<Vec<_>>() {
+                    segments.parse_from(&name, 0)?;
+                }
+                let ends = segments.ends(&[])?;
+                (ends, self.replay(segments.into_history()?, within)?)
+            }
         };
-        if let Some(problem) = history.problems.first() {
-            return Err(self.corrupt_rollout(problem));
-        }
-        let records = std::mem::take(&mut history.records);
-        drop(history);
-        let records = match within {
-            Some(tips) => restricted(records, tips),
-            None => records,
-        };
-        let mut folded = crate::state::fold::fold_all(&records, true);
-        let tail_ids = records.iter().map(|r| r.id.clone()).collect();
-        // The records are folded: what the state holds of them is its own, and caching the
-        // fold needs room (a fresh clone's first read of 100,000 records peaked at 480 MB).
-        drop(records);
         let read = HeadRead {
             base: None,
             tail_ids,
@@ -441,6 +434,31 @@ impl Store {
             && !legacy
             && read.tail_ids.len() >= self.snapshot_every;
         Ok(self.whole_head(folded, read, parts, remember))
+    }
+
+    /// The fold of every record of `history` (of those `within` names and their ancestors,
+    /// when given), with the ids it folded in order; refused when a line is damaged.
+    fn replay<R: Replayed>(
+        &self,
+        mut history: History<R>,
+        within: Option<&[String]>,
+    ) -> Result<(Folded, Vec<String>)> {
+        if let Some(problem) = history.problems.first() {
+            return Err(self.corrupt_rollout(problem));
+        }
+        let records = std::mem::take(&mut history.records);
+        drop(history);
+        let records = match within {
+            Some(tips) => restricted(records, tips),
+            None => records,
+        };
+        let order = records.iter().map(|r| r.id().to_owned()).collect();
+        let mut replay = Replay::new(&records, true);
+        // Each record is dropped once folded: the state grows into the room it leaves.
+        for record in records {
+            replay.push(&record.record());
+        }
+        Ok((replay.finish(), order))
     }
 
     /// The head of a fold of every record (`read` has no base), its lists cut as `parts` asks
@@ -593,21 +611,21 @@ pub(super) fn within_tail<'r>(
 }
 
 /// Of `records` (in fold order), the ones `tips` name and their ancestors, in order.
-fn restricted(records: Vec<Record>, tips: &[String]) -> Vec<Record> {
-    let by_id: HashMap<&str, &Record> = records.iter().map(|r| (r.id.as_str(), r)).collect();
+fn restricted<R: Placed>(records: Vec<R>, tips: &[String]) -> Vec<R> {
+    let by_id: HashMap<&str, &R> = records.iter().map(|r| (r.id(), r)).collect();
     let mut kept: HashSet<String> = HashSet::default();
     let mut stack: Vec<&str> = tips.iter().map(String::as_str).collect();
     while let Some(id) = stack.pop() {
         if let Some(record) = by_id.get(id)
             && kept.insert(id.to_owned())
         {
-            stack.extend(record.parents.iter().map(String::as_str));
+            stack.extend(record.parents());
         }
     }
     drop(by_id);
     records
         .into_iter()
-        .filter(|r| kept.contains(&r.id))
+        .filter(|r| kept.contains(r.id()))
         .collect()
 }
 

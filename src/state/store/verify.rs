@@ -20,8 +20,7 @@ use anyhow::Result;
 use super::Store;
 use crate::state::fold::Fold;
 use crate::state::fold::Folded;
-use crate::state::fold::Restores;
-use crate::state::fold::Writers;
+use crate::state::fold::Replay;
 use crate::state::fold::fold_all;
 use crate::state::fs;
 use crate::state::git;
@@ -356,17 +355,11 @@ impl<'s> Snapshots<'s> {
     /// Folds every record once, comparing each snapshot that holds the first records of the
     /// fold order with the fold as it passes that point; answers the whole fold.
     fn fold_and_compare(&mut self, history: &History) -> Folded {
-        let base = Folded {
-            writers: Some(Writers::new()),
-            ..Folded::default()
-        };
-        let mut fold = Fold::new(base, 0);
-        let mut restores = Restores::plan(&history.records, true);
-        self.compare_at(&mut fold, history, 0);
+        let mut whole = Replay::new(&history.records, true);
+        self.compare_at(whole.fold(), history, 0);
         for (at, record) in history.records.iter().enumerate() {
-            restores.before(&mut fold, at);
-            fold.push(record);
-            self.compare_at(&mut fold, history, at + 1);
+            whole.push(record);
+            self.compare_at(whole.fold(), history, at + 1);
         }
         // Snapshots of other prefixes than the fold order's (one branch of a merge).
         let by_id: BTreeMap<&str, &Record> =
@@ -382,7 +375,7 @@ impl<'s> Snapshots<'s> {
                         == loaded.writers.clone().unwrap_or_default()
             });
         }
-        fold.finish()
+        whole.finish()
     }
 
     /// Compares the snapshots of `count` records whose order is the fold's first `count`.
