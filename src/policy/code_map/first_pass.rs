@@ -4,10 +4,15 @@
 //! without extension; its directory's for `mod.rs`, `lib.rs`, `__init__.py`, `index.ts`, ...)
 //! the most other files name comes first. The files everything imports are what the map ranks
 //! highest, so parsing them first shows a map like the whole tree's, where path order showed
-//! the first directories. Pure: the texts come in, an order goes out.
+//! the first directories. Files nobody reads ([`peripheral`]: stubs, vendored code, ...) come
+//! after every file of the project's own, as the map shows them: on mypy, typeshed's stubs are
+//! what every file imports, and parsed first they filled the map's first 20 files. Pure: the
+//! texts come in, an order goes out.
 
 use foldhash::HashMap;
 use foldhash::HashSet;
+
+use crate::policy::peripheral;
 
 /// The words the import lines of `text` name: the parts of their paths and names
 /// (`crate::engine::Engine` is `crate`, `engine`, `Engine`; `'./utils/path.js'` is `utils`,
@@ -46,8 +51,9 @@ pub fn module_name(path: &str) -> &str {
 }
 
 /// The order to parse `files` in: each is (path, the words its import lines name, or `None`
-/// when the first pass did not read it); the files whose module name the most other files
-/// import first, then shallower paths, then by path. Returns indexes into `files`.
+/// when the first pass did not read it); the project's own files before peripheral ones, and
+/// among each, the files whose module name the most other files import first, then shallower
+/// paths, then by path. Returns indexes into `files`.
 pub fn order(files: &[(&str, Option<HashSet<&str>>)]) -> Vec<usize> {
     let mut named_by: HashMap<&str, usize> = HashMap::default();
     for words in files.iter().filter_map(|(_, words)| words.as_ref()) {
@@ -64,6 +70,7 @@ pub fn order(files: &[(&str, Option<HashSet<&str>>)]) -> Vec<usize> {
     order.sort_by_cached_key(|&at| {
         let path = files[at].0;
         (
+            peripheral::peripheral(path).is_some(),
             std::cmp::Reverse(score(&files[at])),
             path.matches('/').count(),
             path,
@@ -120,5 +127,23 @@ mod tests {
         ];
         let ordered: Vec<&str> = order(&files).into_iter().map(|at| files[at].0).collect();
         assert_eq!(ordered, ["zz_core.py", "a.py", "b.py", "c.py", "deep/c.py"]);
+    }
+
+    /// A stub every file imports is parsed after the project's own files, however often it
+    /// is named.
+    #[test]
+    fn peripheral_files_come_after_the_projects_own() {
+        let words = |list: &[&'static str]| Some(list.iter().copied().collect::<HashSet<&str>>());
+        let files = [
+            ("typeshed/stdlib/typing.pyi", words(&[])),
+            ("app.py", words(&["typing", "core"])),
+            ("core.py", words(&["typing"])),
+            ("tool.py", words(&["typing", "core"])),
+        ];
+        let ordered: Vec<&str> = order(&files).into_iter().map(|at| files[at].0).collect();
+        assert_eq!(
+            ordered,
+            ["core.py", "app.py", "tool.py", "typeshed/stdlib/typing.pyi"]
+        );
     }
 }
