@@ -12,7 +12,9 @@
 //! - A focus ([`Seeds::add_focus`]) asks what is related to a file rather than what matters
 //!   most: rank then follows every edge both ways ([`both_ways`]), since what uses the focus
 //!   (its callers, its tests) is as related as what it uses, and rank that followed the edges
-//!   alone never reached those. The focused files lead the map.
+//!   alone never reached those. Part of its seed weight goes to the files near it in the tree
+//!   ([`LOCALITY`]) and to its tests or subject by name ([`partners`]). The focused files lead
+//!   the map.
 //! - Definitions of a file are ordered by how many other files' references link to them, seeded
 //!   symbols first, then by line.
 //! - [`select`] keeps the best files, each with its key definitions' signature lines, within a
@@ -33,6 +35,7 @@ pub mod first_pass;
 mod links;
 mod modules;
 pub mod names;
+mod partners;
 pub mod uses;
 
 use links::Edges;
@@ -313,10 +316,14 @@ fn rank(files: &[MapInput<'_>], edges: &Edges, seeds: &Seeds) -> Vec<f64> {
         .collect();
     if !seeds.focus.is_empty() {
         let near = near_focus(files, seeds);
-        teleport
-            .iter_mut()
-            .zip(near)
-            .for_each(|(weight, near)| *weight += near);
+        let paths: Vec<&str> = files.iter().map(|file| file.path).collect();
+        let focus: Vec<&str> = seeds.focus.iter().map(String::as_str).collect();
+        let focus_weight: f64 = (seeds.focus.iter())
+            .filter_map(|path| seeds.paths.get(path))
+            .sum();
+        let partners = partners::partner_weights(&paths, &focus, focus_weight);
+        (teleport.iter_mut().zip(near).zip(partners))
+            .for_each(|((weight, near), partner)| *weight += near + partner);
     }
     let total: f64 = teleport.iter().sum();
     if total > 0.0 {
