@@ -12,6 +12,7 @@ use std::collections::BTreeSet;
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use memchr::memmem::Finder;
 use sha2::Digest;
 use sha2::Sha256;
 
@@ -39,6 +40,18 @@ const IDENTIFIER_BYTES: [bool; 256] = {
 
 fn is_identifier_byte(byte: u8) -> bool {
     IDENTIFIER_BYTES[usize::from(byte)]
+}
+
+/// The pieces of `chunk` between its newlines, each with whether a newline ends it (the last
+/// does not: it is the start of a line the next chunk goes on with, or empty).
+fn pieces(chunk: &[u8]) -> impl Iterator<Item = (&[u8], bool)> {
+    let ends = memchr::memchr_iter(b'\n', chunk).map(Some).chain([None]);
+    let mut start = 0;
+    ends.map(move |end| {
+        let piece = &chunk[start..end.unwrap_or(chunk.len())];
+        start = end.map_or(chunk.len(), |end| end + 1);
+        (piece, end.is_some())
+    })
 }
 
 /// Counts the lines of `text` and finds where each of `symbols` occurs; see [`scan_bytes`].
@@ -115,7 +128,7 @@ struct Symbols<'a> {
     /// Identifier needles → the symbols that look for them.
     by_identifier: HashMap<&'a [u8], Vec<usize>>,
     /// Other symbols' needles, searched as plain text line by line.
-    by_text: Vec<(&'a [u8], usize)>,
+    by_text: Vec<(Finder<'a>, usize)>,
     /// The first bytes, and the shortest and longest of the identifier needles.
     first_bytes: [bool; 256],
     shortest: usize,
@@ -135,7 +148,7 @@ impl<'a> Symbols<'a> {
                     .entry(needle.as_bytes())
                     .or_default()
                     .push(index),
-                (needle, false) if !needle.is_empty() => by_text.push((needle.as_bytes(), index)),
+                (needle, false) if !needle.is_empty() => by_text.push((Finder::new(needle), index)),
                 (_, false) => {}
             }
         }
@@ -146,7 +159,9 @@ impl<'a> Symbols<'a> {
             shortest = shortest.min(needle.len());
             longest = longest.max(needle.len());
         }
-        let widest = by_text.iter().map(|(needle, _)| needle.len()).max();
+        let widest = (by_text.iter())
+            .map(|(needle, _)| needle.needle().len())
+            .max();
         Symbols {
             found: vec![Vec::new(); names.len()],
             names,
@@ -348,19 +363,19 @@ impl<'a> Scan<'a> {
         }
         let keep = symbols.widest - 1;
         let mut line = first_line;
-        let mut pieces = chunk.split(|b| *b == b'\n').peekable();
-        while let Some(piece) = pieces.next() {
-            for &(needle, index) in &symbols.by_text {
+        for (piece, ends) in pieces(chunk) {
+            for (needle, index) in &symbols.by_text {
+                let width = needle.needle().len();
                 let straddles = !tail.is_empty() && {
                     let mut joint = tail.clone();
-                    joint.extend_from_slice(&piece[..piece.len().min(needle.len() - 1)]);
-                    memchr::memmem::find(&joint, needle).is_some()
+                    joint.extend_from_slice(&piece[..piece.len().min(width - 1)]);
+                    needle.find(&joint).is_some()
                 };
-                if straddles || memchr::memmem::find(piece, needle).is_some() {
-                    record(&mut symbols.found[index], line);
+                if straddles || needle.find(piece).is_some() {
+                    record(&mut symbols.found[*index], line);
                 }
             }
-            if pieces.peek().is_some() {
+            if ends {
                 tail.clear();
                 line = line.saturating_add(1);
             } else {
@@ -393,35 +408,38 @@ struct TextTaking {
     first: u32,
     last: u32,
     digest: LineDigest,
-    /// Its first lines, when asked for excerpts: the bytes of its complete lines (each with its
-    /// newline), and whether it is full (more would pass [`HEAD_LINES`] or [`HEAD_BYTES`]).
-    head: Option<(Vec<u8>, usize, bool)>,
+    /// Its first lines, when asked for excerpts.
+    head: Option<Head>,
+}
+
+/// The first lines of a text being taken, for its excerpts.
+#[derive(Clone, Default)]
+struct Head {
+    /// The bytes of its complete lines, each with its newline.
+    bytes: Vec<u8>,
+    lines: usize,
+    /// Whether more would pass [`HEAD_LINES`] or [`HEAD_BYTES`].
+    full: bool,
 }
 
 impl TextTaking {
     fn take(&mut self, piece: &[u8], ends: bool) {
         self.digest.take(piece, ends);
-        let Some((bytes, lines, full)) = self.head.as_mut() else {
+        let Some(head) = self.head.as_mut().filter(|head| !head.full) else {
             return;
         };
-        if *full {
-            return;
-        }
-        if bytes.len() + piece.len() > HEAD_BYTES {
+        if head.bytes.len() + piece.len() > HEAD_BYTES {
             // The line this piece is part of would pass any budget of excerpts: left out.
-            let complete = bytes
-                .iter()
-                .rposition(|b| *b == b'\n')
-                .map_or(0, |at| at + 1);
-            bytes.truncate(complete);
-            *full = true;
+            let complete = (head.bytes.iter().rposition(|b| *b == b'\n')).map_or(0, |at| at + 1);
+            head.bytes.truncate(complete);
+            head.full = true;
             return;
         }
-        bytes.extend_from_slice(piece);
+        head.bytes.extend_from_slice(piece);
         if ends {
-            bytes.push(b'\n');
-            *lines += 1;
-            *full = *lines >= HEAD_LINES;
+            head.bytes.push(b'\n');
+            head.lines += 1;
+            head.full = head.lines >= HEAD_LINES;
         }
     }
 }
@@ -454,7 +472,7 @@ impl Window {
 
 impl Taking {
     fn new(asked: &Asked, symbols: &Symbols<'_>) -> Taking {
-        let head = asked.excerpts.then(|| (Vec::new(), 0, false));
+        let head = asked.excerpts.then(Head::default);
         let mut texts: Vec<TextTaking> = (asked.texts.iter())
             .map(|cited| {
                 let (first, last) = match *cited {
@@ -498,9 +516,7 @@ impl Taking {
     /// Takes from `chunk`, whose first line is `first_line`, what the texts asked need.
     fn feed(&mut self, chunk: &[u8], first_line: u32, symbols: &Symbols<'_>) {
         let mut line = first_line;
-        let mut pieces = chunk.split(|b| *b == b'\n').peekable();
-        while let Some(piece) = pieces.next() {
-            let ends = pieces.peek().is_some();
+        for (piece, ends) in pieces(chunk) {
             if piece.is_empty() && !ends {
                 break;
             }
@@ -585,8 +601,8 @@ impl Taking {
             }
         }
         for text in self.texts {
-            if let Some((head, _, _)) = text.head {
-                taken.heads.insert(text.cited, head);
+            if let Some(head) = text.head {
+                taken.heads.insert(text.cited, head.bytes);
             }
             (taken.fingerprints).insert(text.cited, text.digest.finish());
         }
