@@ -8,8 +8,11 @@
 //! not checked again: a write never fails for what it did not change. `freshness` reads the
 //! cited files through [`read_cited_files`]. A file citing a symbol in a parsed language is
 //! parsed ([`syntax`]): there the symbol must have a definition, and a symbol cited without
-//! lines is stored with its definition's span. The rules themselves are `policy::code_ref`'s;
-//! this module only reads files.
+//! lines is stored with its definition's span. Either path tells the reader what its
+//! references ask of each file ([`Asked`]): a file over the size limit ([`MAX_FILE_BYTES`]) is
+//! never held, but streamed in chunks, taking on the way only the fingerprints (and first lines)
+//! of the texts they may cite. The rules themselves are `policy::code_ref`'s; this module only
+//! reads files.
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
@@ -23,14 +26,15 @@ use std::sync::Arc;
 use crate::ctx::Ctx;
 use crate::error::Failure;
 use crate::policy::code_map::Definition;
+use crate::policy::code_ref::Asked;
 use crate::policy::code_ref::CODE_REF_SYNTAX;
 use crate::policy::code_ref::Cited;
 use crate::policy::code_ref::CitedFile;
 use crate::policy::code_ref::RefOwner;
+use crate::policy::code_ref::Scan;
 use crate::policy::code_ref::cited_text;
 use crate::policy::code_ref::code_ref_key;
 use crate::policy::code_ref::escape_reason;
-use crate::policy::code_ref::fingerprint;
 use crate::policy::code_ref::format_code_ref;
 use crate::policy::code_ref::is_absolute;
 use crate::policy::code_ref::located_problems;
@@ -295,7 +299,7 @@ pub fn audit_refs(
     let mut stat = Stat::default();
     // First settle every path, so each file is read once with all the symbols cited in it.
     let mut settled: Vec<(String, &mut CodeRef, Option<bool>)> = Vec::new();
-    let mut wanted: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut wanted: BTreeMap<String, Asked> = BTreeMap::new();
     for (label, code_ref) in refs {
         let typed = format_code_ref(code_ref);
         for problem in shape_problems(code_ref) {
@@ -316,8 +320,10 @@ pub fn audit_refs(
         };
         code_ref.path = path;
         if exists {
-            let symbols = wanted.entry(code_ref.path.clone()).or_default();
-            symbols.extend(code_ref.symbol.clone());
+            wanted
+                .entry(code_ref.path.clone())
+                .or_default()
+                .cite(code_ref);
         }
         settled.push((label, code_ref, Some(exists)));
     }
@@ -348,7 +354,7 @@ pub fn audit_refs(
                 if !problems.is_empty() {
                     continue;
                 }
-                let Some((cited, text)) = cited_text(code_ref, file).zip(file.text()) else {
+                let Some(cited) = cited_text(code_ref, file) else {
                     continue;
                 };
                 if let Some(symbol) = &code_ref.symbol
@@ -366,7 +372,7 @@ pub fn audit_refs(
                 // Cited now: what it cites is what the writer checked, unless the reference
                 // brings the fingerprint of an earlier check (a repair by `freshness --fix`).
                 if code_ref.fingerprint.is_none() {
-                    code_ref.fingerprint = Some(fingerprint(text, cited));
+                    code_ref.fingerprint = file.fingerprint(cited);
                 }
             }
         }
@@ -463,12 +469,13 @@ fn is_over_parse_limit(bytes: &[u8]) -> bool {
 /// definitions, exactly as the write path parses it, so that both judge a reference alike;
 /// with `cache`, only files whose contents it has not seen are parsed (the others' definitions
 /// are the ones parsing gave for the same bytes). This is the one bounded path every command
-/// that re-reads cited files takes: a file over the size limit ([`MAX_FILE_BYTES`]) is not
-/// parsed and is named in [`CitedFiles::by_lines`], and every parse shares the command's
+/// that re-reads cited files takes: a file over the size limit ([`MAX_FILE_BYTES`]) is streamed
+/// for what `wanted` asks of it, not parsed, and named in [`CitedFiles::by_lines`] (when it
+/// cites a symbol in a parsed language), and every parse shares the command's
 /// `deadline`: a file it cuts short is named in [`CitedFiles::unjudged`].
 pub fn read_cited_files(
     root: &Path,
-    wanted: &BTreeMap<String, BTreeSet<String>>,
+    wanted: &BTreeMap<String, Asked>,
     cache: Option<&DefinitionCache>,
     deadline: Deadline,
 ) -> CitedFiles {
@@ -574,7 +581,7 @@ pub fn read_cited_files_at(
 /// Every wanted file as [`read_file`] reads it, and what became of its parse.
 fn read_files(
     root: &Path,
-    wanted: &BTreeMap<String, BTreeSet<String>>,
+    wanted: &BTreeMap<String, Asked>,
     parser: Parser<'_>,
 ) -> HashMap<String, (CitedFile, Parse)> {
     // Links are resolved against the root as the file system has it (it may lie below a link).
@@ -586,99 +593,90 @@ fn read_files(
     };
     // Files citing a symbol in a parsed language are parsed: spread over the cores, with one
     // buffer per thread (hundreds of cited files cost no more allocations than one).
-    let entries: Vec<(&String, &BTreeSet<String>, Option<Parser<'_>>)> = wanted
+    let entries: Vec<(&String, &Asked, Option<Parser<'_>>)> = wanted
         .iter()
-        .map(|(path, symbols)| {
-            let parse = !symbols.is_empty() && syntax::grammar(path).is_some();
-            (path, symbols, parse.then_some(parser))
+        .map(|(path, asked)| {
+            let parse = !asked.symbols.is_empty() && syntax::grammar(path).is_some();
+            (path, asked, parse.then_some(parser))
         })
         .collect();
     let parsed = entries
         .iter()
         .filter(|(_, _, parse)| parse.is_some())
         .count();
-    let mut read: HashMap<String, (CitedFile, Parse)> = HashMap::new();
-    let mut large = Vec::new();
-    let pieces = crate::parallel::map_chunks_on(&entries, parsed.div_ceil(8), |piece| {
+    crate::parallel::map_chunks_on(&entries, parsed.div_ceil(8), |piece| {
         let mut buffer = Vec::new();
         (piece.iter())
-            .map(|&(path, symbols, parse)| {
-                let cited = read_file(&real_root, path, symbols, parse, &mut buffer);
-                (path, symbols, parse.is_some(), cited)
+            .map(|&(path, asked, parse)| {
+                let cited = read_file(&real_root, path, asked, parse, &mut buffer);
+                (path.clone(), cited)
             })
             .collect()
-    });
-    for (path, symbols, parse, cited) in pieces {
-        match cited {
-            Some(cited) => _ = read.insert(path.clone(), cited),
-            None => large.push((path, symbols, parse)),
-        }
-    }
-    // Files over the size limit are read one at a time once the parses are done, each into
-    // one buffer of its size, so that a command holds one such file and no parse beside it.
-    for (path, symbols, parse) in large {
-        read.insert(
-            path.clone(),
-            read_large_file(&real_root, path, symbols, parse),
-        );
-    }
-    read
+    })
+    .into_iter()
+    .collect()
 }
+
+/// The bytes a cited file over the size limit is read in at a time (256 KiB).
+const STREAM_CHUNK_BYTES: usize = 256 * 1024;
 
 /// Reads `path` below `real_root` (itself resolved). A path is followed through symbolic links
 /// only while it stays inside the root, and only a regular file is read: a committed link to
 /// `/dev/zero` or to a file outside the repository is [`CitedFile::Elsewhere`], never opened.
-/// Says too what became of its parse. `None` for a file over the size limit
-/// ([`MAX_FILE_BYTES`]), which [`read_large_file`] reads instead.
+/// Says too what became of its parse. A file over the size limit ([`MAX_FILE_BYTES`]) is never
+/// held: it is streamed ([`stream`]) and judged by its lines, never parsed (its parse is
+/// [`Parse::TooLarge`] when `parse` asked for one).
 fn read_file(
     real_root: &Path,
     path: &str,
-    symbols: &BTreeSet<String>,
+    asked: &Asked,
     parse: Option<Parser<'_>>,
     buffer: &mut Vec<u8>,
-) -> Option<(CitedFile, Parse)> {
+) -> (CitedFile, Parse) {
     let (mut file, len) = match open_below(real_root, path) {
         Ok(opened) => opened,
-        Err(unread) => return Some((unread, Parse::Done)),
+        Err(unread) => return (unread, Parse::Done),
     };
     if len > MAX_FILE_BYTES {
-        return None;
+        let not_parsed = if parse.is_some() {
+            Parse::TooLarge
+        } else {
+            Parse::Done
+        };
+        return match stream(file, len, asked) {
+            Some(streamed) => (streamed, not_parsed),
+            None => (CitedFile::Missing, Parse::Done),
+        };
     }
     buffer.clear();
     if file.read_to_end(buffer).is_err() {
-        return Some((CitedFile::Missing, Parse::Done));
+        return (CitedFile::Missing, Parse::Done);
     }
-    Some(read_contents(path, Arc::from(&buffer[..]), symbols, parse))
+    read_contents(path, Arc::from(&buffer[..]), &asked.symbols, parse)
 }
 
-/// Reads `path`, a file over the size limit ([`MAX_FILE_BYTES`]), as [`read_file`] reads others
-/// but into one buffer of its size, kept as the file's text (never copied): it is judged by its
-/// lines, never parsed (its parse is [`Parse::TooLarge`] when `parse` asked for one).
-fn read_large_file(
-    real_root: &Path,
-    path: &str,
-    symbols: &BTreeSet<String>,
-    parse: bool,
-) -> (CitedFile, Parse) {
-    let not_parsed = if parse { Parse::TooLarge } else { Parse::Done };
-    let text = match open_below(real_root, path) {
-        Ok((file, len)) => read_exactly(file, len),
-        Err(unread) => return (unread, Parse::Done),
-    };
-    match text {
-        Some(text) => (scan_bytes(text, symbols), not_parsed),
-        None => (CitedFile::Missing, Parse::Done),
+/// Streams the `len` bytes of `file` in chunks of [`STREAM_CHUNK_BYTES`] through a [`Scan`]
+/// taking what `asked` asks, so that only the texts its references may cite are kept (as their
+/// fingerprints and, when asked, first lines), never the file. `None` when it cannot be read,
+/// or holds another size now than it did when opened (it changed while being read).
+fn stream(mut file: std::fs::File, len: u64, asked: &Asked) -> Option<CitedFile> {
+    let mut scan = Scan::taking(asked);
+    let mut chunk = vec![0; STREAM_CHUNK_BYTES];
+    let mut read: u64 = 0;
+    loop {
+        let got = match file.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(got) => got,
+            Err(error) if error.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return None,
+        };
+        read += u64::try_from(got).ok()?;
+        if read > len {
+            return None;
+        }
+        scan.feed(&chunk[..got]);
     }
-}
-
-/// The `len` bytes of `file`, read into one allocation of that size; `None` when it cannot be
-/// read, or holds another size now than it did when opened (it changed while being read).
-fn read_exactly(mut file: std::fs::File, len: u64) -> Option<Arc<[u8]>> {
-    let len = usize::try_from(len).ok()?;
-    let mut text: Arc<[u8]> = std::iter::repeat_n(0, len).collect();
-    file.read_exact(Arc::get_mut(&mut text)?).ok()?;
-    let at_end = file.read(&mut [0]).ok()? == 0;
-    at_end.then_some(text)
+    (read == len).then(|| scan.finish())
 }
 
 /// Opens `path` below `real_root` (itself resolved) with its size, or says what is there
@@ -739,21 +737,35 @@ fn read_contents(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::policy::code_ref::Text;
+    use crate::policy::code_ref::fingerprint_in;
 
-    /// A cited file over the size limit is read after the parses, alone, into one buffer of
-    /// its size that the judged file keeps (no second copy), and judged by its lines.
+    /// A cited file over the size limit is streamed, never held: judged by its lines, it keeps
+    /// only the fingerprints of what its references cite, the ones the file held whole gives.
     #[test]
-    fn a_file_over_the_size_limit_is_read_once_and_judged_by_its_lines() {
+    fn a_file_over_the_size_limit_is_streamed_and_judged_by_its_lines() {
         let dir = tempfile::tempdir().expect("tempdir");
         let line = "pub fn g() -> u32 { 0 }\n";
         let lines = usize::try_from(MAX_FILE_BYTES).expect("size") / line.len() + 1;
         let text = format!("pub fn wanted() {{}}\n{}", line.repeat(lines));
         std::fs::write(dir.path().join("huge.rs"), &text).expect("write");
         std::fs::write(dir.path().join("small.rs"), "pub fn wanted() {}\n").expect("write");
-        let symbols: BTreeSet<String> = ["wanted".to_owned()].into();
+        let cite = |path: &str, lines: Option<(u32, u32)>, symbol: &str| CodeRef {
+            start_line: lines.map(|(start, _)| start),
+            end_line: lines.map(|(_, end)| end),
+            symbol: Some(symbol.to_owned()),
+            ..CodeRef::to_path(path)
+        };
+        let refs = [
+            cite("huge.rs", None, "wanted"),
+            cite("huge.rs", Some((1000, 1002)), "g"),
+            cite("huge.rs", Some((1, 1)), "wanted"),
+        ];
+        let mut asked = Asked::default();
+        refs.iter().for_each(|code_ref| asked.cite(code_ref));
         let wanted = BTreeMap::from([
-            ("huge.rs".to_owned(), symbols.clone()),
-            ("small.rs".to_owned(), symbols),
+            ("huge.rs".to_owned(), asked.clone()),
+            ("small.rs".to_owned(), asked.clone()),
         ]);
         let read = read_files(dir.path(), &wanted, Parser::FRESH);
         let (huge, parse) = &read["huge.rs"];
@@ -761,20 +773,20 @@ mod tests {
         assert_eq!(huge.lines_of("wanted"), &[1]);
         assert_eq!(huge.definitions_of("wanted"), None, "not parsed");
         let CitedFile::File {
-            text: kept,
+            text: Text::Taken(_),
             line_count,
             ..
         } = huge
         else {
-            panic!("{huge:?}");
+            panic!("kept whole");
         };
         assert_eq!(*line_count, u32::try_from(lines + 1).expect("lines"));
-        assert_eq!(&kept[..], text.as_bytes());
-        assert_eq!(
-            Arc::strong_count(kept),
-            1,
-            "the one buffer it was read into"
-        );
+        let whole = scan_bytes(Arc::from(text.as_bytes()), &asked.symbols);
+        for code_ref in &refs {
+            let streamed = fingerprint_in(code_ref, huge);
+            assert!(streamed.is_some(), "{code_ref:?}");
+            assert_eq!(streamed, fingerprint_in(code_ref, &whole), "{code_ref:?}");
+        }
         let (small, parse) = &read["small.rs"];
         assert_eq!(*parse, Parse::Done);
         assert_eq!(small.definitions_of("wanted"), Some(vec![(1, 1)]));
@@ -786,11 +798,12 @@ mod tests {
         let path = dir.path().join("f.rs");
         std::fs::write(&path, "0123456789").expect("write");
         let open = || std::fs::File::open(&path).expect("open");
-        assert_eq!(
-            read_exactly(open(), 10).as_deref(),
-            Some(&b"0123456789"[..])
-        );
-        assert_eq!(read_exactly(open(), 4), None, "longer now");
-        assert_eq!(read_exactly(open(), 12), None, "shorter now");
+        let asked = Asked::default();
+        let Some(CitedFile::File { line_count, .. }) = stream(open(), 10, &asked) else {
+            panic!("not taken");
+        };
+        assert_eq!(line_count, 1);
+        assert_eq!(stream(open(), 4, &asked), None, "longer now");
+        assert_eq!(stream(open(), 12, &asked), None, "shorter now");
     }
 }

@@ -243,7 +243,7 @@ pub fn run(ctx: &Ctx, args: &Args) -> Result<Status> {
     let cache = DefinitionCache::open(store.dir(), &store.cache_dir());
     let cited = read_cited_files(
         store.root(),
-        &cited_paths(&shard),
+        &cited_paths(&shard, *code),
         Some(&cache),
         ctx.parse_deadline(),
     );

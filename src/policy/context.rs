@@ -7,9 +7,9 @@
 //! caller read ([`cited_paths`], [`mark_refs_not_holding`]).
 
 use std::collections::BTreeMap;
-use std::collections::BTreeSet;
 use std::collections::HashSet;
 
+use crate::policy::code_ref::Asked;
 use crate::policy::code_ref::Cited;
 use crate::policy::code_ref::CitedFile;
 use crate::policy::code_ref::RefCarriers;
@@ -265,13 +265,15 @@ fn carriers(body: &ContextBody) -> RefCarriers<'_> {
     }
 }
 
-/// The paths the shard's references cite, each with the symbols cited in it: what the caller
-/// reads for [`mark_refs_not_holding`].
-pub fn cited_paths(shard: &ContextShard) -> BTreeMap<String, BTreeSet<String>> {
-    let mut wanted: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+/// The paths the shard's references cite, each with what they ask of it: what the caller reads
+/// for [`mark_refs_not_holding`] and [`certify_shown`], and, with `excerpts`, for
+/// [`show_cited_code`].
+pub fn cited_paths(shard: &ContextShard, excerpts: bool) -> BTreeMap<String, Asked> {
+    let mut wanted: BTreeMap<String, Asked> = BTreeMap::new();
     carriers(&shard.context).visit(|_, code_ref| {
-        let symbols = wanted.entry(code_ref.path.clone()).or_default();
-        symbols.extend(code_ref.symbol.iter().cloned());
+        let asked = wanted.entry(code_ref.path.clone()).or_default();
+        asked.cite(code_ref);
+        asked.excerpts = excerpts;
     });
     wanted
 }
@@ -355,46 +357,36 @@ pub fn show_cited_code(shard: &mut ContextShard, cited: &CitedFiles) {
         let Some(file) = cited.files.get(&code_ref.path) else {
             return;
         };
-        let (Some(cited), Some(text)) = (cited_text(code_ref, file), file.text()) else {
+        let Some((cited, excerpt)) =
+            (cited_text(code_ref, file)).and_then(|cited| Some((cited, file.excerpt(cited)?)))
+        else {
             return;
         };
         if room == 0 || !seen.insert(format_code_ref(code_ref)) {
             return;
         }
-        let (first, last) = match cited {
-            Cited::Lines(span) => span,
-            Cited::File => (1, u32::MAX),
+        let first = match cited {
+            Cited::Lines((first, _)) => first,
+            Cited::File => 1,
         };
-        let wanted = String::from_utf8_lossy(text);
-        let all: Vec<&str> = (wanted.lines())
-            .skip(
-                usize::try_from(first)
-                    .unwrap_or(usize::MAX)
-                    .saturating_sub(1),
-            )
-            .take(
-                usize::try_from(last - first)
-                    .unwrap_or(usize::MAX)
-                    .saturating_add(1),
-            )
-            .collect();
         let mut lines = Vec::new();
-        for line in all.iter().take(CODE_LINES_PER_REF) {
+        for line in excerpt.lines.iter().take(CODE_LINES_PER_REF) {
             let cost = line.chars().count() + 1;
             if cost > room {
                 break;
             }
             room -= cost;
-            lines.push((*line).to_owned());
+            lines.push(line.clone());
         }
-        if lines.len() < all.len() && lines.len() < CODE_LINES_PER_REF {
+        // Fewer lines than the excerpt has, or than it could: the next one did not fit.
+        if lines.len() < excerpt.total && lines.len() < CODE_LINES_PER_REF {
             room = 0;
         }
         code.push(CitedCode {
             owner: owner.to_owner(),
             code_ref: format_code_ref(code_ref),
             start_line: first,
-            lines_left_out: all.len() - lines.len(),
+            lines_left_out: excerpt.total - lines.len(),
             lines,
         });
     });
@@ -486,7 +478,7 @@ mod tests {
         planned.planned = true;
         state.observations[0].code_refs = vec![planned, CodeRef::to_path("src/here.rs")];
         let mut shard = context_shard(Some(&state), &request(&["a"], false, false));
-        let wanted: Vec<String> = cited_paths(&shard).into_keys().collect();
+        let wanted: Vec<String> = cited_paths(&shard, false).into_keys().collect();
         assert_eq!(wanted, ["src/gone.rs", "src/here.rs", "src/later.rs"]);
         let here = crate::policy::code_ref::scan_text("a\nb\nc\n", &Default::default());
         let cited = CitedFiles {

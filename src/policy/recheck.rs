@@ -22,6 +22,7 @@ use std::collections::BTreeSet;
 use std::collections::HashMap;
 use std::collections::HashSet;
 
+use crate::policy::code_ref::Asked;
 use crate::policy::code_ref::CitedFile;
 use crate::policy::code_ref::OwnerRef;
 use crate::policy::code_ref::RefFindingKind;
@@ -124,33 +125,27 @@ impl CitedFiles {
     }
 }
 
-/// The paths and symbols the re-check needs read: every cited path with the symbols cited in
-/// it, plus, for a cited path git renamed, the new path with the same symbols.
-pub fn paths_to_read(
-    state: &State,
-    renames: &BTreeMap<String, String>,
-) -> BTreeMap<String, BTreeSet<String>> {
-    // Gathered borrowed (tens of thousands of references, a few hundred files), owned once.
-    let mut borrowed: HashMap<&str, HashSet<&str>> = HashMap::new();
+/// The paths the re-check needs read, each with what its references ask of it ([`Asked`]):
+/// every cited path, plus, for a cited path git renamed, the new path asked the same.
+pub fn paths_to_read(state: &State, renames: &BTreeMap<String, String>) -> BTreeMap<String, Asked> {
+    // Gathered by borrowed path (tens of thousands of references, a few hundred files).
+    let mut borrowed: HashMap<&str, Asked> = HashMap::new();
     visit_state_code_refs(state, |_, code_ref| {
-        let symbols = borrowed.entry(code_ref.path.as_str()).or_default();
-        if let Some(symbol) = &code_ref.symbol {
-            symbols.insert(symbol.as_str());
-        }
+        borrowed
+            .entry(code_ref.path.as_str())
+            .or_default()
+            .cite(code_ref);
     });
-    let mut wanted: BTreeMap<String, BTreeSet<String>> = borrowed
+    let mut wanted: BTreeMap<String, Asked> = borrowed
         .into_iter()
-        .map(|(path, symbols)| {
-            let symbols = symbols.into_iter().map(str::to_owned).collect();
-            (path.to_owned(), symbols)
-        })
+        .map(|(path, asked)| (path.to_owned(), asked))
         .collect();
-    let renamed: Vec<(String, BTreeSet<String>)> = wanted
+    let renamed: Vec<(String, Asked)> = wanted
         .iter()
-        .filter_map(|(path, symbols)| Some((renames.get(path)?.clone(), symbols.clone())))
+        .filter_map(|(path, asked)| Some((renames.get(path)?.clone(), asked.clone())))
         .collect();
-    for (path, symbols) in renamed {
-        wanted.entry(path).or_default().extend(symbols);
+    for (path, asked) in renamed {
+        wanted.entry(path).or_default().merge(&asked);
     }
     wanted
 }
@@ -548,13 +543,13 @@ mod tests {
         let wanted = paths_to_read(&state(), &renames);
         assert!(wanted.contains_key("src/new_home.rs"), "{wanted:?}");
         assert_eq!(
-            wanted["src/a.rs"].iter().collect::<Vec<_>>(),
+            wanted["src/a.rs"].symbols.iter().collect::<Vec<_>>(),
             vec!["alpha", "beta", "ghost"]
         );
         let files = wanted
             .iter()
-            .map(|(path, symbols)| {
-                let symbols: Vec<&str> = symbols.iter().map(String::as_str).collect();
+            .map(|(path, asked)| {
+                let symbols: Vec<&str> = asked.symbols.iter().map(String::as_str).collect();
                 let found = match path.as_str() {
                     "src/a.rs" => file(SOURCE, &symbols),
                     "src/new_home.rs" => file("x\n", &symbols),

@@ -401,3 +401,39 @@ fn past_the_deadline_retrieve_without_an_index_names_the_files_it_did_not_parse(
     assert_eq!(report["results"][0]["path"], "src/hot.c", "{report}");
     assert!(!out.stderr.contains("without their definitions"), "{out}");
 }
+
+/// `retrieve` with an index parses the files changed since it was built within the command's
+/// deadline too: past it, a changed file is searched as text alone and named, as a scan names
+/// what it did not parse.
+#[test]
+fn past_the_deadline_retrieve_with_an_index_names_the_changed_files_it_did_not_parse() {
+    let env = TestEnv::new();
+    hot_c_repository(&env);
+    env.ok(&["index"]);
+    let filler: String = (0..2_000)
+        .map(|i| format!("int g{i}(void) {{ return {i}; }}\n"))
+        .collect();
+    env.write("src/cold.c", format!("/* hot path */\n{filler}"));
+
+    // With time to parse, the changed file is parsed and not named.
+    let out = env.run(&["--json", "retrieve", "hot"]);
+    assert_eq!(out.code, 0, "{out}");
+    assert_eq!(out.json()["left_out_files"], 0, "{out}");
+    assert!(!out.stderr.contains("without their definitions"), "{out}");
+
+    // Past the deadline it is searched without its definitions, and named.
+    let late = env.with_var("EPIPHANY_PARSE_TIME_MS", "0");
+    let out = late.run(&["--json", "retrieve", "hot"]);
+    assert_eq!(out.code, 0, "{out}");
+    let report = out.json();
+    assert_eq!(report["search"], "index_overlay", "{report}");
+    assert!(
+        out.stderr.contains("searched without their definitions")
+            && out.stderr.contains("src/cold.c"),
+        "the changed file was not parsed: {out}"
+    );
+    let paths: Vec<&str> = (report["results"].as_array().expect("results").iter())
+        .filter_map(|result| result["path"].as_str())
+        .collect();
+    assert!(paths.contains(&"src/cold.c"), "searched as text: {report}");
+}

@@ -736,6 +736,97 @@ fn a_reference_to_a_huge_file_is_judged_without_parsing_it() {
     assert!(!small.stderr.contains("not parsed"), "{small}");
 }
 
+/// A file over the 4 MiB limit is streamed, never held: `marker` on lines 3-5, the numbered
+/// filler lines after it, `shift` blank lines above all of it, and line `changed` (if any)
+/// edited in place.
+fn streamed_file(shift: usize, changed: Option<usize>) -> String {
+    let mut text = "// generated\n\npub fn marker() -> u32 {\n    41\n}\n".to_owned();
+    for line in 6..=120_000 {
+        let mark = if Some(line) == changed {
+            "EDITED"
+        } else {
+            "filler"
+        };
+        text.push_str(&format!(
+            "// {mark} line {line:07}, padding to make the file large\n"
+        ));
+    }
+    assert!(text.len() > 4 * 1024 * 1024);
+    if Some(4) == changed {
+        text = text.replacen("    41", "    42", 1);
+    }
+    "\n".repeat(shift) + &text
+}
+
+/// A reference into a file over the size limit is judged by streaming it: fresh when written,
+/// unchanged when lines elsewhere change or the symbol it cites only moved, changed when the
+/// lines it cites change; and `context --code` shows the lines it cites.
+#[test]
+fn a_reference_to_a_file_over_the_limit_is_judged_while_streamed() {
+    let env = TestEnv::new();
+    env.write("src/big.rs", streamed_file(0, None));
+    env.commit_all("generated");
+    let written = env.ok(&[
+        "node",
+        "set",
+        "n",
+        "--purpose",
+        "big",
+        "--ref",
+        "src/big.rs:3-5#marker",
+        "--ref",
+        "src/big.rs:10-11",
+    ]);
+    assert!(
+        written
+            .stderr
+            .contains("judged by the lines the symbol occurs on"),
+        "{written}"
+    );
+    env.commit_all("map");
+    let changed_refs = |env: &TestEnv| {
+        let report = env.json(&["freshness"]);
+        let certificate = &report["certificates"][0];
+        let status = certificate["status"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        let changed = certificate.get("changed_refs").cloned();
+        (status, changed.unwrap_or_else(|| json!([])))
+    };
+    let unchanged = ("unchanged".to_owned(), json!([]));
+    assert_eq!(changed_refs(&env), unchanged);
+    let shard = env.json(&["context", "--node", "n", "--code"]);
+    assert_eq!(
+        shard["code"][0]["lines"],
+        json!(["pub fn marker() -> u32 {", "    41", "}"]),
+        "{shard}"
+    );
+    assert_eq!(shard["code"][1]["start_line"], 10, "{shard}");
+    assert_eq!(
+        shard["code"][1]["lines"][0], "// filler line 0000010, padding to make the file large",
+        "{shard}"
+    );
+    // Lines elsewhere change: what the references cite did not.
+    env.write("src/big.rs", streamed_file(0, Some(50_000)));
+    assert_eq!(changed_refs(&env), unchanged);
+    // A cited line changes.
+    env.write("src/big.rs", streamed_file(0, Some(4)));
+    let stale = (
+        "changed_since_checked".to_owned(),
+        json!(["src/big.rs:3-5#marker"]),
+    );
+    assert_eq!(changed_refs(&env), stale);
+    // Five lines come in above: the symbol's definition only moved (its reference follows it
+    // to lines 8-10), and the lines cited by number are other lines now.
+    env.write("src/big.rs", streamed_file(5, None));
+    let moved = (
+        "changed_since_checked".to_owned(),
+        json!(["src/big.rs:10-11"]),
+    );
+    assert_eq!(changed_refs(&env), moved);
+}
+
 /// The code map goes into the prompt and the session-start text: committed paths and signature
 /// lines are the repository's text (the names of the hostile fixture of bench/hostile-repo.sh,
 /// and Unicode line separators), and none of them can close the block or start a line.

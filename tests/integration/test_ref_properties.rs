@@ -17,6 +17,7 @@ use epiphany::code_refs::RefAudit;
 use epiphany::code_refs::Resolver;
 use epiphany::code_refs::audit_refs;
 use epiphany::code_refs::read_cited_files;
+use epiphany::policy::code_ref::Asked;
 use epiphany::policy::code_ref::OwnerRef;
 use epiphany::policy::code_ref::RefOwner;
 use epiphany::policy::code_ref::parse_code_ref;
@@ -189,12 +190,9 @@ fn write_then_read(
         .map(|(_, ((shape, _), r))| (*shape, r))
         .collect();
 
-    let mut wanted: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    let mut wanted: BTreeMap<String, Asked> = BTreeMap::new();
     for (_, r) in &accepted {
-        wanted
-            .entry(r.path.clone())
-            .or_default()
-            .extend(r.symbol.clone());
+        wanted.entry(r.path.clone()).or_default().cite(r);
     }
     let cited = read_cited_files(&source.root, &wanted, None, syntax::Deadline::NONE);
     let holder = Observation {

@@ -1,13 +1,24 @@
 //! What a cited file answers for a reference: [`CitedFile`], built by scanning its bytes for
-//! the symbols asked about ([`scan_bytes`]) and, where its language is parsed, by the spans of
-//! their definitions ([`CitedFile::with_definitions`]). It keeps the file's text, which a
-//! reference's fingerprint digests ([`super::fingerprint`]). Must not read files: callers hand
-//! in the bytes.
+//! the symbols asked about ([`super::scan`]) and, where its language is parsed, by the spans of
+//! their definitions ([`CitedFile::with_definitions`]). It keeps what the judge reads of the
+//! file's text ([`Text`]): all of it, for a file held whole, or, for a file too large to keep,
+//! only what [`Asked`] said its references may cite, taken as it streamed past. Either way the
+//! fingerprint of a cited text ([`CitedFile::fingerprint`]) and its first lines
+//! ([`CitedFile::excerpt`]) are the same. Must not read files: callers hand in the bytes.
 
 use std::collections::BTreeMap;
 use std::collections::BTreeSet;
 use std::collections::HashMap;
 use std::sync::Arc;
+
+use crate::policy::context::CODE_BUDGET;
+use crate::policy::context::CODE_LINES_PER_REF;
+use crate::policy::text::is_blank;
+use crate::state::model::CodeRef;
+
+use super::Cited;
+use super::fingerprint;
+use super::ref_lines;
 
 /// A cited path as the work tree (or a commit) has it, read by the caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -31,9 +42,122 @@ pub enum CitedFile {
         /// order (`[]`: none, even if the name occurs). `None` where the language is not
         /// parsed, and occurrences are all there is.
         definitions: Option<BTreeMap<String, Vec<Span>>>,
-        /// The file's bytes.
-        text: Arc<[u8]>,
+        /// What is kept of the file's text.
+        text: Text,
     },
+}
+
+/// What a [`CitedFile`] keeps of the file's text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Text {
+    /// All of it.
+    Whole(Arc<[u8]>),
+    /// What was asked of a file too large to keep, taken as it streamed past.
+    Taken(Arc<Taken>),
+}
+
+/// What a scan took of a file it did not keep ([`super::Scan::taking`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Taken {
+    /// The fingerprint of each text asked ([`Asked::texts`]), and of each text a repair of an
+    /// [`Asked::follows`] reference may cite.
+    pub fingerprints: HashMap<Cited, String>,
+    /// When asked ([`Asked::excerpts`]): each text asked → its first lines, each with its
+    /// newline, no more than [`HEAD_LINES`], and none that would take the bytes past
+    /// [`HEAD_BYTES`].
+    pub heads: HashMap<Cited, Vec<u8>>,
+}
+
+/// The most lines of a cited text an excerpt shows: those `context --code` shows of a reference.
+pub const HEAD_LINES: usize = CODE_LINES_PER_REF;
+
+/// The bytes of a cited text's first lines that a file not kept keeps for its excerpts: lines
+/// past them hold more than [`CODE_BUDGET`] characters (a character is at most 4 bytes), more
+/// than any excerpt shows.
+pub const HEAD_BYTES: usize = 4 * (CODE_BUDGET + 1);
+
+/// The first lines of a cited text, as `str::lines` gives them (invalid UTF-8 replaced).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Excerpt {
+    /// No more than [`HEAD_LINES`], and fewer than the text has (up to that) only when the
+    /// next would take them past [`CODE_BUDGET`] characters, more than any excerpt shows.
+    pub lines: Vec<String>,
+    /// The lines of the text.
+    pub total: usize,
+}
+
+/// The first lines of `text`, which starts where a cited text does: at most `take` of them and
+/// [`HEAD_LINES`], and none that would take their bytes (each with its newline) past
+/// [`HEAD_BYTES`]; each as `str::lines` gives it (a newline ends a line, and a carriage return
+/// before it is dropped), invalid UTF-8 replaced.
+fn head_lines(text: &[u8], take: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let (mut rest, mut used) = (text, 0);
+    while !rest.is_empty() && lines.len() < take.min(HEAD_LINES) {
+        let (raw, next, ended) = match memchr::memchr(b'\n', rest) {
+            Some(at) => (&rest[..at], &rest[at + 1..], true),
+            None => (rest, &rest[rest.len()..], false),
+        };
+        if used + raw.len() > HEAD_BYTES {
+            break;
+        }
+        used += raw.len() + 1;
+        let line = match ended {
+            true => raw.strip_suffix(b"\r").unwrap_or(raw),
+            false => raw,
+        };
+        lines.push(String::from_utf8_lossy(line).into_owned());
+        rest = next;
+    }
+    lines
+}
+
+/// What a reader is asked of one cited file: the symbols to find and, for a file too large to
+/// keep, what its references may cite, for the fingerprints and excerpts the judge will read
+/// ([`Taken`]). Gathered from the references with [`Asked::cite`].
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Asked {
+    /// The symbols cited.
+    pub symbols: BTreeSet<String>,
+    /// The texts the references cite where they hold: their lines, or the whole file (a file
+    /// too large to parse has no definitions for a symbol to widen them to).
+    pub texts: BTreeSet<Cited>,
+    /// Symbol → the lines of the references citing it there: should it leave them, the text
+    /// their repair cites is as many lines at its occurrence nearest them.
+    pub follows: BTreeMap<String, BTreeSet<Span>>,
+    /// Whether the first lines of the texts are wanted ([`CitedFile::excerpt`]).
+    pub excerpts: bool,
+}
+
+impl Asked {
+    /// Adds what `code_ref` asks of its file.
+    pub fn cite(&mut self, code_ref: &CodeRef) {
+        let lines = ref_lines(code_ref);
+        self.texts.insert(lines.map_or(Cited::File, Cited::Lines));
+        let Some(symbol) = &code_ref.symbol else {
+            return;
+        };
+        if !self.symbols.contains(symbol) {
+            self.symbols.insert(symbol.clone());
+        }
+        if let Some(lines) = lines.filter(|_| !is_blank(symbol)) {
+            match self.follows.get_mut(symbol) {
+                Some(spans) => _ = spans.insert(lines),
+                None => _ = self.follows.insert(symbol.clone(), [lines].into()),
+            }
+        }
+    }
+
+    /// Adds what `other` asks.
+    pub fn merge(&mut self, other: &Asked) {
+        self.symbols.extend(other.symbols.iter().cloned());
+        self.texts.extend(other.texts.iter().copied());
+        for (symbol, spans) in &other.follows {
+            let mine = self.follows.entry(symbol.clone()).or_default();
+            mine.extend(spans.iter().copied());
+        }
+        self.excerpts |= other.excerpts;
+    }
 }
 
 /// A definition's first and last line.
@@ -62,12 +186,52 @@ impl CitedFile {
         }
     }
 
-    /// The file's bytes; `None` when this is not a file.
-    pub fn text(&self) -> Option<&[u8]> {
+    /// The fingerprint of `cited`, a text of this file ([`fingerprint`]); `None` when this is
+    /// not a file, or it is one not kept and the text was not asked of it.
+    pub fn fingerprint(&self, cited: Cited) -> Option<String> {
         match self {
-            CitedFile::File { text, .. } => Some(text),
+            CitedFile::File {
+                text: Text::Whole(text),
+                ..
+            } => Some(fingerprint(text, cited)),
+            CitedFile::File {
+                text: Text::Taken(taken),
+                ..
+            } => taken.fingerprints.get(&cited).cloned(),
             _ => None,
         }
+    }
+
+    /// The first lines of `cited`, a text of this file ([`head_lines`]); `None` when this is
+    /// not a file, or it is one not kept and the text's first lines were not asked of it.
+    pub fn excerpt(&self, cited: Cited) -> Option<Excerpt> {
+        let CitedFile::File {
+            text, line_count, ..
+        } = self
+        else {
+            return None;
+        };
+        let (first, last) = match cited {
+            Cited::Lines(span) => span,
+            Cited::File => (1, u32::MAX),
+        };
+        let skip = usize::try_from(first)
+            .unwrap_or(usize::MAX)
+            .saturating_sub(1);
+        let take = usize::try_from((u64::from(last) + 1).saturating_sub(u64::from(first)))
+            .unwrap_or(usize::MAX);
+        let start: &[u8] = match text {
+            Text::Whole(text) if skip == 0 => text,
+            Text::Whole(text) => {
+                (memchr::memchr_iter(b'\n', text).nth(skip - 1)).map_or(&[], |at| &text[at + 1..])
+            }
+            Text::Taken(taken) => taken.heads.get(&cited)?,
+        };
+        let total = usize::try_from(*line_count).unwrap_or(usize::MAX);
+        Some(Excerpt {
+            lines: head_lines(start, take),
+            total: total.saturating_sub(skip).min(take),
+        })
     }
 
     /// This file with the definitions of a parse of it: for each symbol asked about, the spans
@@ -111,7 +275,7 @@ pub fn definition_name(symbol: &str) -> &str {
 
 /// What a symbol is searched for: its last segment (`Store::commit` → `commit`, `a.b` → `b`) as
 /// a whole identifier when it is one, the whole trimmed symbol as plain text otherwise.
-fn symbol_needle(symbol: &str) -> (&str, bool) {
+pub(super) fn symbol_needle(symbol: &str) -> (&str, bool) {
     let symbol = symbol.trim();
     let last = symbol
         .rsplit("::")
@@ -128,150 +292,4 @@ fn symbol_needle(symbol: &str) -> (&str, bool) {
 
 fn is_identifier_char(c: char) -> bool {
     c.is_alphanumeric() || c == '_' || c == '$'
-}
-
-/// Counts the lines of `text` and finds where each of `symbols` occurs; see [`scan_bytes`].
-pub fn scan_text(text: &str, symbols: &BTreeSet<String>) -> CitedFile {
-    scan_bytes(Arc::from(text.as_bytes()), symbols)
-}
-
-/// Whether a byte can be part of an identifier: ASCII letters, digits, `_`, `$`, and every
-/// byte of a non-ASCII character (so `é` never splits a word).
-const IDENTIFIER_BYTES: [bool; 256] = {
-    let mut table = [false; 256];
-    let mut byte = 0;
-    while byte < 256 {
-        let b = byte as u8;
-        table[byte] = b.is_ascii_alphanumeric() || b == b'_' || b == b'$' || b >= 0x80;
-        byte += 1;
-    }
-    table
-};
-
-/// Counts the lines of a file (as `str::lines` would) and finds the lines where each of
-/// `symbols` occurs, in one pass over the bytes: identifier symbols are matched against whole
-/// identifiers, and only identifiers whose length and first byte could match are looked up;
-/// other symbols are searched as plain text, line by line. Bytes need not be UTF-8. The file
-/// keeps `text` as it is handed in, never a copy (a cited file may be hundreds of megabytes).
-pub fn scan_bytes(text: Arc<[u8]>, symbols: &BTreeSet<String>) -> CitedFile {
-    let bytes: &[u8] = &text;
-    let symbols: Vec<&String> = symbols.iter().collect();
-    let needles: Vec<(&str, bool)> = symbols.iter().map(|s| symbol_needle(s)).collect();
-    // Lines found per symbol, by its index in `symbols`.
-    let mut found: Vec<Vec<u32>> = vec![Vec::new(); symbols.len()];
-    let mut by_identifier: HashMap<&[u8], Vec<usize>> = HashMap::new();
-    let mut by_text: Vec<(&[u8], usize)> = Vec::new();
-    for (index, (needle, identifier)) in needles.iter().enumerate() {
-        match identifier {
-            true => by_identifier
-                .entry(needle.as_bytes())
-                .or_default()
-                .push(index),
-            false if !needle.is_empty() => by_text.push((needle.as_bytes(), index)),
-            false => {}
-        }
-    }
-    let mut first_bytes = [false; 256];
-    let (mut shortest, mut longest) = (usize::MAX, 0);
-    for needle in by_identifier.keys() {
-        first_bytes[usize::from(needle[0])] = true;
-        shortest = shortest.min(needle.len());
-        longest = longest.max(needle.len());
-    }
-    let mut record = |index: usize, line: u32| {
-        let lines = &mut found[index];
-        if lines.last() != Some(&line) {
-            lines.push(line);
-        }
-    };
-    let mut line: u32 = 1;
-    let mut at = 0;
-    if by_identifier.is_empty() {
-        // Only the line count is needed.
-        line = line.saturating_add(
-            u32::try_from(bytes.iter().filter(|b| **b == b'\n').count()).unwrap_or(u32::MAX),
-        );
-        at = bytes.len();
-    }
-    while at < bytes.len() {
-        let byte = bytes[at];
-        if byte == b'\n' {
-            line = line.saturating_add(1);
-            at += 1;
-            continue;
-        }
-        if !IDENTIFIER_BYTES[usize::from(byte)] {
-            at += 1;
-            continue;
-        }
-        let start = at;
-        while at < bytes.len() && IDENTIFIER_BYTES[usize::from(bytes[at])] {
-            at += 1;
-        }
-        let word = &bytes[start..at];
-        if (shortest..=longest).contains(&word.len())
-            && first_bytes[usize::from(word[0])]
-            && let Some(owners) = by_identifier.get(word)
-        {
-            for index in owners {
-                record(*index, line);
-            }
-        }
-    }
-    if !by_text.is_empty() {
-        for (index, text_line) in bytes.split(|b| *b == b'\n').enumerate() {
-            let number = u32::try_from(index + 1).unwrap_or(u32::MAX);
-            for (needle, index) in &by_text {
-                if text_line
-                    .windows(needle.len())
-                    .any(|window| window == *needle)
-                {
-                    record(*index, number);
-                }
-            }
-        }
-    }
-    // `line` is one past the newlines seen; a last line without a newline counts too.
-    let terminated = bytes.last().is_none_or(|b| *b == b'\n');
-    CitedFile::File {
-        line_count: if terminated { line - 1 } else { line },
-        symbol_lines: symbols.into_iter().cloned().zip(found).collect(),
-        definitions: None,
-        text,
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::super::fixtures::SOURCE;
-    use super::super::fixtures::symbols;
-    use super::*;
-
-    #[test]
-    fn scanning_counts_lines_and_finds_whole_identifiers() {
-        let file = scan_text(
-            SOURCE,
-            &symbols(&["Store::commit", "Store", "missing", "a->b", "x.bar"]),
-        );
-        let CitedFile::File { line_count, .. } = &file else {
-            panic!("{file:?}");
-        };
-        assert_eq!(*line_count, 6);
-        assert_eq!(file.lines_of("Store::commit"), &[3], "not `committed`");
-        assert_eq!(file.lines_of("Store"), &[2]);
-        assert_eq!(file.lines_of("missing"), &[] as &[u32]);
-        assert_eq!(file.lines_of("a->b"), &[6], "non-identifiers match as text");
-        assert_eq!(file.lines_of("x.bar"), &[6], "last segment");
-        assert_eq!(file.lines_of("never asked"), &[] as &[u32]);
-        let CitedFile::File { line_count, .. } = scan_text("", &BTreeSet::new()) else {
-            panic!("empty text is a file");
-        };
-        assert_eq!(line_count, 0);
-        let bytes = scan_bytes(Arc::from(&b"\xff\xfe\nfn a() {}"[..]), &symbols(&["a"]));
-        assert_eq!(bytes.lines_of("a"), &[2], "bytes need not be UTF-8");
-        let CitedFile::File { line_count, .. } = scan_text("a\r\nb", &BTreeSet::new()) else {
-            panic!("a file");
-        };
-        assert_eq!(line_count, 2);
-    }
 }

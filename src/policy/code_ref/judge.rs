@@ -10,8 +10,6 @@
 //! `freshness --fix` may offer. Must not read files: callers hand in what they read.
 
 use serde::Serialize;
-use sha2::Digest;
-use sha2::Sha256;
 
 use crate::policy::text::is_blank;
 use crate::state::model::CodeRef;
@@ -20,6 +18,7 @@ use super::CitedFile;
 use super::Span;
 use super::line_list;
 use super::ref_lines;
+use super::scan::LineDigest;
 use super::span_list;
 
 /// What is wrong with a reference now.
@@ -57,7 +56,7 @@ impl RefFindingKind {
 }
 
 /// The text a reference that holds cites.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Cited {
     /// These lines, first and last (1-based, inclusive).
     Lines(Span),
@@ -176,8 +175,7 @@ pub fn cited_text(code_ref: &CodeRef, file: &CitedFile) -> Option<Cited> {
 /// The fingerprint of what `code_ref` cites in `file` now (see [`fingerprint`]); `None` when it
 /// does not hold there or `file` is not a file.
 pub fn fingerprint_in(code_ref: &CodeRef, file: &CitedFile) -> Option<String> {
-    let cited = cited_text(code_ref, file)?;
-    Some(fingerprint(file.text()?, cited))
+    file.fingerprint(cited_text(code_ref, file)?)
 }
 
 /// The fingerprint of what `code_ref` cites in `file` now, wherever its definition went: where
@@ -189,9 +187,8 @@ pub fn fingerprint_now(
     file: &CitedFile,
     earlier: Option<&CitedFile>,
 ) -> Option<String> {
-    let text = file.text()?;
     match judge(code_ref, file, earlier) {
-        Ok(cited) => Some(fingerprint(text, cited)),
+        Ok(cited) => file.fingerprint(cited),
         Err(breach) => match *breach {
             Breach {
                 kind: RefFindingKind::MovedLines,
@@ -216,20 +213,11 @@ pub fn fingerprint(text: &[u8], cited: Cited) -> String {
             (first - 1, (last + 1).saturating_sub(first))
         }
     };
-    let mut hasher = Sha256::new();
-    let mut first = true;
+    let mut digest = LineDigest::default();
     for line in text.split(|byte| *byte == b'\n').skip(skip).take(take) {
-        let line = line.trim_ascii();
-        if line.is_empty() {
-            continue;
-        }
-        if !first {
-            hasher.update(b"\n");
-        }
-        hasher.update(line);
-        first = false;
+        digest.take(line, true);
     }
-    hex::encode(&hasher.finalize()[..8])
+    digest.finish()
 }
 
 /// Whether `value` is spelled as a fingerprint: 16 lowercase hex digits.

@@ -5,27 +5,31 @@
 //! the code-ref key (docs/state.md#code-ref-key), and path resolution against the directory a
 //! command runs in. The rest lives beside it: `owners` holds the one walk over every code
 //! reference a patch or a state carries ([`patch_code_refs_mut`], [`visit_state_code_refs`]);
-//! `cited` holds what a file answers for a reference ([`CitedFile`], scanned from its bytes);
-//! `judge` is the one verdict on whether a reference holds against its file and which text it
-//! cites ([`judge()`], [`fingerprint`]), which the write path and `freshness` both ask; `check`
-//! holds the rules a reference must keep on its own and words the judge's verdict for a write.
+//! `cited` holds what a file answers for a reference ([`CitedFile`]) and what a reader is asked
+//! of it ([`Asked`]); `scan` reads a file's bytes into a [`CitedFile`], held whole or streamed
+//! in chunks ([`Scan`]); `judge` is the one verdict on whether a reference holds against its
+//! file and which text it cites ([`judge()`], [`fingerprint`]), which the write path and
+//! `freshness` both ask; `check` holds the rules a reference must keep on its own and words the
+//! judge's verdict for a write.
 //! Pure: callers read the files and hand in what they found as [`CitedFile`].
 
 mod check;
 mod cited;
 mod judge;
 mod owners;
+mod scan;
 
 pub(crate) use check::line_list;
 pub(crate) use check::located_problems;
 pub(crate) use check::ref_lines;
 pub(crate) use check::shape_problems;
 pub(crate) use check::span_list;
+pub use cited::Asked;
 pub(crate) use cited::CitedFile;
 pub(crate) use cited::Span;
+#[cfg(test)]
+pub(crate) use cited::Text;
 pub(crate) use cited::definition_name;
-pub(crate) use cited::scan_bytes;
-pub(crate) use cited::scan_text;
 pub(crate) use judge::Cited;
 pub(crate) use judge::RefFindingKind;
 pub(crate) use judge::cited_text;
@@ -40,6 +44,9 @@ pub use owners::RefOwner;
 pub(crate) use owners::graph_code_refs_mut;
 pub(crate) use owners::patch_code_refs_mut;
 pub(crate) use owners::visit_state_code_refs;
+pub(crate) use scan::Scan;
+pub(crate) use scan::scan_bytes;
+pub(crate) use scan::scan_text;
 
 use crate::policy::text::is_blank;
 use crate::state::model::CodeRef;

@@ -45,6 +45,8 @@ use tantivy::schema::TextOptions;
 use crate::search::CHUNK_SHAPE;
 use crate::search::chunk;
 use crate::search::symbols;
+use crate::search::syntax::Deadline;
+use crate::search::syntax::Late;
 use crate::search::tokenize;
 
 mod build;
@@ -155,16 +157,29 @@ pub struct InMemory {
     pub index: Index,
     /// Chunks indexed.
     pub chunk_count: u64,
+    /// Files indexed without their definitions: the deadline passed before they were parsed.
+    pub left_out: Vec<String>,
 }
 
-/// Indexes `files` (path, text) in memory.
+/// Indexes `files` (path, text) in memory, parsing every one.
 pub fn in_memory(files: &[(String, String)]) -> Result<InMemory> {
+    in_memory_by(files, Deadline::NONE)
+}
+
+/// [`in_memory`] within the command's `deadline`: a file it passes before the file is parsed
+/// is indexed by its text alone (its chunks without definitions) and named in
+/// [`InMemory::left_out`].
+pub fn in_memory_by(files: &[(String, String)], deadline: Deadline) -> Result<InMemory> {
     let (schema, fields) = schema();
     let index = with_analyzer(Index::create_in_ram(schema));
     let mut writer = write::writer_for(&index, files.len())?;
     let mut chunk_count = 0;
+    let mut left_out = Vec::new();
     for ((path, text), file_id) in files.iter().zip(0..) {
-        let definitions = symbols::definitions(path, text);
+        let definitions = symbols::definitions_by(path, text, deadline).unwrap_or_else(|Late| {
+            left_out.push(path.clone());
+            Vec::new()
+        });
         for doc in chunk_documents(&fields, file_id, path, text, &definitions) {
             writer.add_document(doc)?;
             chunk_count += 1;
@@ -173,5 +188,9 @@ pub fn in_memory(files: &[(String, String)]) -> Result<InMemory> {
     writer
         .commit()
         .context("failed to build the query-time index")?;
-    Ok(InMemory { index, chunk_count })
+    Ok(InMemory {
+        index,
+        chunk_count,
+        left_out,
+    })
 }

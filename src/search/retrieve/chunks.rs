@@ -28,6 +28,7 @@ use crate::search::manifest::Manifest;
 use crate::search::rank;
 use crate::search::semantic::Semantic;
 use crate::search::stream;
+use crate::search::syntax::Deadline;
 use crate::search::tokenize::QueryTerm;
 use crate::state::model::RetrievalState;
 use crate::state::walk;
@@ -83,7 +84,8 @@ pub(super) struct ChunkSearch {
     chunk_count: u64,
     /// Files a query-time scan looked at (matching or not).
     scanned_files: usize,
-    /// Files whose definitions a query-time scan left out, parsing ran out of time.
+    /// Files whose definitions a query-time scan, or the parse of the files changed since the
+    /// index, left out: parsing ran out of time.
     pub(super) left_out: Vec<String>,
 }
 
@@ -137,7 +139,15 @@ pub(super) fn search_index(
         found.semantic = semantic_candidates(semantic, &request.query, &indexed, &fresh);
     }
     if queries.wanted() {
-        search_lexical(&mut found, &persistent.searcher, queries, &indexed, &fresh)?;
+        let searcher = &persistent.searcher;
+        search_lexical(
+            &mut found,
+            searcher,
+            queries,
+            &indexed,
+            &fresh,
+            request.deadline,
+        )?;
     }
     found.texts = fresh.files.into_iter().collect();
     Ok((Some(found), state))
@@ -276,19 +286,23 @@ fn semantic_candidates(
 }
 
 /// Both queries over the indexed chunks of unchanged files and over the fresh files indexed
-/// in memory, scored with statistics over the live chunks of both.
+/// in memory, scored with statistics over the live chunks of both. The fresh files are parsed
+/// within the command's `deadline`: those it cuts short are searched as text alone and named in
+/// [`ChunkSearch::left_out`].
 fn search_lexical(
     found: &mut ChunkSearch,
     searcher: &tantivy::Searcher,
     queries: &Queries,
     indexed: &Indexed<'_>,
     fresh: &Fresh,
+    deadline: Deadline,
 ) -> Result<()> {
     let (_, fields) = index::schema();
     let memory = if fresh.files.is_empty() {
         None
     } else {
-        let memory = index::in_memory(&fresh.files)?;
+        let memory = index::in_memory_by(&fresh.files, deadline)?;
+        found.left_out.extend(memory.left_out.iter().cloned());
         let memory_searcher = index::searcher(&memory.index)?;
         Some((memory, memory_searcher))
     };
