@@ -387,7 +387,7 @@ fn shift(range: Span, was: Span, to: Span, file: &CitedFile) -> Span {
     let start = clamp(start);
     let end = if inside {
         // A part keeps its length, inside the definition.
-        clamp(i64::from(start) + i64::from(range.1 - range.0))
+        clamp(i64::from(start) + i64::from(range.1.saturating_sub(range.0)))
     } else {
         clamp(end)
     };
@@ -400,13 +400,33 @@ fn follow_occurrence(code_ref: &CodeRef, range: Span, occurs: &[u32], line_count
     let nearest = (occurs.iter().copied())
         .min_by_key(|line| line.abs_diff(range.0))
         .unwrap_or(range.0);
+    // A stored range may be inverted (a record written by hand): it keeps no length.
     let end = nearest
-        .saturating_add(range.1 - range.0)
+        .saturating_add(range.1.saturating_sub(range.0))
         .min(line_count)
         .max(nearest);
     CodeRef {
         start_line: Some(nearest),
         end_line: code_ref.end_line.map(|_| end),
         ..code_ref.clone()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A committed record may carry a range whose end comes before its start: following its
+    /// symbol moves it without overflowing.
+    #[test]
+    fn an_inverted_range_follows_its_symbol() {
+        let code_ref = CodeRef {
+            start_line: Some(9),
+            end_line: Some(3),
+            symbol: Some("x".to_owned()),
+            ..CodeRef::to_path("a.txt")
+        };
+        let moved = follow_occurrence(&code_ref, (9, 3), &[20], 30);
+        assert_eq!((moved.start_line, moved.end_line), (Some(20), Some(20)));
     }
 }
