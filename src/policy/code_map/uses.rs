@@ -387,6 +387,11 @@ impl<'a> Resolver<'a> {
                 return Some(found);
             }
         }
+        if scoping == Scoping::Java
+            && let Some(found) = self.package_elsewhere(from, head)
+        {
+            return Some(found);
+        }
         let opened = self.globs.get(from).map(Vec::as_slice).unwrap_or_default();
         opened
             .iter()
@@ -542,6 +547,20 @@ impl<'a> Resolver<'a> {
         name: &'a str,
     ) -> Option<Place<'a>> {
         self.defined_at_top(&self.module_files(from, scoping, module), name)
+    }
+
+    /// `name` as a Java file's package defines it under another source root: a package is
+    /// the directories below the last `java/` (`src/main/java/com/x` and `src/test/java/com/x`
+    /// are one package, and a test names its subject unimported), searched nearest first.
+    fn package_elsewhere(&self, from: &'a str, name: &'a str) -> Option<Place<'a>> {
+        let directory = parent(from);
+        let package = match directory.rsplit_once("/java/") {
+            Some((_, package)) => package,
+            None => directory.strip_prefix("java/")?,
+        };
+        let mut found = self.modules.stem(Scoping::Java, package, true).to_vec();
+        found.retain(|path| parent(path) != directory && !self.peripheral.contains(path));
+        self.defined_at_top(&nearest(from, found), name)
     }
 
     /// `name` as the first of a module's `files` binds it by an import of its own, followed to
@@ -1273,6 +1292,35 @@ mod tests {
         assert_eq!(at("Report").as_deref(), Some("Report.java#Report"));
         assert_eq!(at("audit").as_deref(), Some("Audit.java#audit"));
         assert_eq!(at("cart.balance"), None);
+    }
+
+    /// A test in `src/test/java/com/shop` names `Ledger` of `src/main/java/com/shop` without
+    /// an import: one package under two source roots. A class of another package is not.
+    #[test]
+    fn a_java_package_spans_its_source_roots() {
+        let class = |name: &str| {
+            let mut file = file(Scoping::Java, &[], vec![]);
+            file.definitions.push(definition(name, "class", 1, 50));
+            file
+        };
+        let files = files(vec![
+            (
+                "src/test/java/com/shop/LedgerTest.java",
+                class("LedgerTest"),
+            ),
+            ("src/main/java/com/shop/Ledger.java", class("Ledger")),
+            ("src/main/java/com/shop/util/Money.java", class("Money")),
+        ]);
+        let at = |written_as: &str| {
+            let used = written(written_as, Form::Plain);
+            resolve(&files, "src/test/java/com/shop/LedgerTest.java", &used)
+                .map(|(p, _)| p.to_owned())
+        };
+        assert_eq!(
+            at("Ledger").as_deref(),
+            Some("src/main/java/com/shop/Ledger.java")
+        );
+        assert_eq!(at("Money"), None);
     }
 
     /// A class in the default package lives in `src/test/java`: `import java.util.List` is not
