@@ -8,6 +8,11 @@ use std::collections::HashSet;
 use super::uses::Scope;
 use super::uses::Scoping;
 
+/// The crates Rust provides itself: `use std::...` means the standard library even where the
+/// repository holds a crate directory of that name (cargo's test fixture `mock-std/library/
+/// std` was in the first 10 files of its map for all 80 focuses).
+const SYSROOT_CRATES: &[&str] = &["alloc", "core", "proc_macro", "std", "test"];
+
 /// The files each module stem may name, read once from the paths: a Rust file under its path
 /// without `.rs` (a `mod.rs`, `lib.rs` or `main.rs` under its directory too), a Python file
 /// under its path without `.py`/`.pyi` (an `__init__.py` under its directory too), a Java or
@@ -52,7 +57,8 @@ impl<'a> Modules<'a> {
             {
                 let name = krate.rsplit('/').next().unwrap_or(krate).replace('-', "_");
                 let shallower = |known: &&str| known.len() <= source.len();
-                if !name.is_empty() && !modules.crates.get(&name).is_some_and(shallower) {
+                let named = !name.is_empty() && !SYSROOT_CRATES.contains(&name.as_str());
+                if named && !modules.crates.get(&name).is_some_and(shallower) {
                     modules.crates.insert(name, source);
                 }
             }

@@ -1380,4 +1380,33 @@ mod tests {
             Some(("src/ledger.rs", "x"))
         );
     }
+
+    /// `use helix_view::Editor` leads to the workspace crate `helix-view`; `use std::fmt`
+    /// never to a crate directory named `std` (a test fixture standing in for the library).
+    #[test]
+    fn a_workspace_crate_is_named_but_never_the_standard_library() {
+        let user = file(
+            Scoping::Rust,
+            &[],
+            vec![
+                import("Editor", &["helix_view", "Editor"]),
+                import("custom_api", &["std", "custom_api"]),
+            ],
+        );
+        let files = files(vec![
+            ("helix-term/src/main.rs", user),
+            (
+                "helix-view/src/lib.rs",
+                file(Scoping::Rust, &["Editor"], vec![]),
+            ),
+            (
+                "tests/mock-std/library/std/src/lib.rs",
+                file(Scoping::Rust, &["custom_api"], vec![]),
+            ),
+        ]);
+        assert_eq!(
+            imported_files(&files, "helix-term/src/main.rs"),
+            [Some("helix-view/src/lib.rs"), None]
+        );
+    }
 }
