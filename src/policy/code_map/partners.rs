@@ -1,7 +1,7 @@
 //! Tests and what they test, paired by name: `GsonTest.java` and `Gson.java`, `test_app.py`
 //! and `app.py`, `parser_test.go` and `parser.go`, `button.spec.ts` and `button.ts`. The
 //! conventions of the test runners name a test after its subject, wherever the two lie in the
-//! tree (`src/main/java/...` and `src/test/java/...` are six directory steps apart), and the
+//! tree (`src/main/java/com/x` and `src/test/java/com/x` are eight directory steps apart), and the
 //! two change together more than any other pair: a focused map seeds the focus's partners
 //! ([`PARTNER_SHARE`]). The two must lie in parallel directories, the same once the test and
 //! source roots are left out ([`ROOT_DIRS`]), or one above the other: a name alone paired
