@@ -267,8 +267,9 @@ pub const LOCALITY: f64 = 0.3;
 const NEAR_STEPS: usize = 2;
 
 /// The seed weight of each file near a focus: halved with each directory step between the
-/// two, [`LOCALITY`] of the focus's weight in all; nothing without a focus.
-fn near_focus(files: &[MapInput<'_>], seeds: &Seeds) -> Vec<f64> {
+/// two, [`LOCALITY`] of `focus_weight` (the focuses' seed weight) in all; nothing without a
+/// focus.
+fn near_focus(files: &[MapInput<'_>], seeds: &Seeds, focus_weight: f64) -> Vec<f64> {
     let dirs: BTreeSet<&str> = (seeds.focus.iter())
         .map(|path| path.rsplit_once('/').map_or("", |(dir, _)| dir))
         .collect();
@@ -294,9 +295,6 @@ fn near_focus(files: &[MapInput<'_>], seeds: &Seeds) -> Vec<f64> {
         })
         .collect();
     let total: f64 = near.iter().sum();
-    let focus_weight: f64 = (seeds.focus.iter())
-        .filter_map(|path| seeds.paths.get(path))
-        .sum();
     if total > 0.0 {
         near.iter_mut()
             .for_each(|weight| *weight *= LOCALITY * focus_weight / total);
@@ -315,12 +313,12 @@ fn rank(files: &[MapInput<'_>], edges: &Edges, seeds: &Seeds) -> Vec<f64> {
         .map(|file| seeds.paths.get(file.path).copied().unwrap_or(0.0))
         .collect();
     if !seeds.focus.is_empty() {
-        let near = near_focus(files, seeds);
-        let paths: Vec<&str> = files.iter().map(|file| file.path).collect();
-        let focus: Vec<&str> = seeds.focus.iter().map(String::as_str).collect();
         let focus_weight: f64 = (seeds.focus.iter())
             .filter_map(|path| seeds.paths.get(path))
             .sum();
+        let near = near_focus(files, seeds, focus_weight);
+        let paths: Vec<&str> = files.iter().map(|file| file.path).collect();
+        let focus: Vec<&str> = seeds.focus.iter().map(String::as_str).collect();
         let partners = partners::partner_weights(&paths, &focus, focus_weight);
         (teleport.iter_mut().zip(near).zip(partners))
             .for_each(|((weight, near), partner)| *weight += near + partner);

@@ -240,6 +240,12 @@ impl Record {
         }
     }
 
+    /// For a rollback that names them, the heads of the records it restores
+    /// ([`Restore::named_tips`]).
+    pub fn restored_tips(&self) -> Option<&[String]> {
+        (self.restore.as_ref()).and_then(|restore| restore.named_tips())
+    }
+
     /// The id a line's content hashes to, or why the line is not shaped like a record.
     pub fn content_id(line: &[u8]) -> Result<String, String> {
         sealed_id(line).map(|hex| hex.iter().map(|digit| char::from(*digit)).collect())
@@ -334,8 +340,7 @@ pub struct Placement {
     pub parents: Vec<String>,
     /// See [`Record::at`].
     pub at: String,
-    /// For a rollback that names them, the heads of the records it restores
-    /// ([`Restore::named_tips`]).
+    /// See [`Record::restored_tips`].
     pub restores: Option<Vec<String>>,
     /// The line, checked against the id when it was placed.
     line: Box<[u8]>,
@@ -354,9 +359,7 @@ impl Line for Placement {
         // Decoded whole, so that a line is refused exactly as a reader of whole records
         // refuses it; only its place and its bytes are kept.
         let record = Record::parse_line(line)?;
-        let restores = (record.restore.as_ref())
-            .and_then(|restore| restore.named_tips())
-            .map(<[String]>::to_vec);
+        let restores = record.restored_tips().map(<[String]>::to_vec);
         let mut parents = record.parents;
         parents.shrink_to_fit();
         Ok(Placement {

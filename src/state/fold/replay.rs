@@ -20,8 +20,7 @@ use super::Writers;
 /// A record as a replay holds it: decoded whole, or placed with its line and decoded when its
 /// turn comes ([`Placement`]).
 pub trait Replayed: Placed {
-    /// For a rollback that names them, the heads of the records it restores
-    /// ([`crate::state::rollout::Restore::named_tips`]).
+    /// See [`Record::restored_tips`].
     fn restored_tips(&self) -> Option<&[String]>;
 
     /// The whole record.
@@ -30,9 +29,7 @@ pub trait Replayed: Placed {
 
 impl Replayed for Record {
     fn restored_tips(&self) -> Option<&[String]> {
-        self.restore
-            .as_ref()
-            .and_then(|restore| restore.named_tips())
+        Record::restored_tips(self)
     }
 
     fn record(&self) -> Cow<'_, Record> {

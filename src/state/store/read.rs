@@ -568,14 +568,6 @@ pub(super) enum Remember {
     Not,
 }
 
-/// The heads of the records a rollback record restores, when it names them.
-pub(super) fn named_tips(record: &Record) -> Option<&[String]> {
-    record
-        .restore
-        .as_ref()
-        .and_then(|restore| restore.named_tips())
-}
-
 /// Of `tail` (the records past a snapshot whose heads are `snapshot_tips`), the ones `within`
 /// names and their ancestors, in order; `None` when those do not include every record the
 /// snapshot holds (a head of it is among them, or a parent of one of them: a head has no

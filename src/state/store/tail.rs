@@ -38,7 +38,6 @@ use super::read::KnownIds;
 use super::read::Remember;
 use super::read::TailMetas;
 use super::read::is_linear;
-use super::read::named_tips;
 use super::read::within_tail;
 
 /// A read that started from a snapshot caches its fold only when the lines it folded on top
@@ -221,7 +220,9 @@ impl Store {
         let needs_writers = writers || !is_linear(&tips, &ordered);
         // A rollback restores lists the snapshot's newest items do not tell: the lists are
         // loaded whole, and the fold is remembered so that later reads start past it.
-        let restoring = ordered.iter().any(|record| named_tips(record).is_some());
+        let restoring = ordered
+            .iter()
+            .any(|record| record.restored_tips().is_some());
         let remembering = within.is_none()
             && (restoring || self.worth_remembering(remember, path, ordered.len(), tail_bytes));
         let load = match remembering || restoring {
@@ -249,7 +250,7 @@ impl Store {
         };
         let mut fold = Fold::new(loaded.folded, snapshot.header.records as usize);
         for record in &ordered {
-            if let Some(tips) = named_tips(record) {
+            if let Some(tips) = record.restored_tips() {
                 let target = self.read_within(Parts::WHOLE, Remember::Not, Some(tips))?;
                 fold.provide_target(&record.id, target.into_folded());
             }
