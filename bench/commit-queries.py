@@ -17,7 +17,8 @@ import json
 import subprocess
 import sys
 
-SOURCE = (".rs", ".py", ".js", ".ts", ".go", ".sh", ".zsh", ".nu", ".c", ".h")
+SOURCE = (".rs", ".py", ".js", ".jsx", ".ts", ".tsx", ".go", ".java", ".sh", ".zsh", ".nu", ".c", ".h", ".cc", ".cpp",
+          ".hpp")
 SKIP = ("bump", "merge", "release", "chore(deps)", "build(deps)")
 
 
