@@ -145,9 +145,12 @@ pub enum LineDefinitions {
 /// word would cost more than the whole search. In Rust, Python and Go a definition starts
 /// with a keyword (`fn`, `struct`, `def`, `class`, `func`, ...; in Go a method's receiver
 /// comes between `func` and its name), so the line itself says ([`LineDefinitions::Named`]);
-/// in C, C++, Java, JavaScript and TypeScript, whose functions and methods need no keyword,
-/// a name after a defining word or followed by `(` (not reached through `.` or `->`, a method
-/// call) may be defined there, and the parser settles it ([`LineDefinitions::Ask`]); lines of
+/// so do a script's `function`, `class`, `interface` and `enum`, which the parser tags
+/// wherever they stand, and its `const`, `let` and `var` at the top of the program (not
+/// indented). Otherwise in C, C++, Java, JavaScript and TypeScript, whose functions and
+/// methods need no keyword, a name after a defining word or followed by `(` (not reached
+/// through `.` or `->`, a method call) may be defined there, and the parser settles it
+/// ([`LineDefinitions::Ask`]); lines of
 /// the pattern languages that name one are asked about too (the patterns cost little). A
 /// comment line, a name inside quotes, a local variable (an indented `const`, `let` or `var`
 /// of a script, a Rust `let`) define nothing the parser would tag: on vite such lines sent
@@ -202,7 +205,7 @@ pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -
             return;
         }
         if DEFINING_WORDS.contains(&previous) || (go_func && opens_call && !called) {
-            if keyword_free {
+            if keyword_free && !(script && script_defines(previous, indented)) {
                 ask = true;
             } else if !named.contains(&name) {
                 named.push(name);
@@ -216,6 +219,14 @@ pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -
         (false, false) => LineDefinitions::Named(named),
         (false, true) => LineDefinitions::None,
     }
+}
+
+/// Whether a script's name after `word` is a definition the parser tags wherever it stands (a
+/// function, class, interface or enum), or a variable at the top of the program (a line that
+/// is not `indented`).
+fn script_defines(word: &str, indented: bool) -> bool {
+    matches!(word, "function" | "class" | "interface" | "enum")
+        || (!indented && matches!(word, "const" | "let" | "var"))
 }
 
 /// Whether `rest`, a script line after a declared variable's name, may give it a function (an
@@ -460,12 +471,22 @@ mod tests {
                 "  Map<String, Package> package(String name) {",
                 LineDefinitions::Ask,
             ),
-            ("a.ts", "const socket_addr = () => {", LineDefinitions::Ask),
-            ("A.kt", "val x = package", LineDefinitions::Ask),
             (
                 "a.ts",
-                "export const package = load()",
-                LineDefinitions::Ask,
+                "const socket_addr = () => {",
+                named(&["socketaddr"]),
+            ),
+            ("A.kt", "val x = package", LineDefinitions::Ask),
+            ("a.ts", "export const package = load()", named(&["package"])),
+            (
+                "a.js",
+                "  export async function package(id) {",
+                named(&["package"]),
+            ),
+            (
+                "a.tsx",
+                "    class Package extends Base {",
+                named(&["package"]),
             ),
             ("a.ts", "  const package = async (", LineDefinitions::Ask),
             (
