@@ -147,7 +147,8 @@ pub enum LineDefinitions {
 /// comes between `func` and its name), so the line itself says ([`LineDefinitions::Named`]);
 /// so do a script's `function`, `class`, `interface` and `enum`, which the parser tags
 /// wherever they stand, and its `const`, `let` and `var` at the top of the program (not
-/// indented). Otherwise in C, C++, Java, JavaScript and TypeScript, whose functions and
+/// indented), and a script line that heads a method (modifiers, the name, its parameters and
+/// the `{` of its body). Otherwise in C, C++, Java, JavaScript and TypeScript, whose functions and
 /// methods need no keyword, a name after a defining word or followed by `(` (not reached
 /// through `.` or `->`, a method call) may be defined there, and the parser settles it
 /// ([`LineDefinitions::Ask`]); lines of
@@ -211,7 +212,13 @@ pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -
                 named.push(name);
             }
         } else if keyword_free && !called && opens_call && !ends_a_call(&line[end..], script) {
-            ask = true;
+            if script && is_method_head(before, &line[end..]) {
+                if !named.contains(&name) {
+                    named.push(name);
+                }
+            } else {
+                ask = true;
+            }
         }
     });
     match (ask, named.is_empty()) {
@@ -219,6 +226,44 @@ pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -
         (false, false) => LineDefinitions::Named(named),
         (false, true) => LineDefinitions::None,
     }
+}
+
+/// Whether a script's name that `before` precedes (the line up to it) and `rest` follows
+/// heads a method: only modifiers come before it, and its parameters close on the line, which
+/// ends with the `{` of its body (`  async get css(): string {`). A call is never followed by a
+/// block on its line.
+fn is_method_head(before: &str, rest: &str) -> bool {
+    const MODIFIERS: &[&str] = &[
+        "static",
+        "async",
+        "get",
+        "set",
+        "public",
+        "private",
+        "protected",
+        "readonly",
+        "override",
+        "abstract",
+        "*",
+    ];
+    let modifiers_only = before
+        .split_whitespace()
+        .all(|word| MODIFIERS.contains(&word.trim_start_matches('*')) || word == "*");
+    let mut depth = 0_usize;
+    let closed = rest.char_indices().find_map(|(at, c)| {
+        match c {
+            '(' => depth += 1,
+            ')' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(at + 1);
+                }
+            }
+            _ => {}
+        }
+        None
+    });
+    modifiers_only && closed.is_some_and(|at| rest[at..].trim_end().ends_with('{'))
 }
 
 /// Whether a script's name after `word` is a definition the parser tags wherever it stands (a
@@ -451,11 +496,11 @@ mod tests {
                 "    public Package package (String name) {",
                 LineDefinitions::Ask,
             ),
-            ("a.js", "  package(name) {", LineDefinitions::Ask),
+            ("a.js", "  package(name) {", named(&["package"])),
             (
                 "a.ts",
                 "  async package(name: string): Promise<void> {",
-                LineDefinitions::Ask,
+                named(&["package"]),
             ),
             (
                 "a.cc",
@@ -464,7 +509,7 @@ mod tests {
             ),
             ("a.c", "char *package(void)", LineDefinitions::Ask),
             ("a.c", "package (int id)", LineDefinitions::Ask),
-            ("a.ts", "  package({ id }: Options) {", LineDefinitions::Ask),
+            ("a.ts", "  package({ id }: Options) {", named(&["package"])),
             ("a.ts", "  package({", LineDefinitions::Ask),
             (
                 "A.java",
