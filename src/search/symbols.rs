@@ -168,12 +168,7 @@ pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -
     };
     let grammar = syntax::grammar(path);
     let code = line.trim_start();
-    let comment = if grammar == Some(Grammar::Python) {
-        "#"
-    } else {
-        "//"
-    };
-    if code.starts_with(comment) {
+    if is_comment(code, grammar) {
         return LineDefinitions::None;
     }
     let indented = code.len() < line.len();
@@ -193,16 +188,23 @@ pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -
         }
         let before = line[..start].trim_end().trim_end_matches('!');
         let previous = before.rsplit(|c| !is_part(c)).next().unwrap_or_default();
-        let called = before.ends_with('.') || before.ends_with("->") || only_calls(before);
+        // In a script a name after `>` is compared or an arrow function's body, not defined.
+        let called = before.ends_with('.')
+            || before.ends_with("->")
+            || (script && before.ends_with('>'))
+            || only_calls(before);
         let opens_call = line[end..].trim_start().starts_with('(');
-        // A script's variables are definitions at the top of the program, or anywhere when
-        // they hold a function; a Rust `let` never is.
-        let local = (script
-            && indented
-            && matches!(previous, "const" | "let" | "var")
-            && !holds_function(&line[end..]))
-            || (grammar == Some(Grammar::Rust) && previous == "let");
-        if local {
+        // A Rust `let` is never a definition; a script's variables are at the top of the
+        // program, or anywhere when they hold a function.
+        if grammar == Some(Grammar::Rust) && previous == "let" {
+            return;
+        }
+        if script && indented && matches!(previous, "const" | "let" | "var") {
+            match held(&line[end..]) {
+                Held::Function if !named.contains(&name) => named.push(name),
+                Held::Function | Held::Other => {}
+                Held::Unsure => ask = true,
+            }
             return;
         }
         if DEFINING_WORDS.contains(&previous) || (go_func && opens_call && !called) {
@@ -229,9 +231,10 @@ pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -
 }
 
 /// Whether a script's name that `before` precedes (the line up to it) and `rest` follows
-/// heads a method: only modifiers come before it, and its parameters close on the line, which
-/// ends with the `{` of its body (`  async get css(): string {`). A call is never followed by a
-/// block on its line.
+/// heads a method: only modifiers come before it, and there is one at least (`async resolve(`,
+/// a call never follows one), or its parameters close on the line and are followed by a
+/// return type (an interface's `resolve(id: string): string`) or by the `{` of its body
+/// (`css() {`; a call is never followed by a block on its line).
 fn is_method_head(before: &str, rest: &str) -> bool {
     const MODIFIERS: &[&str] = &[
         "static",
@@ -246,46 +249,102 @@ fn is_method_head(before: &str, rest: &str) -> bool {
         "abstract",
         "*",
     ];
-    let modifiers_only = before
-        .split_whitespace()
-        .all(|word| MODIFIERS.contains(&word.trim_start_matches('*')) || word == "*");
-    let mut depth = 0_usize;
-    let closed = rest.char_indices().find_map(|(at, c)| {
+    let mut words = before.split_whitespace().peekable();
+    let modified = words.peek().is_some();
+    if !words.all(|word| word == "*" || MODIFIERS.contains(&word.trim_start_matches('*'))) {
+        return false;
+    }
+    let Some(inside) = rest.trim_start().strip_prefix('(') else {
+        return false;
+    };
+    let Some(after) = closing(inside).map(|at| inside[at + 1..].trim()) else {
+        return modified;
+    };
+    modified || after.ends_with('{') || after.starts_with(':')
+}
+
+/// Whether a script's name after `word` is a definition the parser tags wherever it stands (a
+/// function, class, interface, enum or namespace), or a variable at the top of the program (a line that
+/// is not `indented`).
+fn script_defines(word: &str, indented: bool) -> bool {
+    matches!(
+        word,
+        "function" | "class" | "interface" | "enum" | "namespace"
+    ) || (!indented && matches!(word, "const" | "let" | "var"))
+}
+
+/// What a script's variable holds, as far as its line shows.
+enum Held {
+    /// A function (an arrow function or a function expression), which the parser tags as a
+    /// definition wherever the variable is declared.
+    Function,
+    /// Something else.
+    Other,
+    /// The line does not say (its value goes on past it).
+    Unsure,
+}
+
+/// What `rest`, a script line after a declared variable's name, gives it: a function when its
+/// value starts with `function` or `async function`, or is an arrow function (`async` and a
+/// parameter list closed on the line, or one parameter, then `=>`, perhaps after a return
+/// type); unsure when its parameter list goes on past the line.
+fn held(rest: &str) -> Held {
+    let value = rest
+        .split_once('=')
+        .map_or("", |(_, value)| value)
+        .trim_start();
+    let value = value.strip_prefix("async").map_or(value, str::trim_start);
+    if value.starts_with("function") {
+        return Held::Function;
+    }
+    let is_part = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
+    let after_parameters = match value.strip_prefix('(') {
+        Some(inside) => match closing(inside) {
+            Some(at) => &inside[at + 1..],
+            None => return Held::Unsure,
+        },
+        None => value.trim_start_matches(is_part),
+    };
+    let after = after_parameters.trim_start();
+    if after.starts_with("=>") || (after.starts_with(':') && after.contains("=>")) {
+        Held::Function
+    } else {
+        Held::Other
+    }
+}
+
+/// The byte offset in `inside` (the text after an opening parenthesis) of the parenthesis that
+/// closes it, if the line holds it.
+fn closing(inside: &str) -> Option<usize> {
+    let mut depth = 1_usize;
+    inside.char_indices().find_map(|(at, c)| {
         match c {
             '(' => depth += 1,
             ')' => {
-                depth = depth.checked_sub(1)?;
+                depth -= 1;
                 if depth == 0 {
-                    return Some(at + 1);
+                    return Some(at);
                 }
             }
             _ => {}
         }
         None
-    });
-    modifiers_only && closed.is_some_and(|at| rest[at..].trim_end().ends_with('{'))
+    })
 }
 
-/// Whether a script's name after `word` is a definition the parser tags wherever it stands (a
-/// function, class, interface or enum), or a variable at the top of the program (a line that
-/// is not `indented`).
-fn script_defines(word: &str, indented: bool) -> bool {
-    matches!(word, "function" | "class" | "interface" | "enum")
-        || (!indented && matches!(word, "const" | "let" | "var"))
-}
-
-/// Whether `rest`, a script line after a declared variable's name, may give it a function (an
-/// arrow function or a function expression, which the parser tags as a definition wherever it
-/// is): its value starts with `(`, `async` or `function`, or the line holds `=>`.
-fn holds_function(rest: &str) -> bool {
-    let value = rest
-        .split_once('=')
-        .map_or("", |(_, value)| value)
-        .trim_start();
-    rest.contains("=>")
-        || value.starts_with('(')
-        || value.starts_with("async")
-        || value.starts_with("function")
+/// Whether `code` (a line, trimmed at the start) is a comment in `grammar`: a line comment, or
+/// in the C family and the scripts the start or a continuation (`* ...`) of a block comment.
+fn is_comment(code: &str, grammar: Option<Grammar>) -> bool {
+    match grammar {
+        Some(Grammar::Python) => code.starts_with('#'),
+        _ => {
+            code.starts_with("//")
+                || code.starts_with("/*")
+                || code == "*"
+                || code.starts_with("* ")
+                || code.starts_with("*\t")
+        }
+    }
 }
 
 /// Words after which a name followed by `(` is called, never defined.
@@ -537,13 +596,25 @@ mod tests {
             (
                 "a.js",
                 "    let package = function () {",
-                LineDefinitions::Ask,
+                named(&["package"]),
             ),
             (
                 "a.ts",
                 "  const package: Load = (id) => load(id)",
-                LineDefinitions::Ask,
+                named(&["package"]),
             ),
+            (
+                "a.ts",
+                "  const package = (p: string) => path.resolve(root, p)",
+                named(&["package"]),
+            ),
+            (
+                "a.ts",
+                "  package(specifier: string, parent?: string): string",
+                named(&["package"]),
+            ),
+            ("a.ts", "  async package(", named(&["package"])),
+            ("a.ts", "declare namespace Package {", named(&["package"])),
             (
                 "a.rs",
                 "impl<'a> Registry<'a> { fn package() {} }",
@@ -583,6 +654,9 @@ mod tests {
             ("a.c", "  puts(\"struct package(\");"),
             ("a.rs", "    // fn package() {}"),
             ("a.py", "# def package(self):"),
+            ("a.ts", "  const package = (await load()).map((x) => x)"),
+            ("a.ts", "   * package (the package) is resolved"),
+            ("a.ts", "  await expect.poll(() => package('.x'))"),
         ] {
             assert_eq!(
                 line_definitions(path, line, wanted),
