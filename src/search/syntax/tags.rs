@@ -185,6 +185,19 @@ thread_local! {
     static TOOLS: RefCell<(Parser, QueryCursor)> = RefCell::new((Parser::new(), QueryCursor::new()));
 }
 
+/// The most the parser and query cursor kept for a thread may hold past a parse (1 MiB).
+const TOOLS_KEPT: isize = 1 << 20;
+
+/// Replaces this thread's parser and query cursor with fresh ones when they hold over
+/// [`TOOLS_KEPT`] more than `before`, what the thread held before a parse whose trees are
+/// dropped since: over a deep file they grow their stacks to its depth and keep them (32 MiB
+/// after a million nested parentheses of C), which no later parse's budget counts.
+pub(super) fn shed_tools(before: isize) {
+    if memory::held() > before.saturating_add(TOOLS_KEPT) {
+        TOOLS.with(|tools| *tools.borrow_mut() = (Parser::new(), QueryCursor::new()));
+    }
+}
+
 /// The tags `query` finds in `source`, in the order of their names, and its `@nested` nodes,
 /// within `budget`.
 pub fn tags<'q>(query: &'q TagQuery, source: &[u8], budget: Budget) -> Result<Tagged<'q>, Stopped> {
