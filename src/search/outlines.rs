@@ -238,21 +238,27 @@ fn first_pass<'a>(
                 .collect()
         })
         .collect();
-    let texts: Vec<Vec<(usize, String)>> = crate::parallel::map_pieces(&pieces, |piece| {
+    // Each text is dropped once its words are taken: a hundred files of a megabyte each held
+    // together cost as much memory as a parse is granted.
+    let words: Vec<Vec<(usize, Vec<String>)>> = crate::parallel::map_pieces(&pieces, |piece| {
         (piece.iter().enumerate())
             .take_while(|(done, _)| *done < ALWAYS_READ || Instant::now() < deadline)
-            .filter_map(|(_, (at, stat))| Some((*at, walk::read_text(root, stat).ok()?)))
+            .filter_map(|(_, (at, stat))| {
+                let text = walk::read_text(root, stat).ok()?;
+                let words = first_pass::imported_words(&text).into_iter();
+                Some((*at, words.map(str::to_owned).collect()))
+            })
             .collect()
     });
-    let mut read: Vec<Option<String>> = vec![None; files.len()];
-    for (at, text) in texts.into_iter().flatten() {
-        read[at] = Some(text);
+    let mut read: Vec<Option<Vec<String>>> = vec![None; files.len()];
+    for (at, words) in words.into_iter().flatten() {
+        read[at] = Some(words);
     }
     let (first, rest): (Vec<usize>, Vec<usize>) =
         (0..files.len()).partition(|&at| wanted(&files[at].path));
     let named: Vec<(&str, Option<foldhash::HashSet<&str>>)> = (rest.iter())
         .map(|&at| {
-            let words = read[at].as_deref().map(first_pass::imported_words);
+            let words = (read[at].as_ref()).map(|words| words.iter().map(String::as_str).collect());
             (files[at].path.as_str(), words)
         })
         .collect();

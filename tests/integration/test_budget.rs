@@ -2,6 +2,7 @@
 //! references cite): past it, the files left are left out and named, and a reference citing a
 //! symbol in a file not parsed is named as not judged, never certified. And a FIFO
 //! `.gitignore` in an untracked directory, which libgit2 would read itself, blocks no read.
+//! Hostile files parsed on every core hold together no more than one parse is granted.
 //! The deadline is set to nothing through `EPIPHANY_PARSE_TIME_MS` (for tests only), so that
 //! no assertion depends on the machine's speed.
 
@@ -436,4 +437,74 @@ fn past_the_deadline_retrieve_with_an_index_names_the_changed_files_it_did_not_p
         .filter_map(|result| result["path"].as_str())
         .collect();
     assert!(paths.contains(&"src/cold.c"), "searched as text: {report}");
+}
+
+/// The most memory the process held at once over one run of the binary, in bytes (the
+/// kernel's count for the child): `args` run with `stdin`, their output dropped.
+// The child is waited for by `wait4`, which gives its resource usage; `Child::wait` does not.
+#[allow(clippy::zombie_processes)]
+fn peak_memory(env: &TestEnv, args: &[&str], stdin: &[u8]) -> u64 {
+    use std::io::Write;
+    use std::process::Stdio;
+    let mut child = (env.std_command(args))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    // Closed when dropped, so that the command sees the end of its input.
+    (child.stdin.take().expect("stdin"))
+        .write_all(stdin)
+        .expect("write");
+    let pid = i32::try_from(child.id()).expect("a pid");
+    let mut status = 0;
+    // SAFETY: an all-zero `rusage` is a valid value for `wait4` to fill in; the child is ours
+    // and not waited for by anything else.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `status` and `usage` are valid and writable.
+    let waited = unsafe { libc::wait4(pid, &raw mut status, 0, &raw mut usage) };
+    assert_eq!(waited, pid, "waited for the child");
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{args:?} failed: {status}"
+    );
+    u64::try_from(usage.ru_maxrss).expect("a size") * 1024
+}
+
+/// Hostile cited files parsed on two cores hold no more together than one parse is granted:
+/// each takes about its whole budget (138 MiB for a megabyte of nested parentheses), and the
+/// one that finished gives it back before the next one, on the other core, is granted its own.
+/// The memory allocator kept what the first core freed for that core, so the two added up:
+/// `hook session-start` on bench/hostile-repo.sh held 379 MiB.
+#[test]
+fn hostile_files_parsed_on_two_cores_hold_no_more_than_one_parse_is_granted() {
+    let env = TestEnv::new().with_var("EPIPHANY_PARSE_TIME_MS", "600000");
+    let depth = 500_000;
+    let deep = format!(
+        "int hot(void) {{\n  return {}0{};\n}}\n",
+        "(".repeat(depth),
+        ")".repeat(depth)
+    );
+    // Nine cited files are parsed on two threads, the first five on one: two deep ones each.
+    let mut refs = Vec::new();
+    for at in 0..9 {
+        let text = if matches!(at, 0 | 1 | 5 | 6) {
+            deep.as_str()
+        } else {
+            "int hot(void) { return 0; }\n"
+        };
+        env.write(&format!("src/f{at}.c"), text);
+        refs.push(format!("src/f{at}.c#hot"));
+    }
+    env.commit_all("code");
+    let mut args = vec!["node", "set", "hot", "--purpose", "hot"];
+    for cited in &refs {
+        args.extend(["--ref", cited]);
+    }
+    env.ok(&args);
+    env.commit_all("map");
+    // Parsed by this run, not read from what the write kept.
+    let _ = std::fs::remove_file(env.root().join(".epiphany/cache/definitions.msgpack"));
+    let peak = peak_memory(&env, &["freshness"], b"");
+    assert!(peak < 256 << 20, "peak {} MiB", peak >> 20);
 }

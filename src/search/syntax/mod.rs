@@ -328,16 +328,26 @@ fn tagged(
     deadline: Deadline,
 ) -> Option<Result<Outline, Stopped>> {
     let grammar = grammar(path)?;
-    // Held until the outline is made from the tree.
+    // Held until the outline is made from the tree and the parser has shed what it grew.
     let Some(_granted) = memory::grant(tags::budget(text.len()).memory, deadline) else {
         return Some(Err(Stopped::Late));
     };
+    let before = memory::held();
+    let outline = outline_of(grammar, text, tags, deadline);
+    tags::shed_tools(before);
+    Some(outline)
+}
+
+/// What [`tagged`] finds, once its grant is held.
+fn outline_of(
+    grammar: Grammar,
+    text: &str,
+    tags: Tags,
+    deadline: Deadline,
+) -> Result<Outline, Stopped> {
     let query = tag_query(grammar, tags);
     let parsed = parseable(grammar, text);
-    let (found, tree) = match tags_with_nested(query, parsed.as_bytes(), deadline) {
-        Ok(found) => found,
-        Err(over) => return Some(Err(over)),
-    };
+    let (found, tree) = tags_with_nested(query, parsed.as_bytes(), deadline)?;
     let line_of = line_numbers(text);
     let mut outline = Outline::default();
     if tags == Tags::All {
@@ -381,7 +391,7 @@ fn tagged(
             outline.macro_references.push(name);
         }
     }
-    Some(Ok(outline))
+    Ok(outline)
 }
 
 #[cfg(test)]
