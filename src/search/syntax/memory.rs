@@ -7,11 +7,12 @@
 //! allocation and release here. The binary also hands over how to give the memory its
 //! allocator keeps freed back to the system ([`set_release`]): a grant is returned only after
 //! a parse that took much has given it back, since an allocator keeps what a thread freed for
-//! that thread, and the next parse, on another core, would otherwise add its memory to it. A parse and its query walk run on one thread, so what this
-//! thread's count grew by since the parse started is what the parse holds. Memory released on
-//! another thread than it was taken on lowers that thread's count instead: the count of a
-//! thread is only ever compared with itself. Where no such allocator is installed (the
-//! library's own tests) nothing is counted and only time bounds a parse.
+//! that thread, and the next parse, on another core, would otherwise add its memory to it.
+//! A parse and its query walk run on one thread, so what this thread's count grew by since the
+//! parse started is what the parse holds. Memory released on another thread than it was taken
+//! on lowers that thread's count instead: the count of a thread is only ever compared with
+//! itself. Where no such allocator is installed (the library's own tests) nothing is counted
+//! and only time bounds a parse.
 
 use std::cell::Cell;
 use std::sync::Condvar;
