@@ -26,7 +26,7 @@ use super::tags::Deadline;
 /// The most parser memory the parses of one process are granted at once (160 MiB): a file's
 /// parse is granted its budget's memory before it starts ([`grant`]), so that however many
 /// cores parse at once, and however hostile the files, their trees hold at most this together
-/// (a file whose own budget is larger is parsed alone, within its budget).
+/// (no file's budget is larger: [`super::tags::budget`]).
 pub const SHARED: usize = 160 << 20;
 
 /// The bytes granted to the parses running now.

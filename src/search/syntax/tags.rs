@@ -172,13 +172,18 @@ pub struct Budget {
 /// Memory: 16 MiB and 128 bytes per byte. Real code holds at most about 60 bytes per byte at
 /// its peak (cargo's Rust over 20 KB, the one-line C), a 4 MB minified bundle 64; 1.9 million
 /// nested arrays in 3.8 MB of JavaScript took 1.3 GB, 340 bytes per byte, within its time
-/// budget (bench/hostile-memory.sh). A parse is granted this memory from what all parses of
-/// the process share ([`super::memory::grant`]) before it starts.
+/// budget (bench/hostile-memory.sh). It is never more than all parses of the process share
+/// ([`memory::SHARED`], 160 MiB), so that no command's parses hold more, however large the
+/// file: real code over about 2.5 MB (a minified bundle, generated C) may go over it and is
+/// then judged by its lines, as a hostile file is. A parse is granted this memory from that
+/// share ([`super::memory::grant`]) before it starts.
 pub fn budget(bytes: usize) -> Budget {
     let wide = u64::try_from(bytes).unwrap_or(u64::MAX);
     Budget {
         cpu: Duration::from_millis(100) + Duration::from_nanos(wide.saturating_mul(2_000)),
-        memory: (16_usize << 20).saturating_add(bytes.saturating_mul(128)),
+        memory: (16_usize << 20)
+            .saturating_add(bytes.saturating_mul(128))
+            .min(memory::SHARED),
         deadline: Deadline::NONE,
     }
 }
@@ -437,6 +442,13 @@ mod tests {
     }
 
     const FUNCTIONS: &str = "(function_item name: (identifier) @name) @definition.function";
+
+    #[test]
+    fn no_file_is_granted_more_memory_than_all_parses_share() {
+        assert_eq!(budget(100_000).memory, (16 << 20) + 12_800_000);
+        assert_eq!(budget(4 << 20).memory, memory::SHARED);
+        assert_eq!(budget(usize::MAX).memory, memory::SHARED);
+    }
 
     #[test]
     fn a_file_stops_when_its_budget_is_used_up() {
