@@ -392,21 +392,13 @@ fn only_calls(before: &str) -> bool {
 /// statement: a method definition goes on with `{` or a return type). A C definition may put
 /// its `{` on the next line, so there nothing after the arguments settles nothing.
 fn ends_a_call(rest: &str, script: bool) -> bool {
-    let mut depth = 0_usize;
-    for (at, c) in rest.char_indices() {
-        match c {
-            '(' => depth += 1,
-            ')' => {
-                depth = depth.saturating_sub(1);
-                if depth == 0 {
-                    let after = rest[at + 1..].trim_start();
-                    return after.starts_with([';', '.', ')', ',']) || (script && after.is_empty());
-                }
-            }
-            _ => {}
-        }
-    }
-    false
+    let Some(inside) = rest.trim_start().strip_prefix('(') else {
+        return false;
+    };
+    closing(inside).is_some_and(|at| {
+        let after = inside[at + 1..].trim_start();
+        after.starts_with([';', '.', ')', ',']) || (script && after.is_empty())
+    })
 }
 
 /// The byte ranges of `line` inside string quotes (`"`, a backquote, and `'` but in Rust, where
