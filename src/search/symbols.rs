@@ -214,7 +214,12 @@ pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -
                 named.push(name);
             }
         } else if keyword_free && !called && opens_call && !ends_a_call(&line[end..], script) {
-            if script && is_method_head(before, &line[end..]) {
+            // A line-start `catch (err) {` heads a block, or a method of that name.
+            let keyword = matches!(
+                &line[start..end],
+                "if" | "for" | "while" | "switch" | "catch" | "with"
+            );
+            if script && !keyword && is_method_head(before, &line[end..]) {
                 if !named.contains(&name) {
                     named.push(name);
                 }
@@ -606,6 +611,13 @@ mod tests {
                 named(&["package"]),
             ),
             ("a.ts", "  async package(", named(&["package"])),
+            ("a.ts", "  get package() {", named(&["package"])),
+            (
+                "a.ts",
+                "  static async *package(id: Id): Promise<void> {",
+                named(&["package"]),
+            ),
+            ("a.js", "  package(id) { return id }", LineDefinitions::Ask),
             ("a.ts", "declare namespace Package {", named(&["package"])),
             (
                 "a.rs",
@@ -649,6 +661,7 @@ mod tests {
             ("a.ts", "  const package = (await load()).map((x) => x)"),
             ("a.ts", "   * package (the package) is resolved"),
             ("a.ts", "  await expect.poll(() => package('.x'))"),
+            ("a.js", "  foo(bar).package(id) {"),
         ] {
             assert_eq!(
                 line_definitions(path, line, wanted),
@@ -656,6 +669,11 @@ mod tests {
                 "{path}: {line}"
             );
         }
+        // A line-start `catch (err) {` heads a block, or a method of that name: the parser says.
+        assert_eq!(
+            line_definitions("a.js", "  catch (err) {", |name| name == "catch"),
+            LineDefinitions::Ask
+        );
     }
 
     #[test]
