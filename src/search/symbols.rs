@@ -158,7 +158,8 @@ pub enum LineDefinitions {
 /// 30 of the 40 files a four-word query parsed to the parser. An index holds the parser's
 /// definitions for every parsed file.
 pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -> LineDefinitions {
-    let keyword_free = match syntax::grammar(path) {
+    let grammar = syntax::grammar(path);
+    let keyword_free = match grammar {
         None if pattern_language(path).is_some() && names_any(line, &wanted) => {
             return LineDefinitions::Ask;
         }
@@ -166,7 +167,6 @@ pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -
         Some(Grammar::Rust | Grammar::Python | Grammar::Go) => false,
         Some(_) => true,
     };
-    let grammar = syntax::grammar(path);
     let code = line.trim_start();
     if is_comment(code, grammar) {
         return LineDefinitions::None;
@@ -177,17 +177,21 @@ pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -
         grammar,
         Some(Grammar::JavaScript | Grammar::TypeScript | Grammar::Tsx)
     );
-    let is_part = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
     let mut named = Vec::new();
     let mut ask = false;
-    let quoted = quoted_spans(line, grammar);
+    // Found once a wanted name is: most matched lines hold none.
+    let mut quoted = None;
     each_identifier(line, |start, end| {
         let name = normalize(&line[start..end]);
-        if !wanted(&name) || quoted.iter().any(|span| span.contains(&start)) {
+        if !wanted(&name) {
+            return;
+        }
+        let quoted = quoted.get_or_insert_with(|| quoted_spans(line, grammar));
+        if quoted.iter().any(|span| span.contains(&start)) {
             return;
         }
         let before = line[..start].trim_end().trim_end_matches('!');
-        let previous = before.rsplit(|c| !is_part(c)).next().unwrap_or_default();
+        let previous = last_word(before);
         // In a script a name after `>` is compared or an arrow function's body, not defined.
         let called = before.ends_with('.')
             || before.ends_with("->")
@@ -302,13 +306,12 @@ fn held(rest: &str) -> Held {
     if value.starts_with("function") {
         return Held::Function;
     }
-    let is_part = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
     let after_parameters = match value.strip_prefix('(') {
         Some(inside) => match closing(inside) {
             Some(at) => &inside[at + 1..],
             None => return Held::Unsure,
         },
-        None => value.trim_start_matches(is_part),
+        None => value.trim_start_matches(is_identifier_char),
     };
     let after = after_parameters.trim_start();
     if after.starts_with("=>") || (after.starts_with(':') && after.contains("=>")) {
@@ -386,8 +389,7 @@ fn only_calls(before: &str) -> bool {
     if last.is_some_and(|c| "=(,!?:+-/%|^~[{;".contains(c)) {
         return true;
     }
-    let is_part = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
-    let word = before.rsplit(|c| !is_part(c)).next().unwrap_or_default();
+    let word = last_word(before);
     CALLING_WORDS.contains(&word)
 }
 
@@ -440,13 +442,25 @@ fn names_any(line: &str, wanted: &impl Fn(&str) -> bool) -> bool {
     found
 }
 
+/// Whether `c` may be part of an identifier in the languages here (`$` for the scripts).
+fn is_identifier_char(c: char) -> bool {
+    c.is_alphanumeric() || c == '_' || c == '$'
+}
+
+/// The identifier `before` ends with, or nothing when it ends with another character.
+fn last_word(before: &str) -> &str {
+    before
+        .rsplit(|c| !is_identifier_char(c))
+        .next()
+        .unwrap_or_default()
+}
+
 /// Calls `visit` with the byte range of every identifier of `line`.
 fn each_identifier(line: &str, mut visit: impl FnMut(usize, usize)) {
-    let is_part = |c: char| c.is_alphanumeric() || c == '_' || c == '$';
     let mut at = 0;
-    while let Some(start) = line[at..].find(is_part).map(|found| at + found) {
+    while let Some(start) = line[at..].find(is_identifier_char).map(|found| at + found) {
         let end = line[start..]
-            .find(|c| !is_part(c))
+            .find(|c| !is_identifier_char(c))
             .map_or(line.len(), |len| start + len);
         visit(start, end);
         at = end;
