@@ -14,15 +14,16 @@
 #     100,000-observation base, against a read before the merge (target: at most 2x).
 #  S. COMMITS commits of ten one-observation writes each (default 2,000), one segment file per
 #     commit, built by bench/segment-history.py (git fast-import, in seconds): warm `scene` and
-#     `prompt` against the same records in 100 files (target: at most 1.5x); `update` there
-#     against the same write at 1,000 records in 100 commits (target: at most 2x); `log
-#     --limit 10` (target: at most 20 ms CPU); the loose objects one commit of ten writes
-#     through the CLI adds (target: at most 64 KiB). Each again after `epiphany compact`
-#     joined the committed segments (committed as a user would). LAYOUT=flat builds the segments as stores
-#     written before sharding hold them (the default until the writer shards).
+#     `prompt` against the same records in FEW files (default 100; FEW=1 compares with one
+#     file) (target: at most 1.5x); `update` there against the same write at 1,000 records in
+#     100 commits (target: at most 2x) and in FEW files (target: at most 1.5x); `log --limit
+#     10` (target: at most 20 ms CPU); the loose objects one commit of ten writes through the
+#     CLI adds (target: at most 64 KiB). Each again after `epiphany compact` joined the
+#     committed segments (committed as a user would). LAYOUT=flat builds the segments as
+#     stores written before sharding hold them (the default until the writer shards).
 # R, M and S time their commands in PAIRS interleaved rounds (default 30), wall and CPU time.
 #
-# Usage: [SECTIONS=GFRMS] [PAIRS=N] [COMMITS=N] [LAYOUT=flat|sharded] bench/store-history.sh
+# Usage: [SECTIONS=GFRMS] [PAIRS=N] [COMMITS=N] [FEW=N] [LAYOUT=flat|sharded] bench/store-history.sh
 #        [path/to/epiphany]   (default: target/release/epiphany, built when missing)
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -208,32 +209,35 @@ if want S; then
   echo "== S. $commits commits of ten writes, one segment file each (layout ${LAYOUT:-flat})" >&2
   build() { new_repo "$1"; shift; python3 "$here/bench/segment-history.py" "$PWD" "$@" --layout "${LAYOUT:-flat}" > /dev/null; }
   build "$work/s" "$commits"
-  build "$work/s-few" "$commits" --files 100
+  few=${FEW:-100}
+  build "$work/s-few" "$commits" --files "$few"
   build "$work/s-small" 100
   # The same history after `epiphany compact`, committed as a user would.
   cp -a "$work/s" "$work/s-compacted"
   (cd "$work/s-compacted" && "$bin" -q compact && git add -A .epiphany && git commit -qm compact)
   # Writes are timed on copies: a read of a store the timed writes grew would read their
   # records past its fold, which the store of 100 files it is compared with has not.
-  for d in s s-compacted; do cp -a "$work/$d" "$work/$d-w"; done
-  for d in s s-compacted s-few s-small s-w s-compacted-w; do (cd "$work/$d" && "$bin" scene > /dev/null); done
+  for d in s s-compacted s-few; do cp -a "$work/$d" "$work/$d-w"; done
+  for d in s s-compacted s-few s-small s-w s-compacted-w s-few-w; do (cd "$work/$d" && "$bin" scene > /dev/null); done
   python3 "$here/bench/pairs.py" "$rounds" \
     "scene, many files" "$work/s" "$bin scene" \
     "scene, compacted" "$work/s-compacted" "$bin scene" \
-    "scene, 100 files" "$work/s-few" "$bin scene" \
+    "scene, few files" "$work/s-few" "$bin scene" \
     "prompt, many files" "$work/s" "$bin prompt" \
     "prompt, compacted" "$work/s-compacted" "$bin prompt" \
-    "prompt, 100 files" "$work/s-few" "$bin prompt" \
+    "prompt, few files" "$work/s-few" "$bin prompt" \
     "update, many files" "$work/s-w" "$work/append-one.sh" \
     "update, compacted" "$work/s-compacted-w" "$work/append-one.sh" \
     "update at 1,000" "$work/s-small" "$work/append-one.sh" \
+    "update, few files" "$work/s-few-w" "$work/append-one.sh" \
     "log, many files" "$work/s" "$bin log --limit 10" \
     "log, compacted" "$work/s-compacted" "$bin log --limit 10" > "$work/s.tsv"
   files=$(find "$work/s/.epiphany/rollout" -name '*.jsonl' | wc -l)
   for layout in "many files" compacted; do
-    pair_ratios "warm scene, $layout / 100 files" "$work/s.tsv" "scene, $layout" "scene, 100 files" 1.5
-    pair_ratios "warm prompt, $layout / 100 files" "$work/s.tsv" "prompt, $layout" "prompt, 100 files" 1.5
+    pair_ratios "warm scene, $layout / $few file(s)" "$work/s.tsv" "scene, $layout" "scene, few files" 1.5
+    pair_ratios "warm prompt, $layout / $few file(s)" "$work/s.tsv" "prompt, $layout" "prompt, few files" 1.5
     pair_ratios "update at $((commits * 10)), $layout / at 1,000" "$work/s.tsv" "update, $layout" "update at 1,000" 2
+    pair_ratios "update at $((commits * 10)), $layout / $few file(s)" "$work/s.tsv" "update, $layout" "update, few files" 1.5
     IFS=$'\t' read -r _ _ cpu < <(grep -F "log, $layout"$'\t' "$work/s.tsv")
     python3 -c 'import sys; print("%-58s %9.1f ms CPU (target <= 20 ms)" % (sys.argv[1], float(sys.argv[2])*1000))' "log --limit 10, $layout" "$cpu"
   done

@@ -55,6 +55,35 @@ pub(super) fn writer_for(index: &Index, jobs: usize) -> Result<IndexWriter> {
 
 /// Files prepared at a time: enough to keep every thread busy, few enough to bound memory.
 const BATCH_FILES: usize = 256;
+/// The most file bytes prepared at a time (one larger file is a batch of its own): a batch's
+/// documents hold their files' text until the writer takes them, and 256 files of 1 MB each
+/// held 256 MB beside the parses and the writer.
+const BATCH_BYTES: u64 = 16 << 20;
+
+/// `items` cut, in order, into runs of at most `max_items` whose `size`s add up to at most
+/// `max_bytes`; an item larger than that is a run of its own.
+fn batches<T>(
+    items: &[T],
+    size: impl Fn(&T) -> u64,
+    max_items: usize,
+    max_bytes: u64,
+) -> Vec<&[T]> {
+    let mut runs = Vec::new();
+    let (mut start, mut bytes) = (0, 0u64);
+    for (at, item) in items.iter().enumerate() {
+        let item_bytes = size(item);
+        let full = at - start == max_items || bytes.saturating_add(item_bytes) > max_bytes;
+        if at > start && full {
+            runs.push(&items[start..at]);
+            (start, bytes) = (at, 0);
+        }
+        bytes = bytes.saturating_add(item_bytes);
+    }
+    if start < items.len() {
+        runs.push(&items[start..]);
+    }
+    runs
+}
 
 /// One job's file, read, outlined and cut into documents.
 struct Prepared {
@@ -90,12 +119,11 @@ pub(super) fn write_jobs(
     let mut entries = Vec::with_capacity(plan.jobs.len());
     let mut outlines = Vec::new();
     let cancelled = progress.cancelled;
-    for batch in plan.jobs.chunks(BATCH_FILES) {
-        let prepared = crate::parallel::map_balanced(
-            batch,
-            |job| job.stat.size_bytes,
-            |job| (!cancelled()).then(|| prepare(root, &fields, job, previous_outlines, keep_text)),
-        );
+    let size = |job: &Job<'_>| job.stat.size_bytes;
+    for batch in batches(&plan.jobs, size, BATCH_FILES, BATCH_BYTES) {
+        let prepared = crate::parallel::map_balanced(batch, size, |job| {
+            (!cancelled()).then(|| prepare(root, &fields, job, previous_outlines, keep_text))
+        });
         // A file skipped for the cancel leaves the batch incomplete: nothing of it is kept.
         let Some(prepared) = prepared.into_iter().collect::<Option<Vec<_>>>() else {
             bail!(CANCELLED);
@@ -187,4 +215,25 @@ pub(super) fn commit(mut writer: IndexWriter, generation: u64) -> Result<()> {
     writer
         .wait_merging_threads()
         .context("failed to finish merging index segments")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lengths(runs: &[&[u64]]) -> Vec<usize> {
+        runs.iter().map(|run| run.len()).collect()
+    }
+
+    #[test]
+    fn batches_are_cut_by_count_and_by_bytes_and_keep_every_item_in_order() {
+        let sizes: Vec<u64> = vec![1; 10];
+        assert_eq!(lengths(&batches(&sizes, |s| *s, 4, 100)), [4, 4, 2]);
+        let sizes = [3, 3, 3, 10, 1, 1];
+        let runs = batches(&sizes, |s| *s, 256, 6);
+        // A file larger than the bound is a batch of its own.
+        assert_eq!(runs, [&[3, 3][..], &[3], &[10], &[1, 1]]);
+        assert_eq!(runs.concat(), sizes);
+        assert!(batches(&[] as &[u64], |s| *s, 4, 4).is_empty());
+    }
 }
