@@ -1,6 +1,9 @@
 //! The `epiphany` binary: everything lives in the library.
 
+use std::ffi::c_int;
+use std::ffi::c_long;
 use std::ffi::c_void;
+use std::sync::OnceLock;
 
 use epiphany::search::syntax::memory;
 
@@ -22,6 +25,24 @@ unsafe extern "C" {
     fn mi_free(pointer: *mut c_void);
     fn mi_usable_size(pointer: *const c_void) -> usize;
     fn mi_collect(force: bool);
+    fn mi_option_get(option: c_int) -> c_long;
+    fn mi_option_set(option: c_int, value: c_long);
+}
+
+/// mimalloc's `mi_option_purge_delay` in its version 2 numbering (libmimalloc-sys does not
+/// name it): how many milliseconds freed memory is kept before it goes back to the system.
+const PURGE_DELAY: c_int = 15;
+/// The purge delay mimalloc started with, read before it is first changed.
+static USUAL_PURGE_DELAY: OnceLock<c_long> = OnceLock::new();
+
+// While a large file is parsed, what it frees as its arrays double is given back at once
+// rather than after mimalloc's delay (`memory::Allocator::prompt_purge`).
+fn prompt_purge(prompt: bool) {
+    // SAFETY: mimalloc reads and sets its options at any time, from any thread.
+    unsafe {
+        let usual = *USUAL_PURGE_DELAY.get_or_init(|| mi_option_get(PURGE_DELAY));
+        mi_option_set(PURGE_DELAY, if prompt { 0 } else { usual });
+    }
 }
 
 // mimalloc keeps the pages a thread freed for that thread, and gives them back to the system
@@ -85,6 +106,9 @@ fn main() -> std::process::ExitCode {
             Some(counted_free),
         );
     }
-    memory::set_release(release_freed);
+    memory::set_allocator(memory::Allocator {
+        release_freed,
+        prompt_purge,
+    });
     epiphany::cli::main()
 }

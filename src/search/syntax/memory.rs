@@ -5,9 +5,10 @@
 //!
 //! tree-sitter allocates through functions the binary hands it (`main.rs`); they report every
 //! allocation and release here. The binary also hands over how to give the memory its
-//! allocator keeps freed back to the system ([`set_release`]): a grant is returned only after
+//! allocator keeps freed back to the system ([`set_allocator`]): a grant is returned only after
 //! a parse that took much has given it back, since an allocator keeps what a thread freed for
-//! that thread, and the next parse, on another core, would otherwise add its memory to it.
+//! that thread, and the next parse, on another core, would otherwise add its memory to it;
+//! and while a large file is parsed, the allocator gives back what is freed at once.
 //! A parse and its query walk run on one thread, so what this thread's count grew by since the
 //! parse started is what the parse holds. Memory released on another thread than it was taken
 //! on lowers that thread's count instead: the count of a thread is only ever compared with
@@ -29,14 +30,42 @@ use super::tags::Deadline;
 /// (no file's budget is larger: [`super::tags::budget`]).
 pub const SHARED: usize = 160 << 20;
 
-/// The bytes granted to the parses running now.
-static GRANTED: Mutex<usize> = Mutex::new(0);
+/// The parses running now.
+struct Running {
+    /// The bytes granted to them.
+    granted: usize,
+    /// How many of them were granted at least [`PROMPT_ABOVE`].
+    large: usize,
+}
+
+static RUNNING: Mutex<Running> = Mutex::new(Running {
+    granted: 0,
+    large: 0,
+});
 /// Signalled whenever a grant is returned.
 static RETURNED: Condvar = Condvar::new();
 
-/// How the binary gives the memory its allocator keeps freed on this thread back to the
-/// system; unset where the binary installed no allocator.
-static RELEASE: OnceLock<fn()> = OnceLock::new();
+/// How the binary's allocator gives back what it keeps freed; unset where the binary
+/// installed no allocator.
+static ALLOCATOR: OnceLock<Allocator> = OnceLock::new();
+
+/// What the binary's allocator can be asked to do.
+#[derive(Debug, Clone, Copy)]
+pub struct Allocator {
+    /// Gives the memory kept freed on the calling thread back to the system.
+    pub release_freed: fn(),
+    /// Has freed memory given back to the system at once (`true`) or after the allocator's
+    /// usual delay (`false`).
+    pub prompt_purge: fn(bool),
+}
+
+/// Parses granted at least this much (64 MiB: a file of 384 KB or more) have freed memory
+/// given back at once while they run. Such a parse frees as it grows (tree-sitter moves an
+/// array each time it doubles), and what is freed and not yet given back is counted by no
+/// budget: `hook session-start` on bench/hostile-repo.sh peaked at 209-254 MiB over five runs,
+/// 204-208 MiB with freed memory given back at once. Every command pays for that (a fresh
+/// clone's first read 26% slower), so only these parses ask for it.
+const PROMPT_ABOVE: usize = 64 << 20;
 
 /// A parse that took more than this (8 MiB) gives the memory back when its grant is returned;
 /// a smaller one (nearly every file of real code) leaves it to the allocator.
@@ -50,11 +79,12 @@ pub(super) struct Grant {
     start: isize,
 }
 
-/// Sets how freed memory goes back to the system (the binary, once, before any parse): called
-/// on the parse's thread when a parse that took more than [`RELEASE_ABOVE`] returns its grant.
-pub fn set_release(release: fn()) {
-    // A second call changes nothing: the first one's function stays.
-    let _ = RELEASE.set(release);
+/// Sets how freed memory goes back to the system (the binary, once, before any parse):
+/// released on the parse's thread when a parse that took more than [`RELEASE_ABOVE`] returns
+/// its grant, and promptly while parses granted [`PROMPT_ABOVE`] run.
+pub fn set_allocator(allocator: Allocator) {
+    // A second call changes nothing: the first one's functions stay.
+    let _ = ALLOCATOR.set(allocator);
 }
 
 /// Grants a parse `bytes` of parser memory (at most [`SHARED`]) once the parses running hold
@@ -63,23 +93,32 @@ pub fn set_release(release: fn()) {
 /// must not ask again while it holds a grant.
 pub(super) fn grant(bytes: usize, deadline: Deadline) -> Option<Grant> {
     let bytes = bytes.min(SHARED);
-    let mut granted = GRANTED.lock().unwrap_or_else(PoisonError::into_inner);
-    while granted.saturating_add(bytes) > SHARED {
-        granted = match deadline.instant() {
+    let mut running = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
+    while running.granted.saturating_add(bytes) > SHARED {
+        running = match deadline.instant() {
             None => RETURNED
-                .wait(granted)
+                .wait(running)
                 .unwrap_or_else(PoisonError::into_inner),
             Some(at) => {
                 let left = at
                     .checked_duration_since(Instant::now())
                     .filter(|left| !left.is_zero())?;
-                (RETURNED.wait_timeout(granted, left))
+                (RETURNED.wait_timeout(running, left))
                     .unwrap_or_else(PoisonError::into_inner)
                     .0
             }
         };
     }
-    *granted += bytes;
+    running.granted += bytes;
+    if bytes >= PROMPT_ABOVE {
+        running.large += 1;
+        if running.large == 1
+            && let Some(allocator) = ALLOCATOR.get()
+        {
+            (allocator.prompt_purge)(true);
+        }
+    }
+    drop(running);
     let start = held();
     PEAK.with(|peak| peak.set(start));
     Some(Grant { bytes, start })
@@ -88,13 +127,22 @@ pub(super) fn grant(bytes: usize, deadline: Deadline) -> Option<Grant> {
 impl Drop for Grant {
     fn drop(&mut self) {
         let took = PEAK.with(Cell::get).saturating_sub(self.start);
+        let allocator = ALLOCATOR.get();
         if took > RELEASE_ABOVE
-            && let Some(release) = RELEASE.get()
+            && let Some(allocator) = allocator
         {
-            release();
+            (allocator.release_freed)();
         }
-        let mut granted = GRANTED.lock().unwrap_or_else(PoisonError::into_inner);
-        *granted = granted.saturating_sub(self.bytes);
+        let mut running = RUNNING.lock().unwrap_or_else(PoisonError::into_inner);
+        running.granted = running.granted.saturating_sub(self.bytes);
+        if self.bytes >= PROMPT_ABOVE {
+            running.large = running.large.saturating_sub(1);
+            if running.large == 0
+                && let Some(allocator) = allocator
+            {
+                (allocator.prompt_purge)(false);
+            }
+        }
         RETURNED.notify_all();
     }
 }
@@ -149,25 +197,59 @@ mod tests {
         assert_eq!(held(), before);
     }
 
-    /// Calls of the release function set by the test below.
-    static RELEASES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    use std::sync::atomic::AtomicBool;
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::atomic::Ordering::SeqCst;
+
+    /// Calls of the release function [`counting_allocator`] sets.
+    static RELEASES: AtomicUsize = AtomicUsize::new(0);
+    /// What its purge function was last asked.
+    static PROMPT: AtomicBool = AtomicBool::new(false);
+    /// Held by the tests that take large grants, so that one sees the others' none.
+    static LARGE_GRANTS: Mutex<()> = Mutex::new(());
+
+    /// Sets an allocator that counts what it is asked.
+    fn counting_allocator() {
+        set_allocator(Allocator {
+            release_freed: || {
+                RELEASES.fetch_add(1, SeqCst);
+            },
+            prompt_purge: |prompt| PROMPT.store(prompt, SeqCst),
+        });
+    }
 
     #[test]
     fn a_parse_that_took_much_releases_the_memory_before_its_grant_is_returned() {
-        set_release(|| {
-            RELEASES.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        });
-        let before = RELEASES.load(std::sync::atomic::Ordering::SeqCst);
+        counting_allocator();
+        let before = RELEASES.load(SeqCst);
         let granted = grant(1, Deadline::NONE).expect("a small grant");
         let took = usize::try_from(RELEASE_ABOVE).expect("positive") + 1;
         allocated(took);
         released(took);
         drop(granted);
-        assert!(RELEASES.load(std::sync::atomic::Ordering::SeqCst) > before);
+        assert!(RELEASES.load(SeqCst) > before);
+    }
+
+    #[test]
+    fn freed_memory_is_given_back_at_once_while_a_large_file_is_parsed() {
+        let _alone = LARGE_GRANTS.lock().unwrap_or_else(PoisonError::into_inner);
+        counting_allocator();
+        let small = grant(PROMPT_ABOVE - 1, Deadline::NONE).expect("a grant");
+        assert!(!PROMPT.load(SeqCst), "not for a smaller file");
+        let large = grant(PROMPT_ABOVE, Deadline::NONE).expect("a grant");
+        assert!(PROMPT.load(SeqCst));
+        drop(small);
+        assert!(PROMPT.load(SeqCst), "while the large parse runs");
+        drop(large);
+        assert!(
+            !PROMPT.load(SeqCst),
+            "back to the usual delay once it is done"
+        );
     }
 
     #[test]
     fn grants_never_exceed_the_shared_memory_and_a_parse_alone_always_gets_one() {
+        let _alone = LARGE_GRANTS.lock().unwrap_or_else(PoisonError::into_inner);
         // Other tests parse meanwhile: holding the whole pool keeps them out.
         let whole = grant(SHARED * 2, Deadline::NONE).expect("a parse alone is granted");
         assert_eq!(whole.bytes, SHARED, "at most what is shared");
