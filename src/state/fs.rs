@@ -250,9 +250,14 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 pub const TEMPORARY_PREFIX: &str = ".tmp-";
 
 /// Replaces `path` with `bytes`: other processes see the old file or the new one, never a
-/// part; with [`Durability::Disk`], so does a crash.
+/// part; with [`Durability::Disk`], so does a crash. A store file that is a link is refused;
+/// a derived file ([`Durability::Visible`], always in the per-clone cache) that is one, as a
+/// hostile commit may leave it, is replaced like any file: the rename replaces the link
+/// itself and never reaches what it points to, so the cache works again.
 pub fn replace(path: &Path, bytes: &[u8], durability: Durability) -> Result<()> {
-    refuse_symlink(path)?;
+    if durability == Durability::Disk {
+        refuse_symlink(path)?;
+    }
     let dir = path.parent().unwrap_or(Path::new("."));
     let context = || format!("failed to write `{}`", path.display());
     let mut builder = tempfile::Builder::new();

@@ -300,6 +300,48 @@ fn a_committed_link_is_never_followed_by_any_command() {
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
 }
 
+/// A cache file committed as a link (to a file outside, to `/dev/zero`, to a FIFO) is replaced
+/// by the cache the next command writes, never written through: nothing appears outside, and
+/// the command after it reads the definitions cached instead of parsing again (before, every
+/// command of such a clone parsed every cited file: 49x its twin's `freshness`).
+#[test]
+fn a_cache_file_committed_as_a_link_is_replaced_not_followed() {
+    const CACHE: &str = ".epiphany/cache/definitions.msgpack";
+    use std::os::unix::fs::MetadataExt;
+    let outside = tempfile::tempdir().expect("outside");
+    let fifos = tempfile::tempdir().expect("fifos");
+    let fifo = fifos.path().join("fifo");
+    let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).expect("path");
+    // SAFETY: `name` is a valid C string that outlives the call.
+    assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0, "mkfifo");
+    let created = outside.path().join("created");
+    for target in [created.as_path(), Path::new("/dev/zero"), fifo.as_path()] {
+        let origin = TestEnv::new();
+        origin.write("src/lib.rs", "pub fn parse_config() {}\n");
+        origin.update(&json!({
+            "observations": [{"id": "obs-1", "summary": "one", "source_kind": "test",
+                              "status": "ok", "evidence_ids": ["ev-1"],
+                              "code_refs": [{"path": "src/lib.rs", "symbol": "parse_config"}]}],
+            "evidence": [{"id": "ev-1", "kind": "test", "status": "ok", "summary": "one"}]
+        }));
+        let clone = hostile_clone(&origin, CACHE, target);
+        let first = clone.run_limited(&["freshness"], "", MEMORY_LIMIT);
+        assert_eq!(misdeeds(&first, outside.path()), [""; 0], "{first}");
+        let cache = clone.root().join(CACHE);
+        let kept = std::fs::symlink_metadata(&cache).expect("the cache");
+        assert!(
+            kept.is_file(),
+            "{}: the link was not replaced",
+            target.display()
+        );
+        // Nothing is parsed again, so nothing is written again.
+        let again = clone.ok(&["freshness"]);
+        let after = std::fs::symlink_metadata(&cache).expect("the cache");
+        assert_eq!(after.modified().ok(), kept.modified().ok(), "{again}");
+        assert_eq!(after.ino(), kept.ino(), "{again}");
+    }
+}
+
 /// A read-only command never creates a file through a link tantivy would follow: the lock it
 /// opens at every read is refused before the index is opened, and the search falls back to
 /// reading the work tree.
