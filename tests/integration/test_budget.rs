@@ -87,6 +87,40 @@ fn past_the_deadline_prompt_and_session_start_leave_files_out_and_name_them() {
     assert!(!full.stderr.contains("not parsed"), "{full}");
 }
 
+/// The compact map of `prompt` parses for 30 ms: past that bound it parses no more than
+/// 256 KiB of files a thread, and a file begun within it is stopped at it. Four cited 2 MB
+/// files, which no machine parses in 30 ms, are left out and named, and the small cited file
+/// beside them is mapped (before, each thread parsed its first sixteen files whatever their
+/// size, and every session start took the 5 s deadline on such a state).
+#[test]
+fn the_compact_map_parses_no_large_file_past_its_time_bound() {
+    let env = TestEnv::new();
+    let filler: String = (0..100_000)
+        .map(|i| format!("pub fn g{i}(a: u8) -> u8 {{ a }}\n"))
+        .collect();
+    assert!(filler.len() > 2_000_000 && filler.len() < 4 << 20);
+    let mut args = vec!["node", "set", "big", "--purpose", "generated tables"];
+    let big: Vec<String> = (0..4).map(|n| format!("gen/t{n}.rs")).collect();
+    for path in &big {
+        env.write(path, &filler);
+        args.extend(["--ref", path]);
+    }
+    env.write("src/lib.rs", "pub fn parse_config() -> u8 {\n    0\n}\n");
+    args.extend(["--ref", "src/lib.rs"]);
+    env.commit_all("code");
+    env.ok(&args);
+    let prompt = env.run_limited(&["prompt"], "", MEMORY_LIMIT);
+    assert_eq!(prompt.code, 0, "{prompt}");
+    assert!(prompt.stdout.contains("parse_config() -> u8"), "{prompt}");
+    assert!(
+        prompt.stdout.contains(
+            "4 file(s) left out, parsing ran out of time: gen/t0.rs, gen/t1.rs, gen/t2.rs, 1 more"
+        ),
+        "{prompt}"
+    );
+    assert!(!prompt.stdout.contains("g99999"), "{prompt}");
+}
+
 /// The node's certificate status and the freshness report of `env`.
 fn freshness_report(env: &TestEnv) -> (serde_json::Value, crate::common::Output) {
     let out = env.run_limited(&["--json", "freshness"], "", MEMORY_LIMIT);

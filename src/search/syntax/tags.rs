@@ -145,6 +145,14 @@ impl Deadline {
     pub fn instant(self) -> Option<Instant> {
         self.0
     }
+
+    /// This deadline, or `bound` when that comes first.
+    pub fn or_sooner(self, bound: Option<Instant>) -> Deadline {
+        match (self.0, bound) {
+            (Some(at), Some(bound)) => Deadline(Some(at.min(bound))),
+            (at, bound) => Deadline(at.or(bound)),
+        }
+    }
 }
 
 /// What parsing and tagging one file may use.
@@ -436,6 +444,17 @@ fn thread_cpu_time() -> Duration {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_sooner_of_a_deadline_and_a_bound_is_kept() {
+        let now = Instant::now();
+        let later = now + Duration::from_secs(1);
+        assert_eq!(Deadline::NONE.or_sooner(None), Deadline::NONE);
+        assert_eq!(Deadline::NONE.or_sooner(Some(now)), Deadline::at(now));
+        assert_eq!(Deadline::at(later).or_sooner(None), Deadline::at(later));
+        assert_eq!(Deadline::at(later).or_sooner(Some(now)), Deadline::at(now));
+        assert_eq!(Deadline::at(now).or_sooner(Some(later)), Deadline::at(now));
+    }
 
     fn rust(query: &str) -> TagQuery {
         TagQuery::new(tree_sitter_rust::LANGUAGE.into(), query).expect("query")
