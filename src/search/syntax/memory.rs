@@ -59,12 +59,12 @@ pub struct Allocator {
     pub prompt_purge: fn(bool),
 }
 
-/// Parses granted at least this much (64 MiB: a file of 384 KB or more) have freed memory
+/// Parses granted at least this much (64 MiB: a file of 384 KiB or more) have freed memory
 /// given back at once while they run. Such a parse frees as it grows (tree-sitter moves an
 /// array each time it doubles), and what is freed and not yet given back is counted by no
-/// budget: `hook session-start` on bench/hostile-repo.sh peaked at 209-254 MiB over five runs,
-/// 204-208 MiB with freed memory given back at once. Every command pays for that (a fresh
-/// clone's first read 26% slower), so only these parses ask for it.
+/// budget: `hook session-start` on bench/hostile-repo.sh peaked at 203-217 MiB over thirteen
+/// runs (254 once before), 202-206 MiB with this. Giving freed memory back at once costs every
+/// command time (a fresh clone's first read 26% slower), so only these parses ask for it.
 const PROMPT_ABOVE: usize = 64 << 20;
 
 /// A parse that took more than this (8 MiB) gives the memory back when its grant is returned;
