@@ -67,7 +67,7 @@ const SHAPES: [Shape; 6] = [
 /// The project's own sources that are cited too: real Rust of every size.
 const OWN_SOURCES: [&str; 5] = [
     "src/policy/code_ref/judge.rs",
-    "src/code_refs.rs",
+    "src/code_refs/mod.rs",
     "src/search/syntax/mod.rs",
     "src/policy/freshness/watch.rs",
     "src/state/model/records.rs",

@@ -27,7 +27,6 @@ pub(crate) use check::span_list;
 pub use cited::Asked;
 pub(crate) use cited::CitedFile;
 pub(crate) use cited::Span;
-#[cfg(test)]
 pub(crate) use cited::Text;
 pub(crate) use cited::definition_name;
 pub(crate) use judge::Cited;
@@ -44,6 +43,7 @@ pub use owners::RefOwner;
 pub(crate) use owners::graph_code_refs_mut;
 pub(crate) use owners::patch_code_refs_mut;
 pub(crate) use owners::visit_state_code_refs;
+pub(crate) use scan::LineDigest;
 pub(crate) use scan::Scan;
 pub(crate) use scan::scan_bytes;
 pub(crate) use scan::scan_text;

@@ -114,6 +114,14 @@ impl LineDigest {
         }
     }
 
+    /// Takes every line of `chunk`, the next bytes of the text: fed a whole file's chunks in
+    /// order, it gives the fingerprint of the whole file, as a scan asked for it does.
+    pub fn take_chunk(&mut self, chunk: &[u8]) {
+        for (piece, ends) in pieces(chunk) {
+            self.take(piece, ends);
+        }
+    }
+
     /// The fingerprint: the first 16 hex digits of the SHA-256 (a line left unended ends here).
     pub fn finish(self) -> String {
         hex::encode(&self.hasher.finalize()[..8])
