@@ -29,8 +29,9 @@ use crate::ui::Report;
 /// listed, and skipped source files are warned about) and indexes overlapping chunks of
 /// every text file with tantivy. Files of a parsed language are parsed for the code map; one
 /// that needs more than its budget (CPU time: 0.1 s and 2 µs per byte; parser memory: 16 MiB
-/// and 128 bytes per byte, at most 160 MiB) gets no definitions and is warned about. Incremental by default:
-/// only files whose size, time and content changed are re-read, and removed files are dropped.
+/// and 128 bytes per byte, at most 160 MiB) gets no definitions and is warned about.
+/// Incremental by default: only files whose size, time and content changed are re-read, and
+/// removed files are dropped.
 /// An interrupted run leaves the previous index usable. A corrupt index, or one built by
 /// another version, is rebuilt. It also reads the store's head once, so that a fold a merge
 /// left to compute is remembered in `.epiphany/cache/snapshots/` (the `post-merge` hook runs

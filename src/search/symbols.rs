@@ -205,8 +205,8 @@ pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -
         }
         if script && indented && matches!(previous, "const" | "let" | "var") {
             match held(&line[end..]) {
-                Held::Function if !named.contains(&name) => named.push(name),
-                Held::Function | Held::Other => {}
+                Held::Function => push_once(&mut named, name),
+                Held::Other => {}
                 Held::Unsure => ask = true,
             }
             return;
@@ -214,8 +214,8 @@ pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -
         if DEFINING_WORDS.contains(&previous) || (go_func && opens_call && !called) {
             if keyword_free && !(script && script_defines(previous, indented)) {
                 ask = true;
-            } else if !named.contains(&name) {
-                named.push(name);
+            } else {
+                push_once(&mut named, name);
             }
         } else if keyword_free && !called && opens_call && !ends_a_call(&line[end..], script) {
             // A line-start `catch (err) {` heads a block, or a method of that name.
@@ -224,9 +224,7 @@ pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -
                 "if" | "for" | "while" | "switch" | "catch" | "with"
             );
             if script && !keyword && is_method_head(before, &line[end..]) {
-                if !named.contains(&name) {
-                    named.push(name);
-                }
+                push_once(&mut named, name);
             } else {
                 ask = true;
             }
@@ -236,6 +234,13 @@ pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -
         (true, _) => LineDefinitions::Ask,
         (false, false) => LineDefinitions::Named(named),
         (false, true) => LineDefinitions::None,
+    }
+}
+
+/// Adds `name` to `named` unless it is there already (a line may name a definition twice).
+fn push_once(named: &mut Vec<String>, name: String) {
+    if !named.contains(&name) {
+        named.push(name);
     }
 }
 
@@ -273,8 +278,8 @@ fn is_method_head(before: &str, rest: &str) -> bool {
 }
 
 /// Whether a script's name after `word` is a definition the parser tags wherever it stands (a
-/// function, class, interface, enum or namespace), or a variable at the top of the program (a line that
-/// is not `indented`).
+/// function, class, interface, enum or namespace), or a variable at the top of the program (a
+/// line that is not `indented`).
 fn script_defines(word: &str, indented: bool) -> bool {
     matches!(
         word,
