@@ -42,14 +42,14 @@ pub struct Chunk<'a> {
 /// The byte range of every line of `text`, without its `\n` and trailing `\r`, in order.
 pub fn line_ranges(text: &str) -> impl Iterator<Item = Range<usize>> + '_ {
     let mut start = 0;
+    // One pass of memchr over the whole text: a search per line costs more than the search
+    // itself on short lines (5 % of the CPU time of a scan of cargo).
+    let mut ends = memchr::memchr_iter(b'\n', text.as_bytes());
     std::iter::from_fn(move || {
         if start >= text.len() {
             return None;
         }
-        // `find` of a `char` runs memchr.
-        let end = text[start..]
-            .find('\n')
-            .map_or(text.len(), |found| start + found);
+        let end = ends.next().unwrap_or(text.len());
         let line = start..trim_cr(text, start, end);
         start = end + 1;
         Some(line)

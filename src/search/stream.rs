@@ -22,7 +22,6 @@
 //! for on matched lines only (a name spelled from the query's words contains one of them).
 //! Read-only; no output.
 
-use std::collections::HashMap;
 use std::io::Read;
 use std::ops::Range;
 use std::path::Path;
@@ -81,7 +80,7 @@ pub struct Streamed {
     pub text: Vec<FileScore>,
     /// Files by their matching definitions, in no particular order.
     pub definitions: Vec<FileScore>,
-    /// Files searched (those under the size cap).
+    /// Files searched: read, and within the size cap.
     pub scanned_files: usize,
     /// Windows of the files that took part (the corpus).
     pub chunk_count: u64,
@@ -183,30 +182,13 @@ pub fn search(
     query: Query<'_>,
     cancelled: &(dyn Fn() -> bool + Sync),
 ) -> Option<Streamed> {
-    let scanned_files = files
-        .iter()
-        .filter(|stat| stat.size_bytes <= walk::max_bytes(&stat.path))
-        .count();
-    let mut streamed = Streamed {
-        scanned_files,
-        ..Streamed::default()
-    };
+    let mut streamed = Streamed::default();
     if !query.text && !query.definitions {
         return Some(streamed);
     }
     let matcher = matcher(query.terms);
-    let terms: HashMap<&str, usize> = query
-        .terms
-        .iter()
-        .enumerate()
-        .map(|(index, term)| (term.text.as_str(), index))
-        .collect();
-    let identifiers: HashMap<&str, usize> = query
-        .identifiers
-        .iter()
-        .enumerate()
-        .map(|(index, name)| (name.as_str(), index))
-        .collect();
+    let terms = Positions(query.terms.iter().map(|term| term.text.as_str()).collect());
+    let identifiers = Positions(query.identifiers.iter().map(String::as_str).collect());
     let context = Context {
         root,
         query,
@@ -235,15 +217,16 @@ pub fn search(
                             found.push(file);
                         }
                     }
-                    (found, worker.sample, worker.left_out)
+                    (found, worker.sample, worker.left_out, worker.scanned)
                 })
             })
             .collect();
         let mut matches = Vec::new();
         let mut sample = Sample::default();
         for worker in workers {
-            if let Ok((found, part, left_out)) = worker.join() {
+            if let Ok((found, part, left_out, scanned)) = worker.join() {
                 matches.extend(found);
+                streamed.scanned_files += scanned;
                 sample.tokens += part.tokens;
                 sample.bytes += part.bytes;
                 streamed.left_out.extend(left_out);
@@ -270,15 +253,26 @@ struct Context<'a> {
     root: &'a Path,
     query: Query<'a>,
     matcher: Option<&'a RegexMatcher>,
-    terms: &'a HashMap<&'a str, usize>,
+    terms: &'a Positions<'a>,
     /// What a token starts with to be able to stem to a term: each term, cut before a
     /// stemmer's `i`.
     prefixes: Vec<String>,
-    identifiers: &'a HashMap<&'a str, usize>,
+    identifiers: &'a Positions<'a>,
 }
 
-/// One searching thread's searcher, analyzers, read buffer and sample, and the files whose
-/// definitions it left out.
+/// The query's terms or identifiers, by position: a query has a handful, and comparing them
+/// costs less than hashing each token and name of every matched line.
+struct Positions<'a>(Vec<&'a str>);
+
+impl Positions<'_> {
+    /// The position of `name`, the last when it is there twice.
+    fn get(&self, name: &str) -> Option<usize> {
+        self.0.iter().rposition(|known| *known == name)
+    }
+}
+
+/// One searching thread's searcher, analyzers, read buffer and sample, the files whose
+/// definitions it left out, and how many files it searched.
 struct Worker {
     searcher: Searcher,
     tokens: TextAnalyzer,
@@ -286,6 +280,7 @@ struct Worker {
     buffer: Vec<u8>,
     sample: Sample,
     left_out: Vec<String>,
+    scanned: usize,
 }
 
 impl Worker {
@@ -300,6 +295,7 @@ impl Worker {
             buffer: Vec::new(),
             sample: Sample::default(),
             left_out: Vec::new(),
+            scanned: 0,
         }
     }
 
@@ -321,7 +317,7 @@ impl Worker {
             }
             let mut stemmed = stemmer.token_stream(token);
             while stemmed.advance() {
-                if let Some(&index) = context.terms.get(stemmed.token().text.as_str()) {
+                if let Some(index) = context.terms.get(stemmed.token().text.as_str()) {
                     counts[index] += 1;
                 }
             }
@@ -329,11 +325,17 @@ impl Worker {
         tokens
     }
 
-    /// Reads the file at `path` into the buffer.
-    fn read(&mut self, path: &Path) -> Option<()> {
+    /// Reads the file at `path`, listed at `size` bytes, into the buffer: at most one byte past
+    /// `limit`, so a file that grew past it since is still seen to be too large. The listed size
+    /// sizes the buffer; a file's own read would ask the system for it again (an `fstat` and an
+    /// `lseek` a file, a fifth of a scan's system calls).
+    fn read(&mut self, path: &Path, size: u64, limit: u64) -> Option<()> {
         self.buffer.clear();
+        let expected = usize::try_from(size.min(limit) + 1).unwrap_or(0);
+        self.buffer.reserve(expected);
         std::fs::File::open(path)
             .ok()?
+            .take(limit + 1)
             .read_to_end(&mut self.buffer)
             .ok()?;
         Some(())
@@ -345,13 +347,18 @@ impl Worker {
         file: usize,
         stat: &FileStat,
     ) -> Option<FileMatch> {
-        if stat.size_bytes > walk::max_bytes(&stat.path) {
+        let limit = walk::max_bytes(&stat.path);
+        if stat.size_bytes > limit {
             return None;
         }
         let term_count = context.query.terms.len();
         let mut path = vec![0; term_count];
         let path_len = u32::try_from(self.count_terms(context, &stat.path, &mut path)).ok()?;
-        self.read(&context.root.join(&stat.path))?;
+        self.read(&context.root.join(&stat.path), stat.size_bytes, limit)?;
+        if self.buffer.len() as u64 > limit {
+            return None;
+        }
+        self.scanned += 1;
         let buffer = std::mem::take(&mut self.buffer);
         let found = self.search_text(context, file, stat, &buffer, path, path_len);
         self.buffer = buffer;
@@ -378,7 +385,7 @@ impl Worker {
             return None;
         }
         // Searchable text only, as the index has it ([`walk::text_of`]).
-        if bytes.len() as u64 > walk::max_bytes(&stat.path) || bytes.contains(&0) {
+        if bytes.contains(&0) {
             return None;
         }
         let text = std::str::from_utf8(bytes).ok()?;
@@ -411,7 +418,7 @@ impl Worker {
         lines: Lines,
     ) -> (Vec<LineHit>, Sample) {
         let term_count = context.query.terms.len();
-        let find_definitions = !context.identifiers.is_empty()
+        let find_definitions = !context.identifiers.0.is_empty()
             && symbols::has_definitions(&stat.path)
             && (context.query.text || context.query.definitions);
         let mut hits = Vec::new();
@@ -420,15 +427,16 @@ impl Worker {
         // and only the parser (or the patterns) can say; none when the deadline passed first.
         let mut definitions: Option<Result<Vec<symbols::Definition>, Late>> = None;
         for (number, range) in lines.0 {
-            let Some(line) = text.get(range) else {
+            let Some(line) = text.get(range.clone()) else {
                 continue;
             };
             let line = line.trim_end_matches(['\n', '\r']);
+            let line_range = range.start..range.start + line.len();
             let mut body = vec![0; term_count];
             let tokens = self.count_terms(context, line, &mut body);
             sample.tokens += tokens;
             sample.bytes += line.len() as u64;
-            let mut defs = vec![0; context.identifiers.len()];
+            let mut defs = vec![0; context.identifiers.0.len()];
             if find_definitions {
                 let path = stat.path.as_str();
                 count_definitions(
@@ -437,7 +445,7 @@ impl Worker {
                     text,
                     &mut definitions,
                     number,
-                    line,
+                    line_range,
                     &mut defs,
                 );
             }
@@ -456,22 +464,23 @@ impl Worker {
 type LineHit = (u32, Vec<u32>, Vec<u32>);
 
 /// Counts into `defs` the definitions of the query's identifiers on line `number` of the file
-/// at `path`, finding the file's `definitions` (once) only when the line alone cannot say.
+/// at `path` (the `line` of its `text`), finding the file's `definitions` (once) only when the
+/// line and the lines after it cannot say.
 fn count_definitions(
     context: &Context<'_>,
     path: &str,
     text: &str,
     definitions: &mut Option<Result<Vec<symbols::Definition>, Late>>,
     number: u32,
-    line: &str,
+    line: Range<usize>,
     defs: &mut [u32],
 ) {
-    let wanted = |name: &str| context.identifiers.contains_key(name);
-    match symbols::line_definitions(path, line, wanted) {
+    let wanted = |name: &str| context.identifiers.get(name).is_some();
+    match symbols::line_definitions(path, text, line, wanted) {
         LineDefinitions::None => {}
         LineDefinitions::Named(names) => {
             for name in names {
-                if let Some(&index) = context.identifiers.get(name.as_str()) {
+                if let Some(index) = context.identifiers.get(name.as_str()) {
                     defs[index] += 1;
                 }
             }
@@ -482,7 +491,7 @@ fn count_definitions(
             let found = definitions.as_deref().unwrap_or_default();
             for definition in found.iter().filter(|found| found.line == number) {
                 let name = symbols::normalize(&definition.name);
-                if let Some(&index) = context.identifiers.get(name.as_str()) {
+                if let Some(index) = context.identifiers.get(name.as_str()) {
                     defs[index] += 1;
                 }
             }
@@ -511,7 +520,7 @@ impl FileMatch {
                 continue;
             }
             let mut body = vec![0; term_count];
-            let mut defs = vec![0; context.identifiers.len()];
+            let mut defs = vec![0; context.identifiers.0.len()];
             for (_, line_body, line_defs) in &hits[first..last] {
                 for (sum, count) in body.iter_mut().zip(line_body) {
                     *sum += count;

@@ -8,6 +8,7 @@
 //! modifiers) with a definition keyword and a name, or for C-like languages a line-start
 //! signature that opens a body; a miss only costs the exact boost. Pure: no I/O.
 
+use std::ops::Range;
 use std::sync::LazyLock;
 
 use regex::Regex;
@@ -140,15 +141,18 @@ pub enum LineDefinitions {
     Ask,
 }
 
-/// What `line` of the file at `path` defines among the names `wanted` accepts (given it
-/// normalised), for a scan without an index, where parsing every file that mentions a query
+/// What the `line` of `text` (its byte range, without its terminator), a file at `path`,
+/// defines among the names `wanted` accepts (given it normalised), for a scan without an index, where parsing every file that mentions a query
 /// word would cost more than the whole search. In Rust, Python and Go a definition starts
 /// with a keyword (`fn`, `struct`, `def`, `class`, `func`, ...; in Go a method's receiver
 /// comes between `func` and its name), so the line itself says ([`LineDefinitions::Named`]);
 /// so do a script's `function`, `class`, `interface` and `enum`, which the parser tags
 /// wherever they stand, and its `const`, `let` and `var` at the top of the program (not
 /// indented), and a script line that heads a method (modifiers, the name, its parameters and
-/// the `{` of its body). Otherwise in C, C++, Java, JavaScript and TypeScript, whose functions and
+/// the `{` of its body). A script's parameter list or arguments may close on a later line
+/// (`resolve({` ... `})`, a call; `const resolve = async (` ... `) => {`, a function): what
+/// follows the closing parenthesis settles it as on one line ([`LOOKAHEAD_LINES`]). Otherwise
+/// in C, C++, Java, JavaScript and TypeScript, whose functions and
 /// methods need no keyword, a name after a defining word or followed by `(` (not reached
 /// through `.` or `->`, a method call) may be defined there, and the parser settles it
 /// ([`LineDefinitions::Ask`]); lines of
@@ -157,7 +161,14 @@ pub enum LineDefinitions {
 /// of a script, a Rust `let`) define nothing the parser would tag: on vite such lines sent
 /// 30 of the 40 files a four-word query parsed to the parser. An index holds the parser's
 /// definitions for every parsed file.
-pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -> LineDefinitions {
+pub fn line_definitions(
+    path: &str,
+    text: &str,
+    line: Range<usize>,
+    wanted: impl Fn(&str) -> bool,
+) -> LineDefinitions {
+    let from = line.start;
+    let line = &text[line];
     let grammar = syntax::grammar(path);
     let keyword_free = match grammar {
         None if pattern_language(path).is_some() && names_any(line, &wanted) => {
@@ -179,10 +190,11 @@ pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -
     );
     let mut named = Vec::new();
     let mut ask = false;
+    let mut name = String::new();
     // Found once a wanted name is: most matched lines hold none.
     let mut quoted = None;
     each_identifier(line, |start, end| {
-        let name = normalize(&line[start..end]);
+        normalize_into(&line[start..end], &mut name);
         if !wanted(&name) {
             return;
         }
@@ -198,14 +210,20 @@ pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -
             || (script && before.ends_with('>'))
             || only_calls(before);
         let opens_call = line[end..].trim_start().starts_with('(');
+        // What follows the name, where a parenthesis it opens may close.
+        let rest = if script {
+            within_reach(&text[from + end..])
+        } else {
+            &line[end..]
+        };
         // A Rust `let` is never a definition; a script's variables are at the top of the
         // program, or anywhere when they hold a function.
         if grammar == Some(Grammar::Rust) && previous == "let" {
             return;
         }
         if script && indented && matches!(previous, "const" | "let" | "var") {
-            match held(&line[end..]) {
-                Held::Function => push_once(&mut named, name),
+            match held(rest) {
+                Held::Function => push_once(&mut named, &name),
                 Held::Other => {}
                 Held::Unsure => ask = true,
             }
@@ -215,16 +233,17 @@ pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -
             if keyword_free && !(script && script_defines(previous, indented)) {
                 ask = true;
             } else {
-                push_once(&mut named, name);
+                push_once(&mut named, &name);
             }
-        } else if keyword_free && !called && opens_call && !ends_a_call(&line[end..], script) {
-            // A line-start `catch (err) {` heads a block, or a method of that name.
+        } else if keyword_free && !called && opens_call && !ends_a_call(rest, script) {
+            // A line-start `catch (err) {` heads a block, or a method of that name; the parser
+            // tags a class's constructor in a declaration file only.
             let keyword = matches!(
                 &line[start..end],
-                "if" | "for" | "while" | "switch" | "catch" | "with"
+                "if" | "for" | "while" | "switch" | "catch" | "with" | "constructor"
             );
-            if script && !keyword && is_method_head(before, &line[end..]) {
-                push_once(&mut named, name);
+            if script && !keyword && is_method_head(before, rest) {
+                push_once(&mut named, &name);
             } else {
                 ask = true;
             }
@@ -238,17 +257,17 @@ pub fn line_definitions(path: &str, line: &str, wanted: impl Fn(&str) -> bool) -
 }
 
 /// Adds `name` to `named` unless it is there already (a line may name a definition twice).
-fn push_once(named: &mut Vec<String>, name: String) {
-    if !named.contains(&name) {
-        named.push(name);
+fn push_once(named: &mut Vec<String>, name: &str) {
+    if !named.iter().any(|known| known == name) {
+        named.push(name.to_owned());
     }
 }
 
-/// Whether a script's name that `before` precedes (the line up to it) and `rest` follows
-/// heads a method: only modifiers come before it, and there is one at least (`async resolve(`,
-/// a call never follows one), or its parameters close on the line and are followed by a
-/// return type (an interface's `resolve(id: string): string`) or by the `{` of its body
-/// (`css() {`; a call is never followed by a block on its line).
+/// Whether a script's name that `before` precedes (the line up to it) and `rest` follows (its
+/// line and the lines after) heads a method: only modifiers come before it, and there is one at
+/// least (`async resolve(`, a call never follows one), or its parameters close and are followed
+/// on their line by a return type (an interface's `resolve(id: string): string`) or by the `{`
+/// of its body (`css() {`; a call is never followed by a block on its line), not by an arrow.
 fn is_method_head(before: &str, rest: &str) -> bool {
     const MODIFIERS: &[&str] = &[
         "static",
@@ -271,10 +290,11 @@ fn is_method_head(before: &str, rest: &str) -> bool {
     let Some(inside) = rest.trim_start().strip_prefix('(') else {
         return false;
     };
-    let Some(after) = closing(inside).map(|at| inside[at + 1..].trim()) else {
+    let Some(after) = after_closing(inside).map(str::trim) else {
         return modified;
     };
-    modified || after.ends_with('{') || after.starts_with(':')
+    // `async (id) => {`: the parameters of an arrow function, not a method's.
+    !after.contains("=>") && (modified || after.ends_with('{') || after.starts_with(':'))
 }
 
 /// Whether a script's name after `word` is a definition the parser tags wherever it stands (a
@@ -298,25 +318,26 @@ enum Held {
     Unsure,
 }
 
-/// What `rest`, a script line after a declared variable's name, gives it: a function when its
-/// value starts with `function` or `async function`, or is an arrow function (`async` and a
-/// parameter list closed on the line, or one parameter, then `=>`, perhaps after a return
-/// type); unsure when its parameter list goes on past the line.
+/// What `rest`, what follows a declared variable's name in a script (its line, and the lines
+/// after it), gives it: a function when its value starts with `function` or `async function`,
+/// or is an arrow function (`async` and a parameter list, or one parameter, then `=>`, perhaps
+/// after a return type); unsure when its parameter list does not close within reach.
 fn held(rest: &str) -> Held {
-    let value = rest
-        .split_once('=')
-        .map_or("", |(_, value)| value)
-        .trim_start();
+    let line = rest.split('\n').next().unwrap_or_default();
+    let value = line.find('=').map_or("", |at| rest[at + 1..].trim_start());
     let value = value.strip_prefix("async").map_or(value, str::trim_start);
     if value.starts_with("function") {
         return Held::Function;
     }
     let after_parameters = match value.strip_prefix('(') {
-        Some(inside) => match closing(inside) {
-            Some(at) => &inside[at + 1..],
+        Some(inside) => match after_closing(inside) {
+            Some(after) => after,
             None => return Held::Unsure,
         },
-        None => value.trim_start_matches(is_identifier_char),
+        None => {
+            let after = value.trim_start_matches(is_identifier_char);
+            after.split('\n').next().unwrap_or_default()
+        }
     };
     let after = after_parameters.trim_start();
     if after.starts_with("=>") || (after.starts_with(':') && after.contains("=>")) {
@@ -326,23 +347,77 @@ fn held(rest: &str) -> Held {
     }
 }
 
-/// The byte offset in `inside` (the text after an opening parenthesis) of the parenthesis that
-/// closes it, if the line holds it.
-fn closing(inside: &str) -> Option<usize> {
+/// How many lines after its own a script line's parenthesis may close for the line to be
+/// settled without the parser. A call's arguments spread over lines (`resolve({` in each of
+/// vite's fourteen test servers) sent a file to the parser for every query naming the call.
+const LOOKAHEAD_LINES: usize = 40;
+
+/// `text` up to the end of the [`LOOKAHEAD_LINES`]th line after its first.
+fn within_reach(text: &str) -> &str {
+    memchr::memchr_iter(b'\n', text.as_bytes())
+        .nth(LOOKAHEAD_LINES)
+        .map_or(text, |at| &text[..at])
+}
+
+/// The rest of the line after the parenthesis that closes the one `inside` follows (the text
+/// after an opening parenthesis). Quoted strings and comments are skipped. `None` when it does
+/// not close within `inside`, or when a template literal or a `/` that may start a regular
+/// expression could hide a parenthesis: then only the parser can tell.
+fn after_closing(inside: &str) -> Option<&str> {
+    let bytes = inside.as_bytes();
     let mut depth = 1_usize;
-    inside.char_indices().find_map(|(at, c)| {
-        match c {
-            '(' => depth += 1,
-            ')' => {
+    let mut at = 0;
+    while let Some(&byte) = bytes.get(at) {
+        match byte {
+            b'(' => depth += 1,
+            b')' => {
                 depth -= 1;
                 if depth == 0 {
-                    return Some(at);
+                    let after = &inside[at + 1..];
+                    return after.split('\n').next();
                 }
             }
+            b'"' | b'\'' => at = string_end(bytes, at)?,
+            b'/' if bytes.get(at + 1) == Some(&b'/') => {
+                at += memchr::memchr(b'\n', &bytes[at..])?;
+            }
+            b'/' if bytes.get(at + 1) == Some(&b'*') => {
+                at += 2 + memchr::memmem::find(&bytes[at + 2..], b"*/")? + 1;
+            }
+            b'/' if !divides(&bytes[..at]) => return None,
+            b'`' => return None,
             _ => {}
         }
-        None
-    })
+        at += 1;
+    }
+    None
+}
+
+/// The offset of the quote that closes the string opened at `open` in `bytes`, with backslash
+/// escapes; `None` when the line ends first.
+fn string_end(bytes: &[u8], open: usize) -> Option<usize> {
+    let quote = bytes[open];
+    let mut at = open + 1;
+    while let Some(&byte) = bytes.get(at) {
+        match byte {
+            b'\\' => at += 1,
+            b'\n' => return None,
+            _ if byte == quote => return Some(at),
+            _ => {}
+        }
+        at += 1;
+    }
+    None
+}
+
+/// Whether a `/` after `before` divides: it follows an operand (a name, a number, or a closing
+/// bracket). Anywhere else it starts a regular expression in a script.
+fn divides(before: &[u8]) -> bool {
+    before
+        .iter()
+        .rev()
+        .find(|byte| !byte.is_ascii_whitespace())
+        .is_some_and(|&byte| byte.is_ascii_alphanumeric() || b"_$)]".contains(&byte))
 }
 
 /// Whether `code` (a line, trimmed at the start) is a comment in `grammar`: a line comment, or
@@ -398,17 +473,18 @@ fn only_calls(before: &str) -> bool {
     CALLING_WORDS.contains(&word)
 }
 
-/// Whether `rest`, the line after a name followed by `(`, shows the name called: its
-/// arguments close on the line and what follows is `;`, `.`, `)` or `,` (`resolve(id);`,
-/// `load().then(...)`), or, in JavaScript and TypeScript, nothing (`resolve()` as a
-/// statement: a method definition goes on with `{` or a return type). A C definition may put
-/// its `{` on the next line, so there nothing after the arguments settles nothing.
+/// Whether `rest`, what follows a name followed by `(` (its line, and in a script the lines
+/// after it), shows the name called: its arguments close and what follows them on their line
+/// is `;`, `.`, `)` or `,` (`resolve(id);`, `load().then(...)`), or, in JavaScript and
+/// TypeScript, nothing (`resolve()` as a statement: a method definition goes on with `{` or a
+/// return type). A C definition may put its `{` on the next line, so there nothing after the
+/// arguments settles nothing.
 fn ends_a_call(rest: &str, script: bool) -> bool {
     let Some(inside) = rest.trim_start().strip_prefix('(') else {
         return false;
     };
-    closing(inside).is_some_and(|at| {
-        let after = inside[at + 1..].trim_start();
+    after_closing(inside).is_some_and(|after| {
+        let after = after.trim_start();
         after.starts_with([';', '.', ')', ',']) || (script && after.is_empty())
     })
 }
@@ -514,14 +590,21 @@ fn pattern_definitions(path: &str, text: &str) -> Vec<Definition> {
 /// An identifier in one spelling whatever its convention: lowercase letters and digits only
 /// (`SocketAddr`, `socket_addr`, `socket-addr` → `socketaddr`).
 pub fn normalize(identifier: &str) -> String {
+    let mut normalized = String::new();
+    normalize_into(identifier, &mut normalized);
+    normalized
+}
+
+/// [`normalize`] into `normalized`, replacing what it held: a scan normalises every name of
+/// every matched line, and reusing one string spares an allocation each.
+fn normalize_into(identifier: &str, normalized: &mut String) {
+    normalized.clear();
     if identifier.is_ascii() {
-        return ascii_normalized(identifier).map(char::from).collect();
+        normalized.extend(ascii_normalized(identifier).map(char::from));
+    } else {
+        let kept = identifier.chars().filter(|c| c.is_alphanumeric());
+        normalized.extend(kept.flat_map(char::to_lowercase));
     }
-    identifier
-        .chars()
-        .filter(|c| c.is_alphanumeric())
-        .flat_map(char::to_lowercase)
-        .collect()
 }
 
 /// Whether `raw` normalizes to `normalized` (see [`normalize`]), without building the string.
@@ -644,11 +727,7 @@ mod tests {
                 named(&["package"]),
             ),
         ] {
-            assert_eq!(
-                line_definitions(path, line, wanted),
-                expected,
-                "{path}: {line}"
-            );
+            assert_eq!(first_line(path, line, wanted), expected, "{path}: {line}");
         }
         for (path, line) in [
             ("a.rs", "let id = self.package.id();"),
@@ -683,14 +762,72 @@ mod tests {
             ("a.js", "  foo(bar).package(id) {"),
         ] {
             assert_eq!(
-                line_definitions(path, line, wanted),
+                first_line(path, line, wanted),
                 LineDefinitions::None,
                 "{path}: {line}"
             );
         }
         // A line-start `catch (err) {` heads a block, or a method of that name: the parser says.
         assert_eq!(
-            line_definitions("a.js", "  catch (err) {", |name| name == "catch"),
+            first_line("a.js", "  catch (err) {", |name| name == "catch"),
+            LineDefinitions::Ask
+        );
+    }
+
+    /// What the first line of `text` defines.
+    fn first_line(path: &str, text: &str, wanted: impl Fn(&str) -> bool) -> LineDefinitions {
+        let end = text.find('\n').unwrap_or(text.len());
+        line_definitions(path, text, 0..end, wanted)
+    }
+
+    #[test]
+    fn a_script_line_is_settled_by_where_its_parenthesis_closes_lines_later() {
+        let wanted = |name: &str| ["resolve", "async"].contains(&name);
+        let far = format!("  resolve(\n{})\n", "    a,\n".repeat(LOOKAHEAD_LINES));
+        for (text, expected) in [
+            ("  resolve({\n    root,\n  })\n", LineDefinitions::None),
+            (
+                "  resolve({\n    root,\n  }).then(done)\n",
+                LineDefinitions::None,
+            ),
+            (
+                "  resolve(\n    /* ) */ id, // )\n  );\n",
+                LineDefinitions::None,
+            ),
+            ("  resolve({\n    find: '(',\n  })\n", LineDefinitions::None),
+            ("  resolve(\n    width / 2,\n  )\n", LineDefinitions::None),
+            (
+                "  const resolve = (\n    a + b\n  )\n",
+                LineDefinitions::None,
+            ),
+            (
+                "  resolve(\n    id: string,\n  ): string {\n",
+                LineDefinitions::Named(vec!["resolve".to_owned()]),
+            ),
+            (
+                "  resolve(\n    id,\n  ) {\n",
+                LineDefinitions::Named(vec!["resolve".to_owned()]),
+            ),
+            (
+                "  const resolve = async (\n    id: string,\n  ) => {\n",
+                LineDefinitions::Named(vec!["resolve".to_owned()]),
+            ),
+            // A parenthesis may hide in a regular expression or a template literal.
+            (
+                "  resolve({\n    find: /\\(/,\n  })\n",
+                LineDefinitions::Ask,
+            ),
+            ("  resolve({\n    id: `${(`,\n  })\n", LineDefinitions::Ask),
+            ("  resolve({\n    id: 'open,\n  })\n", LineDefinitions::Ask),
+            (far.as_str(), LineDefinitions::Ask),
+            ("  resolve({\n    root,\n", LineDefinitions::Ask),
+            ("  async (\n    root,\n  ) => {\n", LineDefinitions::Ask),
+        ] {
+            assert_eq!(first_line("a.ts", text, wanted), expected, "{text}");
+        }
+        // Only scripts look past the line: a C definition may put its `{` on the next line.
+        assert_eq!(
+            first_line("a.c", "  resolve(\n    id\n  );\n", wanted),
             LineDefinitions::Ask
         );
     }

@@ -76,9 +76,10 @@ const EXCLUDED_DIRS: [&str; 2] = [".git", ".epiphany"];
 pub struct FileStat {
     /// Path relative to the root, `/`-separated.
     pub path: String,
-    /// Size in bytes.
+    /// Size in bytes (0 in a listing of names, [`list_names`]).
     pub size_bytes: u64,
-    /// Modification time, nanoseconds since the Unix epoch (0 when unknown).
+    /// Modification time, nanoseconds since the Unix epoch (0 when unknown, and in a listing of
+    /// names).
     pub modified_unix_nanos: i64,
 }
 
@@ -87,8 +88,8 @@ pub struct FileStat {
 pub struct DirStat {
     /// Path relative to the root, `/`-separated; empty for the root itself.
     pub path: String,
-    /// Modification time, nanoseconds since the Unix epoch (0 when unknown). It changes
-    /// whenever an entry is added to, removed from or renamed in the directory.
+    /// Modification time, nanoseconds since the Unix epoch (0 when unknown, and in a listing of
+    /// names). It changes whenever an entry is added to, removed from or renamed in the directory.
     pub modified_unix_nanos: i64,
 }
 
@@ -169,8 +170,29 @@ fn builder(root: &Path, ignores: &Arc<Ignores>) -> WalkBuilder {
     builder
 }
 
-/// Lists every file and directory under `root` (in parallel, then sorted by path).
+/// What a walk learns of each entry beyond its path and kind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Detail {
+    /// Its size and modification time: a `stat` an entry.
+    Stats,
+    /// Nothing more.
+    Names,
+}
+
+/// Lists every file and directory under `root` (in parallel, then sorted by path), with their
+/// sizes and modification times.
 pub fn list(root: &Path) -> Listing {
+    list_with(root, Detail::Stats)
+}
+
+/// [`list`] without the sizes and modification times: every one is 0. For a search that reads
+/// each file anyway (and caps its read at [`max_bytes`]): a `stat` an entry was a fifth of the
+/// system calls of `retrieve` without an index on cargo.
+pub fn list_names(root: &Path) -> Listing {
+    list_with(root, Detail::Names)
+}
+
+fn list_with(root: &Path, detail: Detail) -> Listing {
     let collected = Mutex::new(Listing::default());
     let ignores = Arc::new(Ignores::new(root));
     builder(root, &ignores).build_parallel().run(|| {
@@ -186,22 +208,27 @@ pub fn list(root: &Path) -> Listing {
                 return WalkState::Continue;
             };
             let relative = entry.path().strip_prefix(root).ok().and_then(Path::to_str);
-            let (Some(relative), Ok(meta)) = (relative.map(native_key), entry.metadata()) else {
+            let meta = match detail {
+                Detail::Stats => entry.metadata().map(Some),
+                Detail::Names => Ok(None),
+            };
+            let (Some(relative), Ok(meta)) = (relative.map(native_key), meta) else {
                 let named = entry.path().strip_prefix(root).unwrap_or(entry.path());
                 let named = named.to_string_lossy().into_owned();
                 lock(&collected).unreadable.push(named);
                 return WalkState::Continue;
             };
+            let modified_unix_nanos = meta.as_ref().map_or(0, modified_nanos);
             if file_type.is_dir() {
                 lock(&collected).dirs.push(DirStat {
                     path: relative,
-                    modified_unix_nanos: modified_nanos(&meta),
+                    modified_unix_nanos,
                 });
             } else if file_type.is_file() {
                 lock(&collected).files.push(FileStat {
                     path: relative,
-                    size_bytes: meta.len(),
-                    modified_unix_nanos: modified_nanos(&meta),
+                    size_bytes: meta.as_ref().map_or(0, Metadata::len),
+                    modified_unix_nanos,
                 });
             }
             WalkState::Continue
@@ -342,6 +369,18 @@ mod tests {
         assert!(listing.dirs.iter().all(|dir| dir.modified_unix_nanos > 0));
         assert_eq!(listing.files[2].size_bytes, 13);
         assert!(listing.files[2].modified_unix_nanos > 0);
+        // The same entries by name alone, nothing asked of each.
+        let names = list_names(dir.path());
+        let paths = |files: &[FileStat]| files.iter().map(|f| f.path.clone()).collect::<Vec<_>>();
+        assert_eq!(paths(&names.files), paths(&listing.files));
+        assert_eq!(names.dirs.len(), listing.dirs.len());
+        assert!(
+            names
+                .files
+                .iter()
+                .all(|f| f.size_bytes == 0 && f.modified_unix_nanos == 0)
+        );
+        assert!(names.dirs.iter().all(|d| d.modified_unix_nanos == 0));
     }
 
     #[test]

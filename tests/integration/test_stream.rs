@@ -147,3 +147,37 @@ fn no_index_and_the_index_agree_on_the_top_hit() {
         ]
     );
 }
+
+#[test]
+fn files_over_the_size_cap_are_neither_searched_nor_counted() {
+    let env = TestEnv::bare();
+    fixture(&env);
+    let query = "where are patches validated";
+    let searched = |answer: &Value| answer["index"]["indexed_file_count"].clone();
+    let before = env.json(&["retrieve", query]);
+    assert!(
+        searched(&before).as_u64().is_some_and(|n| n > 0),
+        "{before}"
+    );
+    // Past the caps (4 MiB for source, 256 KiB for data): the scan's read stops one byte past.
+    let line = "// validated patches, validated again\n";
+    env.write("src/huge.rs", line.repeat(4 * 1024 * 1024 / line.len() + 1));
+    env.write(
+        "data/patches.json",
+        format!(
+            "[{}1]",
+            "\"validated patches\",".repeat(256 * 1024 / 20 + 1)
+        ),
+    );
+    let after = env.json(&["retrieve", "--limit", "50", query]);
+    assert_eq!(after["search"], "scan", "{after}");
+    assert_eq!(searched(&after), searched(&before), "{after}");
+    let found = paths(&after);
+    assert_eq!(found[0], "src/engine.rs", "{after}");
+    assert!(
+        !found
+            .iter()
+            .any(|path| path == "src/huge.rs" || path == "data/patches.json"),
+        "{after}"
+    );
+}

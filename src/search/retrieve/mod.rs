@@ -204,7 +204,8 @@ pub fn retrieve(
     };
     let listing = match &opened {
         Opened::Ready(persistent) => crate::search::current_listing(root, &persistent.manifest),
-        Opened::Missing | Opened::Unusable { .. } => walk::list(root),
+        // A scan reads every file in scope and caps its read: the names are enough.
+        Opened::Missing | Opened::Unusable { .. } => walk::list_names(root),
     };
     // Without a usable index, every file in scope is searched as it is now; the summary is
     // the manifest marked stale when there is one (docs/retrieval.md#retrieval-summary), the scan's
