@@ -325,20 +325,21 @@ impl Worker {
         tokens
     }
 
-    /// Reads the file at `path`, listed at `size` bytes, into the buffer: at most one byte past
-    /// `limit`, so a file that grew past it since is still seen to be too large. The listed size
-    /// sizes the buffer; a file's own read would ask the system for it again (an `fstat` and an
-    /// `lseek` a file, a fifth of a scan's system calls).
-    fn read(&mut self, path: &Path, size: u64, limit: u64) -> Option<()> {
+    /// Reads the file at `path` into the buffer, unless it is over `limit` bytes: `None` then,
+    /// or when it cannot be read. The open file's size is asked once (a listing of names has
+    /// none), and the read stops one byte past `limit`, so a file that grew since is still seen
+    /// to be too large. A file's own `read_to_end` would ask for its size again (an `fstat` and
+    /// an `lseek` a file: with a `stat` a walked entry, half of a scan's system calls).
+    fn read(&mut self, path: &Path, limit: u64) -> Option<()> {
         self.buffer.clear();
-        let expected = usize::try_from(size.min(limit) + 1).unwrap_or(0);
-        self.buffer.reserve(expected);
-        std::fs::File::open(path)
-            .ok()?
-            .take(limit + 1)
-            .read_to_end(&mut self.buffer)
-            .ok()?;
-        Some(())
+        let file = std::fs::File::open(path).ok()?;
+        let size = file.metadata().ok()?.len();
+        if size > limit {
+            return None;
+        }
+        self.buffer.reserve(usize::try_from(size + 1).unwrap_or(0));
+        file.take(limit + 1).read_to_end(&mut self.buffer).ok()?;
+        (self.buffer.len() as u64 <= limit).then_some(())
     }
 
     fn search_file(
@@ -354,10 +355,7 @@ impl Worker {
         let term_count = context.query.terms.len();
         let mut path = vec![0; term_count];
         let path_len = u32::try_from(self.count_terms(context, &stat.path, &mut path)).ok()?;
-        self.read(&context.root.join(&stat.path), stat.size_bytes, limit)?;
-        if self.buffer.len() as u64 > limit {
-            return None;
-        }
+        self.read(&context.root.join(&stat.path), limit)?;
         self.scanned += 1;
         let buffer = std::mem::take(&mut self.buffer);
         let found = self.search_text(context, file, stat, &buffer, path, path_len);

@@ -185,8 +185,8 @@ pub fn list(root: &Path) -> Listing {
     list_with(root, Detail::Stats)
 }
 
-/// [`list`] without the sizes and modification times: every one is 0. For a search that reads
-/// each file anyway (and caps its read at [`max_bytes`]): a `stat` an entry was a fifth of the
+/// [`list`] without the sizes and modification times: every one is 0. For a search that opens
+/// each file anyway (and asks the open file its size): a `stat` an entry was a fifth of the
 /// system calls of `retrieve` without an index on cargo.
 pub fn list_names(root: &Path) -> Listing {
     list_with(root, Detail::Names)
