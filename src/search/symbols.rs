@@ -141,26 +141,24 @@ pub enum LineDefinitions {
     Ask,
 }
 
-/// What the `line` of `text` (its byte range, without its terminator), a file at `path`,
-/// defines among the names `wanted` accepts (given it normalised), for a scan without an index, where parsing every file that mentions a query
-/// word would cost more than the whole search. In Rust, Python and Go a definition starts
-/// with a keyword (`fn`, `struct`, `def`, `class`, `func`, ...; in Go a method's receiver
-/// comes between `func` and its name), so the line itself says ([`LineDefinitions::Named`]);
-/// so do a script's `function`, `class`, `interface` and `enum`, which the parser tags
-/// wherever they stand, and its `const`, `let` and `var` at the top of the program (not
-/// indented), and a script line that heads a method (modifiers, the name, its parameters and
-/// the `{` of its body). A script's parameter list or arguments may close on a later line
-/// (`resolve({` ... `})`, a call; `const resolve = async (` ... `) => {`, a function): what
-/// follows the closing parenthesis settles it as on one line ([`LOOKAHEAD_LINES`]). Otherwise
-/// in C, C++, Java, JavaScript and TypeScript, whose functions and
-/// methods need no keyword, a name after a defining word or followed by `(` (not reached
-/// through `.` or `->`, a method call) may be defined there, and the parser settles it
-/// ([`LineDefinitions::Ask`]); lines of
-/// the pattern languages that name one are asked about too (the patterns cost little). A
-/// comment line, a name inside quotes, a local variable (an indented `const`, `let` or `var`
-/// of a script, a Rust `let`) define nothing the parser would tag: on vite such lines sent
-/// 30 of the 40 files a four-word query parsed to the parser. An index holds the parser's
-/// definitions for every parsed file.
+/// What the `line` of `text` (its byte range, without its terminator), a file at `path`, defines
+/// among the names `wanted` accepts (given it normalised), for a scan without an index, where
+/// parsing every file that mentions a query word would cost more than the whole search. In Rust,
+/// Python and Go a definition starts with a keyword (`fn`, `struct`, `def`, `class`, `func`, ...;
+/// in Go a method's receiver comes between `func` and its name), so the line itself says
+/// ([`LineDefinitions::Named`]); so do a script's `function`, `class`, `interface` and `enum`,
+/// which the parser tags wherever they stand, and its `const`, `let` and `var` at the top of the
+/// program (not indented), and a script line that heads a method (modifiers, the name, its
+/// parameters and the `{` of its body). A script's parameter list or arguments may close on a later
+/// line (`resolve({` ... `})`, a call; `const resolve = async (` ... `) => {`, a function): what
+/// follows the closing parenthesis settles it as on one line ([`LOOKAHEAD_LINES`]). Otherwise in C,
+/// C++, Java, JavaScript and TypeScript, whose functions and methods need no keyword, a name after
+/// a defining word or followed by `(` (not reached through `.` or `->`, a method call) may be
+/// defined there, and the parser settles it ([`LineDefinitions::Ask`]); lines of the pattern
+/// languages that name one are asked about too (the patterns cost little). A comment line, a name
+/// inside quotes, a local variable (an indented `const`, `let` or `var` of a script, a Rust `let`)
+/// define nothing the parser would tag: on vite such lines sent 30 of the 40 files a four-word
+/// query parsed to the parser. An index holds the parser's definitions for every parsed file.
 pub fn line_definitions(
     path: &str,
     text: &str,

@@ -204,7 +204,7 @@ pub fn retrieve(
     };
     let listing = match &opened {
         Opened::Ready(persistent) => crate::search::current_listing(root, &persistent.manifest),
-        // A scan reads every file in scope and caps its read: the names are enough.
+        // A scan opens every file in scope and asks it its size: the names are enough.
         Opened::Missing | Opened::Unusable { .. } => walk::list_names(root),
     };
     // Without a usable index, every file in scope is searched as it is now; the summary is
