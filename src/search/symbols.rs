@@ -321,7 +321,7 @@ enum Held {
 /// or is an arrow function (`async` and a parameter list, or one parameter, then `=>`, perhaps
 /// after a return type); unsure when its parameter list does not close within reach.
 fn held(rest: &str) -> Held {
-    let line = rest.split('\n').next().unwrap_or_default();
+    let line = first_line(rest);
     let value = line.find('=').map_or("", |at| rest[at + 1..].trim_start());
     let value = value.strip_prefix("async").map_or(value, str::trim_start);
     if value.starts_with("function") {
@@ -332,10 +332,7 @@ fn held(rest: &str) -> Held {
             Some(after) => after,
             None => return Held::Unsure,
         },
-        None => {
-            let after = value.trim_start_matches(is_identifier_char);
-            after.split('\n').next().unwrap_or_default()
-        }
+        None => first_line(value.trim_start_matches(is_identifier_char)),
     };
     let after = after_parameters.trim_start();
     if after.starts_with("=>") || (after.starts_with(':') && after.contains("=>")) {
@@ -371,8 +368,7 @@ fn after_closing(inside: &str) -> Option<&str> {
             b')' => {
                 depth -= 1;
                 if depth == 0 {
-                    let after = &inside[at + 1..];
-                    return after.split('\n').next();
+                    return Some(first_line(&inside[at + 1..]));
                 }
             }
             b'"' | b'\'' => at = string_end(bytes, at)?,
@@ -389,6 +385,11 @@ fn after_closing(inside: &str) -> Option<&str> {
         at += 1;
     }
     None
+}
+
+/// `text` up to its first line end.
+fn first_line(text: &str) -> &str {
+    text.split('\n').next().unwrap_or(text)
 }
 
 /// The offset of the quote that closes the string opened at `open` in `bytes`, with backslash
@@ -490,25 +491,22 @@ fn ends_a_call(rest: &str, script: bool) -> bool {
 /// The byte ranges of `line` inside string quotes (`"`, a backquote, and `'` but in Rust, where
 /// it opens a lifetime), with backslash escapes: a name there is text, not defined. A quote
 /// left open runs to the line's end.
-fn quoted_spans(line: &str, grammar: Option<Grammar>) -> Vec<std::ops::Range<usize>> {
+fn quoted_spans(line: &str, grammar: Option<Grammar>) -> Vec<Range<usize>> {
     let single = grammar != Some(Grammar::Rust);
+    let bytes = line.as_bytes();
     let mut spans = Vec::new();
-    let mut open: Option<(char, usize)> = None;
-    let mut escaped = false;
-    for (at, c) in line.char_indices() {
-        match open {
-            Some(_) if escaped => escaped = false,
-            Some(_) if c == '\\' => escaped = true,
-            Some((quote, start)) if c == quote => {
-                spans.push(start..at);
-                open = None;
-            }
-            Some(_) => {}
-            None if matches!(c, '"' | '`') || (single && c == '\'') => open = Some((c, at + 1)),
-            None => {}
+    let mut at = 0;
+    while let Some(&byte) = bytes.get(at) {
+        if matches!(byte, b'"' | b'`') || (single && byte == b'\'') {
+            let Some(end) = string_end(bytes, at) else {
+                spans.push(at + 1..line.len());
+                break;
+            };
+            spans.push(at + 1..end);
+            at = end;
         }
+        at += 1;
     }
-    spans.extend(open.map(|(_, start)| start..line.len()));
     spans
 }
 
