@@ -389,7 +389,6 @@ fn both_ways(edges: &Edges) -> Edges {
     }
     both
 }
-
 /// The ranked map: the focused files first, then the project's own files ([`own`]), then the
 /// rest, each part by rank (then path), each file with its definitions in map order.
 pub fn ranked(files: &[MapInput<'_>], seeds: &Seeds) -> Vec<MapFile> {
@@ -905,7 +904,9 @@ mod tests {
     /// `import flask` then `flask.Flask(...)`: the member reference leads to `app.py`, which the
     /// package's `__init__.py` re-exports, as an edge of its own (nothing else opens
     /// `app.py`), and not by name to the look-alike `Flask` of `lib/other.py`, which the test
-    /// opens by importing it.
+    /// opens by importing it. The import leads to `__init__.py` only for a test that uses
+    /// something `__init__.py` defines itself (`flask.escape`): pytest's tests import `pytest`
+    /// for what it re-exports, and its `__init__.py` was in the first 10 for 57 of 80 focuses.
     #[test]
     fn a_python_member_of_an_imported_module_leads_to_its_definer() {
         fn python<'a>(path: &'a str, outline: &'a Outline) -> MapInput<'a> {
@@ -924,9 +925,14 @@ mod tests {
             imports: vec![import("flask", &["flask"]), import("other", &["other"])],
             ..Outline::default()
         };
+        let escaping = Outline {
+            member_references: vec!["Flask".to_owned(), "escape".to_owned()],
+            imports: vec![import("flask", &["flask"])],
+            ..Outline::default()
+        };
         let package = Outline {
             imports: vec![import("Flask", &[".", "app", "Flask"])],
-            ..Outline::default()
+            ..outline(&["escape"], &[])
         };
         let (app, other) = (outline(&["Flask"], &[]), outline(&["Flask"], &[]));
         let files = [
@@ -934,8 +940,11 @@ mod tests {
             python("src/flask/__init__.py", &package),
             python("src/flask/app.py", &app),
             python("lib/other.py", &other),
+            python("tests/test_escape.py", &escaping),
         ];
-        assert_eq!(links(&files).edges[0], [(1, 1.0), (2, 1.0), (3, 1.0)]);
+        let edges = links(&files).edges;
+        assert_eq!(edges[0], [(2, 1.0), (3, 1.0)]);
+        assert_eq!(edges[4], [(1, 2.0), (2, 1.0)]);
     }
 
     #[test]

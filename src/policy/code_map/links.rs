@@ -163,11 +163,13 @@ fn in_scope<'a>(
             found.opening.push((to, name, RESOLVED_WEIGHT));
         }
     };
+    let members = resolver.module_members(file.path, &file.outline.member_references);
     let mut bound = HashSet::default();
     // Names only imports from crates outside the files bind: a bare one resolves nowhere.
     let mut outside = HashSet::default();
     for import in file.outline.imports.iter().filter(|i| i.local != "*") {
         match resolver.imported_file(file.path, import) {
+            Some(_) if members.facades.contains(import.local.as_str()) => {}
             Some(path) => {
                 let name = match import.path.last().map(String::as_str) {
                     Some("default") | None => import.local.as_str(),
@@ -193,14 +195,13 @@ fn in_scope<'a>(
             edge(path, name);
         }
     }
-    let mut members = HashSet::default();
-    for (member, path, name) in resolver.module_members(file.path, &file.outline.member_references)
-    {
+    let mut reached = HashSet::default();
+    for (member, path, name) in members.edges {
         edge(path, name);
-        members.insert(member);
+        reached.insert(member);
     }
     found.bound = bound;
-    found.members = members;
+    found.members = reached;
     found
 }
 

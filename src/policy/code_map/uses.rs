@@ -177,6 +177,18 @@ enum Module<'a> {
     Package(&'a str),
 }
 
+/// What a file's member references reach through the modules it imports whole
+/// ([`Resolver::module_members`]).
+#[derive(Debug, Default, PartialEq)]
+pub struct Members<'a> {
+    /// Each member name with the file and the definition it leads to.
+    pub edges: Vec<(&'a str, &'a str, &'a str)>,
+    /// The local names of whole-module imports whose members all lead past the module's own
+    /// file (`import pytest` then only `pytest.raises`, `pytest.mark`, which `__init__.py`
+    /// re-exports): the import uses what the members lead to, not the module's file.
+    pub facades: HashSet<&'a str>,
+}
+
 /// How deep a Rust `use` path may lean on another import of the same file (`mod ledger;` then
 /// `use ledger::balance;`).
 const IMPORT_DEPTH: usize = 4;
@@ -305,39 +317,50 @@ impl<'a> Resolver<'a> {
     /// sessions` then `sessions.Session`): each with the file and the definition it leads to.
     /// Python only, where another module's names are reached as its members; the file's
     /// references keep no qualifier, so a name leads to the first such module defining it.
-    pub fn module_members(
-        &self,
-        path: &'a str,
-        members: &'a [String],
-    ) -> Vec<(&'a str, &'a str, &'a str)> {
+    ///
+    /// Also the local names of the imports through which members were reached that the
+    /// module's own file defines none of ([`Members::facades`]).
+    pub fn module_members(&self, path: &'a str, members: &'a [String]) -> Members<'a> {
+        let mut found = Members::default();
         let Some(&file) = self.files.get(path) else {
-            return Vec::new();
+            return found;
         };
         if file.scoping != Scoping::Python {
-            return Vec::new();
+            return found;
         }
-        let modules: Vec<Vec<&'a str>> = (file.imports.iter())
+        let modules: Vec<(&'a str, Vec<&'a str>)> = (file.imports.iter())
             .filter(|import| import.local != "*")
             .filter_map(|import| match self.import_place(path, file, import, 0)? {
-                Place::Module(module) => Some(self.module_files(path, file.scoping, &module)),
+                Place::Module(module) => Some((
+                    import.local.as_str(),
+                    self.module_files(path, file.scoping, &module),
+                )),
                 Place::Item(..) | Place::Own(_) => None,
             })
-            .filter(|files| !files.is_empty())
+            .filter(|(_, files)| !files.is_empty())
             .collect();
-        if modules.is_empty() {
-            return Vec::new();
-        }
-        let member = |name: &'a str| {
-            modules.iter().find_map(|files| {
+        // Per module: whether a member led through it, and whether one led to its own file.
+        let mut through = vec![(false, false); modules.len()];
+        for name in members {
+            let reached = modules.iter().enumerate().find_map(|(at, (_, files))| {
                 let found = (self.defined_at_top(files, name))
                     .or_else(|| self.reexported(file.scoping, files, name, 0))?;
                 match found {
-                    Place::Item(to, defined) => Some((name, to, defined)),
+                    Place::Item(to, defined) => Some((at, to, defined)),
                     Place::Module(_) | Place::Own(_) => None,
                 }
-            })
-        };
-        members.iter().filter_map(|name| member(name)).collect()
+            });
+            if let Some((at, to, defined)) = reached {
+                through[at].0 = true;
+                through[at].1 |= modules[at].1.contains(&to);
+                found.edges.push((name.as_str(), to, defined));
+            }
+        }
+        found.facades = (modules.iter().zip(through))
+            .filter(|(_, (led, own))| *led && !own)
+            .map(|((local, _), _)| *local)
+            .collect();
+        found
     }
 
     /// Where the first name of a reference leads, in the file's scope: the file itself, an
@@ -521,11 +544,11 @@ impl<'a> Resolver<'a> {
             }
             Place::Module(module) => {
                 let files = self.module_files(from, scoping, &module);
-                if let Some(found) = self.defined_at_top(&files, segment) {
-                    return Some(found);
-                }
-                if let Some(found) = self.reexported(scoping, &files, segment, depth) {
-                    return Some(found);
+                let found = (self.defined_at_top(&files, segment))
+                    .or_else(|| self.reexported(scoping, &files, segment, depth))
+                    .or_else(|| self.find_in(from, scoping, &module, segment));
+                if found.is_some() {
+                    return found;
                 }
                 match module {
                     Module::Stem { stem, anywhere } => Some(Place::Module(Module::Stem {
@@ -538,7 +561,9 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    /// `name` as a definition at the top of one of the module's files.
+    /// `name` as a definition at the top of the nearest of the module's files defining it: a
+    /// Java package's class lies under whichever source root holds it (`com.shop.Ledger` from
+    /// a test is `src/main`'s, though the package's nearest directory is the test's own).
     fn find_in(
         &self,
         from: &'a str,
@@ -546,7 +571,7 @@ impl<'a> Resolver<'a> {
         module: &Module<'a>,
         name: &'a str,
     ) -> Option<Place<'a>> {
-        self.defined_at_top(&self.module_files(from, scoping, module), name)
+        self.defined_at_top(&self.module_candidates(from, scoping, module), name)
     }
 
     /// `name` as a Java file's package defines it under another source root: a package is
@@ -560,7 +585,7 @@ impl<'a> Resolver<'a> {
         };
         let mut found = self.modules.stem(Scoping::Java, package, true).to_vec();
         found.retain(|path| parent(path) != directory && !self.peripheral.contains(path));
-        self.defined_at_top(&nearest(from, found), name)
+        self.defined_at_top(&nearest_first(from, found), name)
     }
 
     /// `name` as the first of a module's `files` binds it by an import of its own, followed to
@@ -596,12 +621,28 @@ impl<'a> Resolver<'a> {
         Some(Place::Item(path, name))
     }
 
-    /// The parsed files that may hold a module; of several places a name may lie below, the
-    /// ones nearest the file at `from`. A name that may lie below any directory names no
-    /// peripheral file ([`peripheral`]: a vendored copy, a stub tree) from the project's own
-    /// code: `from typing import List` in mypy means the standard library, not typeshed's
-    /// `typing.pyi`, which every Python file would otherwise make the most referenced.
+    /// The parsed files that hold a module; of several places a name may lie below, the ones
+    /// nearest the file at `from` ([`Resolver::module_candidates`]).
     fn module_files(&self, from: &'a str, scoping: Scoping, module: &Module<'a>) -> Vec<&'a str> {
+        let mut candidates = self.module_candidates(from, scoping, module);
+        if let Module::Stem { .. } = module {
+            let nearest = candidates.first().map(|path| shared_parts(from, path));
+            candidates.retain(|path| Some(shared_parts(from, path)) == nearest);
+        }
+        candidates
+    }
+
+    /// The parsed files that may hold a module, nearest the file at `from` first. A name that
+    /// may lie below any directory names no peripheral file ([`peripheral`]: a vendored copy,
+    /// a stub tree) from the project's own code: `from typing import List` in mypy means the
+    /// standard library, not typeshed's `typing.pyi`, which every Python file would otherwise
+    /// make the most referenced.
+    fn module_candidates(
+        &self,
+        from: &'a str,
+        scoping: Scoping,
+        module: &Module<'a>,
+    ) -> Vec<&'a str> {
         match module {
             Module::Files(files) => files.clone(),
             Module::Package(import) => self.modules.package(import),
@@ -610,7 +651,7 @@ impl<'a> Resolver<'a> {
                 if *anywhere && !self.peripheral.contains(from) {
                     found.retain(|path| !self.peripheral.contains(path));
                 }
-                nearest(from, found)
+                nearest_first(from, found)
             }
         }
     }
@@ -700,17 +741,19 @@ fn normalise(path: &str) -> Option<String> {
     Some(parts.join("/"))
 }
 
-/// Of `paths`, the ones whose directories share the most leading parts with `from`'s.
-fn nearest<'a>(from: &str, mut paths: Vec<&'a str>) -> Vec<&'a str> {
-    let shared = |path: &str| {
-        (parent(path).split('/'))
-            .zip(parent(from).split('/'))
-            .take_while(|(a, b)| a == b)
-            .count()
-    };
-    let most = paths.iter().map(|path| shared(path)).max();
-    paths.retain(|path| Some(shared(path)) == most);
+/// `paths` ordered by how many leading directory parts they share with `from`'s, most first
+/// (in their order otherwise).
+fn nearest_first<'a>(from: &str, mut paths: Vec<&'a str>) -> Vec<&'a str> {
+    paths.sort_by_key(|path| std::cmp::Reverse(shared_parts(from, path)));
     paths
+}
+
+/// How many leading directory parts the directories of `from` and `path` share.
+fn shared_parts(from: &str, path: &str) -> usize {
+    (parent(path).split('/'))
+        .zip(parent(from).split('/'))
+        .take_while(|(a, b)| a == b)
+        .count()
 }
 
 #[cfg(test)]
@@ -1100,16 +1143,18 @@ mod tests {
         let resolver = Resolver::new(&files);
         assert_eq!(
             resolver.module_members("tests/test_basic.py", &members),
-            [
-                ("Flask", "src/flask/app.py", "Flask"),
-                ("escape", "src/flask/__init__.py", "escape"),
-                ("Session", "src/flask/sessions.py", "Session"),
-            ]
+            Members {
+                edges: vec![
+                    ("Flask", "src/flask/app.py", "Flask"),
+                    ("escape", "src/flask/__init__.py", "escape"),
+                    ("Session", "src/flask/sessions.py", "Session"),
+                ],
+                facades: HashSet::new(),
+            }
         );
-        assert!(
-            Resolver::new(&rust)
-                .module_members("src/main.rs", &members)
-                .is_empty()
+        assert_eq!(
+            Resolver::new(&rust).module_members("src/main.rs", &members),
+            Members::default()
         );
     }
 
@@ -1356,6 +1401,40 @@ mod tests {
         assert_eq!(
             imported_files(&files, "src/main/java/com/shop/audit/Audit.java"),
             [None, None, Some("src/main/java/com/shop/Ledger.java")]
+        );
+    }
+
+    /// A test imports `com.shop.Ledger`; its package's test directory holds only
+    /// `LedgerTest`: the import still means `src/main`'s `Ledger`, the class it names, not
+    /// the only file of the package's nearest directory.
+    #[test]
+    fn a_java_import_names_its_class_under_any_source_root() {
+        let class = |name: &str, imports| {
+            let mut file = file(Scoping::Java, &[], imports);
+            file.definitions.push(definition(name, "class", 1, 50));
+            file
+        };
+        let importer = "src/test/java/com/shop/audit/AuditTest.java";
+        let files = files(vec![
+            (
+                importer,
+                class(
+                    "AuditTest",
+                    vec![import("Ledger", &["com", "shop", "Ledger"])],
+                ),
+            ),
+            (
+                "src/test/java/com/shop/LedgerTest.java",
+                class("LedgerTest", vec![]),
+            ),
+            (
+                "src/main/java/com/shop/Ledger.java",
+                class("Ledger", vec![]),
+            ),
+        ]);
+        assert_eq!(
+            imported_files(&files, importer),
+            [Some("src/main/java/com/shop/Ledger.java")]
         );
     }
 
