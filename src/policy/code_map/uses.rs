@@ -544,11 +544,11 @@ impl<'a> Resolver<'a> {
             }
             Place::Module(module) => {
                 let files = self.module_files(from, scoping, &module);
-                let found = (self.defined_at_top(&files, segment))
-                    .or_else(|| self.reexported(scoping, &files, segment, depth))
-                    .or_else(|| self.find_in(from, scoping, &module, segment));
-                if found.is_some() {
-                    return found;
+                if let Some(found) = self.defined_at_top(&files, segment) {
+                    return Some(found);
+                }
+                if let Some(found) = self.reexported(scoping, &files, segment, depth) {
+                    return Some(found);
                 }
                 match module {
                     Module::Stem { stem, anywhere } => Some(Place::Module(Module::Stem {
@@ -561,9 +561,7 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    /// `name` as a definition at the top of the nearest of the module's files defining it: a
-    /// Java package's class lies under whichever source root holds it (`com.shop.Ledger` from
-    /// a test is `src/main`'s, though the package's nearest directory is the test's own).
+    /// `name` as a definition at the top of one of the module's files.
     fn find_in(
         &self,
         from: &'a str,
@@ -571,7 +569,7 @@ impl<'a> Resolver<'a> {
         module: &Module<'a>,
         name: &'a str,
     ) -> Option<Place<'a>> {
-        self.defined_at_top(&self.module_candidates(from, scoping, module), name)
+        self.defined_at_top(&self.module_files(from, scoping, module), name)
     }
 
     /// `name` as a Java file's package defines it under another source root: a package is
@@ -621,28 +619,16 @@ impl<'a> Resolver<'a> {
         Some(Place::Item(path, name))
     }
 
-    /// The parsed files that hold a module; of several places a name may lie below, the ones
-    /// nearest the file at `from` ([`Resolver::module_candidates`]).
+    /// The parsed files that may hold a module, nearest the file at `from` first. Of several
+    /// places a module name may lie below, only the nearest holds it, except in Java, where a
+    /// package is every directory of its name: a test's `import com.shop.Ledger` means
+    /// `src/main`'s class, though the package's nearest directory is the test's own (gson's
+    /// tests had all led to `TypeTokenTest.java` for `TypeToken`). A name that may lie below
+    /// any directory names no peripheral file ([`peripheral`]: a vendored copy, a stub tree)
+    /// from the project's own code: `from typing import List` in mypy means the standard
+    /// library, not typeshed's `typing.pyi`, which every Python file would otherwise make the
+    /// most referenced.
     fn module_files(&self, from: &'a str, scoping: Scoping, module: &Module<'a>) -> Vec<&'a str> {
-        let mut candidates = self.module_candidates(from, scoping, module);
-        if let Module::Stem { .. } = module {
-            let nearest = candidates.first().map(|path| shared_parts(from, path));
-            candidates.retain(|path| Some(shared_parts(from, path)) == nearest);
-        }
-        candidates
-    }
-
-    /// The parsed files that may hold a module, nearest the file at `from` first. A name that
-    /// may lie below any directory names no peripheral file ([`peripheral`]: a vendored copy,
-    /// a stub tree) from the project's own code: `from typing import List` in mypy means the
-    /// standard library, not typeshed's `typing.pyi`, which every Python file would otherwise
-    /// make the most referenced.
-    fn module_candidates(
-        &self,
-        from: &'a str,
-        scoping: Scoping,
-        module: &Module<'a>,
-    ) -> Vec<&'a str> {
         match module {
             Module::Files(files) => files.clone(),
             Module::Package(import) => self.modules.package(import),
@@ -651,7 +637,12 @@ impl<'a> Resolver<'a> {
                 if *anywhere && !self.peripheral.contains(from) {
                     found.retain(|path| !self.peripheral.contains(path));
                 }
-                nearest_first(from, found)
+                let mut found = nearest_first(from, found);
+                if scoping != Scoping::Java {
+                    let nearest = found.first().map(|path| shared_parts(from, path));
+                    found.retain(|path| Some(shared_parts(from, path)) == nearest);
+                }
+                found
             }
         }
     }
