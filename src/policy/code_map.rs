@@ -389,6 +389,7 @@ fn both_ways(edges: &Edges) -> Edges {
     }
     both
 }
+
 /// The ranked map: the focused files first, then the project's own files ([`own`]), then the
 /// rest, each part by rank (then path), each file with its definitions in map order.
 pub fn ranked(files: &[MapInput<'_>], seeds: &Seeds) -> Vec<MapFile> {
@@ -825,6 +826,18 @@ mod tests {
             outline: &caller,
         });
         assert!(links(&files).edges.iter().all(Vec::is_empty));
+    }
+
+    /// A name only a test defines (`Category` in `tests/recursive_test.rs`) draws no edge from
+    /// a file that merely references the name; the project's own `Ledger` does.
+    #[test]
+    fn a_name_a_test_defines_draws_no_other_file() {
+        let files = [
+            ("src/page.rs", outline(&[], &["Category", "Ledger"])),
+            ("tests/recursive_test.rs", outline(&["Category"], &[])),
+            ("src/ledger.rs", outline(&["Ledger"], &[])),
+        ];
+        assert_eq!(links(&inputs(&files)).edges[0], [(2, 1.0)]);
     }
 
     /// `secret.rs` is the only file defining methods `map` and `expose` (on its `Secret`) and a

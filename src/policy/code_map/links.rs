@@ -15,7 +15,7 @@
 //! (`Err`, `Ready`, `len`: [`names::provided`]): an edge to each of the files defining it,
 //! weighted by `1 / (number of files defining it)` times how much the name tells toward the
 //! file ([`names::by_name`]: less for a short or common name, less toward a test fixture,
-//! nothing toward a fixture's short or common name); names defined in more than
+//! nothing toward a fixture's short or common name, nothing toward a test); names defined in more than
 //! [`MAX_DEFINERS`] files (`new`, `run`) make no such edge. A macro call (`name!()`) means
 //! only a macro. A member call (`value.name()`) does not say whose `name` it calls, nor a
 //! plain call of a method: they count toward a file only once the file references something
@@ -31,6 +31,7 @@ use super::Form;
 use super::MAX_DEFINERS;
 use super::MapInput;
 use super::names;
+use super::names::Definer;
 use super::uses::Resolver;
 use super::uses::Scope;
 use super::uses::Scoping;
@@ -121,16 +122,14 @@ pub fn links<'a>(files: &[MapInput<'a>]) -> Links<'a> {
         .map(|(at, file)| (file.path, at))
         .collect();
     let definers = Definers::of(files);
-    let fixtures: Vec<bool> = (files.iter())
-        .map(|file| names::is_fixture(file.path))
-        .collect();
+    let kinds: Vec<Definer> = files.iter().map(|file| Definer::of(file.path)).collect();
     let mut links = Links {
         edges: Vec::with_capacity(files.len()),
         referrers: HashMap::default(),
     };
     for from in 0..files.len() {
         let mut found = in_scope(&resolver, &index, files, from);
-        by_name(&definers, &fixtures, files, from, &mut found);
+        by_name(&definers, &kinds, files, from, &mut found);
         let opened: HashSet<usize> = found.opening.iter().map(|(to, _, _)| *to).collect();
         found.gated.retain(|(to, _, _)| opened.contains(to));
         let mut out: BTreeMap<usize, f64> = BTreeMap::new();
@@ -216,7 +215,7 @@ fn is_standard_crate(path: &[String]) -> bool {
 /// each toward the files of its language defining the name.
 fn by_name<'a>(
     definers: &Definers<'a>,
-    fixtures: &[bool],
+    kinds: &[Definer],
     files: &[MapInput<'a>],
     from: usize,
     found: &mut Found<'a>,
@@ -232,7 +231,7 @@ fn by_name<'a>(
         !names::provided(scoping, name) && !resolved.contains(name) && !defined.contains(name)
     };
     let weigh = |to: usize, name: &str, weight: f64| {
-        names::by_name(name, fixtures[to]).map(|told| told * weight)
+        names::by_name(name, kinds[to]).map(|told| told * weight)
     };
     let unbound = (outline.references.iter())
         .map(String::as_str)

@@ -1,9 +1,11 @@
 //! How much a name tells about which file it means, when nothing but the name says it: the
 //! names a language or its standard library provides mean no file of the repository unless
-//! the file imports them from one ([`provided`]), and short, common and test-fixture names
-//! could mean almost anything ([`telling`], [`is_fixture`]). Only references the map matches
-//! by name alone are weighed so; a reference followed through an import means its file.
+//! the file imports them from one ([`provided`]), short, common and test-fixture names could
+//! mean almost anything ([`telling`], [`is_fixture`]), and a test's own names are nobody
+//! else's ([`Definer::Test`]). Only references the map matches by name alone are weighed so;
+//! a reference followed through an import means its file.
 
+use super::partners::is_named_test;
 use super::uses::Scoping;
 
 /// Names every Rust file has without importing them (the prelude's, and the variants and
@@ -459,18 +461,44 @@ pub fn is_fixture(path: &str) -> bool {
 /// How much a definition in a test fixture counts toward a reference matched by name.
 const FIXTURE_WEIGHT: f64 = 0.1;
 
+/// What kind of file defines a name, as far as a reference matched by the name alone goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Definer {
+    /// The project's own code.
+    Code,
+    /// A test fixture ([`is_fixture`]): data a test reads, not code anything calls.
+    Fixture,
+    /// A test, named so by the test runners' conventions (`test_app.py`, `GsonTest.java`,
+    /// `string.test.ts`): what it defines is its own, and another file using it imports it.
+    /// zod's docs page component `Page` and its tests' `A`, `B` and `Category` had tied
+    /// `recursive-types.test.ts` to files that only share the names.
+    Test,
+}
+
+impl Definer {
+    /// The kind of the file at `path`.
+    pub fn of(path: &str) -> Definer {
+        if is_fixture(path) {
+            Definer::Fixture
+        } else if is_named_test(path) {
+            Definer::Test
+        } else {
+            Definer::Code
+        }
+    }
+}
+
 /// How much a reference matched by its name alone counts toward a file defining it
-/// ([`telling`], times [`FIXTURE_WEIGHT`] in a test fixture, [`is_fixture`]); `None` for a
+/// ([`telling`], times [`FIXTURE_WEIGHT`] in a test fixture); `None` toward a test, and for a
 /// short or common name in a fixture, which every closure call `f(...)` or vitest `test(...)`
 /// would otherwise link to (tokio's fixture `fn f` had 45 referrers).
-pub fn by_name(name: &str, in_fixture: bool) -> Option<f64> {
+pub fn by_name(name: &str, definer: Definer) -> Option<f64> {
     let told = telling(name);
-    if !in_fixture {
-        Some(told)
-    } else if told < 1.0 {
-        None
-    } else {
-        Some(told * FIXTURE_WEIGHT)
+    match definer {
+        Definer::Code => Some(told),
+        Definer::Fixture if told < 1.0 => None,
+        Definer::Fixture => Some(told * FIXTURE_WEIGHT),
+        Definer::Test => None,
     }
 }
 
@@ -498,9 +526,31 @@ mod tests {
         assert!(is_fixture("pkg/testdata/x.go"));
         assert!(!is_fixture("src/fixtures.rs"));
         assert!(is_fixture("web/__fixtures__/spec.js"));
-        assert_eq!(by_name("f", false), Some(telling("f")));
-        assert_eq!(by_name("f", true), None);
-        assert_eq!(by_name("test", true), None);
-        assert_eq!(by_name("resolve_symlinks", true), Some(FIXTURE_WEIGHT));
+        assert_eq!(by_name("f", Definer::Code), Some(telling("f")));
+        assert_eq!(by_name("f", Definer::Fixture), None);
+        assert_eq!(by_name("test", Definer::Fixture), None);
+        assert_eq!(
+            by_name("resolve_symlinks", Definer::Fixture),
+            Some(FIXTURE_WEIGHT)
+        );
+    }
+
+    #[test]
+    fn a_tests_own_names_are_matched_by_no_other_file() {
+        assert_eq!(
+            Definer::of("packages/zod/tests/recursive-types.test.ts"),
+            Definer::Test
+        );
+        assert_eq!(Definer::of("tests/test_app.py"), Definer::Test);
+        assert_eq!(
+            Definer::of("src/test/java/com/x/GsonTest.java"),
+            Definer::Test
+        );
+        assert_eq!(Definer::of("tests/fixtures/test_app.py"), Definer::Fixture);
+        assert_eq!(
+            Definer::of("src/test/java/com/x/TestTypes.java"),
+            Definer::Code
+        );
+        assert_eq!(by_name("Category", Definer::Test), None);
     }
 }

@@ -64,6 +64,12 @@ fn subject(path: &str) -> Option<(&str, bool, &str)> {
     })
 }
 
+/// Whether the test runners' conventions name the file at `path` a test (`test_app.py`,
+/// `GsonTest.java`, `button.spec.ts`).
+pub fn is_named_test(path: &str) -> bool {
+    subject(path).is_some_and(|(_, test, _)| test)
+}
+
 /// Per file of `paths`, its seed weight as a partner by name of a file in `focus` (a test of
 /// it, or what it tests, in the same language, in a parallel directory): [`PARTNER_SHARE`] of
 /// `focus_weight` shared among all partners; nothing where there is none.
