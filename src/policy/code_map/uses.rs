@@ -637,12 +637,10 @@ impl<'a> Resolver<'a> {
                 if *anywhere && !self.peripheral.contains(from) {
                     found.retain(|path| !self.peripheral.contains(path));
                 }
-                let mut found = nearest_first(from, found);
-                if scoping != Scoping::Java {
-                    let nearest = found.first().map(|path| shared_parts(from, path));
-                    found.retain(|path| Some(shared_parts(from, path)) == nearest);
+                match scoping {
+                    Scoping::Java => nearest_first(from, found),
+                    _ => nearest(from, found),
                 }
-                found
             }
         }
     }
@@ -735,7 +733,14 @@ fn normalise(path: &str) -> Option<String> {
 /// `paths` ordered by how many leading directory parts they share with `from`'s, most first
 /// (in their order otherwise).
 fn nearest_first<'a>(from: &str, mut paths: Vec<&'a str>) -> Vec<&'a str> {
-    paths.sort_by_key(|path| std::cmp::Reverse(shared_parts(from, path)));
+    paths.sort_by_cached_key(|path| std::cmp::Reverse(shared_parts(from, path)));
+    paths
+}
+
+/// Of `paths`, the ones whose directories share the most leading parts with `from`'s.
+fn nearest<'a>(from: &str, mut paths: Vec<&'a str>) -> Vec<&'a str> {
+    let most = paths.iter().map(|path| shared_parts(from, path)).max();
+    paths.retain(|path| Some(shared_parts(from, path)) == most);
     paths
 }
 
