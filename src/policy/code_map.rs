@@ -932,6 +932,7 @@ mod tests {
         let import = |local: &str, path: &[&str]| uses::Import {
             local: local.to_owned(),
             path: path.iter().map(|segment| (*segment).to_owned()).collect(),
+            reexport: false,
         };
         let test = Outline {
             member_references: vec!["Flask".to_owned()],
@@ -958,6 +959,51 @@ mod tests {
         let edges = links(&files).edges;
         assert_eq!(edges[0], [(2, 1.0), (3, 1.0)]);
         assert_eq!(edges[4], [(1, 2.0), (2, 1.0)]);
+    }
+
+    /// A script imports `parse` and the module `core` from a barrel `core/index.ts` that only
+    /// re-exports: both lead on to the files defining the names (`core.check` as a member), and
+    /// neither the importer nor the barrel, which uses nothing, links to the barrel's files by
+    /// its re-exports alone.
+    #[test]
+    fn a_script_barrel_passes_its_names_on() {
+        fn script<'a>(path: &'a str, outline: &'a Outline) -> MapInput<'a> {
+            MapInput {
+                scoping: uses::Scoping::Script,
+                path,
+                outline,
+            }
+        }
+        let import = |local: &str, path: &[&str], reexport: bool| uses::Import {
+            local: local.to_owned(),
+            path: path.iter().map(|segment| (*segment).to_owned()).collect(),
+            reexport,
+        };
+        let app = Outline {
+            member_references: vec!["check".to_owned()],
+            imports: vec![
+                import("parse", &["./core/index", "parse"], false),
+                import("core", &["./core/index"], false),
+            ],
+            ..Outline::default()
+        };
+        let barrel = Outline {
+            imports: vec![
+                import("*", &["./api"], true),
+                import("check", &["./checks", "check"], true),
+            ],
+            ..Outline::default()
+        };
+        let (api, checks) = (outline(&["parse"], &[]), outline(&["check"], &[]));
+        let files = [
+            script("src/app.ts", &app),
+            script("src/core/index.ts", &barrel),
+            script("src/core/api.ts", &api),
+            script("src/core/checks.ts", &checks),
+        ];
+        let edges = links(&files).edges;
+        assert_eq!(edges[0], [(2, 1.0), (3, 1.0)]);
+        assert!(edges[1].is_empty());
     }
 
     #[test]

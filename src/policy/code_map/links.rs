@@ -4,11 +4,13 @@
 //! file imports leads to the file defining what the import names (or to the module's file),
 //! and nowhere when the import names a package outside the repository (`std`, `os`,
 //! `vitest`); a name the file defines itself leads nowhere else; Go and Java names of the
-//! file's own package, and names a glob import opens, lead to their files; in Python a member
-//! reference leads to what a module the file imports whole defines or re-exports under that
-//! name (`import flask` then `flask.Flask`). Every import is a reference of its own (`use
-//! crate::engine::Engine` uses `engine.rs`; `from flask import Flask` uses `app.py`, which the
-//! package re-exports). Such an edge weighs [`RESOLVED_WEIGHT`].
+//! file's own package, and names a glob import opens, lead to their files; in Python and the
+//! scripts a member reference leads to what a module the file imports whole defines or
+//! re-exports under that name (`import flask` then `flask.Flask`). Every import is a reference
+//! of its own (`use crate::engine::Engine` uses `engine.rs`; `from flask import Flask` uses
+//! `app.py`, which the package re-exports), except a script's re-export, which the file only
+//! passes on, and an import of a whole module whose members all lead past its own file
+//! (`import pytest` for `pytest.raises`). Such an edge weighs [`RESOLVED_WEIGHT`].
 //!
 //! A name nothing in scope binds is matched by name among the files of the same language
 //! (JavaScript and TypeScript as one, C and C++ as one), unless the language provides it
@@ -168,7 +170,7 @@ fn in_scope<'a>(
     let mut outside = HashSet::default();
     for import in file.outline.imports.iter().filter(|i| i.local != "*") {
         match resolver.imported_file(file.path, import) {
-            Some(_) if members.facades.contains(import.local.as_str()) => {}
+            Some(_) if import.reexport || members.facades.contains(import.local.as_str()) => {}
             Some(path) => {
                 let name = match import.path.last().map(String::as_str) {
                     Some("default") | None => import.local.as_str(),

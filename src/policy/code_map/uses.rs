@@ -12,7 +12,8 @@
 //!   name) or relative to the package;
 //! - JavaScript and TypeScript: `import` and `require` of a relative path (`./ledger` is
 //!   `ledger.ts`, `ledger.js`, `ledger/index.ts`, ...; a default import is taken to be the
-//!   definition of the name it binds); packages are not followed;
+//!   definition of the name it binds), and the re-exports of a module (`export * from`,
+//!   `export { a } from`), followed as Python's are; packages are not followed;
 //! - Go: package imports (the package is the directory at the end of the import path), and one
 //!   scope shared by the files of a directory;
 //! - Java: imports of classes, of their static members and of packages, and the classes of the
@@ -83,6 +84,10 @@ pub struct Import {
     /// (`default` for a default import); Go the import path; Java `com`, `shop`, `Ledger`. A
     /// glob ends in `*`.
     pub path: Vec<String>,
+    /// Whether the file only passes the name on (a script's `export { a } from './m'`): the
+    /// name then leads on to its definer, but the file does not use it.
+    #[serde(default)]
+    pub reexport: bool,
 }
 
 /// What a parsed file defines, references and imports, and its text.
@@ -314,8 +319,9 @@ impl<'a> Resolver<'a> {
 
     /// The names of `members`, member references of the file at `path`, that a module it
     /// imports whole defines or re-exports (`import flask` then `flask.Flask`, `from . import
-    /// sessions` then `sessions.Session`): each with the file and the definition it leads to.
-    /// Python only, where another module's names are reached as its members; the file's
+    /// sessions` then `sessions.Session`, a script's `import * as core from './core/index.js'`
+    /// then `core.parse`): each with the file and the definition it leads to. Python and
+    /// scripts only, where another module's names are reached as its members; the file's
     /// references keep no qualifier, so a name leads to the first such module defining it.
     ///
     /// Also the local names of the imports through which members were reached that the
@@ -325,7 +331,7 @@ impl<'a> Resolver<'a> {
         let Some(&file) = self.files.get(path) else {
             return found;
         };
-        if file.scoping != Scoping::Python {
+        if !matches!(file.scoping, Scoping::Python | Scoping::Script) {
             return found;
         }
         let modules: Vec<(&'a str, Vec<&'a str>)> = (file.imports.iter())
@@ -588,9 +594,9 @@ impl<'a> Resolver<'a> {
 
     /// `name` as the first of a module's `files` binds it by an import of its own, followed to
     /// what that import names: a Python package's `__init__.py` re-exporting `from .app import
-    /// Flask` or `from .app import *`, a Rust module's `pub use self::shell::Shell`. Python and
-    /// Rust only, where what a module imports is visible through it; at most [`IMPORT_DEPTH`]
-    /// modules deep.
+    /// Flask` or `from .app import *`, a Rust module's `pub use self::shell::Shell`, a script's
+    /// `export { Flask } from './app'` or `export * from './app'`. Not in Go, Java and C, where
+    /// what a file imports is not visible through it; at most [`IMPORT_DEPTH`] modules deep.
     fn reexported(
         &self,
         scoping: Scoping,
@@ -598,7 +604,8 @@ impl<'a> Resolver<'a> {
         name: &'a str,
         depth: usize,
     ) -> Option<Place<'a>> {
-        if !matches!(scoping, Scoping::Python | Scoping::Rust) || depth >= IMPORT_DEPTH {
+        let visible = matches!(scoping, Scoping::Python | Scoping::Rust | Scoping::Script);
+        if !visible || depth >= IMPORT_DEPTH {
             return None;
         }
         files.iter().find_map(|&path| {
@@ -767,6 +774,7 @@ mod tests {
         Import {
             local: local.into(),
             path: path.iter().map(|segment| (*segment).to_owned()).collect(),
+            reexport: false,
         }
     }
 

@@ -335,6 +335,7 @@ mod tests {
         Import {
             local: local.into(),
             path: path.iter().map(|segment| (*segment).to_owned()).collect(),
+            reexport: false,
         }
     }
 

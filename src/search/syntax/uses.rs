@@ -153,6 +153,7 @@ fn push(found: &mut Vec<Import>, local: &str, path: Vec<String>) {
         found.push(Import {
             local: local.to_owned(),
             path,
+            reexport: false,
         });
     }
 }
@@ -180,6 +181,10 @@ fn import_of(scoping: Scoping, node: Node<'_>, source: &[u8], found: &mut Vec<Im
         }
         (Scoping::Script, "import_statement") => {
             script_import(node, source, found);
+            true
+        }
+        (Scoping::Script, "export_statement") if node.child_by_field_name("source").is_some() => {
+            script_reexport(node, source, found);
             true
         }
         (Scoping::Script, "variable_declarator") => {
@@ -359,6 +364,45 @@ fn script_import(node: Node<'_>, source: &[u8], found: &mut Vec<Import>) {
     }
 }
 
+/// `export * from './m'`, `export * as m from './m'`, `export { a, b as c } from './m'`: what a
+/// module re-exports, bound as imports bind (all of `./m` as a glob), so that a name imported
+/// from the module leads on to the file defining it.
+fn script_reexport(node: Node<'_>, source: &[u8], found: &mut Vec<Import>) {
+    let Some(specifier) = field(node, "source", source).map(unquoted) else {
+        return;
+    };
+    let first = found.len();
+    let mut cursor = node.walk();
+    let clause = (node.named_children(&mut cursor))
+        .find(|child| matches!(child.kind(), "export_clause" | "namespace_export"));
+    match clause {
+        None => push(found, "*", vec![specifier.to_owned()]),
+        Some(namespace) if namespace.kind() == "namespace_export" => {
+            let mut inner = namespace.walk();
+            if let Some(local) = namespace.named_children(&mut inner).next() {
+                push(
+                    found,
+                    unquoted(text(local, source)),
+                    vec![specifier.to_owned()],
+                );
+            }
+        }
+        Some(clause) => {
+            let mut inner = clause.walk();
+            for exported in clause.named_children(&mut inner) {
+                let Some(name) = field(exported, "name", source).map(unquoted) else {
+                    continue;
+                };
+                let local = field(exported, "alias", source).map_or(name, unquoted);
+                push(found, local, vec![specifier.to_owned(), name.to_owned()]);
+            }
+        }
+    }
+    for import in &mut found[first..] {
+        import.reexport = true;
+    }
+}
+
 /// One part of an import clause: a default import, a namespace import or named imports.
 fn script_clause(part: Node<'_>, specifier: &str, source: &[u8], found: &mut Vec<Import>) {
     let from = |name: &str| vec![specifier.to_owned(), name.to_owned()];
@@ -526,6 +570,26 @@ mod tests {
         assert_eq!(
             imported("src/a.ts", typescript),
             pairs(&[("T", "./types T"), ("x", "./x")])
+        );
+    }
+
+    /// A barrel's re-exports are imports the file passes on; its own exports are not imports.
+    #[test]
+    fn script_reexports_are_imports_passed_on() {
+        let text = "export * from './core.js';\nexport * as util from \"./util.js\";\nexport { parse, check as verify } from './api';\nexport { local };\nexport function own() {}\nimport { used } from './used';\n";
+        let imports = uses("src/index.ts", text).expect("parsed").imports;
+        let passed: Vec<(&str, String, bool)> = (imports.iter())
+            .map(|i| (i.local.as_str(), i.path.join(" "), i.reexport))
+            .collect();
+        assert_eq!(
+            passed,
+            [
+                ("*", "./core.js".to_owned(), true),
+                ("util", "./util.js".to_owned(), true),
+                ("parse", "./api parse".to_owned(), true),
+                ("verify", "./api check".to_owned(), true),
+                ("used", "./used used".to_owned(), false),
+            ]
         );
     }
 
