@@ -655,13 +655,25 @@ mod tests {
         ]
     }
 
+    fn input<'a>(scoping: uses::Scoping, path: &'a str, outline: &'a Outline) -> MapInput<'a> {
+        MapInput {
+            scoping,
+            path,
+            outline,
+        }
+    }
+
+    fn import(local: &str, path: &[&str]) -> uses::Import {
+        uses::Import {
+            local: local.to_owned(),
+            path: path.iter().map(|segment| (*segment).to_owned()).collect(),
+            reexport: false,
+        }
+    }
+
     fn inputs<'a>(files: &'a [(&'a str, Outline)]) -> Vec<MapInput<'a>> {
         (files.iter())
-            .map(|(path, outline)| MapInput {
-                scoping: uses::Scoping::Rust,
-                path,
-                outline,
-            })
+            .map(|(path, outline)| input(uses::Scoping::Rust, path, outline))
             .collect()
     }
 
@@ -922,18 +934,7 @@ mod tests {
     /// for what it re-exports, and its `__init__.py` was in the first 10 for 57 of 80 focuses.
     #[test]
     fn a_python_member_of_an_imported_module_leads_to_its_definer() {
-        fn python<'a>(path: &'a str, outline: &'a Outline) -> MapInput<'a> {
-            MapInput {
-                scoping: uses::Scoping::Python,
-                path,
-                outline,
-            }
-        }
-        let import = |local: &str, path: &[&str]| uses::Import {
-            local: local.to_owned(),
-            path: path.iter().map(|segment| (*segment).to_owned()).collect(),
-            reexport: false,
-        };
+        let python = |path, outline| input(uses::Scoping::Python, path, outline);
         let test = Outline {
             member_references: vec!["Flask".to_owned()],
             imports: vec![import("flask", &["flask"]), import("other", &["other"])],
@@ -967,30 +968,23 @@ mod tests {
     /// its re-exports alone.
     #[test]
     fn a_script_barrel_passes_its_names_on() {
-        fn script<'a>(path: &'a str, outline: &'a Outline) -> MapInput<'a> {
-            MapInput {
-                scoping: uses::Scoping::Script,
-                path,
-                outline,
-            }
-        }
-        let import = |local: &str, path: &[&str], reexport: bool| uses::Import {
-            local: local.to_owned(),
-            path: path.iter().map(|segment| (*segment).to_owned()).collect(),
-            reexport,
+        let script = |path, outline| input(uses::Scoping::Script, path, outline);
+        let passed_on = |local, path| uses::Import {
+            reexport: true,
+            ..import(local, path)
         };
         let app = Outline {
             member_references: vec!["check".to_owned()],
             imports: vec![
-                import("parse", &["./core/index", "parse"], false),
-                import("core", &["./core/index"], false),
+                import("parse", &["./core/index", "parse"]),
+                import("core", &["./core/index"]),
             ],
             ..Outline::default()
         };
         let barrel = Outline {
             imports: vec![
-                import("*", &["./api"], true),
-                import("check", &["./checks", "check"], true),
+                passed_on("*", &["./api"]),
+                passed_on("check", &["./checks", "check"]),
             ],
             ..Outline::default()
         };
