@@ -458,9 +458,9 @@ fn shown(definition: &Definition, referenced_by: u32) -> MapDefinition {
     }
 }
 
-/// `definitions` with the later definitions of a name folded into its first ([`MapDefinition::more`]):
-/// eight `type Future = ...` lines of eight implementations, or seven overloads of
-/// `defineConfig`, are one line.
+/// `definitions` with the later definitions of a name folded into its first
+/// ([`MapDefinition::more`]): eight `type Future = ...` lines of eight implementations, or seven
+/// overloads of `defineConfig`, are one line.
 fn folded(definitions: Vec<MapDefinition>) -> Vec<MapDefinition> {
     let mut kept: Vec<MapDefinition> = Vec::with_capacity(definitions.len());
     let mut at: HashMap<String, usize> = HashMap::default();

@@ -17,9 +17,9 @@
 //! (`Err`, `Ready`, `len`: [`names::provided`]): an edge to each of the files defining it,
 //! weighted by `1 / (number of files defining it)` times how much the name tells toward the
 //! file ([`names::by_name`]: less for a short or common name, less toward a test fixture,
-//! nothing toward a fixture's short or common name, nothing toward a test); names defined in more than
-//! [`MAX_DEFINERS`] files (`new`, `run`) make no such edge. A macro call (`name!()`) means
-//! only a macro. A member call (`value.name()`) does not say whose `name` it calls, nor a
+//! nothing toward a fixture's short or common name, nothing toward a test); names defined in
+//! more than [`MAX_DEFINERS`] files (`new`, `run`) make no such edge. A macro call (`name!()`)
+//! means only a macro. A member call (`value.name()`) does not say whose `name` it calls, nor a
 //! plain call of a method: they count toward a file only once the file references something
 //! there that can only mean that file's (a type, a function, a constructor), or every
 //! `.map()` in the repository would point at the one type that defines a `map`.
