@@ -723,7 +723,11 @@ mod tests {
                 named(&["package"]),
             ),
         ] {
-            assert_eq!(first_line(path, line, wanted), expected, "{path}: {line}");
+            assert_eq!(
+                defined_on_first_line(path, line, wanted),
+                expected,
+                "{path}: {line}"
+            );
         }
         for (path, line) in [
             ("a.rs", "let id = self.package.id();"),
@@ -758,22 +762,25 @@ mod tests {
             ("a.js", "  foo(bar).package(id) {"),
         ] {
             assert_eq!(
-                first_line(path, line, wanted),
+                defined_on_first_line(path, line, wanted),
                 LineDefinitions::None,
                 "{path}: {line}"
             );
         }
         // A line-start `catch (err) {` heads a block, or a method of that name: the parser says.
         assert_eq!(
-            first_line("a.js", "  catch (err) {", |name| name == "catch"),
+            defined_on_first_line("a.js", "  catch (err) {", |name| name == "catch"),
             LineDefinitions::Ask
         );
     }
 
     /// What the first line of `text` defines.
-    fn first_line(path: &str, text: &str, wanted: impl Fn(&str) -> bool) -> LineDefinitions {
-        let end = text.find('\n').unwrap_or(text.len());
-        line_definitions(path, text, 0..end, wanted)
+    fn defined_on_first_line(
+        path: &str,
+        text: &str,
+        wanted: impl Fn(&str) -> bool,
+    ) -> LineDefinitions {
+        line_definitions(path, text, 0..first_line(text).len(), wanted)
     }
 
     #[test]
@@ -819,11 +826,15 @@ mod tests {
             ("  resolve({\n    root,\n", LineDefinitions::Ask),
             ("  async (\n    root,\n  ) => {\n", LineDefinitions::Ask),
         ] {
-            assert_eq!(first_line("a.ts", text, wanted), expected, "{text}");
+            assert_eq!(
+                defined_on_first_line("a.ts", text, wanted),
+                expected,
+                "{text}"
+            );
         }
         // Only scripts look past the line: a C definition may put its `{` on the next line.
         assert_eq!(
-            first_line("a.c", "  resolve(\n    id\n  );\n", wanted),
+            defined_on_first_line("a.c", "  resolve(\n    id\n  );\n", wanted),
             LineDefinitions::Ask
         );
     }
