@@ -233,7 +233,7 @@ pub fn line_definitions(
             } else {
                 push_once(&mut named, &name);
             }
-        } else if keyword_free && !called && opens_call && !ends_a_call(rest, script) {
+        } else if keyword_free && !called && opens_call && !ends_a_call(before, rest, script) {
             // A line-start `catch (err) {` heads a block, or a method of that name; the parser
             // tags a class's constructor in a declaration file only.
             let keyword = matches!(
@@ -474,17 +474,21 @@ fn only_calls(before: &str) -> bool {
 
 /// Whether `rest`, what follows a name followed by `(` (its line, and in a script the lines
 /// after it), shows the name called: its arguments close and what follows them on their line
-/// is `;`, `.`, `)` or `,` (`resolve(id);`, `load().then(...)`), or, in JavaScript and
+/// is `.`, `)` or `,` (`load().then(...)`), or `;` (`resolve(id);`), or, in JavaScript and
 /// TypeScript, nothing (`resolve()` as a statement: a method definition goes on with `{` or a
 /// return type). A C definition may put its `{` on the next line, so there nothing after the
-/// arguments settles nothing.
-fn ends_a_call(rest: &str, script: bool) -> bool {
+/// arguments settles nothing. Nor does a `;` in C, C++ and Java once something stands
+/// `before` the name (the line up to it, which [`only_calls`] let through: a type): that is a
+/// declaration without a body, a C prototype (`int resolve(int id);`) or an interface's method
+/// (`Id resolve(String name);`), which the parser tags as a definition.
+fn ends_a_call(before: &str, rest: &str, script: bool) -> bool {
     let Some(inside) = rest.trim_start().strip_prefix('(') else {
         return false;
     };
     after_closing(inside).is_some_and(|after| {
         let after = after.trim_start();
-        after.starts_with([';', '.', ')', ',']) || (script && after.is_empty())
+        let statement = after.starts_with(';') && (script || before.is_empty());
+        statement || after.starts_with(['.', ')', ',']) || (script && after.is_empty())
     })
 }
 
@@ -662,6 +666,18 @@ mod tests {
                 LineDefinitions::Ask,
             ),
             ("a.c", "char *package(void)", LineDefinitions::Ask),
+            // A declaration without a body: a prototype, an interface's or abstract method.
+            ("a.h", "int package(int id);", LineDefinitions::Ask),
+            (
+                "A.java",
+                "    Package package(String name);",
+                LineDefinitions::Ask,
+            ),
+            (
+                "A.java",
+                "  abstract Map<String, Package> package();",
+                LineDefinitions::Ask,
+            ),
             ("a.c", "package (int id)", LineDefinitions::Ask),
             ("a.ts", "  package({ id }: Options) {", named(&["package"])),
             ("a.ts", "  package({", LineDefinitions::Ask),
@@ -886,6 +902,12 @@ mod tests {
             ["run_it"]
         );
         assert!(names("a.md", "fn x() {}").is_empty());
+        // What a line without a body asks the parser about, the parser tags.
+        assert_eq!(names("a.h", "int resolve(int id);\n"), ["resolve"]);
+        assert_eq!(
+            names("A.java", "interface A {\n  Id resolve(String name);\n}\n"),
+            ["A", "resolve"]
+        );
         assert!(has_definitions("a.rs") && has_definitions("a.scala") && !has_definitions("a.md"));
     }
 

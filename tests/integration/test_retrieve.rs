@@ -203,6 +203,12 @@ fn exact_finds_identifiers(indexed: bool) {
         "c/header.c",
         "#include <string.h>\n\nstatic int parse_header(const char *s)\n{\n    return 0;\n}\n",
     );
+    // Declarations without a body: an interface's method, a C prototype.
+    env.write(
+        "java/Store.java",
+        "interface Store {\n    Record loadRecord(String id);\n}\n",
+    );
+    env.write("c/table.h", "int table_lookup(const char *key);\n");
     env.write("src/render/frame.rs", "// a frame\n");
     if indexed {
         env.ok(&["index"]);
@@ -233,6 +239,8 @@ fn exact_finds_identifiers(indexed: bool) {
     assert_eq!(first("ServeHTTP"), file("go/server.go", Some(3)));
     assert_eq!(first("parse_count"), file("java/Parser.java", Some(2)));
     assert_eq!(first("parseHeader"), file("c/header.c", Some(3)));
+    assert_eq!(first("load_record"), file("java/Store.java", Some(2)));
+    assert_eq!(first("tableLookup"), file("c/table.h", Some(1)));
     let directory = env.json(&["retrieve", "--mode", "exact", "render"]);
     assert_eq!(
         ranked(&directory).last(),
