@@ -105,7 +105,8 @@ pub fn definitions_by(path: &str, text: &str, deadline: Deadline) -> Result<Vec<
     })
 }
 
-/// Words after which a name is being defined, in the languages with definitions here.
+/// Words after which a name may be defined in C, C++, JavaScript and TypeScript: a line of
+/// theirs that names one is asked about unless the word settles it ([`script_defines`]).
 const DEFINING_WORDS: &[&str] = &[
     "fn",
     "struct",
@@ -143,22 +144,29 @@ pub enum LineDefinitions {
 
 /// What the `line` of `text` (its byte range, without its terminator), a file at `path`, defines
 /// among the names `wanted` accepts (given it normalised), for a scan without an index, where
-/// parsing every file that mentions a query word would cost more than the whole search. In Rust,
-/// Python and Go a definition starts with a keyword (`fn`, `struct`, `def`, `class`, `func`, ...;
-/// in Go a method's receiver comes between `func` and its name), so the line itself says
-/// ([`LineDefinitions::Named`]); so do a script's `function`, `class`, `interface` and `enum`,
-/// which the parser tags wherever they stand, and its `const`, `let` and `var` at the top of the
-/// program (not indented), and a script line that heads a method (modifiers, the name, its
-/// parameters and the `{` of its body). A script's parameter list or arguments may close on a later
-/// line (`resolve({` ... `})`, a call; `const resolve = async (` ... `) => {`, a function): what
-/// follows the closing parenthesis settles it as on one line ([`LOOKAHEAD_LINES`]). Otherwise in C,
-/// C++, Java, JavaScript and TypeScript, whose functions and methods need no keyword, a name after
-/// a defining word or followed by `(` (not reached through `.` or `->`, a method call) may be
-/// defined there, and the parser settles it ([`LineDefinitions::Ask`]); lines of the pattern
-/// languages that name one are asked about too (the patterns cost little). A comment line, a name
-/// inside quotes, a local variable (an indented `const`, `let` or `var` of a script, a Rust `let`)
-/// define nothing the parser would tag: on vite such lines sent 30 of the 40 files a four-word
-/// query parsed to the parser. An index holds the parser's definitions for every parsed file.
+/// parsing every file that mentions a query word would cost more than the whole search.
+///
+/// - In Rust, Python and Go a definition starts with a keyword of the language
+///   ([`defining_word`]: `fn`, `struct`, `def`, `class`, `func`, ...; in Go a method's receiver
+///   comes between `func` and its name), so the line itself says ([`LineDefinitions::Named`]).
+/// - So do a script's `function`, `class`, `interface` and `enum`, which the parser tags
+///   wherever they stand, its `const`, `let` and `var` at the top of the program (not
+///   indented), and a script line that heads a method (modifiers, the name, its parameters and
+///   the `{` of its body). A script's parameter list or arguments may close on a later line
+///   (`resolve({` ... `})`, a call; `const resolve = async (` ... `) => {`, a function): what
+///   follows the closing parenthesis settles it as on one line ([`LOOKAHEAD_LINES`]).
+/// - So do Java's `class`, `interface`, `enum` and `record`, and a Java line whose parameters
+///   close and open a body ([`java_signature`]).
+/// - Otherwise in C, C++, Java, JavaScript and TypeScript, whose functions and methods need no
+///   keyword, a name after a defining word or followed by `(` (not reached through `.` or `->`,
+///   a method call) may be defined there, and the parser settles it ([`LineDefinitions::Ask`]);
+///   lines of the pattern languages that name one are asked about too (the patterns cost
+///   little), and so is a line that may lie inside a comment or a string ([`may_be_inside_text`]).
+///
+/// A comment line, a name inside quotes, a local variable (an indented `const`, `let` or `var`
+/// of a script, a Rust `let`) define nothing the parser would tag: on vite such lines sent 30 of
+/// the 40 files a four-word query parsed to the parser. An index holds the parser's definitions
+/// for every parsed file.
 pub fn line_definitions(
     path: &str,
     text: &str,
@@ -201,11 +209,17 @@ pub fn line_definitions(
             return;
         }
         let before = line[..start].trim_end().trim_end_matches('!');
-        let previous = last_word(before);
-        // In a script a name after `>` is compared or an arrow function's body, not defined.
+        // A word after `'` is a lifetime (`&'static str`), not a keyword.
+        let previous = Some(last_word(before))
+            .filter(|word| !before[..before.len() - word.len()].ends_with('\''))
+            .unwrap_or_default();
+        let java = grammar == Some(Grammar::Java);
+        // In a script a name after `>` is compared or an arrow function's body, not defined;
+        // in Java after `.<T>` it is a generic method called with its type arguments.
         let called = before.ends_with('.')
             || before.ends_with("->")
             || (script && before.ends_with('>'))
+            || (java && before.ends_with('>') && before.contains(".<"))
             || only_calls(before);
         let opens_call = line[end..].trim_start().starts_with('(');
         // What follows the name, where a parenthesis it opens may close.
@@ -214,43 +228,134 @@ pub fn line_definitions(
         } else {
             &line[end..]
         };
-        // A Rust `let` is never a definition; a script's variables are at the top of the
-        // program, or anywhere when they hold a function.
-        if grammar == Some(Grammar::Rust) && previous == "let" {
+        // A Rust `let` is never a definition, nor a keyword of a language that reserves it
+        // (`const fn`, Go's receiver); a script's variables are at the top of the program, or
+        // anywhere when they hold a function.
+        let reserved = !keyword_free && defining_word(grammar, &line[start..end], false);
+        if reserved || (grammar == Some(Grammar::Rust) && previous == "let") {
             return;
         }
-        if script && indented && matches!(previous, "const" | "let" | "var") {
-            match held(rest) {
-                Held::Function => push_once(&mut named, &name),
-                Held::Other => {}
-                Held::Unsure => ask = true,
-            }
-            return;
-        }
-        if DEFINING_WORDS.contains(&previous) || (go_func && opens_call && !called) {
-            if keyword_free && !(script && script_defines(previous, indented)) {
-                ask = true;
+        let verdict = if script && indented && matches!(previous, "const" | "let" | "var") {
+            held(rest)
+        } else if defining_word(grammar, previous, indented) || (go_func && opens_call && !called) {
+            if keyword_free && !java && !(script && script_defines(previous, indented)) {
+                Verdict::Unsure
             } else {
-                push_once(&mut named, &name);
+                Verdict::Defines
             }
-        } else if keyword_free && !called && opens_call && !ends_a_call(before, rest, script) {
-            // A line-start `catch (err) {` heads a block, or a method of that name; the parser
-            // tags a class's constructor in a declaration file only.
-            let keyword = matches!(
-                &line[start..end],
-                "if" | "for" | "while" | "switch" | "catch" | "with" | "constructor"
-            );
-            if script && !keyword && is_method_head(before, rest) {
-                push_once(&mut named, &name);
-            } else {
-                ask = true;
-            }
+        } else if keyword_free && !called && opens_call {
+            parenthesised(grammar, &line[start..end], before, rest)
+        } else {
+            Verdict::Not
+        };
+        match verdict {
+            Verdict::Defines => push_once(&mut named, &name),
+            Verdict::Not => {}
+            Verdict::Unsure => ask = true,
         }
     });
     match (ask, named.is_empty()) {
         (true, _) => LineDefinitions::Ask,
+        (false, false) if may_be_inside_text(&text[..from], grammar) => LineDefinitions::Ask,
         (false, false) => LineDefinitions::Named(named),
         (false, true) => LineDefinitions::None,
+    }
+}
+
+/// Whether a line after `before` (the file's text up to it) may be inside a block comment
+/// (a `/*` the text does not close) or inside a string that spans lines: a Python docstring's
+/// example `def resolve():`, a Go raw string, a Java text block, a script's template literal.
+/// What it seems to define, only the parser can tell. The quotes are counted, not matched: a
+/// `/*` or a quote inside another string (`"src/**/*.rs"`) may make a line seem inside text,
+/// which only costs a parse. Rust's strings are not counted: its `"` and `'"'` and raw strings
+/// would need more than a count, and on cargo, whose tests hold programs in strings, asking
+/// about such lines slowed a scan by a fifth.
+fn may_be_inside_text(before: &str, grammar: Option<Grammar>) -> bool {
+    let bytes = before.as_bytes();
+    let odd = |quotes: &[u8]| memchr::memmem::find_iter(bytes, quotes).count() % 2 == 1;
+    let inside_string = match grammar {
+        Some(Grammar::Python) => return odd(br#"""""#) || odd(b"'''"),
+        Some(Grammar::JavaScript | Grammar::TypeScript | Grammar::Tsx) => odd(b"`"),
+        Some(Grammar::Go) => odd(b"`"),
+        Some(Grammar::Java) => odd(br#"""""#),
+        _ => false,
+    };
+    let opened = memchr::memmem::rfind(bytes, b"/*");
+    inside_string
+        || opened.is_some_and(|open| memchr::memmem::rfind(&bytes[open..], b"*/").is_none())
+}
+
+/// What a line says about a name on it: it defines the name, it does not, or only the parser
+/// can tell.
+enum Verdict {
+    /// It defines the name.
+    Defines,
+    /// It does not.
+    Not,
+    /// Only the parser can tell.
+    Unsure,
+}
+
+/// Whether `word` before a name defines it in `grammar`, as the language's own keywords say:
+/// Python's `for func in` or a Go function's local `var obj` defines nothing the parser tags
+/// (Go's `var` does at the top of the file, a line that is not `indented`). The other languages
+/// take any of [`DEFINING_WORDS`].
+fn defining_word(grammar: Option<Grammar>, word: &str, indented: bool) -> bool {
+    match grammar {
+        Some(Grammar::Rust) => matches!(
+            word,
+            "fn" | "struct"
+                | "enum"
+                | "union"
+                | "trait"
+                | "type"
+                | "mod"
+                | "const"
+                | "static"
+                | "macro_rules"
+        ),
+        Some(Grammar::Python) => matches!(word, "def" | "class"),
+        Some(Grammar::Go) => {
+            matches!(word, "func" | "type" | "const") || (word == "var" && !indented)
+        }
+        Some(Grammar::Java) => matches!(word, "class" | "interface" | "enum" | "record"),
+        _ => DEFINING_WORDS.contains(&word),
+    }
+}
+
+/// What a `written` name of C, C++, Java or a script says, followed by `(`, where nothing
+/// `before` it says it is only called, and `rest` follows it: a call when its arguments end a
+/// call ([`ends_a_call`]); in a script a definition when it heads a method
+/// ([`is_method_head`]), in Java when its parameters close on the line and its body follows
+/// ([`java_signature`]); else only the parser can tell. A line-start `catch (err) {` heads a
+/// block, or a method of that name, and `function (` an anonymous function; the parser tags a
+/// script class's constructor in a declaration file only.
+fn parenthesised(grammar: Option<Grammar>, written: &str, before: &str, rest: &str) -> Verdict {
+    let script = matches!(
+        grammar,
+        Some(Grammar::JavaScript | Grammar::TypeScript | Grammar::Tsx)
+    );
+    if ends_a_call(before, rest, script) {
+        return Verdict::Not;
+    }
+    const BLOCK_WORDS: &[&str] = &[
+        "if",
+        "for",
+        "while",
+        "switch",
+        "catch",
+        "with",
+        "function",
+        "constructor",
+        "synchronized",
+        "try",
+    ];
+    let java = grammar == Some(Grammar::Java);
+    let keyword = BLOCK_WORDS.contains(&written);
+    if !keyword && ((script && is_method_head(before, rest)) || (java && java_signature(rest))) {
+        Verdict::Defines
+    } else {
+        Verdict::Unsure
     }
 }
 
@@ -295,6 +400,25 @@ fn is_method_head(before: &str, rest: &str) -> bool {
     !after.contains("=>") && (modified || after.ends_with('{') || after.starts_with(':'))
 }
 
+/// Whether `rest`, what follows a Java name followed by `(` on its line, heads the body of a
+/// method or a constructor: its parameters close on the line, and the `{` of its body follows
+/// them, perhaps after a `throws` clause. Java never follows a call with a block (an anonymous
+/// class's `new Type() {` is a call after `new`, which [`only_calls`] settles): such a line
+/// defines the name as the parser would tag it, without parsing the file. A declaration
+/// without a body (`Id resolve(String name);`) is asked about: the parser tags an interface's
+/// method, not an annotation type's element.
+fn java_signature(rest: &str) -> bool {
+    let Some(after) = (rest.trim_start().strip_prefix('(')).and_then(after_closing) else {
+        return false;
+    };
+    let after = after.trim_start();
+    let after = match after.strip_prefix("throws ") {
+        Some(thrown) => thrown.trim_start_matches(|c: char| c != '{'),
+        None => after,
+    };
+    after.starts_with('{')
+}
+
 /// Whether a script's name after `word` is a definition the parser tags wherever it stands (a
 /// function, class, interface, enum or namespace), or a variable at the top of the program (a
 /// line that is not `indented`).
@@ -305,40 +429,30 @@ fn script_defines(word: &str, indented: bool) -> bool {
     ) || (!indented && matches!(word, "const" | "let" | "var"))
 }
 
-/// What a script's variable holds, as far as its line shows.
-enum Held {
-    /// A function (an arrow function or a function expression), which the parser tags as a
-    /// definition wherever the variable is declared.
-    Function,
-    /// Something else.
-    Other,
-    /// The line does not say (its value goes on past it).
-    Unsure,
-}
-
 /// What `rest`, what follows a declared variable's name in a script (its line, and the lines
-/// after it), gives it: a function when its value starts with `function` or `async function`,
-/// or is an arrow function (`async` and a parameter list, or one parameter, then `=>`, perhaps
-/// after a return type); unsure when its parameter list does not close within reach.
-fn held(rest: &str) -> Held {
+/// after it), gives it: a function, which the parser tags as a definition wherever the
+/// variable is declared, when its value starts with `function` or `async function`, or is an
+/// arrow function (`async` and a parameter list, or one parameter, then `=>`, perhaps after a
+/// return type); unsure when its parameter list does not close within reach.
+fn held(rest: &str) -> Verdict {
     let line = first_line(rest);
     let value = line.find('=').map_or("", |at| rest[at + 1..].trim_start());
     let value = value.strip_prefix("async").map_or(value, str::trim_start);
     if value.starts_with("function") {
-        return Held::Function;
+        return Verdict::Defines;
     }
     let after_parameters = match value.strip_prefix('(') {
         Some(inside) => match after_closing(inside) {
             Some(after) => after,
-            None => return Held::Unsure,
+            None => return Verdict::Unsure,
         },
         None => first_line(value.trim_start_matches(is_identifier_char)),
     };
     let after = after_parameters.trim_start();
     if after.starts_with("=>") || (after.starts_with(':') && after.contains("=>")) {
-        Held::Function
+        Verdict::Defines
     } else {
-        Held::Other
+        Verdict::Not
     }
 }
 
@@ -436,6 +550,7 @@ fn is_comment(code: &str, grammar: Option<Grammar>) -> bool {
 
 /// Words after which a name followed by `(` is called, never defined.
 const CALLING_WORDS: &[&str] = &[
+    "assert",
     "await",
     "case",
     "delete",
@@ -652,6 +767,21 @@ mod tests {
             (
                 "A.java",
                 "    public Package package (String name) {",
+                named(&["package"]),
+            ),
+            (
+                "A.java",
+                "  public <T> T package(Reader in) throws IOException, Bad {",
+                named(&["package"]),
+            ),
+            (
+                "A.java",
+                "  Package(int id) { this.id = id; }",
+                named(&["package"]),
+            ),
+            (
+                "A.java",
+                "  Package package(int id) throws",
                 LineDefinitions::Ask,
             ),
             ("a.js", "  package(name) {", named(&["package"])),
@@ -675,8 +805,18 @@ mod tests {
             ),
             (
                 "A.java",
-                "  abstract Map<String, Package> package();",
+                "  abstract Map<String, Package> package() throws IOException;",
                 LineDefinitions::Ask,
+            ),
+            (
+                "A.java",
+                "public final class Package<T> {",
+                named(&["package"]),
+            ),
+            (
+                "A.java",
+                "  record Package(String name) {",
+                named(&["package"]),
             ),
             ("a.c", "package (int id)", LineDefinitions::Ask),
             ("a.ts", "  package({ id }: Options) {", named(&["package"])),
@@ -684,8 +824,9 @@ mod tests {
             (
                 "A.java",
                 "  Map<String, Package> package(String name) {",
-                LineDefinitions::Ask,
+                named(&["package"]),
             ),
+            ("A.java", "  Package package(", LineDefinitions::Ask),
             (
                 "a.ts",
                 "const socket_addr = () => {",
@@ -759,6 +900,18 @@ mod tests {
             ("a.ts", "  if (!package(id)) {"),
             ("a.js", "  foo(bar, package(id));"),
             ("A.java", "    return new Package(name);"),
+            ("A.java", "    Runnable r = new Package(name) {"),
+            ("A.java", "    List<T> all = Lists.<T>package(a);"),
+            ("A.java", "    Lists.<T>package(a);"),
+            ("A.java", "    assert package(a);"),
+            ("a.py", "    for def_ in package:"),
+            ("a.go", "\tvar package Package"),
+            ("a.rs", "pub fn native() -> &'static package {"),
+            (
+                "A.java",
+                "  private static SocketAddr resolve(String host) {",
+            ),
+            ("A.java", "    var package = resolve(host);"),
             ("a.c", "  x = cond ? package(a) : 0;"),
             ("a.ts", "        package()"),
             ("a.c", "    package(a, (b));"),
@@ -786,6 +939,46 @@ mod tests {
         // A line-start `catch (err) {` heads a block, or a method of that name: the parser says.
         assert_eq!(
             defined_on_first_line("a.js", "  catch (err) {", |name| name == "catch"),
+            LineDefinitions::Ask
+        );
+        // What a line inside a block comment or a docstring seems to define, the parser says.
+        for (path, text) in [
+            (
+                "A.java",
+                "/* return new Reader() {\n  public int package() {\n",
+            ),
+            ("a.rs", "/*\nfn package() {}\n*/\n"),
+            ("a.py", "def f():\n    \"\"\"\n    def package():\n"),
+            ("a.ts", "const doc = `\n  package(from CJS): yes\n"),
+            ("a.go", "const fixture = `\nfunc package() {}\n`\n"),
+            ("A.java", "String fixture = \"\"\"\n  void package() {\n"),
+        ] {
+            // The line that seems to define `package`.
+            let at = text.find("package(").expect("a definition");
+            let start = text[..at].rfind('\n').map_or(0, |end| end + 1);
+            let line = start..start + first_line(&text[start..]).len();
+            let found = line_definitions(path, text, line, |name| name == "package");
+            assert_eq!(found, LineDefinitions::Ask, "{path}");
+        }
+        let closed = "/* a */ let q = '\"';\nfn package() {}\n";
+        assert_eq!(
+            line_definitions("a.rs", closed, 21..36, |name| name == "package"),
+            LineDefinitions::Named(vec!["package".to_owned()])
+        );
+        // Nor does a keyword define itself: Go's receiver, a script's anonymous function.
+        let keywords = |name: &str| matches!(name, "func" | "function");
+        assert_eq!(
+            defined_on_first_line("a.go", "func (s *Server) Run() {", keywords),
+            LineDefinitions::None
+        );
+        assert_eq!(
+            defined_on_first_line("a.ts", "  function (issue: Issue) {", keywords),
+            LineDefinitions::Ask
+        );
+        // Nor is a Java block a body: `synchronized (lock) {` defines no `synchronized`.
+        let synchronized = |name: &str| name == "synchronized";
+        assert_eq!(
+            defined_on_first_line("A.java", "    synchronized (lock) {", synchronized),
             LineDefinitions::Ask
         );
     }
@@ -921,6 +1114,54 @@ mod tests {
             "socketaddr",
         ] {
             assert_eq!(normalize(spelling), "socketaddr");
+        }
+    }
+
+    /// What a scan says a line defines, without the parser, the parser tags on that line: the
+    /// scan may ask, never name what the parser would not.
+    #[test]
+    fn what_a_line_names_the_parser_tags() {
+        let files = [
+            (
+                "A.java",
+                "public final class Store<T> {\n  /* public int draft() {\n  } */\n  @Override public T load(Reader in) throws IOException {\n    return read(in);\n  }\n  Store(int id) { this.id = id; }\n}\n",
+            ),
+            (
+                "a.go",
+                "package a\n\nvar Cache = 1\n\nfunc (s *Server) Run() {\n\tvar local int\n\tdoc := `\nfunc Fake() {}\n`\n}\n",
+            ),
+            (
+                "a.py",
+                "class Server:\n    \"\"\"\n    def fake(self):\n    \"\"\"\n    def run(self):\n        for func in self.funcs:\n            pass\n",
+            ),
+            (
+                "a.rs",
+                "pub const fn native() -> &'static str {\n    \"x\"\n}\n/*\nfn ghost() {}\n*/\n",
+            ),
+            (
+                "a.ts",
+                "export function load(id: string) {\n  const doc = `\n  fake(x): y\n  `\n  return function (x) { return x }\n}\n",
+            ),
+        ];
+        for (path, text) in files {
+            let parsed = definitions(path, text);
+            let mut start = 0;
+            for (at, line) in text.split('\n').enumerate() {
+                let range = start..start + line.len();
+                start = range.end + 1;
+                let LineDefinitions::Named(names) = line_definitions(path, text, range, |_| true)
+                else {
+                    continue;
+                };
+                let number = u32::try_from(at + 1).expect("a short file");
+                for name in names {
+                    assert!(
+                        (parsed.iter())
+                            .any(|found| found.line == number && normalize(&found.name) == name),
+                        "{path}:{number} `{line}` names {name}, which the parser does not tag"
+                    );
+                }
+            }
         }
     }
 }
