@@ -244,7 +244,7 @@ pub fn line_definitions(
                 Verdict::Defines
             }
         } else if keyword_free && !called && opens_call {
-            parenthesised(grammar, &line[start..end], before, rest)
+            parenthesised(grammar, script, &line[start..end], before, rest)
         } else {
             Verdict::Not
         };
@@ -324,18 +324,20 @@ fn defining_word(grammar: Option<Grammar>, word: &str, indented: bool) -> bool {
     }
 }
 
-/// What a `written` name of C, C++, Java or a script says, followed by `(`, where nothing
+/// What a `written` name of C, C++, Java or a `script` says, followed by `(`, where nothing
 /// `before` it says it is only called, and `rest` follows it: a call when its arguments end a
 /// call ([`ends_a_call`]); in a script a definition when it heads a method
 /// ([`is_method_head`]), in Java when its parameters close on the line and its body follows
 /// ([`java_signature`]); else only the parser can tell. A line-start `catch (err) {` heads a
 /// block, or a method of that name, and `function (` an anonymous function; the parser tags a
 /// script class's constructor in a declaration file only.
-fn parenthesised(grammar: Option<Grammar>, written: &str, before: &str, rest: &str) -> Verdict {
-    let script = matches!(
-        grammar,
-        Some(Grammar::JavaScript | Grammar::TypeScript | Grammar::Tsx)
-    );
+fn parenthesised(
+    grammar: Option<Grammar>,
+    script: bool,
+    written: &str,
+    before: &str,
+    rest: &str,
+) -> Verdict {
     if ends_a_call(before, rest, script) {
         return Verdict::Not;
     }
