@@ -80,6 +80,16 @@ pub struct Definition {
     pub signature: String,
 }
 
+/// A name a parsed file declares besides its definitions (a field, a constant, an enum member,
+/// an item inside a macro body): retrieval and code references find it, the map leaves it out.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Declaration {
+    /// The name as written.
+    pub name: String,
+    /// The line of the name (1-based).
+    pub line: u32,
+}
+
 /// What a parsed file defines and references.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Outline {
@@ -100,6 +110,9 @@ pub struct Outline {
     /// file that defines what it names ([`uses::Resolver`]).
     #[serde(default)]
     pub imports: Vec<uses::Import>,
+    /// What it declares besides its definitions, in the order of their names in the file.
+    #[serde(default)]
+    pub declarations: Vec<Declaration>,
     /// Whether the file used up its parse budget before it was parsed and tagged; its outline
     /// is empty then.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]

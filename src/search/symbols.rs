@@ -245,6 +245,8 @@ pub fn line_definitions(
             }
         } else if keyword_free && !called && opens_call {
             parenthesised(grammar, script, &line[start..end], before, rest)
+        } else if !called && declares_field(grammar, before, rest) {
+            Verdict::Defines
         } else {
             Verdict::Not
         };
@@ -321,6 +323,33 @@ fn defining_word(grammar: Option<Grammar>, word: &str, indented: bool) -> bool {
         }
         Some(Grammar::Java) => matches!(word, "class" | "interface" | "enum" | "record"),
         _ => DEFINING_WORDS.contains(&word),
+    }
+}
+
+/// Whether a name between `before` and `rest` is a field the parser tags: in Java a name
+/// declared after an access modifier or `static` (a method's locals take neither), before `=`
+/// or `;`; in Rust a struct's field, after `pub` (`pub(crate)`) and before `:`.
+/// Fields without those words (package-private in Java, private in Rust) are not told apart
+/// from locals and parameters by a line, and are not named.
+fn declares_field(grammar: Option<Grammar>, before: &str, rest: &str) -> bool {
+    let rest = rest.trim_start();
+    let before = before.trim_start();
+    match grammar {
+        Some(Grammar::Java) => {
+            let declared =
+                rest.starts_with(';') || (rest.starts_with('=') && !rest.starts_with("=="));
+            let modifier = (before.split(|c: char| !c.is_ascii_alphanumeric() && c != '_'))
+                .any(|word| matches!(word, "private" | "public" | "protected" | "static"));
+            declared && modifier && !before.contains(['(', '=', ';', '{'])
+        }
+        Some(Grammar::Rust) => {
+            let public = before == "pub"
+                || (before.strip_prefix("pub(")).is_some_and(|inside| {
+                    inside.ends_with(')') && !inside[..inside.len() - 1].contains([')', ' '])
+                });
+            public && rest.starts_with(':') && !rest.starts_with("::")
+        }
+        _ => false,
     }
 }
 
@@ -666,16 +695,21 @@ fn each_identifier(line: &str, mut visit: impl FnMut(usize, usize)) {
     }
 }
 
-/// The definitions of a parsed file's outline.
+/// The definitions of a parsed file's outline and what it declares besides, in line order:
+/// what [`definitions`] finds in the same file.
 pub fn outlined(outline: &Outline) -> Vec<Definition> {
-    outline
-        .definitions
-        .iter()
-        .map(|definition| Definition {
-            name: definition.name.clone(),
-            line: definition.line,
+    let defined =
+        (outline.definitions.iter()).map(|definition| (&definition.name, definition.line));
+    let declared = (outline.declarations.iter()).map(|declared| (&declared.name, declared.line));
+    let mut found: Vec<Definition> = defined
+        .chain(declared)
+        .map(|(name, line)| Definition {
+            name: name.clone(),
+            line,
         })
-        .collect()
+        .collect();
+    found.sort_by_key(|definition| definition.line);
+    found
 }
 
 /// The definitions the line patterns find in `text`, in line order.
@@ -882,6 +916,28 @@ mod tests {
                 "impl<'a> Registry<'a> { fn package() {} }",
                 named(&["package"]),
             ),
+            // Fields the line tells from locals and parameters.
+            (
+                "A.java",
+                "  private static final Package package = load();",
+                named(&["package"]),
+            ),
+            (
+                "A.java",
+                "  protected Package package;",
+                named(&["package"]),
+            ),
+            (
+                "A.java",
+                "  public final Map<String, Package> package;",
+                named(&["package"]),
+            ),
+            ("a.rs", "    pub package: Package,", named(&["package"])),
+            (
+                "a.rs",
+                "    pub(crate) package: Package,",
+                named(&["package"]),
+            ),
         ] {
             assert_eq!(
                 defined_on_first_line(path, line, wanted),
@@ -895,6 +951,14 @@ mod tests {
             ("a.rs", "use std::net::SocketAddr;"),
             ("a.rs", "pub fn packages() {}"),
             ("a.rs", "fn resolve(package: &Package) {"),
+            // Fields and locals a line does not tell apart, and what only uses a name.
+            ("A.java", "    final Package package = load();"),
+            ("A.java", "  Package package;"),
+            ("A.java", "  private static final int x = package;"),
+            ("A.java", "  private Package other = package == null;"),
+            ("a.rs", "    package: Package,"),
+            ("a.rs", "    pub package::Item,"),
+            ("a.rs", "pub(crate) use package::Item;"),
             ("a.go", "    x := Package(name)"),
             ("a.c", "ptr->package(x);"),
             ("a.js", "    ws.package().name()"),
@@ -1126,7 +1190,7 @@ mod tests {
         let files = [
             (
                 "A.java",
-                "public final class Store<T> {\n  /* public int draft() {\n  } */\n  @Override public T load(Reader in) throws IOException {\n    return read(in);\n  }\n  Store(int id) { this.id = id; }\n}\n",
+                "public final class Store<T> {\n  private static final Map<String, T> cache = new HashMap<>();\n  /* public int draft() {\n  } */\n  @Override public T load(Reader in) throws IOException {\n    return read(in);\n  }\n  Store(int id) { this.id = id; }\n}\n",
             ),
             (
                 "a.go",
@@ -1138,7 +1202,7 @@ mod tests {
             ),
             (
                 "a.rs",
-                "pub const fn native() -> &'static str {\n    \"x\"\n}\n/*\nfn ghost() {}\n*/\n",
+                "pub const fn native() -> &'static str {\n    \"x\"\n}\n/*\nfn ghost() {}\n*/\npub struct Point {\n    pub(crate) x: u8,\n}\n",
             ),
             (
                 "a.ts",

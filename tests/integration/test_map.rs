@@ -119,7 +119,7 @@ fn outlines_from_other_parsers_are_parsed_again() {
         crate::test_retrieve::generation_dir(&env)
     );
     let current: Value = rmp_serde::from_slice(&env.read(&path)).expect("outlines");
-    assert_eq!(current[1], 5, "files, then the parser version");
+    assert_eq!(current[1], 6, "files, then the parser version");
     let mut files = current[0].clone();
     files[0][2] = serde_json::json!([[], []]);
     env.write(&path, rmp_serde::to_vec(&[files]).expect("encode"));

@@ -152,7 +152,8 @@ fn each_layer_names_only_what_it_is_allowed() {
 /// The policy's structs that may be serialized, each for a reason. Its computed reports reach
 /// scripts through their twins in `src/wire/`, so that a policy change cannot change `--json`
 /// unseen; a new report goes there too. (Enums, the reports' closed vocabularies, keep theirs.)
-const SERIALIZED_POLICY_STRUCTS: [(&str, &str); 10] = [
+const SERIALIZED_POLICY_STRUCTS: [(&str, &str); 11] = [
+    ("Declaration", "stored in the index's outlines"),
     ("Definition", "stored in the index's outlines"),
     ("Import", "stored in the index's outlines"),
     ("Outline", "stored in the index's outlines"),

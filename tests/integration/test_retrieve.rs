@@ -209,6 +209,15 @@ fn exact_finds_identifiers(indexed: bool) {
         "interface Store {\n    Record loadRecord(String id);\n}\n",
     );
     env.write("c/table.h", "int table_lookup(const char *key);\n");
+    // Declarations: a Java constant, a Rust struct's field.
+    env.write(
+        "java/Options.java",
+        "class Options {\n    private static final boolean SERIALIZE_NULLS = false;\n}\n",
+    );
+    env.write(
+        "src/config.rs",
+        "pub struct Config {\n    pub retry_limit: u32,\n}\n",
+    );
     env.write("src/render/frame.rs", "// a frame\n");
     if indexed {
         env.ok(&["index"]);
@@ -241,6 +250,8 @@ fn exact_finds_identifiers(indexed: bool) {
     assert_eq!(first("parseHeader"), file("c/header.c", Some(3)));
     assert_eq!(first("load_record"), file("java/Store.java", Some(2)));
     assert_eq!(first("tableLookup"), file("c/table.h", Some(1)));
+    assert_eq!(first("SERIALIZE_NULLS"), file("java/Options.java", Some(2)));
+    assert_eq!(first("retryLimit"), file("src/config.rs", Some(2)));
     let directory = env.json(&["retrieve", "--mode", "exact", "render"]);
     assert_eq!(
         ranked(&directory).last(),
@@ -963,7 +974,7 @@ fn a_file_defining_the_querys_identifier_ranks_first_in_hybrid() {
     let env = TestEnv::new();
     env.write(
         "src/store.rs",
-        "/// Decides which entries leave the cache once it is full.\npub struct EvictionPolicy {\n    pub timeout: u64,\n}\n",
+        "/// Decides which entries leave the cache once it is full or past their timeout.\npub struct EvictionPolicy {\n    pub limit: u64,\n}\n",
     );
     env.write(
         "src/notes.rs",

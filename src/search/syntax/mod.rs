@@ -48,11 +48,13 @@ mod uses;
 
 use crate::policy::code_map::Form;
 use queries::query_source;
+use tags::Role;
 use tags::Stopped;
 use tags::TagQuery;
 
 pub use tags::Deadline;
 
+pub use crate::policy::code_map::Declaration;
 pub use crate::policy::code_map::Definition;
 pub use crate::policy::code_map::Outline;
 pub use uses::uses;
@@ -68,9 +70,11 @@ pub use uses::uses;
 /// 4: outlines keep what each file's imports bind; type names in every type position (Rust,
 /// Python annotations, TypeScript, C, C++) and class bases are references.
 /// 5: JavaScript and TypeScript re-exports (`export * from`, `export { a } from`) are imports.
+/// 6: outlines keep what a file declares besides its definitions (fields, constants, enum
+/// members, items inside macro bodies), so that the index's definitions are a scan's.
 /// (The time budget did not bump it: an outline made before it is what the parsers make given
 /// the time, and stays true.)
-pub const PARSER_VERSION: u32 = 5;
+pub const PARSER_VERSION: u32 = 6;
 
 /// The grammars this module parses with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -303,11 +307,23 @@ fn tags_with_nested<'q>(
         let Ok(deeper) = tags::tags(query, &inside, budget) else {
             break;
         };
-        found.extend(deeper.tags);
+        found.extend(nested_items(deeper.tags));
         nested = deeper.nested;
     }
     found.sort_by_key(|tag| (tag.name.end, tag.name.start));
     Ok((found, tree))
+}
+
+/// The tags of a macro body's items: what it defines, as declarations. The map has never read
+/// inside macro bodies (their references and definitions are left out of its outline); what a
+/// code reference or retrieval may find there is declared.
+fn nested_items(tags: Vec<tags::Tag<'_>>) -> impl Iterator<Item = tags::Tag<'_>> {
+    (tags.into_iter())
+        .filter(|tag| tag.role != Role::Reference)
+        .map(|tag| tags::Tag {
+            role: Role::Declaration,
+            ..tag
+        })
 }
 
 /// The 1-based line of a byte offset of `text`.
@@ -359,9 +375,19 @@ fn outline_of(
         let Some(name) = text.get(tag.name.clone()) else {
             continue;
         };
-        if !tag.definition {
-            references.entry(name).or_default().insert(tag.form);
-            continue;
+        match tag.role {
+            Role::Reference => {
+                references.entry(name).or_default().insert(tag.form);
+                continue;
+            }
+            Role::Declaration if tags == Tags::All => {
+                outline.declarations.push(Declaration {
+                    name: name.to_owned(),
+                    line: line_of(tag.name.start),
+                });
+                continue;
+            }
+            Role::Declaration | Role::Definition => {}
         }
         let signature = text.get(tag.line.clone()).unwrap_or_default().trim();
         // `mod name;` declares a module defined elsewhere (its own file).
@@ -431,8 +457,9 @@ mod tests {
         assert!(outline("README.md", "fn x() {}").is_none());
     }
 
-    /// The definitions-only query finds every definition the whole one does, in every language
-    /// (on the code-map fixtures), and no references.
+    /// The definitions-only query finds what the whole one defines and declares, in every
+    /// language (on the code-map fixtures), and no references: retrieval reads the same
+    /// definitions from an index as without one.
     #[test]
     fn the_definitions_query_keeps_every_definition_pattern() {
         macro_rules! fixtures {
@@ -440,6 +467,7 @@ mod tests {
                 [$(($path, include_str!(concat!("../../../tests/fixtures/code-map/", $path)))),*]
             };
         }
+        let mut declared = 0;
         for (path, text) in fixtures!(
             "rust/src/store.rs",
             "python/app/models.py",
@@ -457,11 +485,58 @@ mod tests {
             for definition in &whole.definitions {
                 assert!(citable.contains(definition), "{path}: {definition:?}");
             }
+            let mut named: Vec<(&str, u32)> = (whole.definitions.iter())
+                .map(|definition| (definition.name.as_str(), definition.line))
+                .chain((whole.declarations.iter()).map(|d| (d.name.as_str(), d.line)))
+                .collect();
+            let mut cited: Vec<(&str, u32)> = (citable.iter())
+                .map(|definition| (definition.name.as_str(), definition.line))
+                .collect();
+            named.sort();
+            cited.sort();
+            assert_eq!(named, cited, "{path}");
+            declared += whole.declarations.len();
             assert!(
                 tagged(path, text, Tags::Definitions, Deadline::NONE)
                     .is_some_and(|outline| outline.is_ok_and(|o| o.references.is_empty())),
                 "{path}"
             );
+        }
+        assert!(
+            declared > 0,
+            "fields, constants and enum members are declared"
+        );
+    }
+
+    /// A field, a constant or a type alias is declared, not defined, in the whole query, even
+    /// where a reference pattern tags its name too (a type alias's name is a type), and the
+    /// definitions query finds it.
+    #[test]
+    fn what_a_file_declares_is_left_out_of_its_definitions_and_references() {
+        for (path, text, name) in [
+            ("a.ts", "type Props = { a: string };\n", "Props"),
+            ("a.rs", "trait A {\n    type Error: Display;\n}\n", "Error"),
+            (
+                "A.java",
+                "class A {\n  static final int MAX = 1;\n}\n",
+                "MAX",
+            ),
+            ("a.go", "package a\n\nconst Limit = 3\n", "Limit"),
+        ] {
+            let whole = outline(path, text).expect("parsed");
+            let declared: Vec<(&str, u32)> = (whole.declarations.iter())
+                .map(|declared| (declared.name.as_str(), declared.line))
+                .collect();
+            let line = if path == "a.go" {
+                3
+            } else {
+                1 + u32::from(path != "a.ts")
+            };
+            assert_eq!(declared, [(name, line)], "{path}");
+            assert!(whole.definitions.iter().all(|d| d.name != name), "{path}");
+            assert!(!whole.references.iter().any(|r| r == name), "{path}");
+            let defined = definitions(path, text).expect("parsed");
+            assert!(defined.iter().any(|d| d.name == name), "{path}");
         }
     }
 

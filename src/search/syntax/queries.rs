@@ -83,11 +83,12 @@ fn supplement(grammar: Grammar) -> (&'static [&'static str], &'static str) {
 /// The declarations a code reference may cite besides the map's definitions (docs/freshness.md#reference-checks):
 /// constants, variables, type aliases, enums and their members, fields and module-level
 /// assignments. They come after every other pattern, so a name another pattern tags keeps that
-/// tag (`const f = () => {}` stays a function). Only [`Tags::Definitions`] has them: the map
-/// ranks files by what they define and use, and a file's every field and constant would crowd
-/// its signature lines. Rust's `@nested` captures are the brace bodies of macro invocations
-/// among items (`cfg_rt! { fn spawn_inner() {} }`), whose items are definitions too
-/// ([`tagged`]).
+/// tag (`const f = () => {}` stays a function). Only [`Tags::Definitions`] tags them as
+/// definitions; [`Tags::All`] tags them as declarations, which the map leaves out: it ranks
+/// files by what they define and use, and a file's every field and constant would crowd its
+/// signature lines. Rust's `@nested` captures are the brace bodies of macro invocations among
+/// items (`cfg_rt! { fn spawn_inner() {} }`), whose items are definitions too, or declarations
+/// for [`Tags::All`] ([`tagged`]).
 fn citable(grammar: Grammar) -> &'static [&'static str] {
     const MODULE_VARIABLES: &str = r#"
 (program (lexical_declaration (variable_declarator name: (identifier) @name)) @definition.constant)
@@ -188,6 +189,9 @@ fn definition_patterns(query: &str) -> String {
 /// The language of a grammar and its tags query: our definitions, the crate's query, our
 /// references (TypeScript's query covers only what it adds to JavaScript, so the JavaScript
 /// query comes with it); with [`Tags::Definitions`], only the patterns that tag definitions.
+/// The declarations a code reference may cite ([`citable`]) come last in both, as definitions
+/// for [`Tags::Definitions`] and as declarations for [`Tags::All`], so that retrieval with an
+/// index and without one reads the same definitions from a file.
 pub(super) fn query_source(grammar: Grammar, tags: Tags) -> (tree_sitter::Language, String) {
     let (language, queries): (tree_sitter::Language, &[&str]) = match grammar {
         Grammar::Rust => (
@@ -239,9 +243,13 @@ pub(super) fn query_source(grammar: Grammar, tags: Tags) -> (tree_sitter::Langua
     query.push_str(after);
     if tags == Tags::Definitions {
         query = definition_patterns(&query);
-        for part in citable(grammar) {
-            query.push('\n');
-            query.push_str(part);
+    }
+    for part in citable(grammar) {
+        query.push('\n');
+        match tags {
+            Tags::Definitions => query.push_str(part),
+            // Declared, not defined: the map leaves them out, retrieval reads them.
+            Tags::All => query.push_str(&part.replace("@definition.", "@declaration.")),
         }
     }
     (language, query)

@@ -1,8 +1,10 @@
 //! Tags from a tags query, within a budget of CPU time and memory per file.
 //!
 //! A tags query follows tree-sitter's convention: `@name` captures a name and
-//! `@definition.<kind>` or `@reference.<kind>` the node it names; other captures (`@doc`) are
-//! not read. A name keeps the tag of the first pattern that tags it, as `tree-sitter-tags` does.
+//! `@definition.<kind>` or `@reference.<kind>` the node it names, and ours adds
+//! `@declaration.<kind>` ([`Role`]); other captures (`@doc`) are not read. A name keeps the tag
+//! of the first pattern that tags it, as `tree-sitter-tags` does, except that a declaration
+//! wins over a reference.
 //!
 //! Both the parse and the query walk stop once the file has used its [`budget`], or once the
 //! command's [`Deadline`] for all its parses has passed (a file cut there is [`Stopped::Late`],
@@ -48,8 +50,8 @@ pub struct TagQuery {
     /// (a Rust macro invocation's body), for the caller to tag again.
     nested: Option<u32>,
     /// Per capture index, the tag kind it marks (`definition.function` → `function`) and
-    /// whether it marks a definition.
-    kinds: Vec<Option<(String, bool)>>,
+    /// its role.
+    kinds: Vec<Option<(String, Role)>>,
 }
 
 impl TagQuery {
@@ -64,12 +66,13 @@ impl TagQuery {
                     "nested" => nested = u32::try_from(index).ok(),
                     _ => {}
                 }
-                let (kind, definition) = match capture.split_once('.') {
-                    Some(("definition", kind)) => (kind, true),
-                    Some(("reference", kind)) => (kind, false),
+                let (kind, role) = match capture.split_once('.') {
+                    Some(("definition", kind)) => (kind, Role::Definition),
+                    Some(("declaration", kind)) => (kind, Role::Declaration),
+                    Some(("reference", kind)) => (kind, Role::Reference),
                     _ => return None,
                 };
-                Some((kind.to_owned(), definition))
+                Some((kind.to_owned(), role))
             })
             .collect();
         Ok(TagQuery {
@@ -82,11 +85,23 @@ impl TagQuery {
     }
 }
 
+/// What a tag says of the name it tags.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role {
+    /// The name is defined there: a function, a type, a method, ... (`@definition.*`).
+    Definition,
+    /// The name is declared there, a field, a constant, an enum member, ...
+    /// (`@declaration.*`): retrieval and code references find it, the map leaves it out.
+    Declaration,
+    /// The name is used there (`@reference.*`).
+    Reference,
+}
+
 /// One tag.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Tag<'q> {
-    /// Whether it tags a definition (else a reference).
-    pub definition: bool,
+    /// What it says of the name.
+    pub role: Role,
     /// Its kind: `function`, `class`, `call`, ...
     pub kind: &'q str,
     /// The bytes of the name.
@@ -246,7 +261,8 @@ pub fn tags_and_tree<'q>(
         let options = QueryCursorOptions::new().progress_callback(&mut on_query);
         let mut matches =
             cursor.matches_with_options(&query.query, tree.root_node(), source, options);
-        // By name, (end, start): the first pattern to tag a name wins.
+        // By name, (end, start): the first pattern to tag a name wins, but a declaration wins
+        // over a reference (a type alias's name is a type too), as with no reference patterns.
         let mut found: BTreeMap<(usize, usize), (usize, Tag<'q>)> = BTreeMap::new();
         let mut nested = Vec::new();
         while let Some(matched) = matches.next() {
@@ -259,10 +275,12 @@ pub fn tags_and_tree<'q>(
                 continue;
             };
             let key = (tag.name.end, tag.name.start);
-            if found
-                .get(&key)
-                .is_none_or(|(pattern, _)| *pattern > matched.pattern_index)
-            {
+            let wins = |(pattern, kept): &(usize, Tag)| match (kept.role, tag.role) {
+                (Role::Reference, Role::Declaration) => true,
+                (Role::Declaration, Role::Reference) => false,
+                _ => *pattern > matched.pattern_index,
+            };
+            if found.get(&key).is_none_or(wins) {
                 found.insert(key, (matched.pattern_index, tag));
             }
             kept.set(found.len() * TAG_BYTES + nested.len() * size_of::<Range<usize>>());
@@ -352,11 +370,11 @@ fn tag_of<'q>(query: &'q TagQuery, matched: &QueryMatch, source: &[u8]) -> Optio
         if Some(capture.index) == query.name {
             name = Some(capture.node);
         }
-        if let Some(Some((kind, definition))) = query.kinds.get(capture.index as usize) {
-            tagged = Some((capture.node, kind.as_str(), *definition));
+        if let Some(Some((kind, role))) = query.kinds.get(capture.index as usize) {
+            tagged = Some((capture.node, kind.as_str(), *role));
         }
     }
-    let (name, (node, kind, definition)) = (name?, tagged?);
+    let (name, (node, kind, role)) = (name?, tagged?);
     if name.has_error() {
         return None;
     }
@@ -373,7 +391,7 @@ fn tag_of<'q>(query: &'q TagQuery, matched: &QueryMatch, source: &[u8]) -> Optio
     };
     let (name, node) = (name.byte_range(), node.byte_range());
     Some(Tag {
-        definition,
+        role,
         kind,
         form,
         line: line_from(source, line_start),
@@ -536,17 +554,17 @@ mod tests {
         let found = tags(&query, text.as_bytes(), budget(text.len()))
             .expect("in time")
             .tags;
-        let shown: Vec<(&str, bool, &str, &str)> = (found.iter())
+        let shown: Vec<(&str, Role, &str, &str)> = (found.iter())
             .map(|tag| {
                 let name = &text[tag.name.clone()];
-                (name, tag.definition, tag.kind, &text[tag.line.clone()])
+                (name, tag.role, tag.kind, &text[tag.line.clone()])
             })
             .collect();
         assert_eq!(
             shown,
             [
-                ("a", true, "first", "fn a() {"),
-                ("b", false, "call", "b()")
+                ("a", Role::Definition, "first", "fn a() {"),
+                ("b", Role::Reference, "call", "b()")
             ]
         );
         assert_eq!(found[0].range, 0..text.len() - 1);

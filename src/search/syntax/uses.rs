@@ -39,7 +39,7 @@ pub fn uses(path: &str, text: &str) -> Option<FileUses> {
     let source = text.as_bytes();
     let line_of = line_numbers(text);
     let mut uses: Vec<Use> = (tagged.tags.iter())
-        .filter(|tag| !tag.definition)
+        .filter(|tag| tag.role == tags::Role::Reference)
         .filter_map(|tag| {
             let name = text.get(tag.name.clone())?;
             let names_only = name
