@@ -20,7 +20,9 @@
 //! What a code reference may cite is wider than what the map outlines: the definitions query
 //! ([`Tags::Definitions`], [`definitions`]) adds every declaration ([`queries`]: constants,
 //! variables, type aliases, enums and their members, fields, module-level assignments) and the
-//! items inside Rust macro bodies (`cfg_rt! { fn spawn_inner() {} }`).
+//! items inside Rust macro bodies (`cfg_rt! { fn spawn_inner() {} }`). The outline keeps those
+//! apart ([`Outline::declarations`]): the map leaves them out, retrieval's index reads them
+//! with the definitions, so that it finds what a scan without an index finds.
 //!
 //! [`uses`] reads one file for `propose`'s edges: its references each with its line and the
 //! names written before it, and what its imports bind, read from the syntax tree. It is not
@@ -513,25 +515,26 @@ mod tests {
     /// definitions query finds it.
     #[test]
     fn what_a_file_declares_is_left_out_of_its_definitions_and_references() {
-        for (path, text, name) in [
-            ("a.ts", "type Props = { a: string };\n", "Props"),
-            ("a.rs", "trait A {\n    type Error: Display;\n}\n", "Error"),
+        for (path, text, name, line) in [
+            ("a.ts", "type Props = { a: string };\n", "Props", 1),
+            (
+                "a.rs",
+                "trait A {\n    type Error: Display;\n}\n",
+                "Error",
+                2,
+            ),
             (
                 "A.java",
                 "class A {\n  static final int MAX = 1;\n}\n",
                 "MAX",
+                2,
             ),
-            ("a.go", "package a\n\nconst Limit = 3\n", "Limit"),
+            ("a.go", "package a\n\nconst Limit = 3\n", "Limit", 3),
         ] {
             let whole = outline(path, text).expect("parsed");
             let declared: Vec<(&str, u32)> = (whole.declarations.iter())
                 .map(|declared| (declared.name.as_str(), declared.line))
                 .collect();
-            let line = if path == "a.go" {
-                3
-            } else {
-                1 + u32::from(path != "a.ts")
-            };
             assert_eq!(declared, [(name, line)], "{path}");
             assert!(whole.definitions.iter().all(|d| d.name != name), "{path}");
             assert!(!whole.references.iter().any(|r| r == name), "{path}");
