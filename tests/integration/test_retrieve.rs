@@ -1083,3 +1083,34 @@ fn the_maps_words_find_the_code_the_map_cites() {
         "{unrelated}"
     );
 }
+
+/// An identifier lookup whose file holds the definition in one chunk and the most uses in
+/// another shows the definition: the hit names it, so its excerpt must hold it.
+#[test]
+fn a_hit_that_names_a_definition_shows_it() {
+    for indexed in [true, false] {
+        let env = TestEnv::new();
+        let uses =
+            "    boolean check() { return SERIALIZE_NULLS && !SERIALIZE_NULLS; }\n".repeat(6);
+        let filler = "    void step() {}\n".repeat(40);
+        env.write(
+            "src/Options.java",
+            format!(
+                "class Options {{\n    static final boolean SERIALIZE_NULLS = false;\n{filler}{uses}}}\n"
+            ),
+        );
+        if indexed {
+            env.ok(&["index"]);
+        }
+        let answer = env.json(&["retrieve", "SERIALIZE_NULLS"]);
+        let hit = &answer["results"][0];
+        assert_eq!(hit["path"], "src/Options.java", "{answer}");
+        assert_eq!(hit["kind"], "definition", "{answer}");
+        assert_eq!(hit["start_line"], 2, "{answer}");
+        let excerpt = hit["excerpt"].as_str().expect("an excerpt");
+        assert!(
+            excerpt.contains("static final boolean SERIALIZE_NULLS = false;"),
+            "{answer}"
+        );
+    }
+}

@@ -173,25 +173,49 @@ struct Shown<'a, 'b> {
 impl Shown<'_, '_> {
     /// Cuts the hit of one ranked file: its best chunk's best window (found by
     /// `chunk_ranking`), or the lines of its matching definition, or (a file-name match) no
-    /// lines. Returns the query terms found in the lines it was cut from.
+    /// lines. Where an identifier lookup found the definition it names in the file and the
+    /// chunk's window does not hold it, the hit shows the definition instead: the hit names
+    /// it, and an agent reading the excerpt would not see it. Returns the query terms found in
+    /// the lines it was cut from.
     fn cut(&mut self, file: &RankedFile<'_>, chunk_ranking: Ranking) -> Vec<String> {
-        let hit = &mut self.hit;
+        let defined = self.defined.as_ref().map(|defined| defined.line);
         let (start_line, end_line) = match (file.chunk, file.definition) {
             (Some(chunk), _) => {
-                hit.kind = HitKind::Chunk;
-                hit.ranking = chunk_ranking;
+                self.hit.kind = HitKind::Chunk;
+                self.hit.ranking = chunk_ranking;
                 (chunk.start_line, chunk.end_line)
             }
             (None, Some(definition)) => {
-                hit.kind = HitKind::Definition;
-                let line =
-                    (self.defined.as_ref()).map_or(definition.start_line, |defined| defined.line);
-                (line, line + excerpt::EXCERPT_LINES as u32 - 1)
+                self.hit.kind = HitKind::Definition;
+                return self.show_definition(defined.unwrap_or(definition.start_line));
             }
             (None, None) => return Vec::new(),
         };
+        let terms = self.show(start_line, end_line);
+        let shown = self.hit.start_line.zip(self.hit.end_line);
+        match defined {
+            Some(line) if shown.is_none_or(|(start, end)| !(start..=end).contains(&line)) => {
+                self.hit.kind = HitKind::Definition;
+                self.hit.ranking = Ranking::Exact;
+                self.show_definition(line)
+            }
+            _ => terms,
+        }
+    }
+
+    /// Shows the lines from the definition at `line` on ([`Self::show`]).
+    fn show_definition(&mut self, line: u32) -> Vec<String> {
+        self.show(line, line + excerpt::EXCERPT_LINES as u32 - 1)
+    }
+
+    /// Shows the best window of the file's lines `start_line..=end_line` for the query's terms
+    /// as the hit's lines and excerpt (the lines alone when they are not in the file), and
+    /// returns the query terms found in them.
+    fn show(&mut self, start_line: u32, end_line: u32) -> Vec<String> {
+        let hit = &mut self.hit;
         hit.start_line = Some(start_line);
         hit.end_line = Some(end_line);
+        hit.excerpt = None;
         let Some(excerpt) =
             excerpt::focus(self.analyzer, self.text, start_line, end_line, self.terms)
         else {
