@@ -487,9 +487,10 @@ mod tests {
             for definition in &whole.definitions {
                 assert!(citable.contains(definition), "{path}: {definition:?}");
             }
-            let mut named: Vec<(&str, u32)> = (whole.definitions.iter())
+            // What the index reads from the outline.
+            let indexed = crate::search::symbols::outlined(&whole);
+            let mut named: Vec<(&str, u32)> = (indexed.iter())
                 .map(|definition| (definition.name.as_str(), definition.line))
-                .chain((whole.declarations.iter()).map(|d| (d.name.as_str(), d.line)))
                 .collect();
             let mut cited: Vec<(&str, u32)> = (citable.iter())
                 .map(|definition| (definition.name.as_str(), definition.line))
